@@ -1,0 +1,255 @@
+//===- TpcIR.h - The typed, resolved platform IR -----------------*- C++ -*-===//
+//
+// What the passes produce from the AST and every backend consumes: platforms
+// with every `with` / `extends` / group expanded and every default filled in,
+// frameworks, capabilities (opsets bound to ONNX ops with predicates) and
+// recipes. Plain data, immutable once the passes are done. Source ranges are
+// kept for diagnostics that later stages (the planner) emit.
+//
+//===----------------------------------------------------------------------===//
+#ifndef TPCC_IR_TPCIR_H
+#define TPCC_IR_TPCIR_H
+
+#include "support/SourceManager.h"
+
+#include "llvm/ADT/StringRef.h"
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace tpcc::ir {
+
+enum class QuantMethod { PowerOfTwo, Symmetric, Uniform, LutPot, LutSym };
+enum class Signedness { Auto, Signed, Unsigned };
+
+const char *toString(QuantMethod m);
+const char *toString(Signedness s);
+std::optional<QuantMethod> parseQuantMethod(llvm::StringRef s);
+std::optional<Signedness> parseSignedness(llvm::StringRef s);
+inline bool isLut(QuantMethod m) {
+  return m == QuantMethod::LutPot || m == QuantMethod::LutSym;
+}
+
+/// An attribute (weight) quantization config.
+struct AttrConfig {
+  QuantMethod method = QuantMethod::PowerOfTwo;
+  int bits = 32;
+  bool perChannel = false;
+  bool quantize = false;
+  std::optional<int> lutBits; ///< only with LUT methods
+  bool operator==(const AttrConfig &o) const {
+    return method == o.method && bits == o.bits && perChannel == o.perChannel &&
+           quantize == o.quantize && lutBits == o.lutBits;
+  }
+};
+
+struct ActivationConfig {
+  QuantMethod method = QuantMethod::PowerOfTwo;
+  int bits = 8;
+  bool quantize = true;
+  Signedness signedness = Signedness::Auto;
+  bool operator==(const ActivationConfig &o) const {
+    return method == o.method && bits == o.bits && quantize == o.quantize &&
+           signedness == o.signedness;
+  }
+};
+
+/// An operator quantization config, fully resolved.
+struct OpConfig {
+  std::string name; ///< the config's name; "" for an inline block
+  ActivationConfig activation;
+  std::vector<int> inputBits;            ///< sorted, unique
+  AttrConfig weights;                    ///< for slots `slots` does not name
+  std::map<std::string, AttrConfig> slots; ///< per weight slot (kernel, bias)
+  bool preserving = false;
+  std::optional<double> fixedScale;
+  std::optional<int64_t> fixedZeroPoint;
+  int simd = 32;
+  SourceRange loc;
+
+  /// The config that applies to weight slot `slot`.
+  const AttrConfig &weightConfig(llvm::StringRef slot) const {
+    auto it = slots.find(slot.str());
+    return it == slots.end() ? weights : it->second;
+  }
+};
+
+/// Quantization config options: mixed-precision candidates and the base one.
+struct Options {
+  std::vector<OpConfig> configs;
+  unsigned base = 0;
+  SourceRange loc;
+  const OpConfig &baseConfig() const { return configs[base]; }
+};
+
+struct Opset {
+  std::string name;
+  std::optional<Options> options; ///< none: config-less (takes the default)
+  SourceRange loc;
+};
+
+/// A fusing pattern: each element is the set of opsets it accepts (groups
+/// expanded, sorted, unique).
+struct Fusing {
+  std::string name;
+  std::vector<std::vector<std::string>> pattern;
+  SourceRange loc;
+};
+
+struct Version {
+  int64_t minor = 0, patch = 0;
+};
+
+struct Platform {
+  std::string name;
+  std::optional<std::string> parent;
+  std::optional<Version> version;
+  std::string type; ///< defaults to the name
+  bool simdPadding = false;
+  bool metadata = false;
+  Options defaultOptions;
+  std::vector<Opset> opsets; ///< in definition order (parent's first)
+  std::vector<Fusing> fusings;
+  SourceRange loc;
+
+  const Opset *findOpset(llvm::StringRef n) const;
+  /// The options an operator of `opset` uses: its own, or the default.
+  const Options &optionsFor(const Opset &opset) const {
+    return opset.options ? *opset.options : defaultOptions;
+  }
+};
+
+//===----------------------------------------------------------------------===//
+// Filter predicates
+//===----------------------------------------------------------------------===//
+
+struct Literal {
+  enum class Kind { Int, Float, String, Bool, None, List } kind = Kind::None;
+  int64_t i = 0;
+  double f = 0; ///< also holds +-inf
+  std::string s;
+  bool b = false;
+  std::vector<Literal> list;
+  SourceRange loc;
+  /// Canonical spelling, as in the source language.
+  std::string str() const;
+};
+
+struct Operand {
+  enum class Kind { Attr, Input, Rank, Shape, Literal } kind = Kind::Literal;
+  std::string attr;  ///< Attr
+  int64_t index = 0; ///< Input, Rank, Shape
+  int64_t dim = 0;   ///< Shape
+  ir::Literal literal;
+  SourceRange loc;
+  std::string str() const;
+};
+
+enum class CmpOp { Eq, Ne, Lt, Le, Gt, Ge };
+const char *toString(CmpOp op);
+
+struct Predicate {
+  enum class Kind { Or, And, Not, Cmp, In, Const, Has } kind = Kind::And;
+  std::vector<Predicate> children; ///< Or, And: operands; Not: one operand
+  CmpOp op = CmpOp::Eq;            ///< Cmp
+  Operand lhs, rhs;                ///< Cmp (lhs, rhs); In (lhs)
+  std::vector<Literal> list;       ///< In
+  int64_t index = 0;               ///< Const
+  std::string attr;                ///< Has
+  SourceRange loc;
+  /// Canonical spelling (fully parenthesized where precedence needs it).
+  std::string str() const;
+};
+
+//===----------------------------------------------------------------------===//
+// Frameworks, capabilities, recipes
+//===----------------------------------------------------------------------===//
+
+/// `weight SLOT: OP.input[i] [where P] [axes(out: a, in: b)]`
+struct WeightSlot {
+  std::string slot;
+  std::string op;
+  int64_t input = 0;
+  std::optional<Predicate> where;
+  std::optional<int64_t> outAxis, inAxis;
+  SourceRange loc;
+};
+
+struct OpRange {
+  std::string op;
+  double lo = 0, hi = 0; ///< may be +-inf
+  SourceRange loc;
+};
+
+struct Framework {
+  std::string name;
+  std::vector<WeightSlot> weights;
+  std::vector<std::string> activationOps;
+  std::vector<std::string> noQuantizeOps;
+  std::vector<OpRange> ranges;
+  SourceRange loc;
+};
+
+/// One `OPSET <- OP [where P]`.
+struct OpBinding {
+  std::string opset;
+  std::string op;
+  std::optional<Predicate> where;
+  SourceRange loc;
+};
+
+struct Capabilities {
+  std::string name;
+  std::string platform;
+  std::string framework;
+  std::vector<OpBinding> bindings;
+  SourceRange loc;
+};
+
+enum class ThresholdMethod { NoClipping, MSE, MAE, KL, LP };
+const char *toString(ThresholdMethod m);
+std::optional<ThresholdMethod> parseThresholdMethod(llvm::StringRef s);
+
+struct Recipe {
+  std::string name;
+  std::optional<std::string> parent;
+  ThresholdMethod activationThreshold = ThresholdMethod::MSE;
+  ThresholdMethod weightsThreshold = ThresholdMethod::MSE;
+  double lp = 2;
+  bool biasCorrection = true;
+  struct {
+    bool enabled = false;
+    double ratio = 0.25;
+    bool recomputeThreshold = false;
+  } shiftNegative;
+  bool reluUnboundCorrection = false;
+  bool activationChannelEqualization = false;
+  bool inputScaling = false;
+  double zThreshold = 1.0 / 0.0; ///< inf: no outlier removal
+  double minThreshold = 1.0 / 65536.0;
+  // Overrides of the platform's choices (absent: the platform decides).
+  std::optional<int> activationBits, weightsBits;
+  std::optional<QuantMethod> activationMethod, weightsMethod;
+  std::optional<bool> perChannel, quantizeActivations, quantizeWeights;
+  SourceRange loc;
+};
+
+/// Everything one compilation resolved, in declaration order (imports first).
+struct Module {
+  std::vector<Platform> platforms;
+  std::vector<Framework> frameworks;
+  std::vector<Capabilities> capabilities;
+  std::vector<Recipe> recipes;
+
+  const Platform *findPlatform(llvm::StringRef n) const;
+  const Framework *findFramework(llvm::StringRef n) const;
+  const Capabilities *findCapabilities(llvm::StringRef n) const;
+  const Recipe *findRecipe(llvm::StringRef n) const;
+};
+
+} // namespace tpcc::ir
+
+#endif

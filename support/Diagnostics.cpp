@@ -1,0 +1,153 @@
+//===- Diagnostics.cpp - The diagnostics engine ---------------------------===//
+#include "support/Diagnostics.h"
+
+#include <algorithm>
+
+using namespace tpcc;
+
+namespace {
+struct KindInfo {
+  const char *name;
+  Severity severity;
+  const char *format;
+};
+const KindInfo kinds[] = {
+#define DIAG(NAME, SEVERITY, FORMAT) {#NAME, Severity::SEVERITY, FORMAT},
+#include "support/Diagnostics.def"
+#undef DIAG
+};
+} // namespace
+
+Severity tpcc::getSeverity(diag::Kind k) { return kinds[k].severity; }
+llvm::StringRef tpcc::getFormat(diag::Kind k) { return kinds[k].format; }
+llvm::StringRef tpcc::getKindName(diag::Kind k) { return kinds[k].name; }
+
+void InFlightDiagnostic::report() {
+  if (!engine)
+    return;
+  DiagnosticEngine *e = engine;
+  engine = nullptr;
+  e->report(std::move(diag));
+}
+
+void DiagnosticEngine::report(Diagnostic d) {
+  if (warningsAsErrors && d.severity == Severity::Warning)
+    d.severity = Severity::Error;
+  // The same definition may be checked in several contexts (a parent platform
+  // and each platform that extends it); report each problem once.
+  auto key = std::make_tuple(d.range.begin.file, d.range.begin.offset,
+                             static_cast<unsigned>(d.kind), d.message);
+  if (!seen.insert(key).second)
+    return;
+  if (d.severity == Severity::Error)
+    ++numErrors;
+  else if (d.severity == Severity::Warning)
+    ++numWarnings;
+  if (errorLimit && numErrors > errorLimit)
+    return;
+  diags.push_back(std::move(d));
+}
+
+static const char *severityName(Severity s) {
+  switch (s) {
+  case Severity::Error:
+    return "error";
+  case Severity::Warning:
+    return "warning";
+  case Severity::Note:
+    return "note";
+  }
+  return "error";
+}
+
+void DiagnosticEngine::printOne(llvm::raw_ostream &os, const Diagnostic &d,
+                                bool color) const {
+  if (color)
+    os.changeColor(llvm::raw_ostream::SAVEDCOLOR, true);
+  if (d.range.isValid()) {
+    LineCol lc = sm.getLineCol(d.range.begin);
+    os << sm.getName(d.range.begin.file) << ':' << lc.line << ':' << lc.col
+       << ": ";
+  } else {
+    os << "tpcc: ";
+  }
+  if (color) {
+    auto c = d.severity == Severity::Error     ? llvm::raw_ostream::RED
+             : d.severity == Severity::Warning ? llvm::raw_ostream::MAGENTA
+                                               : llvm::raw_ostream::BLACK;
+    os.changeColor(c, true);
+  }
+  os << severityName(d.severity) << ": ";
+  if (color)
+    os.changeColor(llvm::raw_ostream::SAVEDCOLOR, true);
+  os << d.message << '\n';
+  if (color)
+    os.resetColor();
+  if (d.range.isValid()) {
+    llvm::StringRef line = sm.getLineText(d.range.begin);
+    // Keep snippets readable for minified or huge lines.
+    if (line.size() <= 512) {
+      os << line << '\n';
+      LineCol lc = sm.getLineCol(d.range.begin);
+      std::string caret;
+      unsigned col = 1;
+      for (size_t i = 0; i < line.size() && col < lc.col; ++i) {
+        unsigned char c = line[i];
+        if ((c & 0xC0) == 0x80)
+          continue;
+        caret += c == '\t' ? '\t' : ' ';
+        ++col;
+      }
+      caret += '^';
+      // Underline the rest of the range when it stays on this line.
+      if (d.range.end.isValid() && d.range.end.file == d.range.begin.file &&
+          d.range.end.offset > d.range.begin.offset) {
+        LineCol end = sm.getLineCol(d.range.end);
+        if (end.line == lc.line && end.col > lc.col + 1)
+          caret.append(end.col - lc.col - 1, '~');
+      }
+      if (color)
+        os.changeColor(llvm::raw_ostream::GREEN, true);
+      os << caret << '\n';
+      if (color)
+        os.resetColor();
+    }
+  }
+  for (const Diagnostic &n : d.notes)
+    printOne(os, n, color);
+}
+
+void DiagnosticEngine::print(llvm::raw_ostream &os, bool color) {
+  for (const Diagnostic &d : diags)
+    printOne(os, d, color);
+  if (errorLimit && numErrors > errorLimit)
+    os << "tpcc: note: " << (numErrors - errorLimit)
+       << " more errors not shown\n";
+  diags.clear();
+}
+
+std::string tpcc::findClosest(llvm::StringRef name,
+                              const std::vector<std::string> &candidates) {
+  std::string best;
+  unsigned bestDist = ~0u;
+  unsigned limit = std::max<unsigned>(1, name.size() / 3);
+  for (const std::string &c : candidates) {
+    if (c == name)
+      continue;
+    unsigned d = name.edit_distance(c, /*AllowReplacements=*/true, limit + 1);
+    // Case-only differences are always worth suggesting.
+    if (name.equals_insensitive(c))
+      d = 0;
+    if (d <= limit && (d < bestDist || (d == bestDist && c < best))) {
+      bestDist = d;
+      best = c;
+    }
+  }
+  return best;
+}
+
+std::string tpcc::didYouMean(llvm::StringRef name,
+                             const std::vector<std::string> &candidates) {
+  std::string best = findClosest(name, candidates);
+  return best.empty() ? std::string() : "; did you mean `" + best + "`?";
+}
