@@ -42,8 +42,7 @@ public:
   /// The files named on the command line (a subset of `files`).
   std::vector<ast::File *> inputs;
 
-private:
-  friend class ImportLoader;
+  // Owned by the compilation; managed by the frontend.
   std::vector<std::unique_ptr<ast::File>> ownedFiles;
   std::map<std::string, ast::File *> byPath;
 };

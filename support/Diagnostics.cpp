@@ -87,7 +87,13 @@ void DiagnosticEngine::printOne(llvm::raw_ostream &os, const Diagnostic &d,
     llvm::StringRef line = sm.getLineText(d.range.begin);
     // Keep snippets readable for minified or huge lines.
     if (line.size() <= 512) {
-      os << line << '\n';
+      // Control characters would garble the terminal; show them as `?`
+      // (one column each, so the caret still lines up).
+      std::string shown = line.str();
+      for (char &ch : shown)
+        if ((static_cast<unsigned char>(ch) < 0x20 && ch != '\t') || ch == 0x7F)
+          ch = '?';
+      os << shown << '\n';
       LineCol lc = sm.getLineCol(d.range.begin);
       std::string caret;
       unsigned col = 1;

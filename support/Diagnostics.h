@@ -53,7 +53,7 @@ struct Diagnostic {
 class DiagnosticEngine;
 
 /// A diagnostic being built; reported when it goes out of scope.
-class [[nodiscard]] InFlightDiagnostic {
+class InFlightDiagnostic {
 public:
   InFlightDiagnostic(DiagnosticEngine *engine, Diagnostic diag)
       : engine(engine), diag(std::move(diag)) {}

@@ -1,0 +1,356 @@
+//===- TpcIR.cpp - Spellings and look-ups of the typed IR -----------------===//
+//
+// The enum <-> keyword tables, the canonical source spelling of predicate
+// literals, operands and predicates, and the by-name look-ups of ir::Module
+// and ir::Platform.
+//
+// Canonical spellings are what `where` clauses look like in `tpcc emit` output
+// and in diagnostics, so they must be stable, re-parseable and unambiguous:
+//   - floats print as the shortest decimal that reads back as the same double,
+//     in the layout of Python's repr(): fixed notation with at least one digit
+//     after the point (`1.0`, `0.0001`) when the decimal exponent is in
+//     [-4, 16), scientific otherwise (`1e-05`, `1.5e+16`); always a FLOAT token;
+//   - `inf` / `-inf`; strings in double quotes with `"` and `\` escaped;
+//   - predicates use the fewest parentheses precedence allows
+//     (`not` > `and` > `or`), and nested `and`s / `or`s are flattened since both
+//     are associative: `group > 1 and (a == 1 or b == 2)`.
+//
+//===----------------------------------------------------------------------===//
+#include "ir/TpcIR.h"
+
+#include <charconv>
+#include <cmath>
+#include <cstdlib>
+#include <string>
+
+using namespace tpcc;
+using namespace tpcc::ir;
+
+//===----------------------------------------------------------------------===//
+// Enums
+//===----------------------------------------------------------------------===//
+
+const char *ir::toString(QuantMethod m) {
+  switch (m) {
+  case QuantMethod::PowerOfTwo:
+    return "power_of_two";
+  case QuantMethod::Symmetric:
+    return "symmetric";
+  case QuantMethod::Uniform:
+    return "uniform";
+  case QuantMethod::LutPot:
+    return "lut_pot";
+  case QuantMethod::LutSym:
+    return "lut_sym";
+  }
+  return "<invalid QuantMethod>";
+}
+
+std::optional<QuantMethod> ir::parseQuantMethod(llvm::StringRef s) {
+  for (QuantMethod m : {QuantMethod::PowerOfTwo, QuantMethod::Symmetric,
+                        QuantMethod::Uniform, QuantMethod::LutPot,
+                        QuantMethod::LutSym})
+    if (s == toString(m))
+      return m;
+  return std::nullopt;
+}
+
+const char *ir::toString(Signedness s) {
+  switch (s) {
+  case Signedness::Auto:
+    return "auto";
+  case Signedness::Signed:
+    return "signed";
+  case Signedness::Unsigned:
+    return "unsigned";
+  }
+  return "<invalid Signedness>";
+}
+
+std::optional<Signedness> ir::parseSignedness(llvm::StringRef s) {
+  for (Signedness v :
+       {Signedness::Auto, Signedness::Signed, Signedness::Unsigned})
+    if (s == toString(v))
+      return v;
+  return std::nullopt;
+}
+
+const char *ir::toString(ThresholdMethod m) {
+  switch (m) {
+  case ThresholdMethod::NoClipping:
+    return "no_clipping";
+  case ThresholdMethod::MSE:
+    return "mse";
+  case ThresholdMethod::MAE:
+    return "mae";
+  case ThresholdMethod::KL:
+    return "kl";
+  case ThresholdMethod::LP:
+    return "lp";
+  }
+  return "<invalid ThresholdMethod>";
+}
+
+std::optional<ThresholdMethod> ir::parseThresholdMethod(llvm::StringRef s) {
+  for (ThresholdMethod m :
+       {ThresholdMethod::NoClipping, ThresholdMethod::MSE, ThresholdMethod::MAE,
+        ThresholdMethod::KL, ThresholdMethod::LP})
+    if (s == toString(m))
+      return m;
+  return std::nullopt;
+}
+
+const char *ir::toString(CmpOp op) {
+  switch (op) {
+  case CmpOp::Eq:
+    return "==";
+  case CmpOp::Ne:
+    return "!=";
+  case CmpOp::Lt:
+    return "<";
+  case CmpOp::Le:
+    return "<=";
+  case CmpOp::Gt:
+    return ">";
+  case CmpOp::Ge:
+    return ">=";
+  }
+  return "<invalid CmpOp>";
+}
+
+//===----------------------------------------------------------------------===//
+// Literals and operands
+//===----------------------------------------------------------------------===//
+
+/// The shortest round-trip spelling of a finite or infinite double, laid out
+/// as Python's repr() lays it out (see the file comment).
+static std::string spellDouble(double d) {
+  if (std::isnan(d))
+    return "nan";
+  if (std::isinf(d))
+    return d < 0 ? "-inf" : "inf";
+
+  // Shortest digits that round-trip, in scientific form: [-]D[.DDD]e[+-]XX.
+  char buf[64];
+  auto res = std::to_chars(buf, buf + sizeof(buf), d,
+                           std::chars_format::scientific);
+  std::string sci(buf, res.ptr);
+  bool negative = !sci.empty() && sci[0] == '-';
+  size_t ePos = sci.find('e');
+  std::string digits;
+  for (size_t i = negative ? 1 : 0; i < ePos; ++i)
+    if (sci[i] != '.')
+      digits += sci[i];
+  int exp10 = std::atoi(sci.c_str() + ePos + 1); // value = D.DDD * 10^exp10
+
+  std::string out = negative ? "-" : "";
+  if (exp10 < -4 || exp10 >= 16) {
+    out += digits[0];
+    if (digits.size() > 1)
+      out += "." + digits.substr(1);
+    out += exp10 < 0 ? "e-" : "e+";
+    std::string e = std::to_string(std::abs(exp10));
+    if (e.size() < 2)
+      e = "0" + e;
+    return out + e;
+  }
+  int pointPos = exp10 + 1; // digits before the decimal point
+  if (pointPos <= 0) {
+    out += "0." + std::string(-pointPos, '0') + digits;
+  } else if (static_cast<size_t>(pointPos) < digits.size()) {
+    out += digits.substr(0, pointPos) + "." + digits.substr(pointPos);
+  } else {
+    out += digits + std::string(pointPos - digits.size(), '0') + ".0";
+  }
+  return out;
+}
+
+static std::string quoteString(llvm::StringRef s) {
+  std::string out = "\"";
+  for (char c : s) {
+    if (c == '"' || c == '\\')
+      out += '\\';
+    out += c;
+  }
+  return out + "\"";
+}
+
+std::string Literal::str() const {
+  switch (kind) {
+  case Kind::Int:
+    return std::to_string(i);
+  case Kind::Float:
+    return spellDouble(f);
+  case Kind::String:
+    return quoteString(s);
+  case Kind::Bool:
+    return b ? "true" : "false";
+  case Kind::None:
+    return "none";
+  case Kind::List: {
+    std::string out = "[";
+    for (size_t k = 0; k < list.size(); ++k)
+      out += (k ? ", " : "") + list[k].str();
+    return out + "]";
+  }
+  }
+  return "<invalid literal>";
+}
+
+std::string Operand::str() const {
+  switch (kind) {
+  case Kind::Attr:
+    return attr;
+  case Kind::Input:
+    return "input[" + std::to_string(index) + "]";
+  case Kind::Rank:
+    return "rank(input[" + std::to_string(index) + "])";
+  case Kind::Shape:
+    return "shape(input[" + std::to_string(index) + "])[" +
+           std::to_string(dim) + "]";
+  case Kind::Literal:
+    return literal.str();
+  }
+  return "<invalid operand>";
+}
+
+//===----------------------------------------------------------------------===//
+// Predicates
+//===----------------------------------------------------------------------===//
+
+namespace {
+/// Binding strength of a predicate's outermost operator; atoms bind tightest.
+enum class Prec { Or = 0, And = 1, Not = 2, Atom = 3 };
+
+/// An `and` / `or` of one operand is that operand.
+const Predicate &skipSingletons(const Predicate &p) {
+  const Predicate *q = &p;
+  while ((q->kind == Predicate::Kind::And || q->kind == Predicate::Kind::Or) &&
+         q->children.size() == 1)
+    q = &q->children.front();
+  return *q;
+}
+
+Prec precOf(const Predicate &p) {
+  switch (skipSingletons(p).kind) {
+  case Predicate::Kind::Or:
+    return Prec::Or;
+  case Predicate::Kind::And:
+    return Prec::And;
+  case Predicate::Kind::Not:
+    return Prec::Not;
+  default:
+    return Prec::Atom;
+  }
+}
+
+void print(const Predicate &p, std::string &out);
+
+/// Prints `p` as an operand of an operator of precedence `ctx`, parenthesized
+/// if it binds more loosely than that operator.
+void printOperand(const Predicate &p, Prec ctx, std::string &out) {
+  bool parens = precOf(p) < ctx;
+  if (parens)
+    out += '(';
+  print(p, out);
+  if (parens)
+    out += ')';
+}
+
+/// Prints the operands of a chain of `kind` (`and` / `or`), inlining nested
+/// chains of the same kind.
+void printChain(const Predicate &p, Predicate::Kind kind, Prec prec,
+                const char *sep, bool &first, std::string &out) {
+  for (const Predicate &child : p.children) {
+    const Predicate &c = skipSingletons(child);
+    if (c.kind == kind) {
+      printChain(c, kind, prec, sep, first, out);
+      continue;
+    }
+    if (!first)
+      out += sep;
+    first = false;
+    printOperand(c, prec, out);
+  }
+}
+
+void print(const Predicate &p0, std::string &out) {
+  const Predicate &p = skipSingletons(p0);
+  switch (p.kind) {
+  case Predicate::Kind::Or:
+  case Predicate::Kind::And: {
+    bool isOr = p.kind == Predicate::Kind::Or;
+    bool first = true;
+    printChain(p, p.kind, isOr ? Prec::Or : Prec::And, isOr ? " or " : " and ",
+               first, out);
+    return;
+  }
+  case Predicate::Kind::Not:
+    out += "not ";
+    if (!p.children.empty())
+      printOperand(p.children.front(), Prec::Not, out);
+    return;
+  case Predicate::Kind::Cmp:
+    out += p.lhs.str();
+    out += ' ';
+    out += toString(p.op);
+    out += ' ';
+    out += p.rhs.str();
+    return;
+  case Predicate::Kind::In:
+    out += p.lhs.str();
+    out += " in [";
+    for (size_t k = 0; k < p.list.size(); ++k) {
+      if (k)
+        out += ", ";
+      out += p.list[k].str();
+    }
+    out += ']';
+    return;
+  case Predicate::Kind::Const:
+    out += "const(input[" + std::to_string(p.index) + "])";
+    return;
+  case Predicate::Kind::Has:
+    out += "has(" + p.attr + ")";
+    return;
+  }
+}
+} // namespace
+
+std::string Predicate::str() const {
+  std::string out;
+  print(*this, out);
+  return out;
+}
+
+//===----------------------------------------------------------------------===//
+// Look-ups
+//===----------------------------------------------------------------------===//
+
+template <typename T>
+static const T *findByName(const std::vector<T> &items, llvm::StringRef name) {
+  for (const T &item : items)
+    if (item.name == name)
+      return &item;
+  return nullptr;
+}
+
+const Opset *Platform::findOpset(llvm::StringRef n) const {
+  return findByName(opsets, n);
+}
+
+const Platform *Module::findPlatform(llvm::StringRef n) const {
+  return findByName(platforms, n);
+}
+
+const Framework *Module::findFramework(llvm::StringRef n) const {
+  return findByName(frameworks, n);
+}
+
+const Capabilities *Module::findCapabilities(llvm::StringRef n) const {
+  return findByName(capabilities, n);
+}
+
+const Recipe *Module::findRecipe(llvm::StringRef n) const {
+  return findByName(recipes, n);
+}

@@ -1,0 +1,162 @@
+//===- CapabilitiesChecker.cpp - Checking `capabilities` declarations -----===//
+//
+// Resolves `capabilities NAME = PLATFORM on FRAMEWORK { OPSET <- OP [where P],
+// ... }` into ir::Capabilities: the platform and the framework must be
+// declared (Rule 2), each opset must be one of the platform's, each op an
+// ONNX operator and each predicate must fit the op's schema (Rule 12). Also
+// Rule 14: an opset with options that no binding covers never matches.
+//
+// Binding one ONNX op to two opsets is not checked here: whether two
+// predicates can both hold is decided per node, at plan time (Rule 13).
+//
+//===----------------------------------------------------------------------===//
+#include "passes/Internal.h"
+#include "passes/PredicateChecker.h"
+
+#include <set>
+
+using namespace tpcc;
+using namespace tpcc::passes;
+
+namespace {
+
+class CapabilitiesChecker {
+public:
+  CapabilitiesChecker(Compilation &c, const ast::CapabilitiesDecl &decl,
+                      const TopLevelNames &names, const ir::Module &m)
+      : c(c), decl(decl), names(names), m(m) {}
+
+  ir::Capabilities run();
+
+private:
+  /// The declaration `ref` names when it is of kind `kind`; reports an
+  /// undefined name or one of another kind.
+  const ast::TopDecl *resolve(const ast::Ident &ref, ast::Node::Kind kind,
+                              const char *kindName, const char *expected);
+  void checkOpset(const ast::Ident &opset);
+  /// The `group` named `name` in platform `platform` or its parents, if any.
+  const ast::GroupDecl *findGroup(const ast::PlatformDecl *platform,
+                                  llvm::StringRef name) const;
+
+  Compilation &c;
+  const ast::CapabilitiesDecl &decl;
+  const TopLevelNames &names;
+  const ir::Module &m;
+  const ast::PlatformDecl *platformDecl = nullptr;
+  const ir::Platform *platform = nullptr;
+};
+
+} // namespace
+
+const ast::TopDecl *CapabilitiesChecker::resolve(const ast::Ident &ref,
+                                                 ast::Node::Kind kind,
+                                                 const char *kindName,
+                                                 const char *expected) {
+  const ast::TopDecl *d = names.lookup(ref.name);
+  if (!d) {
+    c.diags
+        .emit(ref.range, diag::err_undefined, kindName, ref.name,
+              didYouMean(ref.name, names.namesOfKind(kind)))
+        .report();
+    return nullptr;
+  }
+  if (d->getKind() != kind) {
+    c.diags
+        .emit(ref.range, diag::err_wrong_kind, ref.name, describeTopDecl(*d),
+              expected)
+        .note(d->name.range, diag::note_declared_here, ref.name);
+    return nullptr;
+  }
+  return d;
+}
+
+const ast::GroupDecl *
+CapabilitiesChecker::findGroup(const ast::PlatformDecl *p,
+                               llvm::StringRef name) const {
+  std::set<const ast::PlatformDecl *> visited; // `extends` cycles
+  while (p && visited.insert(p).second) {
+    for (const ast::PlatformItem *item : p->items)
+      if (auto *g = llvm::dyn_cast<ast::GroupDecl>(item))
+        if (g->name.name == name)
+          return g;
+    p = p->parent ? llvm::dyn_cast_or_null<ast::PlatformDecl>(
+                        names.lookup(p->parent->name))
+                  : nullptr;
+  }
+  return nullptr;
+}
+
+void CapabilitiesChecker::checkOpset(const ast::Ident &opset) {
+  if (!platform || platform->findOpset(opset.name))
+    return;
+  if (const ast::GroupDecl *g = findGroup(platformDecl, opset.name)) {
+    c.diags
+        .emit(opset.range, diag::err_wrong_kind, opset.name, "a group",
+              "an opset")
+        .note(g->name.range, diag::note_declared_here, opset.name);
+    return;
+  }
+  std::vector<std::string> candidates;
+  for (const ir::Opset &o : platform->opsets)
+    candidates.push_back(o.name);
+  c.diags
+      .emit(opset.range, diag::err_unknown_opset, platform->name, opset.name,
+            didYouMean(opset.name, candidates))
+      .report();
+}
+
+ir::Capabilities CapabilitiesChecker::run() {
+  ir::Capabilities caps;
+  caps.name = decl.name.name;
+  caps.platform = decl.platform.name;
+  caps.framework = decl.framework.name;
+  caps.loc = decl.name.range;
+
+  platformDecl = llvm::cast_or_null<ast::PlatformDecl>(
+      resolve(decl.platform, ast::Node::Kind::PlatformDecl, "platform",
+              "a platform"));
+  // A platform that failed to resolve is not in the module: its opsets are
+  // then unknown, and not checked.
+  if (platformDecl)
+    platform = m.findPlatform(decl.platform.name);
+  (void)resolve(decl.framework, ast::Node::Kind::FrameworkDecl, "framework",
+                "a framework");
+
+  for (const ast::Binding &binding : decl.bindings) {
+    checkOpset(binding.opset);
+    for (const ast::OpRef &ref : binding.ops) {
+      const ir::OnnxOp *op = lookupOnnxOp(c, ref.op);
+      ir::OpBinding b;
+      b.opset = binding.opset.name;
+      b.op = ref.op.name;
+      b.loc = ref.range;
+      if (ref.where)
+        b.where = checkPredicate(c, *ref.where, op);
+      caps.bindings.push_back(std::move(b));
+    }
+  }
+  return caps;
+}
+
+ir::Capabilities passes::checkCapabilities(Compilation &c,
+                                           const ast::CapabilitiesDecl &decl,
+                                           const TopLevelNames &names,
+                                           const ir::Module &m) {
+  return CapabilitiesChecker(c, decl, names, m).run();
+}
+
+void passes::checkNeverMatches(Compilation &c, const ir::Module &m) {
+  for (const ir::Capabilities &caps : m.capabilities) {
+    const ir::Platform *platform = m.findPlatform(caps.platform);
+    if (!platform)
+      continue;
+    std::set<llvm::StringRef> covered;
+    for (const ir::OpBinding &b : caps.bindings)
+      covered.insert(b.opset);
+    for (const ir::Opset &opset : platform->opsets)
+      if (opset.options && !covered.count(opset.name))
+        c.diags
+            .emit(opset.loc, diag::warn_never_matches, opset.name, caps.name)
+            .note(caps.loc, diag::note_declared_here, caps.name);
+  }
+}

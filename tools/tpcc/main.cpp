@@ -1,0 +1,223 @@
+//===- main.cpp - The tpcc driver -------------------------------------------===//
+//
+// A thin driver: parses the command line, runs the frontend and the passes,
+// and hands the IR to the backend the command selects.
+//
+// Exit codes: 0 success (warnings allowed), 1 errors in the input,
+// 2 usage or I/O errors.
+//
+//===----------------------------------------------------------------------===//
+#include "backends/Backends.h"
+#include "passes/Passes.h"
+#include "support/AtomicFile.h"
+#include "tools/tpcc/Verify.h"
+
+#include "llvm/Support/Process.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <string>
+#include <vector>
+
+using namespace tpcc;
+
+namespace {
+
+enum ExitCode { ExitOK = 0, ExitInputErrors = 1, ExitUsage = 2 };
+
+const char *usage = R"(tpcc — compiler for hardware target-platform specs (.tpc)
+
+usage:
+  tpcc check [options] FILE...         check FILEs and everything they import
+  tpcc emit --emit=KIND [options] FILE...
+                                       compile and write KIND to stdout (or -o)
+  tpcc --help | --version
+
+kinds for --emit:
+  json    canonical JSON of the resolved IR (every config inlined, keys sorted)
+  ast     the syntax tree of each FILE, with source ranges
+
+options:
+  -I DIR              add DIR to the import search path (before the stdlib)
+  -o FILE             write output to FILE (atomically) instead of stdout
+  --verify            (check) compare diagnostics with `// expected-error@+N {{text}}`
+                      annotations in the sources; exit 0 when they all match
+  -Werror             treat warnings as errors
+  --error-limit=N     show at most N errors (default 100; 0 = no limit)
+  --color=auto|always|never
+                      colour diagnostics (default: auto, when stderr is a terminal)
+  --stdlib=DIR        use DIR as the standard library
+
+exit status: 0 success (warnings allowed), 1 errors in the input,
+             2 usage or I/O errors
+)";
+
+struct Options {
+  std::string command;
+  std::string emit;
+  std::string output;
+  std::vector<std::string> inputs;
+  std::vector<std::string> includeDirs;
+  std::string stdlibDir;
+  bool verify = false;
+  bool werror = false;
+  unsigned errorLimit = 100;
+  std::string color = "auto";
+};
+
+int usageError(const std::string &msg) {
+  llvm::errs() << "tpcc: error: " << msg << "\n"
+               << "run `tpcc --help` for usage\n";
+  return ExitUsage;
+}
+
+/// Returns -1 when parsing succeeded, else an exit code.
+int parseArgs(int argc, char **argv, Options &o) {
+  std::vector<std::string> args(argv + 1, argv + argc);
+  if (args.empty()) {
+    llvm::errs() << usage;
+    return ExitUsage;
+  }
+  for (size_t i = 0; i < args.size(); ++i) {
+    const std::string &a = args[i];
+    auto value = [&](const std::string &flag, std::string &out) {
+      if (a.size() > flag.size() && a.compare(0, flag.size() + 1, flag + "=") == 0) {
+        out = a.substr(flag.size() + 1);
+        return 1;
+      }
+      if (a == flag) {
+        if (i + 1 >= args.size())
+          return -1;
+        out = args[++i];
+        return 1;
+      }
+      return 0;
+    };
+    std::string v;
+    int r;
+    if (a == "--help" || a == "-h" || a == "help") {
+      llvm::outs() << usage;
+      return ExitOK;
+    }
+    if (a == "--version") {
+      llvm::outs() << "tpcc " << TPCC_VERSION << " (tpcc_ir_version 1)\n";
+      return ExitOK;
+    }
+    if (a == "--verify") {
+      o.verify = true;
+    } else if (a == "-Werror") {
+      o.werror = true;
+    } else if (a.size() > 2 && a.compare(0, 2, "-I") == 0) {
+      o.includeDirs.push_back(a.substr(2));
+    } else if ((r = value("-I", v))) {
+      if (r < 0)
+        return usageError("-I needs a directory");
+      o.includeDirs.push_back(v);
+    } else if ((r = value("-o", v))) {
+      if (r < 0)
+        return usageError("-o needs a file name");
+      o.output = v;
+    } else if ((r = value("--emit", v))) {
+      if (r < 0)
+        return usageError("--emit needs a kind (json or ast)");
+      o.emit = v;
+    } else if ((r = value("--color", v))) {
+      if (r < 0 || (v != "auto" && v != "always" && v != "never"))
+        return usageError("--color takes auto, always or never");
+      o.color = v;
+    } else if ((r = value("--stdlib", v))) {
+      if (r < 0)
+        return usageError("--stdlib needs a directory");
+      o.stdlibDir = v;
+    } else if ((r = value("--error-limit", v))) {
+      if (r < 0 || v.empty() || v.find_first_not_of("0123456789") != std::string::npos ||
+          v.size() > 9)
+        return usageError("--error-limit takes a number");
+      o.errorLimit = std::stoul(v);
+    } else if (a.size() > 1 && a[0] == '-') {
+      return usageError("unknown option `" + a + "`");
+    } else if (o.command.empty()) {
+      o.command = a;
+    } else {
+      o.inputs.push_back(a);
+    }
+  }
+  if (o.command != "check" && o.command != "emit")
+    return usageError("unknown command `" + o.command +
+                      "`; expected `check` or `emit`");
+  if (o.inputs.empty())
+    return usageError("no input files");
+  if (o.command == "emit" && o.emit != "json" && o.emit != "ast")
+    return usageError(o.emit.empty()
+                          ? "emit needs --emit=json or --emit=ast"
+                          : "unknown --emit kind `" + o.emit +
+                                "`; expected json or ast");
+  if (o.command == "check" && (!o.emit.empty() || !o.output.empty()))
+    return usageError("check writes no output; use `tpcc emit`");
+  if (o.verify && o.command != "check")
+    return usageError("--verify works with `tpcc check`");
+  return -1;
+}
+
+int writeOutput(const Options &o, const std::string &text) {
+  if (o.output.empty() || o.output == "-") {
+    llvm::outs() << text;
+    llvm::outs().flush();
+    return ExitOK;
+  }
+  std::string error;
+  if (!writeFileAtomically(o.output, text, error)) {
+    llvm::errs() << "tpcc: error: cannot write `" << o.output << "`: " << error
+                 << "\n";
+    return ExitUsage;
+  }
+  return ExitOK;
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  Options o;
+  if (int r = parseArgs(argc, argv, o); r >= 0)
+    return r;
+
+  FrontendOptions fo;
+  fo.includeDirs = o.includeDirs;
+  fo.stdlibDir = o.stdlibDir.empty() ? findStdlibDir(argv[0]) : o.stdlibDir;
+  Compilation c(fo);
+  c.diags.setWarningsAsErrors(o.werror);
+  if (!o.verify)
+    c.diags.setErrorLimit(o.errorLimit);
+  bool color = o.color == "always" ||
+               (o.color == "auto" && llvm::sys::Process::StandardErrHasColors());
+
+  bool ioError = failed(loadFiles(c, o.inputs));
+  bool syntaxOK = !c.diags.hasErrors();
+  ir::Module module;
+  // Semantic checks run only on files that parsed cleanly: a syntax error
+  // would otherwise cascade into errors about names it hid.
+  if (syntaxOK && !ioError && (o.command == "check" || o.emit == "json"))
+    module = buildModule(c);
+
+  if (o.verify) {
+    bool ok = verifyDiagnostics(c.sources, c.diags.getDiagnostics(), llvm::outs());
+    return ioError ? ExitUsage : ok ? ExitOK : ExitInputErrors;
+  }
+  c.diags.print(llvm::errs(), color);
+  if (ioError)
+    return ExitUsage;
+  if (c.diags.hasErrors())
+    return ExitInputErrors;
+
+  if (o.command == "check")
+    return ExitOK;
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  if (o.emit == "json") {
+    emitJSON(module, os);
+  } else {
+    for (ast::File *f : c.inputs)
+      dumpAST(c.sources, *f, os);
+  }
+  os.flush();
+  return writeOutput(o, text);
+}
