@@ -13,326 +13,360 @@
 //   - numbers with an integral value are written as integers (`2`), other
 //     doubles as the shortest decimal that reads back as the same double, in
 //     the layout of Python's repr() (`0.25`, `1e-05`);
-//   - strings are UTF-8, with `"`, `\` and control characters escaped as
-//     Python's json does (`\n`, `\b`, `\u001b`, ...);
-//   - `where` is the predicate's canonical spelling (ir::Predicate::str()).
+//   - strings are UTF-8 (invalid sequences replaced), with `"`, `\` and
+//     control characters escaped as Python's json does (`\n`, `\b`, `\u001b`);
+//   - `where` is the predicate's canonical spelling (ir::Predicate::str()),
+//     or null.
 //
-// The document is built as an llvm::json::Value and written by a small
-// printer on llvm::json::OStream (LLVM's own printer spells doubles with 17
-// digits and `\b` / `\f` as `\u0008` / `\u000c`).
+// The document is streamed through llvm::json::OStream (indentation, commas);
+// no json::Value tree is built, so output time and memory stay linear in the
+// IR (a tree of nested json::Objects is copied at every level). Each object is
+// written by `object()`, which sorts its fields by key before writing them, so
+// the writers below can list fields in any order. Strings and doubles are
+// spelled here because LLVM's printer spells doubles with 17 digits and `\b`
+// `\f` as `\u0008` `\u000c`, unlike Python.
 //
 //===----------------------------------------------------------------------===//
 #include "backends/Backends.h"
 
 #include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/SmallVector.h"
 #include "llvm/Support/JSON.h"
 
-#include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <limits>
 
 using namespace tpcc;
 namespace json = llvm::json;
 
 namespace {
 
-//===----------------------------------------------------------------------===//
-// IR -> json::Value
-//===----------------------------------------------------------------------===//
+class Writer {
+public:
+  explicit Writer(llvm::raw_ostream &os) : j(os, /*IndentSize=*/2) {}
 
-/// `s` with invalid UTF-8 replaced (the frontend rejects such input; this
-/// keeps hand-built IR from tripping llvm::json's UTF-8 assertion).
-std::string utf8(llvm::StringRef s) {
-  return json::isUTF8(s) ? s.str() : json::fixUTF8(s);
-}
+  void module(const ir::Module &m);
 
-json::Value str(llvm::StringRef s) { return json::Value(utf8(s)); }
+private:
+  using Field = std::pair<llvm::StringRef, llvm::function_ref<void()>>;
 
-json::Value orNull(const std::string &s) {
-  return s.empty() ? json::Value(nullptr) : str(s);
-}
-
-template <typename T> json::Value orNull(const std::optional<T> &v) {
-  return v ? json::Value(*v) : json::Value(nullptr);
-}
-
-json::Value number(double d) {
-  if (std::isnan(d))
-    return "nan";
-  if (std::isinf(d))
-    return d < 0 ? "-inf" : "inf";
-  return d;
-}
-
-json::Value number(const std::optional<double> &d) {
-  return d ? number(*d) : json::Value(nullptr);
-}
-
-json::Value where(const std::optional<ir::Predicate> &p) {
-  return p ? str(p->str()) : json::Value(nullptr);
-}
-
-json::Value strings(const std::vector<std::string> &v) {
-  json::Array a;
-  for (const std::string &s : v)
-    a.push_back(str(s));
-  return a;
-}
-
-json::Value toJSON(const ir::AttrConfig &a) {
-  return json::Object{{"method", ir::toString(a.method)},
-                      {"bits", a.bits},
-                      {"per_channel", a.perChannel},
-                      {"quantize", a.quantize},
-                      {"lut_bits", orNull(a.lutBits)}};
-}
-
-json::Value toJSON(const ir::OpConfig &c) {
-  json::Object slots;
-  for (const auto &[slot, attr] : c.slots)
-    slots[utf8(slot)] = toJSON(attr);
-  json::Array inputBits;
-  for (int b : c.inputBits)
-    inputBits.push_back(b);
-  return json::Object{
-      {"name", orNull(c.name)},
-      {"activation",
-       json::Object{{"method", ir::toString(c.activation.method)},
-                    {"bits", c.activation.bits},
-                    {"quantize", c.activation.quantize},
-                    {"signedness", ir::toString(c.activation.signedness)}}},
-      {"input_bits", std::move(inputBits)},
-      {"weights", json::Object{{"default", toJSON(c.weights)},
-                               {"slots", std::move(slots)}}},
-      {"preserving", c.preserving},
-      {"fixed_scale", number(c.fixedScale)},
-      {"fixed_zero_point", orNull(c.fixedZeroPoint)},
-      {"simd", c.simd}};
-}
-
-json::Value toJSON(const ir::Options &o) {
-  json::Array configs;
-  for (const ir::OpConfig &c : o.configs)
-    configs.push_back(toJSON(c));
-  return json::Object{{"configs", std::move(configs)}, {"base", o.base}};
-}
-
-json::Value toJSON(const ir::Platform &p) {
-  json::Array opsets;
-  for (const ir::Opset &o : p.opsets)
-    opsets.push_back(json::Object{
-        {"name", str(o.name)},
-        {"options", o.options ? toJSON(*o.options) : json::Value(nullptr)}});
-  json::Array fusings;
-  for (const ir::Fusing &f : p.fusings) {
-    json::Array pattern;
-    for (const std::vector<std::string> &element : f.pattern)
-      pattern.push_back(strings(element));
-    fusings.push_back(
-        json::Object{{"name", orNull(f.name)}, {"pattern", std::move(pattern)}});
+  /// Writes an object whose fields are written by the callbacks, in key order.
+  void object(std::initializer_list<Field> fields);
+  template <typename Range, typename Fn> void array(const Range &r, Fn each) {
+    j.arrayBegin();
+    for (const auto &e : r)
+      each(e);
+    j.arrayEnd();
   }
-  json::Value version = nullptr;
-  if (p.version)
-    version = std::to_string(p.version->minor) + "." +
-              std::to_string(p.version->patch);
-  return json::Object{{"name", str(p.name)},
-                      {"version", std::move(version)},
-                      {"type", str(p.type)},
-                      {"parent", p.parent ? str(*p.parent) : nullptr},
-                      {"simd_padding", p.simdPadding},
-                      {"metadata", p.metadata},
-                      {"default", toJSON(p.defaultOptions)},
-                      {"opsets", std::move(opsets)},
-                      {"fusings", std::move(fusings)}};
-}
 
-json::Value toJSON(const ir::Framework &f) {
-  json::Array weights;
-  for (const ir::WeightSlot &w : f.weights) {
-    json::Value axes = nullptr;
-    if (w.outAxis || w.inAxis)
-      axes = json::Object{{"out", orNull(w.outAxis)}, {"in", orNull(w.inAxis)}};
-    weights.push_back(json::Object{{"slot", str(w.slot)},
-                                   {"op", str(w.op)},
-                                   {"input", w.input},
-                                   {"where", where(w.where)},
-                                   {"axes", std::move(axes)}});
+  // Scalars.
+  void string(llvm::StringRef s);
+  void number(double d);
+  void integer(int64_t i) { j.value(i); }
+  void boolean(bool b) { j.value(b); }
+  void null() { j.value(nullptr); }
+  void nameOrNull(const std::string &s) { s.empty() ? null() : string(s); }
+  void stringOrNull(const std::optional<std::string> &s) {
+    s ? string(*s) : null();
   }
-  json::Array ranges;
-  for (const ir::OpRange &r : f.ranges)
-    ranges.push_back(json::Object{
-        {"op", str(r.op)}, {"min", number(r.lo)}, {"max", number(r.hi)}});
-  return json::Object{{"name", str(f.name)},
-                      {"weights", std::move(weights)},
-                      {"activation", strings(f.activationOps)},
-                      {"no_quantize", strings(f.noQuantizeOps)},
-                      {"ranges", std::move(ranges)}};
-}
+  template <typename T> void integerOrNull(const std::optional<T> &v) {
+    v ? integer(*v) : null();
+  }
+  void booleanOrNull(const std::optional<bool> &v) { v ? boolean(*v) : null(); }
+  void methodOrNull(const std::optional<ir::QuantMethod> &m) {
+    m ? string(ir::toString(*m)) : null();
+  }
+  void where(const std::optional<ir::Predicate> &p) {
+    p ? string(p->str()) : null();
+  }
+  void strings(const std::vector<std::string> &v) {
+    array(v, [&](const std::string &s) { string(s); });
+  }
 
-json::Value toJSON(const ir::Capabilities &c) {
-  json::Array bindings;
-  for (const ir::OpBinding &b : c.bindings)
-    bindings.push_back(json::Object{{"opset", str(b.opset)},
-                                    {"op", str(b.op)},
-                                    {"where", where(b.where)}});
-  return json::Object{{"name", str(c.name)},
-                      {"platform", str(c.platform)},
-                      {"framework", str(c.framework)},
-                      {"bindings", std::move(bindings)}};
-}
+  // IR entities.
+  void attr(const ir::AttrConfig &a);
+  void config(const ir::OpConfig &c);
+  void options(const ir::Options &o);
+  void platform(const ir::Platform &p);
+  void framework(const ir::Framework &f);
+  void capabilities(const ir::Capabilities &c);
+  void recipe(const ir::Recipe &r);
 
-json::Value toJSON(const ir::Recipe &r) {
-  auto method = [](const std::optional<ir::QuantMethod> &m) {
-    return m ? json::Value(ir::toString(*m)) : json::Value(nullptr);
-  };
-  return json::Object{
-      {"name", str(r.name)},
-      {"parent", r.parent ? str(*r.parent) : nullptr},
-      {"activation_threshold", ir::toString(r.activationThreshold)},
-      {"weights_threshold", ir::toString(r.weightsThreshold)},
-      {"lp", number(r.lp)},
-      {"bias_correction", r.biasCorrection},
-      {"shift_negative",
-       json::Object{{"enabled", r.shiftNegative.enabled},
-                    {"ratio", number(r.shiftNegative.ratio)},
-                    {"recompute_threshold", r.shiftNegative.recomputeThreshold}}},
-      {"relu_unbound_correction", r.reluUnboundCorrection},
-      {"activation_channel_equalization", r.activationChannelEqualization},
-      {"input_scaling", r.inputScaling},
-      {"z_threshold", number(r.zThreshold)},
-      {"min_threshold", number(r.minThreshold)},
-      {"overrides",
-       json::Object{{"activation_bits", orNull(r.activationBits)},
-                    {"weights_bits", orNull(r.weightsBits)},
-                    {"activation_method", method(r.activationMethod)},
-                    {"weights_method", method(r.weightsMethod)},
-                    {"per_channel", orNull(r.perChannel)},
-                    {"quantize_activations", orNull(r.quantizeActivations)},
-                    {"quantize_weights", orNull(r.quantizeWeights)}}}};
-}
+  json::OStream j;
+};
 
-template <typename T> json::Value listOf(const std::vector<T> &items) {
-  json::Array a;
-  a.reserve(items.size());
-  for (const T &item : items)
-    a.push_back(toJSON(item));
-  return a;
+void Writer::object(std::initializer_list<Field> fields) {
+  llvm::SmallVector<Field, 16> sorted(fields.begin(), fields.end());
+  llvm::sort(sorted,
+             [](const Field &a, const Field &b) { return a.first < b.first; });
+  j.objectBegin();
+  for (const Field &f : sorted) {
+    // Keys are fixed field names and slot names (identifiers), which LLVM
+    // escapes exactly as Python does.
+    j.attributeBegin(f.first);
+    f.second();
+    j.attributeEnd();
+  }
+  j.objectEnd();
 }
-
-//===----------------------------------------------------------------------===//
-// json::Value -> text
-//===----------------------------------------------------------------------===//
 
 /// A JSON string literal, escaped as Python's json.dumps(ensure_ascii=False).
-void writeString(llvm::raw_ostream &os, llvm::StringRef s) {
-  os << '"';
-  for (char ch : s) {
-    unsigned char c = ch;
-    switch (c) {
-    case '"':
-      os << "\\\"";
-      break;
-    case '\\':
-      os << "\\\\";
-      break;
-    case '\n':
-      os << "\\n";
-      break;
-    case '\r':
-      os << "\\r";
-      break;
-    case '\t':
-      os << "\\t";
-      break;
-    case '\b':
-      os << "\\b";
-      break;
-    case '\f':
-      os << "\\f";
-      break;
-    default:
-      if (c < 0x20) {
-        char buf[8];
-        std::snprintf(buf, sizeof(buf), "\\u%04x", c);
-        os << buf;
-      } else {
-        os << ch;
+void Writer::string(llvm::StringRef s) {
+  std::string fixed;
+  if (!json::isUTF8(s)) {
+    fixed = json::fixUTF8(s);
+    s = fixed;
+  }
+  j.rawValue([&](llvm::raw_ostream &os) {
+    os << '"';
+    for (char ch : s) {
+      unsigned char c = ch;
+      switch (c) {
+      case '"':
+        os << "\\\"";
+        break;
+      case '\\':
+        os << "\\\\";
+        break;
+      case '\n':
+        os << "\\n";
+        break;
+      case '\r':
+        os << "\\r";
+        break;
+      case '\t':
+        os << "\\t";
+        break;
+      case '\b':
+        os << "\\b";
+        break;
+      case '\f':
+        os << "\\f";
+        break;
+      default:
+        if (c < 0x20) {
+          char buf[8];
+          std::snprintf(buf, sizeof(buf), "\\u%04x", c);
+          os << buf;
+        } else {
+          os << ch;
+        }
       }
     }
-  }
-  os << '"';
+    os << '"';
+  });
 }
 
-/// A number: integers (and integral doubles) as integers, other doubles as
-/// the shortest round-trip decimal (ir::Literal::str() spells floats that way).
-void writeNumber(llvm::raw_ostream &os, const json::Value &v) {
-  if (auto i = v.getAsInteger()) {
-    os << *i;
-    return;
-  }
-  if (auto u = v.getAsUINT64()) {
-    os << *u;
-    return;
-  }
+/// Infinities as "inf" / "-inf", integral values as integers, other doubles
+/// as the shortest round-trip decimal (ir::Literal::str() spells floats that
+/// way, in Python's layout).
+void Writer::number(double d) {
+  if (std::isnan(d))
+    return string("nan");
+  if (std::isinf(d))
+    return string(d < 0 ? "-inf" : "inf");
+  double intPart;
+  if (std::modf(d, &intPart) == 0.0 && d >= -0x1p63 && d < 0x1p63)
+    return integer(static_cast<int64_t>(d));
   ir::Literal lit;
   lit.kind = ir::Literal::Kind::Float;
-  lit.f = *v.getAsNumber();
-  os << lit.str();
+  lit.f = d;
+  std::string text = lit.str();
+  j.rawValue(text);
 }
 
-void write(json::OStream &j, const json::Value &v) {
-  switch (v.kind()) {
-  case json::Value::Null:
-  case json::Value::Boolean:
-    j.value(v);
-    return;
-  case json::Value::Number:
-    j.rawValue([&](llvm::raw_ostream &os) { writeNumber(os, v); });
-    return;
-  case json::Value::String:
-    j.rawValue(
-        [&](llvm::raw_ostream &os) { writeString(os, *v.getAsString()); });
-    return;
-  case json::Value::Array:
-    j.array([&] {
-      for (const json::Value &e : *v.getAsArray())
-        write(j, e);
-    });
-    return;
-  case json::Value::Object: {
-    const json::Object &o = *v.getAsObject();
-    std::vector<const json::Object::value_type *> fields;
-    fields.reserve(o.size());
-    for (const auto &kv : o)
-      fields.push_back(&kv);
-    llvm::sort(fields, [](const auto *a, const auto *b) {
-      return a->first.str() < b->first.str();
-    });
-    // Keys are field names and slot names (identifiers), which LLVM's
-    // attributeBegin escapes exactly as Python does.
-    j.object([&] {
-      for (const auto *kv : fields) {
-        j.attributeBegin(kv->first);
-        write(j, kv->second);
-        j.attributeEnd();
-      }
-    });
-    return;
-  }
-  }
+//===----------------------------------------------------------------------===//
+// IR entities
+//===----------------------------------------------------------------------===//
+
+void Writer::attr(const ir::AttrConfig &a) {
+  object({{"method", [&] { string(ir::toString(a.method)); }},
+          {"bits", [&] { integer(a.bits); }},
+          {"per_channel", [&] { boolean(a.perChannel); }},
+          {"quantize", [&] { boolean(a.quantize); }},
+          {"lut_bits", [&] { integerOrNull(a.lutBits); }}});
+}
+
+void Writer::config(const ir::OpConfig &c) {
+  const ir::ActivationConfig &act = c.activation;
+  object(
+      {{"name", [&] { nameOrNull(c.name); }},
+       {"activation",
+        [&] {
+          object(
+              {{"method", [&] { string(ir::toString(act.method)); }},
+               {"bits", [&] { integer(act.bits); }},
+               {"quantize", [&] { boolean(act.quantize); }},
+               {"signedness", [&] { string(ir::toString(act.signedness)); }}});
+        }},
+       {"input_bits", [&] { array(c.inputBits, [&](int b) { integer(b); }); }},
+       {"weights",
+        [&] {
+          object({{"default", [&] { attr(c.weights); }},
+                  {"slots", [&] {
+                     // std::map iterates in byte order of the slot names.
+                     j.objectBegin();
+                     for (const auto &[slot, a] : c.slots) {
+                       j.attributeBegin(
+                           json::isUTF8(slot) ? slot : json::fixUTF8(slot));
+                       attr(a);
+                       j.attributeEnd();
+                     }
+                     j.objectEnd();
+                   }}});
+        }},
+       {"preserving", [&] { boolean(c.preserving); }},
+       {"fixed_scale", [&] { c.fixedScale ? number(*c.fixedScale) : null(); }},
+       {"fixed_zero_point", [&] { integerOrNull(c.fixedZeroPoint); }},
+       {"simd", [&] { integer(c.simd); }}});
+}
+
+void Writer::options(const ir::Options &o) {
+  object(
+      {{"configs",
+        [&] { array(o.configs, [&](const ir::OpConfig &c) { config(c); }); }},
+       {"base", [&] { integer(o.base); }}});
+}
+
+void Writer::platform(const ir::Platform &p) {
+  object({{"name", [&] { string(p.name); }},
+          {"version",
+           [&] {
+             if (!p.version)
+               return null();
+             string(std::to_string(p.version->minor) + "." +
+                    std::to_string(p.version->patch));
+           }},
+          {"type", [&] { string(p.type); }},
+          {"parent", [&] { stringOrNull(p.parent); }},
+          {"simd_padding", [&] { boolean(p.simdPadding); }},
+          {"metadata", [&] { boolean(p.metadata); }},
+          {"default", [&] { options(p.defaultOptions); }},
+          {"opsets",
+           [&] {
+             array(p.opsets, [&](const ir::Opset &o) {
+               object({{"name", [&] { string(o.name); }},
+                       {"options",
+                        [&] { o.options ? options(*o.options) : null(); }}});
+             });
+           }},
+          {"fusings", [&] {
+             array(p.fusings, [&](const ir::Fusing &f) {
+               object({{"name", [&] { nameOrNull(f.name); }},
+                       {"pattern", [&] {
+                          array(f.pattern,
+                                [&](const std::vector<std::string> &e) {
+                                  strings(e);
+                                });
+                        }}});
+             });
+           }}});
+}
+
+void Writer::framework(const ir::Framework &f) {
+  object({{"name", [&] { string(f.name); }},
+          {"weights",
+           [&] {
+             array(f.weights, [&](const ir::WeightSlot &w) {
+               object({{"slot", [&] { string(w.slot); }},
+                       {"op", [&] { string(w.op); }},
+                       {"input", [&] { integer(w.input); }},
+                       {"where", [&] { where(w.where); }},
+                       {"axes", [&] {
+                          if (!w.outAxis && !w.inAxis)
+                            return null();
+                          object({{"out", [&] { integerOrNull(w.outAxis); }},
+                                  {"in", [&] { integerOrNull(w.inAxis); }}});
+                        }}});
+             });
+           }},
+          {"activation", [&] { strings(f.activationOps); }},
+          {"no_quantize", [&] { strings(f.noQuantizeOps); }},
+          {"ranges", [&] {
+             array(f.ranges, [&](const ir::OpRange &r) {
+               object({{"op", [&] { string(r.op); }},
+                       {"min", [&] { number(r.lo); }},
+                       {"max", [&] { number(r.hi); }}});
+             });
+           }}});
+}
+
+void Writer::capabilities(const ir::Capabilities &c) {
+  object({{"name", [&] { string(c.name); }},
+          {"platform", [&] { string(c.platform); }},
+          {"framework", [&] { string(c.framework); }},
+          {"bindings", [&] {
+             array(c.bindings, [&](const ir::OpBinding &b) {
+               object({{"opset", [&] { string(b.opset); }},
+                       {"op", [&] { string(b.op); }},
+                       {"where", [&] { where(b.where); }}});
+             });
+           }}});
+}
+
+void Writer::recipe(const ir::Recipe &r) {
+  object(
+      {{"name", [&] { string(r.name); }},
+       {"parent", [&] { stringOrNull(r.parent); }},
+       {"activation_threshold",
+        [&] { string(ir::toString(r.activationThreshold)); }},
+       {"weights_threshold", [&] { string(ir::toString(r.weightsThreshold)); }},
+       {"lp", [&] { number(r.lp); }},
+       {"bias_correction", [&] { boolean(r.biasCorrection); }},
+       {"shift_negative",
+        [&] {
+          object({{"enabled", [&] { boolean(r.shiftNegative.enabled); }},
+                  {"ratio", [&] { number(r.shiftNegative.ratio); }},
+                  {"recompute_threshold",
+                   [&] { boolean(r.shiftNegative.recomputeThreshold); }}});
+        }},
+       {"relu_unbound_correction", [&] { boolean(r.reluUnboundCorrection); }},
+       {"activation_channel_equalization",
+        [&] { boolean(r.activationChannelEqualization); }},
+       {"input_scaling", [&] { boolean(r.inputScaling); }},
+       {"z_threshold", [&] { number(r.zThreshold); }},
+       {"min_threshold", [&] { number(r.minThreshold); }},
+       {"overrides", [&] {
+          object(
+              {{"activation_bits", [&] { integerOrNull(r.activationBits); }},
+               {"weights_bits", [&] { integerOrNull(r.weightsBits); }},
+               {"activation_method", [&] { methodOrNull(r.activationMethod); }},
+               {"weights_method", [&] { methodOrNull(r.weightsMethod); }},
+               {"per_channel", [&] { booleanOrNull(r.perChannel); }},
+               {"quantize_activations",
+                [&] { booleanOrNull(r.quantizeActivations); }},
+               {"quantize_weights",
+                [&] { booleanOrNull(r.quantizeWeights); }}});
+        }}});
+}
+
+void Writer::module(const ir::Module &m) {
+  object({{"tpcc_ir_version", [&] { integer(1); }},
+          {"platforms",
+           [&] {
+             array(m.platforms, [&](const ir::Platform &p) { platform(p); });
+           }},
+          {"frameworks",
+           [&] {
+             array(m.frameworks, [&](const ir::Framework &f) { framework(f); });
+           }},
+          {"capabilities",
+           [&] {
+             array(m.capabilities,
+                   [&](const ir::Capabilities &c) { capabilities(c); });
+           }},
+          {"recipes", [&] {
+             array(m.recipes, [&](const ir::Recipe &r) { recipe(r); });
+           }}});
 }
 
 } // namespace
 
 void tpcc::emitJSON(const ir::Module &m, llvm::raw_ostream &os) {
-  json::Value doc = json::Object{{"tpcc_ir_version", 1},
-                                 {"platforms", listOf(m.platforms)},
-                                 {"frameworks", listOf(m.frameworks)},
-                                 {"capabilities", listOf(m.capabilities)},
-                                 {"recipes", listOf(m.recipes)}};
   {
-    json::OStream j(os, /*IndentSize=*/2);
-    write(j, doc);
-  }
+    Writer w(os);
+    w.module(m);
+  } // the OStream flushes its state when destroyed
   os << '\n';
 }

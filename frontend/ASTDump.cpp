@@ -12,13 +12,14 @@
 //         `-NameValue <5:30, 5:35> linear8
 //
 // Each line is the node's kind, its source range and its payload (names,
-// values, `override`, `remove`, operators). Ranges are `<line:col, line:col>`,
-// 1-based, columns in code points (as diagnostics count them); the end is
-// INCLUSIVE: it is the position of the node's last character, so a one-letter
-// name prints `<3:9, 3:9>`. An empty range prints its begin twice and a
-// missing range prints `<invalid>`. Parts of the AST that are plain structs
-// rather than nodes (a block's `Field`, a weight's `SlotBinding` and `Axes`,
-// a capabilities `Binding` and its `OpRef`s) are printed as nodes of those
+// values, `override`, `remove`, operators; a run of N `not`s is one node and
+// prints `not xN`). Ranges are `<line:col, line:col>`, 1-based, columns in
+// code points (as diagnostics count them); the end is INCLUSIVE: it is the
+// position of the node's last character, so a one-letter name prints
+// `<3:9, 3:9>`. An empty range prints its begin twice and a missing range
+// prints `<invalid>`. Parts of the AST that are plain structs rather than
+// nodes (a block's `Field`, a weight's `SlotBinding` and `Axes`, a
+// capabilities `Binding` and its `OpRef`s) are printed as nodes of those
 // names. A missing child (left null by error recovery) prints `<<<NULL>>>`.
 // Imports and declarations are printed in source order. The dump depends only
 // on the AST and the source text, so it is deterministic.
@@ -327,10 +328,9 @@ std::string Dumper::payload(const Node &n) const {
     add(llvm::cast<RangeDecl>(n).op.name);
     break;
   case Node::Kind::NotPred: {
-    std::string nots;
-    for (unsigned i = 0; i < llvm::cast<NotPred>(n).count; ++i)
-      nots += i ? " not" : "not";
-    add(nots);
+    // A run of `not`s is one node: `not`, or `not x3` for three.
+    unsigned count = llvm::cast<NotPred>(n).count;
+    add(count == 1 ? std::string("not") : "not x" + std::to_string(count));
     break;
   }
   case Node::Kind::CmpPred:

@@ -21,6 +21,7 @@
 #include "llvm/ADT/StringExtras.h"
 
 #include <cerrno>
+#include <set>
 #include <cmath>
 #include <cstdlib>
 
@@ -144,18 +145,49 @@ private:
       found = p->getCurrentToken();
     const antlr4::dfa::Vocabulary &v = p->getVocabulary();
     std::vector<std::string> names;
-    bool sawName = false;
-    for (ssize_t t : expected.toList()) {
-      if (t == TpcLexer::IDENT ||
-          (isNameToken(t) &&
-           expected.contains(static_cast<size_t>(TpcLexer::IDENT)))) {
-        if (!sawName)
-          names.push_back(describeTokenType(TpcLexer::IDENT, v));
-        sawName = true;
-        continue;
-      }
-      names.push_back(describeTokenType(t, v));
+    std::set<size_t> pending;
+    for (ssize_t t : expected.toList())
+      pending.insert(static_cast<size_t>(t));
+    // Whole families of keywords read better as one phrase.
+    auto family = [&](std::initializer_list<size_t> members, size_t need,
+                      const char *phrase) {
+      size_t have = 0;
+      for (size_t m : members)
+        have += pending.count(m);
+      if (have < need)
+        return;
+      for (size_t m : members)
+        pending.erase(m);
+      names.push_back(phrase);
+    };
+    if (pending.count(TpcLexer::IDENT)) {
+      for (size_t t = TpcLexer::IMPORT; t <= TpcLexer::HAS; ++t)
+        pending.erase(t);
     }
+    family({TpcLexer::VERSION, TpcLexer::TYPE, TpcLexer::SIMD_PADDING,
+            TpcLexer::METADATA, TpcLexer::ATTR, TpcLexer::CONFIG,
+            TpcLexer::OPTIONS, TpcLexer::DEFAULT, TpcLexer::OPSET,
+            TpcLexer::GROUP, TpcLexer::FUSE, TpcLexer::OVERRIDE,
+            TpcLexer::REMOVE},
+           4, "a platform item (`config`, `opset`, `fuse`, ...)");
+    family({TpcLexer::WEIGHT, TpcLexer::ACTIVATION, TpcLexer::NO_QUANTIZE,
+            TpcLexer::RANGE},
+           3, "a framework item (`weight`, `activation`, `no_quantize`, `range`)");
+    family({TpcLexer::IMPORT, TpcLexer::PLATFORM, TpcLexer::FRAMEWORK,
+            TpcLexer::CAPABILITIES, TpcLexer::RECIPE},
+           3, "a declaration (`import`, `platform`, `framework`, `capabilities`, `recipe`)");
+    family({TpcLexer::INT, TpcLexer::FLOAT, TpcLexer::POW2, TpcLexer::STRING,
+            TpcLexer::TRUE, TpcLexer::FALSE, TpcLexer::NONE, TpcLexer::INF,
+            TpcLexer::NEG_INF},
+           6, "a literal");
+    // Punctuation first: it is usually what is missing.
+    std::vector<std::string> punct, rest;
+    for (size_t t : pending) {
+      std::string d = describeTokenType(t, v);
+      (t >= TpcLexer::ARROW && t <= TpcLexer::BAR ? punct : rest).push_back(d);
+    }
+    names.insert(names.begin(), punct.begin(), punct.end());
+    names.insert(names.end(), rest.begin(), rest.end());
     std::string list;
     const size_t shown = 6;
     for (size_t i = 0; i < names.size() && i < shown; ++i) {
@@ -795,8 +827,9 @@ File *tpcc::parseBuffer(Compilation &c, llvm::StringRef name,
   antlr4::ListTokenSource source(std::move(tokens));
   antlr4::CommonTokenStream stream(&source);
   TpcParser parser(&stream);
+  // Stage 1 reports nothing: BailErrorStrategy still calls reportError (and
+  // so the listeners) before it bails out.
   parser.removeErrorListeners();
-  parser.addErrorListener(&listener);
 
   // Stage 1: fast SLL prediction, bail at the first error. Stage 2 (only on
   // error): full LL with error recovery and our messages.
@@ -813,6 +846,7 @@ File *tpcc::parseBuffer(Compilation &c, llvm::StringRef name,
   if (!tree) {
     stream.seek(0);
     parser.reset();
+    parser.addErrorListener(&listener);
     auto strategy = std::make_shared<ErrorStrategy>(c.diags, L, 50);
     parser.setErrorHandler(strategy);
     parser.getInterpreter<antlr4::atn::ParserATNSimulator>()->setPredictionMode(

@@ -23,42 +23,72 @@ namespace onnxns = ::ONNX_NAMESPACE;
 
 const char *ir::toString(OnnxAttrType t) {
   switch (t) {
-  case OnnxAttrType::Undefined: return "UNDEFINED";
-  case OnnxAttrType::Float: return "FLOAT";
-  case OnnxAttrType::Int: return "INT";
-  case OnnxAttrType::String: return "STRING";
-  case OnnxAttrType::Tensor: return "TENSOR";
-  case OnnxAttrType::Graph: return "GRAPH";
-  case OnnxAttrType::SparseTensor: return "SPARSE_TENSOR";
-  case OnnxAttrType::TypeProto: return "TYPE_PROTO";
-  case OnnxAttrType::Floats: return "FLOATS";
-  case OnnxAttrType::Ints: return "INTS";
-  case OnnxAttrType::Strings: return "STRINGS";
-  case OnnxAttrType::Tensors: return "TENSORS";
-  case OnnxAttrType::Graphs: return "GRAPHS";
-  case OnnxAttrType::SparseTensors: return "SPARSE_TENSORS";
-  case OnnxAttrType::TypeProtos: return "TYPE_PROTOS";
+  case OnnxAttrType::Undefined:
+    return "UNDEFINED";
+  case OnnxAttrType::Float:
+    return "FLOAT";
+  case OnnxAttrType::Int:
+    return "INT";
+  case OnnxAttrType::String:
+    return "STRING";
+  case OnnxAttrType::Tensor:
+    return "TENSOR";
+  case OnnxAttrType::Graph:
+    return "GRAPH";
+  case OnnxAttrType::SparseTensor:
+    return "SPARSE_TENSOR";
+  case OnnxAttrType::TypeProto:
+    return "TYPE_PROTO";
+  case OnnxAttrType::Floats:
+    return "FLOATS";
+  case OnnxAttrType::Ints:
+    return "INTS";
+  case OnnxAttrType::Strings:
+    return "STRINGS";
+  case OnnxAttrType::Tensors:
+    return "TENSORS";
+  case OnnxAttrType::Graphs:
+    return "GRAPHS";
+  case OnnxAttrType::SparseTensors:
+    return "SPARSE_TENSORS";
+  case OnnxAttrType::TypeProtos:
+    return "TYPE_PROTOS";
   }
   return "UNDEFINED";
 }
 
 const char *ir::describe(OnnxAttrType t) {
   switch (t) {
-  case OnnxAttrType::Undefined: return "of no type";
-  case OnnxAttrType::Float: return "a float";
-  case OnnxAttrType::Int: return "an integer";
-  case OnnxAttrType::String: return "a string";
-  case OnnxAttrType::Tensor: return "a tensor";
-  case OnnxAttrType::Graph: return "a graph";
-  case OnnxAttrType::SparseTensor: return "a sparse tensor";
-  case OnnxAttrType::TypeProto: return "a type";
-  case OnnxAttrType::Floats: return "a list of floats";
-  case OnnxAttrType::Ints: return "a list of integers";
-  case OnnxAttrType::Strings: return "a list of strings";
-  case OnnxAttrType::Tensors: return "a list of tensors";
-  case OnnxAttrType::Graphs: return "a list of graphs";
-  case OnnxAttrType::SparseTensors: return "a list of sparse tensors";
-  case OnnxAttrType::TypeProtos: return "a list of types";
+  case OnnxAttrType::Undefined:
+    return "of no type";
+  case OnnxAttrType::Float:
+    return "a float";
+  case OnnxAttrType::Int:
+    return "an integer";
+  case OnnxAttrType::String:
+    return "a string";
+  case OnnxAttrType::Tensor:
+    return "a tensor";
+  case OnnxAttrType::Graph:
+    return "a graph";
+  case OnnxAttrType::SparseTensor:
+    return "a sparse tensor";
+  case OnnxAttrType::TypeProto:
+    return "a type";
+  case OnnxAttrType::Floats:
+    return "a list of floats";
+  case OnnxAttrType::Ints:
+    return "a list of integers";
+  case OnnxAttrType::Strings:
+    return "a list of strings";
+  case OnnxAttrType::Tensors:
+    return "a list of tensors";
+  case OnnxAttrType::Graphs:
+    return "a list of graphs";
+  case OnnxAttrType::SparseTensors:
+    return "a list of sparse tensors";
+  case OnnxAttrType::TypeProtos:
+    return "a list of types";
   }
   return "of no type";
 }
@@ -80,14 +110,22 @@ bool ir::isListType(OnnxAttrType t) {
 
 OnnxAttrType ir::elementType(OnnxAttrType t) {
   switch (t) {
-  case OnnxAttrType::Floats: return OnnxAttrType::Float;
-  case OnnxAttrType::Ints: return OnnxAttrType::Int;
-  case OnnxAttrType::Strings: return OnnxAttrType::String;
-  case OnnxAttrType::Tensors: return OnnxAttrType::Tensor;
-  case OnnxAttrType::Graphs: return OnnxAttrType::Graph;
-  case OnnxAttrType::SparseTensors: return OnnxAttrType::SparseTensor;
-  case OnnxAttrType::TypeProtos: return OnnxAttrType::TypeProto;
-  default: return t;
+  case OnnxAttrType::Floats:
+    return OnnxAttrType::Float;
+  case OnnxAttrType::Ints:
+    return OnnxAttrType::Int;
+  case OnnxAttrType::Strings:
+    return OnnxAttrType::String;
+  case OnnxAttrType::Tensors:
+    return OnnxAttrType::Tensor;
+  case OnnxAttrType::Graphs:
+    return OnnxAttrType::Graph;
+  case OnnxAttrType::SparseTensors:
+    return OnnxAttrType::SparseTensor;
+  case OnnxAttrType::TypeProtos:
+    return OnnxAttrType::TypeProto;
+  default:
+    return t;
   }
 }
 
@@ -120,14 +158,20 @@ std::string OnnxAttrValue::str() const {
     return out + "]";
   };
   switch (type) {
-  case OnnxAttrType::Int: return std::to_string(i);
-  case OnnxAttrType::Float: return formatDouble(f);
-  case OnnxAttrType::String: return quote(s);
+  case OnnxAttrType::Int:
+    return std::to_string(i);
+  case OnnxAttrType::Float:
+    return formatDouble(f);
+  case OnnxAttrType::String:
+    return quote(s);
   case OnnxAttrType::Ints:
     return join(ints, [](int64_t v) { return std::to_string(v); });
-  case OnnxAttrType::Floats: return join(floats, formatDouble);
-  case OnnxAttrType::Strings: return join(strings, quote);
-  default: return toString(type);
+  case OnnxAttrType::Floats:
+    return join(floats, formatDouble);
+  case OnnxAttrType::Strings:
+    return join(strings, quote);
+  default:
+    return toString(type);
   }
 }
 
@@ -181,21 +225,36 @@ const OnnxOp *OnnxSchemaIndex::find(llvm::StringRef name) const {
 static OnnxAttrType convertType(onnxns::AttributeProto::AttributeType t) {
   using AP = onnxns::AttributeProto;
   switch (t) {
-  case AP::FLOAT: return OnnxAttrType::Float;
-  case AP::INT: return OnnxAttrType::Int;
-  case AP::STRING: return OnnxAttrType::String;
-  case AP::TENSOR: return OnnxAttrType::Tensor;
-  case AP::GRAPH: return OnnxAttrType::Graph;
-  case AP::SPARSE_TENSOR: return OnnxAttrType::SparseTensor;
-  case AP::TYPE_PROTO: return OnnxAttrType::TypeProto;
-  case AP::FLOATS: return OnnxAttrType::Floats;
-  case AP::INTS: return OnnxAttrType::Ints;
-  case AP::STRINGS: return OnnxAttrType::Strings;
-  case AP::TENSORS: return OnnxAttrType::Tensors;
-  case AP::GRAPHS: return OnnxAttrType::Graphs;
-  case AP::SPARSE_TENSORS: return OnnxAttrType::SparseTensors;
-  case AP::TYPE_PROTOS: return OnnxAttrType::TypeProtos;
-  default: return OnnxAttrType::Undefined;
+  case AP::FLOAT:
+    return OnnxAttrType::Float;
+  case AP::INT:
+    return OnnxAttrType::Int;
+  case AP::STRING:
+    return OnnxAttrType::String;
+  case AP::TENSOR:
+    return OnnxAttrType::Tensor;
+  case AP::GRAPH:
+    return OnnxAttrType::Graph;
+  case AP::SPARSE_TENSOR:
+    return OnnxAttrType::SparseTensor;
+  case AP::TYPE_PROTO:
+    return OnnxAttrType::TypeProto;
+  case AP::FLOATS:
+    return OnnxAttrType::Floats;
+  case AP::INTS:
+    return OnnxAttrType::Ints;
+  case AP::STRINGS:
+    return OnnxAttrType::Strings;
+  case AP::TENSORS:
+    return OnnxAttrType::Tensors;
+  case AP::GRAPHS:
+    return OnnxAttrType::Graphs;
+  case AP::SPARSE_TENSORS:
+    return OnnxAttrType::SparseTensors;
+  case AP::TYPE_PROTOS:
+    return OnnxAttrType::TypeProtos;
+  default:
+    return OnnxAttrType::Undefined;
   }
 }
 
@@ -205,12 +264,24 @@ convertDefault(const onnxns::AttributeProto &proto) {
   OnnxAttrValue v;
   v.type = convertType(proto.type());
   switch (v.type) {
-  case OnnxAttrType::Int: v.i = proto.i(); break;
-  case OnnxAttrType::Float: v.f = proto.f(); break;
-  case OnnxAttrType::String: v.s = proto.s(); break;
-  case OnnxAttrType::Ints: v.ints.assign(proto.ints().begin(), proto.ints().end()); break;
-  case OnnxAttrType::Floats: v.floats.assign(proto.floats().begin(), proto.floats().end()); break;
-  case OnnxAttrType::Strings: v.strings.assign(proto.strings().begin(), proto.strings().end()); break;
+  case OnnxAttrType::Int:
+    v.i = proto.i();
+    break;
+  case OnnxAttrType::Float:
+    v.f = proto.f();
+    break;
+  case OnnxAttrType::String:
+    v.s = proto.s();
+    break;
+  case OnnxAttrType::Ints:
+    v.ints.assign(proto.ints().begin(), proto.ints().end());
+    break;
+  case OnnxAttrType::Floats:
+    v.floats.assign(proto.floats().begin(), proto.floats().end());
+    break;
+  case OnnxAttrType::Strings:
+    v.strings.assign(proto.strings().begin(), proto.strings().end());
+    break;
   default:
     // No default (UNDEFINED), or a tensor/graph default, which no ONNX
     // operator declares and tpcc would have no use for.
@@ -228,8 +299,12 @@ static OnnxOpVersion convertVersion(const onnxns::OpSchema &schema) {
     OnnxInput in;
     in.name = param.GetName();
     switch (param.GetOption()) {
-    case onnxns::OpSchema::Single: in.option = OnnxInput::Option::Single; break;
-    case onnxns::OpSchema::Optional: in.option = OnnxInput::Option::Optional; break;
+    case onnxns::OpSchema::Single:
+      in.option = OnnxInput::Option::Single;
+      break;
+    case onnxns::OpSchema::Optional:
+      in.option = OnnxInput::Option::Optional;
+      break;
     case onnxns::OpSchema::Variadic:
       in.option = OnnxInput::Option::Variadic;
       variadic = true;

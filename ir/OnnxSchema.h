@@ -1,4 +1,4 @@
-//===- OnnxSchema.h - Index of the ONNX operator schemas ---------*- C++ -*-===//
+//===- OnnxSchema.h - Index of the ONNX operator schemas --------*- C++ -*-===//
 //
 // A read-only index over the operator schemas that libonnx registers
 // (`OpSchemaRegistry`), for the default domain ("", ai.onnx) and ai.onnx.ml:
@@ -51,7 +51,8 @@ const char *toString(OnnxAttrType t);
 const char *describe(OnnxAttrType t);
 /// True for the list types (INTS, FLOATS, STRINGS, TENSORS, ...).
 bool isListType(OnnxAttrType t);
-/// The element type of a list type (Ints -> Int); other types map to themselves.
+/// The element type of a list type (Ints -> Int); other types map to
+/// themselves.
 OnnxAttrType elementType(OnnxAttrType t);
 
 /// The default value of an attribute, as the schema states it. Only the types
@@ -108,7 +109,8 @@ struct OnnxAttrUnion {
   /// Every type some version gives it (usually one; `Cast.to` was a STRING in
   /// version 1 and an INT since), sorted, unique.
   std::vector<OnnxAttrType> types;
-  /// The attribute in the latest version that has it.
+  /// The attribute in the latest version that has it (points into the
+  /// `versions` of the op in the index).
   const OnnxAttr *latest = nullptr;
   bool hasType(OnnxAttrType t) const;
 };

@@ -9,11 +9,12 @@
 //   - floats print as the shortest decimal that reads back as the same double,
 //     in the layout of Python's repr(): fixed notation with at least one digit
 //     after the point (`1.0`, `0.0001`) when the decimal exponent is in
-//     [-4, 16), scientific otherwise (`1e-05`, `1.5e+16`); always a FLOAT token;
+//     [-4, 16), scientific otherwise (`1e-05`, `1.5e+16`); always a FLOAT
+//     token;
 //   - `inf` / `-inf`; strings in double quotes with `"` and `\` escaped;
 //   - predicates use the fewest parentheses precedence allows
-//     (`not` > `and` > `or`), and nested `and`s / `or`s are flattened since both
-//     are associative: `group > 1 and (a == 1 or b == 2)`.
+//     (`not` > `and` > `or`), and nested `and`s / `or`s are flattened since
+//     both are associative: `group > 1 and (a == 1 or b == 2)`.
 //
 //===----------------------------------------------------------------------===//
 #include "ir/TpcIR.h"
@@ -47,9 +48,9 @@ const char *ir::toString(QuantMethod m) {
 }
 
 std::optional<QuantMethod> ir::parseQuantMethod(llvm::StringRef s) {
-  for (QuantMethod m : {QuantMethod::PowerOfTwo, QuantMethod::Symmetric,
-                        QuantMethod::Uniform, QuantMethod::LutPot,
-                        QuantMethod::LutSym})
+  for (QuantMethod m :
+       {QuantMethod::PowerOfTwo, QuantMethod::Symmetric, QuantMethod::Uniform,
+        QuantMethod::LutPot, QuantMethod::LutSym})
     if (s == toString(m))
       return m;
   return std::nullopt;
@@ -132,8 +133,8 @@ static std::string spellDouble(double d) {
 
   // Shortest digits that round-trip, in scientific form: [-]D[.DDD]e[+-]XX.
   char buf[64];
-  auto res = std::to_chars(buf, buf + sizeof(buf), d,
-                           std::chars_format::scientific);
+  auto res =
+      std::to_chars(buf, buf + sizeof(buf), d, std::chars_format::scientific);
   std::string sci(buf, res.ptr);
   bool negative = !sci.empty() && sci[0] == '-';
   size_t ePos = sci.find('e');

@@ -112,9 +112,8 @@ ir::Capabilities CapabilitiesChecker::run() {
   caps.framework = decl.framework.name;
   caps.loc = decl.name.range;
 
-  platformDecl = llvm::cast_or_null<ast::PlatformDecl>(
-      resolve(decl.platform, ast::Node::Kind::PlatformDecl, "platform",
-              "a platform"));
+  platformDecl = llvm::cast_or_null<ast::PlatformDecl>(resolve(
+      decl.platform, ast::Node::Kind::PlatformDecl, "platform", "a platform"));
   // A platform that failed to resolve is not in the module: its opsets are
   // then unknown, and not checked.
   if (platformDecl)
@@ -155,8 +154,7 @@ void passes::checkNeverMatches(Compilation &c, const ir::Module &m) {
       covered.insert(b.opset);
     for (const ir::Opset &opset : platform->opsets)
       if (opset.options && !covered.count(opset.name))
-        c.diags
-            .emit(opset.loc, diag::warn_never_matches, opset.name, caps.name)
+        c.diags.emit(opset.loc, diag::warn_never_matches, opset.name, caps.name)
             .note(caps.loc, diag::note_declared_here, caps.name);
   }
 }

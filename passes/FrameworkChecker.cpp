@@ -146,10 +146,11 @@ std::optional<double> FrameworkChecker::rangeBound(const ast::Value &v) {
     return std::ldexp(1.0, p->exponent);
   if (auto *inf = llvm::dyn_cast<ast::InfLit>(&v))
     return inf->negative ? -HUGE_VAL : HUGE_VAL;
-  const char *what = llvm::isa<ast::StringLit>(&v)  ? "a string"
-                     : llvm::isa<ast::BoolLit>(&v)  ? "a boolean"
-                     : llvm::isa<ast::NoneLit>(&v)  ? "`none`"
-                                                    : "a value that is not a number";
+  const char *what = llvm::isa<ast::StringLit>(&v) ? "a string"
+                     : llvm::isa<ast::BoolLit>(&v) ? "a boolean"
+                     : llvm::isa<ast::NoneLit>(&v)
+                         ? "`none`"
+                         : "a value that is not a number";
   c.diags.emit(v.getRange(), diag::err_range_bound, what).report();
   return std::nullopt;
 }

@@ -90,6 +90,24 @@ static ir::Literal convertLiteral(const ast::Value &v) {
   return lit;
 }
 
+static ir::CmpOp convertCmpOp(ast::CmpOp op) {
+  switch (op) {
+  case ast::CmpOp::Eq:
+    return ir::CmpOp::Eq;
+  case ast::CmpOp::Ne:
+    return ir::CmpOp::Ne;
+  case ast::CmpOp::Lt:
+    return ir::CmpOp::Lt;
+  case ast::CmpOp::Le:
+    return ir::CmpOp::Le;
+  case ast::CmpOp::Gt:
+    return ir::CmpOp::Gt;
+  case ast::CmpOp::Ge:
+    return ir::CmpOp::Ge;
+  }
+  llvm_unreachable("unknown comparison");
+}
+
 namespace {
 
 /// What an operand may hold.
@@ -111,40 +129,63 @@ bool isNumeric(Ty t) { return t == Ty::Int || t == Ty::Float; }
 
 const char *describeLiteralTy(Ty t) {
   switch (t) {
-  case Ty::Int: return "an integer";
-  case Ty::Float: return "a decimal number";
-  case Ty::String: return "a string";
-  case Ty::Bool: return "a boolean";
-  case Ty::Ints: return "a list of integers";
-  case Ty::Floats: return "a list of numbers";
-  case Ty::Strings: return "a list of strings";
-  case Ty::Bools: return "a list of booleans";
-  case Ty::EmptyList: return "an empty list";
-  case Ty::Opaque: return "a value of no comparable type";
-  case Ty::AnyScalar: return "a scalar input value";
+  case Ty::Int:
+    return "an integer";
+  case Ty::Float:
+    return "a decimal number";
+  case Ty::String:
+    return "a string";
+  case Ty::Bool:
+    return "a boolean";
+  case Ty::Ints:
+    return "a list of integers";
+  case Ty::Floats:
+    return "a list of numbers";
+  case Ty::Strings:
+    return "a list of strings";
+  case Ty::Bools:
+    return "a list of booleans";
+  case Ty::EmptyList:
+    return "an empty list";
+  case Ty::Opaque:
+    return "a value of no comparable type";
+  case Ty::AnyScalar:
+    return "a scalar input value";
   }
   return "a value";
 }
 
 Ty fromOnnx(ir::OnnxAttrType t) {
   switch (t) {
-  case ir::OnnxAttrType::Int: return Ty::Int;
-  case ir::OnnxAttrType::Float: return Ty::Float;
-  case ir::OnnxAttrType::String: return Ty::String;
-  case ir::OnnxAttrType::Ints: return Ty::Ints;
-  case ir::OnnxAttrType::Floats: return Ty::Floats;
-  case ir::OnnxAttrType::Strings: return Ty::Strings;
-  default: return Ty::Opaque;
+  case ir::OnnxAttrType::Int:
+    return Ty::Int;
+  case ir::OnnxAttrType::Float:
+    return Ty::Float;
+  case ir::OnnxAttrType::String:
+    return Ty::String;
+  case ir::OnnxAttrType::Ints:
+    return Ty::Ints;
+  case ir::OnnxAttrType::Floats:
+    return Ty::Floats;
+  case ir::OnnxAttrType::Strings:
+    return Ty::Strings;
+  default:
+    return Ty::Opaque;
   }
 }
 
 Ty scalarLiteralTy(const ir::Literal &lit) {
   switch (lit.kind) {
-  case ir::Literal::Kind::Int: return Ty::Int;
-  case ir::Literal::Kind::Float: return Ty::Float;
-  case ir::Literal::Kind::String: return Ty::String;
-  case ir::Literal::Kind::Bool: return Ty::Bool;
-  default: return Ty::Opaque;
+  case ir::Literal::Kind::Int:
+    return Ty::Int;
+  case ir::Literal::Kind::Float:
+    return Ty::Float;
+  case ir::Literal::Kind::String:
+    return Ty::String;
+  case ir::Literal::Kind::Bool:
+    return Ty::Bool;
+  default:
+    return Ty::Opaque;
   }
 }
 
@@ -152,10 +193,14 @@ Ty scalarLiteralTy(const ir::Literal &lit) {
 const char *elementClass(Ty t) {
   switch (t) {
   case Ty::Int:
-  case Ty::Float: return "numbers";
-  case Ty::String: return "strings";
-  case Ty::Bool: return "booleans";
-  default: return "values";
+  case Ty::Float:
+    return "numbers";
+  case Ty::String:
+    return "strings";
+  case Ty::Bool:
+    return "booleans";
+  default:
+    return "values";
   }
 }
 
@@ -166,8 +211,8 @@ bool fits(Ty a, bool aLit, Ty b, bool bLit) {
     return false;
   if (a == Ty::AnyScalar || b == Ty::AnyScalar) {
     Ty other = a == Ty::AnyScalar ? b : a;
-    return other == Ty::AnyScalar || isNumeric(other) ||
-           other == Ty::String || other == Ty::Bool;
+    return other == Ty::AnyScalar || isNumeric(other) || other == Ty::String ||
+           other == Ty::Bool;
   }
   if (a == b)
     return true;
@@ -235,7 +280,8 @@ std::string PredicateChecker::spelling(SourceRange r,
       return buf.slice(r.begin.offset, r.end.offset).str();
   }
   switch (fallback.kind) {
-  case ir::Operand::Kind::Attr: return fallback.attr;
+  case ir::Operand::Kind::Attr:
+    return fallback.attr;
   case ir::Operand::Kind::Input:
     return "input[" + std::to_string(fallback.index) + "]";
   case ir::Operand::Kind::Rank:
@@ -243,7 +289,8 @@ std::string PredicateChecker::spelling(SourceRange r,
   case ir::Operand::Kind::Shape:
     return "shape(input[" + std::to_string(fallback.index) + "])[" +
            std::to_string(fallback.dim) + "]";
-  case ir::Operand::Kind::Literal: return "literal";
+  case ir::Operand::Kind::Literal:
+    return "literal";
   }
   return "operand";
 }
@@ -257,9 +304,12 @@ std::string PredicateChecker::describe(const TypedOperand &t) const {
   }
   switch (t.ir.kind) {
   case ir::Operand::Kind::Rank:
-  case ir::Operand::Kind::Shape: return "an integer";
-  case ir::Operand::Kind::Input: return "a scalar input value";
-  default: break;
+  case ir::Operand::Kind::Shape:
+    return "an integer";
+  case ir::Operand::Kind::Input:
+    return "a scalar input value";
+  default:
+    break;
   }
   return t.types.empty() ? "a value" : describeLiteralTy(t.types.front());
 }
@@ -350,8 +400,8 @@ TypedOperand PredicateChecker::checkOperand(const ast::Operand &operand) {
             elemTy = Ty::Float;
         } else if (*elemTy != et) {
           c.diags
-              .emit(v->getRange(), diag::err_mixed_list,
-                    elementClass(*elemTy), elementClass(et))
+              .emit(v->getRange(), diag::err_mixed_list, elementClass(*elemTy),
+                    elementClass(et))
               .report();
           ok = false;
         }
@@ -390,13 +440,12 @@ void PredicateChecker::reportMismatch(const TypedOperand &blamed,
     return;
   }
   c.diags
-      .emit(at, diag::err_operand_type, other.spelling,
-            describe(other), describe(blamed))
+      .emit(at, diag::err_operand_type, other.spelling, describe(other),
+            describe(blamed))
       .report();
 }
 
-void PredicateChecker::checkFits(const TypedOperand &a,
-                                 const TypedOperand &b) {
+void PredicateChecker::checkFits(const TypedOperand &a, const TypedOperand &b) {
   for (Ty ta : a.types)
     for (Ty tb : b.types)
       if (fits(ta, a.isLiteral, tb, b.isLiteral))
@@ -412,7 +461,7 @@ ir::Predicate PredicateChecker::checkCmp(const ast::CmpPred &cmp) {
   ir::Predicate p;
   p.kind = ir::Predicate::Kind::Cmp;
   p.loc = cmp.getRange();
-  p.op = static_cast<ir::CmpOp>(cmp.op);
+  p.op = convertCmpOp(cmp.op);
   TypedOperand lhs = checkOperand(*cmp.lhs);
   TypedOperand rhs = checkOperand(*cmp.rhs);
   bool equality = cmp.op == ast::CmpOp::Eq || cmp.op == ast::CmpOp::Ne;
@@ -420,8 +469,7 @@ ir::Predicate PredicateChecker::checkCmp(const ast::CmpPred &cmp) {
   if (lhs.isNone || rhs.isNone) {
     // `X == none` / `X != none` test whether X is known, whatever its type.
     if (!equality)
-      c.diags
-          .emit((lhs.isNone ? lhs : rhs).range, diag::err_none_compare)
+      c.diags.emit((lhs.isNone ? lhs : rhs).range, diag::err_none_compare)
           .report();
   } else if (!equality) {
     // Ordering compares numbers only.
@@ -434,9 +482,8 @@ ir::Predicate PredicateChecker::checkCmp(const ast::CmpPred &cmp) {
         numeric |= isNumeric(t) || t == Ty::AnyScalar;
       if (!numeric) {
         c.diags
-            .emit(side->range, diag::err_ordered_compare,
-                  ast::getCmpOpSpelling(cmp.op), side->spelling,
-                  describe(*side))
+            .emit(side->range, diag::err_ordered_compare, ir::toString(p.op),
+                  side->spelling, describe(*side))
             .report();
         ok = false;
       }
@@ -445,10 +492,9 @@ ir::Predicate PredicateChecker::checkCmp(const ast::CmpPred &cmp) {
       // Keep only the numeric types, then check that the literal fits.
       TypedOperand l = lhs, r = rhs;
       auto keepNumeric = [](std::vector<Ty> &ts) {
-        ts.erase(std::remove_if(ts.begin(), ts.end(),
-                                [](Ty t) {
-                                  return !isNumeric(t) && t != Ty::AnyScalar;
-                                }),
+        ts.erase(std::remove_if(
+                     ts.begin(), ts.end(),
+                     [](Ty t) { return !isNumeric(t) && t != Ty::AnyScalar; }),
                  ts.end());
       };
       keepNumeric(l.types);
@@ -474,9 +520,7 @@ ir::Predicate PredicateChecker::checkIn(const ast::InPred &in) {
   if (lhs.isNone) {
     c.diags.emit(lhs.range, diag::err_none_compare).report();
   } else if (llvm::isa<ast::ListOperand>(in.lhs)) {
-    c.diags
-        .emit(lhs.range, diag::err_in_needs_scalar, lhs.spelling,
-              "a list")
+    c.diags.emit(lhs.range, diag::err_in_needs_scalar, lhs.spelling, "a list")
         .report();
   } else if (lhs.checked()) {
     // The left side must be able to hold a single comparable value.

@@ -1,4 +1,4 @@
-//===- PredicateChecker.h - Checking ops and filter predicates ---*- C++ -*-===//
+//===- PredicateChecker.h - Checking ops and filter predicates --*- C++ -*-===//
 //
 // Rule 12 for everything that names an ONNX operator: the op name, the input
 // indices and the filter predicates (`where ...`) of framework weight slots

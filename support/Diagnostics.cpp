@@ -124,6 +124,8 @@ void DiagnosticEngine::printOne(llvm::raw_ostream &os, const Diagnostic &d,
 }
 
 void DiagnosticEngine::print(llvm::raw_ostream &os, bool color) {
+  if (color)
+    os.enable_colors(true);
   for (const Diagnostic &d : diags)
     printOne(os, d, color);
   if (errorLimit && numErrors > errorLimit)

@@ -97,7 +97,9 @@ Predicate andP(std::vector<Predicate> c) {
 Predicate orP(std::vector<Predicate> c) {
   return chain(Predicate::Kind::Or, std::move(c));
 }
-Predicate notP(Predicate c) { return chain(Predicate::Kind::Not, {std::move(c)}); }
+Predicate notP(Predicate c) {
+  return chain(Predicate::Kind::Not, {std::move(c)});
+}
 Predicate constP(int64_t i) {
   Predicate p;
   p.kind = Predicate::Kind::Const;
@@ -218,8 +220,9 @@ TEST(IRLiteral, Infinities) {
 /// back as the same double.
 TEST(IRLiteral, FloatsRoundTrip) {
   std::mt19937_64 rng(12345);
-  std::vector<double> values = {0.1, 0.2, 0.3, 1e-300, 1e300, 123456789.125,
-                                9007199254740993.0, 2.0 / 3, -1.0 / 7};
+  std::vector<double> values = {
+      0.1,     0.2,     0.3, 1e-300, 1e300, 123456789.125, 9007199254740993.0,
+      2.0 / 3, -1.0 / 7};
   for (int i = 0; i < 2000; ++i) {
     uint64_t bits = rng();
     double d;
@@ -249,9 +252,9 @@ TEST(IRLiteral, StringEscapes) {
 TEST(IRLiteral, Lists) {
   EXPECT_EQ(listLit({}).str(), "[]");
   EXPECT_EQ(listLit({intLit(1), intLit(2)}).str(), "[1, 2]");
-  EXPECT_EQ(listLit({strLit("a"), floatLit(0.5), Literal(), boolLit(true)})
-                .str(),
-            "[\"a\", 0.5, none, true]");
+  EXPECT_EQ(
+      listLit({strLit("a"), floatLit(0.5), Literal(), boolLit(true)}).str(),
+      "[\"a\", 0.5, none, true]");
 }
 
 //===----------------------------------------------------------------------===//
@@ -328,8 +331,7 @@ TEST(IRPredicate, Not) {
             "not (a == 1 or b == 2)");
   EXPECT_EQ(andP({notP(eq("a", 1)), notP(eq("b", 2))}).str(),
             "not a == 1 and not b == 2");
-  EXPECT_EQ(orP({notP(eq("a", 1)), eq("b", 2)}).str(),
-            "not a == 1 or b == 2");
+  EXPECT_EQ(orP({notP(eq("a", 1)), eq("b", 2)}).str(), "not a == 1 or b == 2");
 }
 
 TEST(IRPredicate, NestedChainsAreFlattened) {
@@ -339,10 +341,9 @@ TEST(IRPredicate, NestedChainsAreFlattened) {
   EXPECT_EQ(orP({orP({eq("a", 1), eq("b", 2)}), eq("c", 3)}).str(),
             "a == 1 or b == 2 or c == 3");
   // An `or` inside `and` inside `or` keeps exactly the parentheses it needs.
-  EXPECT_EQ(
-      orP({eq("a", 1), andP({eq("b", 2), orP({eq("c", 3), eq("d", 4)})})})
-          .str(),
-      "a == 1 or b == 2 and (c == 3 or d == 4)");
+  EXPECT_EQ(orP({eq("a", 1), andP({eq("b", 2), orP({eq("c", 3), eq("d", 4)})})})
+                .str(),
+            "a == 1 or b == 2 and (c == 3 or d == 4)");
 }
 
 TEST(IRPredicate, SingletonChainsAreTransparent) {
@@ -350,8 +351,7 @@ TEST(IRPredicate, SingletonChainsAreTransparent) {
   // at the top.
   Predicate single = andP({orP({eq("a", 1), eq("b", 2)})});
   EXPECT_EQ(single.str(), "a == 1 or b == 2");
-  EXPECT_EQ(andP({eq("c", 3), single}).str(),
-            "c == 3 and (a == 1 or b == 2)");
+  EXPECT_EQ(andP({eq("c", 3), single}).str(), "c == 3 and (a == 1 or b == 2)");
   EXPECT_EQ(orP({andP({eq("a", 1)})}).str(), "a == 1");
   EXPECT_EQ(notP(andP({eq("a", 1)})).str(), "not a == 1");
 }

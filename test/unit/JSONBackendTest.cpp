@@ -125,8 +125,8 @@ ir::Module makeModule() {
   fw.weights = {w1, w2, w3};
   fw.activationOps = {"Relu", "Sigmoid"};
   fw.noQuantizeOps = {"Shape"};
-  fw.ranges = {{"Sigmoid", 0, 1, {}}, {"Relu", 0, kInf, {}},
-               {"Tanh", -kInf, 0.5, {}}};
+  fw.ranges = {
+      {"Sigmoid", 0, 1, {}}, {"Relu", 0, kInf, {}}, {"Tanh", -kInf, 0.5, {}}};
   m.frameworks.push_back(fw);
 
   ir::Capabilities caps;
@@ -187,8 +187,9 @@ json::Value parse(const std::string &text) {
 }
 
 /// Follows `path` (object keys and array indices) from `v`.
-const json::Value *at(const json::Value &v,
-                      std::initializer_list<std::variant<const char *, int>> path) {
+const json::Value *
+at(const json::Value &v,
+   std::initializer_list<std::variant<const char *, int>> path) {
   const json::Value *cur = &v;
   for (const auto &step : path) {
     if (!cur)
@@ -221,7 +222,8 @@ std::vector<std::string> keys(const json::Value *v) {
     ASSERT_NE(got_, nullptr) << "missing " #PATH;                              \
     EXPECT_EQ(*got_, json::Value(EXPECTED)) << #PATH;                          \
   } while (0)
-#define P(...) (std::initializer_list<std::variant<const char *, int>>{__VA_ARGS__})
+#define P(...)                                                                 \
+  (std::initializer_list<std::variant<const char *, int>>{__VA_ARGS__})
 
 class JSONBackend : public ::testing::Test {
 protected:
@@ -234,9 +236,9 @@ protected:
 };
 
 TEST_F(JSONBackend, TopLevel) {
-  EXPECT_EQ(keys(&doc), (std::vector<std::string>{"capabilities", "frameworks",
-                                                  "platforms", "recipes",
-                                                  "tpcc_ir_version"}));
+  EXPECT_EQ(keys(&doc),
+            (std::vector<std::string>{"capabilities", "frameworks", "platforms",
+                                      "recipes", "tpcc_ir_version"}));
   EXPECT_JSON(doc, P("tpcc_ir_version"), 1);
 }
 
@@ -276,9 +278,9 @@ TEST_F(JSONBackend, OptionsAndConfigs) {
                                       "fixed_zero_point", "input_bits", "name",
                                       "preserving", "simd", "weights"}));
   EXPECT_JSON(*cfg, P("name"), "a8");
-  EXPECT_EQ(keys(at(*cfg, P("activation"))),
-            (std::vector<std::string>{"bits", "method", "quantize",
-                                      "signedness"}));
+  EXPECT_EQ(
+      keys(at(*cfg, P("activation"))),
+      (std::vector<std::string>{"bits", "method", "quantize", "signedness"}));
   EXPECT_JSON(*cfg, P("activation", "method"), "power_of_two");
   EXPECT_JSON(*cfg, P("activation", "bits"), 8);
   EXPECT_JSON(*cfg, P("activation", "quantize"), true);
@@ -335,17 +337,17 @@ TEST_F(JSONBackend, Fusings) {
   ASSERT_NE(f, nullptr);
   EXPECT_EQ(f->getAsArray()->size(), 2u);
   EXPECT_JSON(*f, P(0, "name"), nullptr);
-  EXPECT_JSON(*f, P(0, "pattern"),
-              (json::Array{json::Array{"Conv"},
-                           json::Array{"AnyReLU", "Softmax"}}));
+  EXPECT_JSON(
+      *f, P(0, "pattern"),
+      (json::Array{json::Array{"Conv"}, json::Array{"AnyReLU", "Softmax"}}));
   EXPECT_JSON(*f, P(1, "name"), "conv_relu");
 }
 
 TEST_F(JSONBackend, Framework) {
   const json::Value *fw = at(doc, P("frameworks", 0));
-  EXPECT_EQ(keys(fw), (std::vector<std::string>{"activation", "name",
-                                                "no_quantize", "ranges",
-                                                "weights"}));
+  EXPECT_EQ(keys(fw),
+            (std::vector<std::string>{"activation", "name", "no_quantize",
+                                      "ranges", "weights"}));
   EXPECT_JSON(*fw, P("name"), "onnx");
   EXPECT_EQ(keys(at(*fw, P("weights", 0))),
             (std::vector<std::string>{"axes", "input", "op", "slot", "where"}));
@@ -353,16 +355,16 @@ TEST_F(JSONBackend, Framework) {
   EXPECT_JSON(*fw, P("weights", 0, "op"), "Gemm");
   EXPECT_JSON(*fw, P("weights", 0, "input"), 1);
   EXPECT_JSON(*fw, P("weights", 0, "where"), "transB == 1");
-  EXPECT_JSON(*fw, P("weights", 0, "axes"), (json::Object{{"out", 0}, {"in", 1}}));
+  EXPECT_JSON(*fw, P("weights", 0, "axes"),
+              (json::Object{{"out", 0}, {"in", 1}}));
   EXPECT_JSON(*fw, P("weights", 1, "where"), nullptr);
   EXPECT_JSON(*fw, P("weights", 1, "axes"), nullptr);
   EXPECT_JSON(*fw, P("weights", 2, "axes"),
               (json::Object{{"out", -1}, {"in", nullptr}}));
   EXPECT_JSON(*fw, P("activation"), (json::Array{"Relu", "Sigmoid"}));
   EXPECT_JSON(*fw, P("no_quantize"), json::Array{"Shape"});
-  EXPECT_JSON(*fw, P("ranges", 0), (json::Object{{"op", "Sigmoid"},
-                                                  {"min", 0},
-                                                  {"max", 1}}));
+  EXPECT_JSON(*fw, P("ranges", 0),
+              (json::Object{{"op", "Sigmoid"}, {"min", 0}, {"max", 1}}));
   EXPECT_JSON(*fw, P("ranges", 1, "max"), "inf");
   EXPECT_JSON(*fw, P("ranges", 2, "min"), "-inf");
   EXPECT_JSON(*fw, P("ranges", 2, "max"), 0.5);
@@ -375,8 +377,9 @@ TEST_F(JSONBackend, Capabilities) {
   EXPECT_JSON(*c, P("name"), "imx500_onnx");
   EXPECT_JSON(*c, P("platform"), "imx500");
   EXPECT_JSON(*c, P("framework"), "onnx");
-  EXPECT_JSON(*c, P("bindings", 0),
-              (json::Object{{"opset", "Conv"}, {"op", "Conv"}, {"where", nullptr}}));
+  EXPECT_JSON(
+      *c, P("bindings", 0),
+      (json::Object{{"opset", "Conv"}, {"op", "Conv"}, {"where", nullptr}}));
   EXPECT_JSON(*c, P("bindings", 1, "where"),
               "group == 1 and (a == 1 or b == 2)");
 }
@@ -539,7 +542,7 @@ TEST(JSONBackendDoubles, RoundTrip) {
   }
 }
 
-TEST(JSONBackendDoubles, InvalidUTF8IsReplaced) {
+TEST(JSONBackendStrings, InvalidUTF8IsReplaced) {
   ir::Module m;
   ir::Platform p;
   p.name = "bad\xff";

@@ -1,0 +1,157 @@
+//===- FieldBlock.cpp - Reading `{ key: value }` blocks -------------------===//
+#include "passes/FieldBlock.h"
+
+#include <cmath>
+#include <map>
+
+using namespace tpcc;
+using namespace tpcc::passes;
+
+std::string FlatField::prefix(size_t n) const {
+  std::string s;
+  for (size_t i = 0; i < n && i < path.size(); ++i)
+    s += (i ? "." : "") + path[i]->name;
+  return s;
+}
+
+static void flattenInto(Compilation &c, const ast::BlockValue &block,
+                        const std::vector<const ast::Ident *> &prefix,
+                        std::map<std::string, SourceRange> &seen,
+                        std::vector<FlatField> &out) {
+  for (const ast::Field &field : block.fields) {
+    if (field.key.empty() || !field.value)
+      continue; // a syntax error, already reported
+    FlatField f;
+    f.path = prefix;
+    for (const ast::Ident &k : field.key)
+      f.path.push_back(&k);
+    f.value = field.value;
+    f.key = f.prefix(f.path.size());
+    f.keyRange = {field.key.front().range.begin, field.key.back().range.end};
+    auto [it, inserted] = seen.emplace(f.key, f.keyRange);
+    if (!inserted) {
+      c.diags.emit(f.keyRange, diag::err_duplicate_key, f.key)
+          .note(it->second, diag::note_previous_definition);
+      continue;
+    }
+    auto *nested = llvm::dyn_cast<ast::BlockValue>(field.value);
+    if (nested && !nested->fields.empty()) {
+      flattenInto(c, *nested, f.path, seen, out);
+      continue;
+    }
+    out.push_back(std::move(f));
+  }
+}
+
+std::vector<FlatField> passes::flattenBlock(Compilation &c,
+                                            const ast::BlockValue &block) {
+  std::vector<FlatField> out;
+  std::map<std::string, SourceRange> seen;
+  flattenInto(c, block, {}, seen, out);
+  return out;
+}
+
+bool passes::isEmptyBlock(const ast::Value *v) {
+  auto *b = llvm::dyn_cast_or_null<ast::BlockValue>(v);
+  return b && b->fields.empty();
+}
+
+std::string passes::describeValue(const ast::Value &v) {
+  using K = ast::Node::Kind;
+  switch (v.getKind()) {
+  case K::IntLit:
+    return "an integer";
+  case K::FloatLit:
+    return "a decimal number";
+  case K::Pow2Lit:
+    return "a power of two";
+  case K::StringLit:
+    return "a string";
+  case K::BoolLit:
+    return "a boolean";
+  case K::NoneLit:
+    return "`none`";
+  case K::InfLit:
+    return llvm::cast<ast::InfLit>(v).negative ? "`-inf`" : "`inf`";
+  case K::NameValue: {
+    auto &n = llvm::cast<ast::NameValue>(v);
+    if (!n.withs.empty())
+      return "a `with` expression";
+    return "the name `" + n.name.name + "`";
+  }
+  case K::BlockValue:
+    return "a block";
+  case K::ListValue:
+    return llvm::cast<ast::ListValue>(v).elements.empty() ? "an empty list"
+                                                          : "a list";
+  default:
+    return "a value";
+  }
+}
+
+void passes::reportUnknownField(Compilation &c, const FlatField &f, size_t i,
+                                llvm::StringRef where,
+                                llvm::ArrayRef<const char *> known) {
+  std::vector<std::string> candidates(known.begin(), known.end());
+  std::string place = i == 0 ? where.str() : "`" + f.prefix(i) + "`";
+  c.diags.emit(f.path[i]->range, diag::err_unknown_field, f.path[i]->name,
+               place, didYouMean(f.path[i]->name, candidates));
+}
+
+void passes::reportFieldType(Compilation &c, const FlatField &f,
+                             llvm::StringRef expected) {
+  c.diags.emit(f.value->getRange(), diag::err_field_type, f.key, expected,
+               describeValue(*f.value));
+}
+
+std::optional<int64_t> passes::readInt(Compilation &c, const FlatField &f,
+                                       llvm::StringRef expected) {
+  if (auto *i = llvm::dyn_cast<ast::IntLit>(f.value))
+    return i->value;
+  reportFieldType(c, f, expected);
+  return std::nullopt;
+}
+
+std::optional<double> passes::readNumber(Compilation &c, const FlatField &f,
+                                         bool allowInf,
+                                         llvm::StringRef expected) {
+  if (auto *i = llvm::dyn_cast<ast::IntLit>(f.value))
+    return static_cast<double>(i->value);
+  if (auto *d = llvm::dyn_cast<ast::FloatLit>(f.value))
+    return d->value;
+  if (auto *p = llvm::dyn_cast<ast::Pow2Lit>(f.value))
+    return std::ldexp(1.0, p->exponent);
+  if (auto *inf = llvm::dyn_cast<ast::InfLit>(f.value); inf && allowInf)
+    return inf->negative ? -HUGE_VAL : HUGE_VAL;
+  reportFieldType(c, f, expected);
+  return std::nullopt;
+}
+
+std::optional<bool> passes::readBool(Compilation &c, const FlatField &f) {
+  if (auto *b = llvm::dyn_cast<ast::BoolLit>(f.value))
+    return b->value;
+  reportFieldType(c, f, "`true` or `false`");
+  return std::nullopt;
+}
+
+const ast::Ident *passes::readWord(Compilation &c, const FlatField &f,
+                                   llvm::StringRef expected) {
+  auto *n = llvm::dyn_cast<ast::NameValue>(f.value);
+  if (n && n->withs.empty())
+    return &n->name;
+  reportFieldType(c, f, expected);
+  return nullptr;
+}
+
+std::string passes::joinQuoted(llvm::ArrayRef<std::string> words) {
+  std::string s;
+  for (const std::string &w : words)
+    s += (s.empty() ? "`" : ", `") + w + "`";
+  return s;
+}
+
+std::string passes::formatNumber(double d) {
+  if (std::isinf(d))
+    return d < 0 ? "-inf" : "inf";
+  return fmt::format("{}", d);
+}

@@ -1,0 +1,160 @@
+//===- Passes.cpp - The compile-time pipeline -----------------------------===//
+//
+// buildModule runs, in order:
+//   1. top-level names across all files, imports first (Rule 1);
+//   2. platforms, each after the platform it extends (PlatformResolver);
+//   3. frameworks, then capabilities against the resolved platforms and
+//      frameworks (FrameworkChecker, CapabilitiesChecker);
+//   4. Rule 14 (opsets that never match);
+//   5. recipes, each after the recipe it extends (RecipeResolver).
+// Every declaration is checked, also one whose name is a redefinition, but
+// only the first declaration of a name enters the module.
+//
+//===----------------------------------------------------------------------===//
+#include "passes/Passes.h"
+
+#include "passes/Extends.h"
+#include "passes/Internal.h"
+#include "passes/PlatformResolver.h"
+#include "passes/RecipeResolver.h"
+
+using namespace tpcc;
+using namespace tpcc::passes;
+
+const char *passes::describeTopDecl(const ast::TopDecl &d) {
+  switch (d.getKind()) {
+  case ast::Node::Kind::PlatformDecl:
+    return "a platform";
+  case ast::Node::Kind::FrameworkDecl:
+    return "a framework";
+  case ast::Node::Kind::CapabilitiesDecl:
+    return "a capabilities declaration";
+  case ast::Node::Kind::RecipeDecl:
+    return "a recipe";
+  default:
+    return "a declaration";
+  }
+}
+
+namespace {
+
+/// Every top-level declaration, in file order (imports first).
+std::vector<const ast::TopDecl *> allDecls(const Compilation &c) {
+  std::vector<const ast::TopDecl *> out;
+  for (const ast::File *f : c.files)
+    if (f)
+      for (const ast::TopDecl *d : f->decls)
+        if (d)
+          out.push_back(d);
+  return out;
+}
+
+/// Rule 1 across files: one namespace for all top-level names.
+TopLevelNames collectNames(Compilation &c,
+                           const std::vector<const ast::TopDecl *> &decls) {
+  TopLevelNames names;
+  for (const ast::TopDecl *d : decls) {
+    auto [it, fresh] =
+        names.decls.emplace(d->name.name, const_cast<ast::TopDecl *>(d));
+    if (!fresh)
+      c.diags.emit(d->name.range, diag::err_redefinition, d->name.name)
+          .note(it->second->name.range, diag::note_previous_definition);
+  }
+  return names;
+}
+
+std::vector<const ast::TopDecl *>
+declsOfKind(const std::vector<const ast::TopDecl *> &decls,
+            ast::Node::Kind kind) {
+  std::vector<const ast::TopDecl *> out;
+  for (const ast::TopDecl *d : decls)
+    if (d->getKind() == kind)
+      out.push_back(d);
+  return out;
+}
+
+template <typename T>
+const std::optional<ast::Ident> &parentName(const ast::TopDecl &d) {
+  return llvm::cast<T>(d).parent;
+}
+
+void resolvePlatforms(Compilation &c, const TopLevelNames &names,
+                      const std::vector<const ast::TopDecl *> &decls,
+                      ir::Module &m) {
+  std::vector<const ast::TopDecl *> platforms =
+      declsOfKind(decls, ast::Node::Kind::PlatformDecl);
+  std::map<const ast::TopDecl *, PlatformResult> results;
+  std::map<const ast::TopDecl *, std::vector<const ast::PlatformDecl *>> chains;
+  visitByExtends(
+      c, names, platforms,
+      {ast::Node::Kind::PlatformDecl, "platform", "a platform",
+       diag::err_extends_cycle},
+      parentName<ast::PlatformDecl>,
+      [&](const ast::TopDecl &d, const ast::TopDecl *parent) {
+        std::vector<const ast::PlatformDecl *> chain;
+        if (parent)
+          chain = chains.at(parent);
+        chain.push_back(llvm::cast<ast::PlatformDecl>(&d));
+        chains.emplace(&d, chain);
+        results.emplace(&d, resolvePlatform(c, std::move(chain),
+                                            parent ? &results.at(parent)
+                                                   : nullptr));
+      });
+  for (const ast::TopDecl *d : platforms) {
+    auto it = results.find(d);
+    if (it != results.end() && names.lookup(d->name.name) == d)
+      m.platforms.push_back(std::move(it->second.platform));
+  }
+}
+
+void resolveRecipes(Compilation &c, const TopLevelNames &names,
+                    const std::vector<const ast::TopDecl *> &decls,
+                    ir::Module &m) {
+  std::vector<const ast::TopDecl *> recipes =
+      declsOfKind(decls, ast::Node::Kind::RecipeDecl);
+  std::map<const ast::TopDecl *, ir::Recipe> results;
+  visitByExtends(
+      c, names, recipes,
+      {ast::Node::Kind::RecipeDecl, "recipe", "a recipe",
+       diag::err_recipe_extends_cycle},
+      parentName<ast::RecipeDecl>,
+      [&](const ast::TopDecl &d, const ast::TopDecl *parent) {
+        results.emplace(&d, resolveRecipe(c, llvm::cast<ast::RecipeDecl>(d),
+                                          parent ? &results.at(parent)
+                                                 : nullptr));
+      });
+  for (const ast::TopDecl *d : recipes) {
+    auto it = results.find(d);
+    if (it != results.end() && names.lookup(d->name.name) == d)
+      m.recipes.push_back(it->second);
+  }
+}
+
+} // namespace
+
+ir::Module tpcc::buildModule(Compilation &c) {
+  std::vector<const ast::TopDecl *> decls = allDecls(c);
+  TopLevelNames names = collectNames(c, decls);
+  ir::Module m;
+
+  resolvePlatforms(c, names, decls, m);
+
+  for (const ast::TopDecl *d :
+       declsOfKind(decls, ast::Node::Kind::FrameworkDecl)) {
+    ir::Framework f =
+        checkFramework(c, llvm::cast<ast::FrameworkDecl>(*d));
+    if (names.lookup(d->name.name) == d)
+      m.frameworks.push_back(std::move(f));
+  }
+  for (const ast::TopDecl *d :
+       declsOfKind(decls, ast::Node::Kind::CapabilitiesDecl)) {
+    ir::Capabilities caps = checkCapabilities(
+        c, llvm::cast<ast::CapabilitiesDecl>(*d), names, m);
+    if (names.lookup(d->name.name) == d)
+      m.capabilities.push_back(std::move(caps));
+  }
+  checkNeverMatches(c, m);
+
+  resolveRecipes(c, names, decls, m);
+  return m;
+}

@@ -1,0 +1,162 @@
+//===- PlatformResolverImpl.h - The platform resolver's state ----*- C++ -*-===//
+//
+// Private to PlatformResolver.cpp (names, configs, options, opsets),
+// PlatformFusings.cpp (groups, fusing patterns) and BitWidthChecks.cpp
+// (Rule 11). Every named definition is evaluated at most once, on demand
+// (references may point forward), with cycles reported where they close.
+//
+//===----------------------------------------------------------------------===//
+#ifndef TPCC_PASSES_PLATFORMRESOLVERIMPL_H
+#define TPCC_PASSES_PLATFORMRESOLVERIMPL_H
+
+#include "passes/PlatformResolver.h"
+#include "passes/PlatformScope.h"
+#include "passes/QuantConfig.h"
+
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace tpcc::passes {
+
+/// What a reference must name, and how messages call it.
+struct ExpectedKind {
+  std::vector<DefKind> kinds;
+  const char *word;        ///< "config": use of undefined config `x`
+  const char *withArticle; ///< "a config": ... but a config is expected here
+};
+
+class PlatformResolver : public QuantNames {
+public:
+  PlatformResolver(Compilation &c, const PlatformScope &scope,
+                   const PlatformResult *parent)
+      : c(c), scope(scope), parent(parent), builder(c, *this) {}
+
+  PlatformResult run();
+
+  const PartialAttr *lookupAttr(const ast::Ident &name) override;
+  const PartialConfig *lookupConfig(const ast::Ident &name) override;
+
+private:
+  template <typename T> struct Memo {
+    enum State { Unvisited, Active, Done, Failed } state = Unvisited;
+    std::optional<T> value;
+  };
+
+  /// The definition `ref` names, or null after reporting that it is
+  /// undefined or of the wrong kind.
+  const ScopeDef *resolveRef(const ast::Ident &ref, const ExpectedKind &kind);
+
+  /// Evaluates the definition `def` named by `ref` once, with `compute`;
+  /// a reference back to a definition being evaluated is a cycle.
+  template <typename T, typename F>
+  const T *evaluate(std::map<std::string, Memo<T>> &memo,
+                    const ast::Ident &ref, const ScopeDef &def, F compute);
+
+  // Options and opsets (PlatformResolver.cpp).
+  const ir::Options *lookupOptions(const ast::Ident &name);
+  std::optional<ir::Options> evalOptions(const ast::OptionsExpr &e);
+  std::optional<ir::OpConfig> evalOptionElement(const ast::Value &v);
+  const std::optional<ir::Options> &opsetOptions(const ast::OpsetDecl &d,
+                                                 unsigned level);
+  /// One item to evaluate: a named definition in effect (`def` set), the
+  /// `default` in effect, or a `fuse` / `remove fuse`.
+  struct EvalStep {
+    const ast::PlatformItem *item;
+    unsigned level;
+    const ScopeDef *def;
+  };
+  /// Every item to evaluate, each after the definitions it refers to,
+  /// otherwise in source order, parents first (EvaluationOrder.cpp).
+  /// Evaluating in this order keeps recursion shallow however long a `with`
+  /// chain is, and reports problems in reading order.
+  std::vector<EvalStep> evaluationOrder() const;
+  void evaluateDefinitions();
+  /// The `default` in effect (Rule 5), evaluated once.
+  const std::optional<ir::Options> &defaultOptions();
+  /// Records a resolved config for Rule 11.
+  void record(const PartialConfig &partial, const ir::OpConfig &cfg);
+
+  // Groups and fusing patterns (PlatformFusings.cpp).
+  const std::vector<std::string> *lookupGroup(const ast::Ident &name);
+  bool expandSet(const ast::SetExpr &e, std::set<std::string> &out);
+  /// The opset sets of a pattern's elements (Rule 6), evaluated once.
+  const std::optional<std::vector<std::vector<std::string>>> &
+  expandPattern(const ast::FuseDecl &f, unsigned level);
+  void resolveFusings(ir::Platform &p);
+
+  // Rule 11 (BitWidthChecks.cpp).
+  void checkInputBits(PlatformResult &r);
+  void checkFusingBits(const ir::Platform &p);
+
+  Compilation &c;
+  const PlatformScope &scope;
+  const PlatformResult *parent;
+  QuantConfigBuilder builder;
+  /// The level of the definition being evaluated: names it may suggest.
+  unsigned currentLevel = 0;
+
+  std::map<std::string, Memo<PartialAttr>> attrs;
+  std::map<std::string, Memo<PartialConfig>> configs;
+  std::map<std::string, Memo<ir::Options>> options;
+  std::map<std::string, Memo<std::vector<std::string>>> groups;
+  std::map<const ast::OpsetDecl *, std::optional<ir::Options>> opsets;
+  std::map<const ast::FuseDecl *,
+           std::optional<std::vector<std::vector<std::string>>>>
+      patterns;
+  std::optional<std::optional<ir::Options>> defaultMemo;
+
+  /// Every config resolved for the platform, for Rule 11.
+  struct SeenConfig {
+    ir::OpConfig config;
+    std::vector<Explicit<int64_t>> explicitInputBits;
+  };
+  std::vector<SeenConfig> seen;
+};
+
+/// Sets `currentLevel` for the duration of a scope.
+class LevelGuard {
+public:
+  LevelGuard(unsigned &slot, unsigned level) : slot(slot), saved(slot) {
+    slot = level;
+  }
+  ~LevelGuard() { slot = saved; }
+
+private:
+  unsigned &slot;
+  unsigned saved;
+};
+
+template <typename T, typename F>
+const T *PlatformResolver::evaluate(std::map<std::string, Memo<T>> &memo,
+                                    const ast::Ident &ref, const ScopeDef &def,
+                                    F compute) {
+  Memo<T> &m = memo[ref.name];
+  switch (m.state) {
+  case Memo<T>::Done:
+    return &*m.value;
+  case Memo<T>::Failed:
+    return nullptr;
+  case Memo<T>::Active:
+    c.diags.emit(ref.range, diag::err_cyclic_definition, ref.name)
+        .note(def.name->range, diag::note_declared_here, ref.name);
+    return nullptr;
+  case Memo<T>::Unvisited:
+    break;
+  }
+  m.state = Memo<T>::Active;
+  std::optional<T> value;
+  {
+    LevelGuard guard(currentLevel, def.level);
+    value = compute();
+  }
+  // `m` is still valid: std::map never moves its elements.
+  m.state = value ? Memo<T>::Done : Memo<T>::Failed;
+  m.value = std::move(value);
+  return m.value ? &*m.value : nullptr;
+}
+
+} // namespace tpcc::passes
+
+#endif

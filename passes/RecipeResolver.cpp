@@ -1,0 +1,202 @@
+//===- RecipeResolver.cpp - Recipe declarations to IR ---------------------===//
+//
+// Fields (defaults in ir::Recipe):
+//   activation_threshold, weights_threshold   no_clipping | mse | mae | kl | lp
+//   lp                                        a positive number
+//   bias_correction, relu_unbound_correction,
+//   activation_channel_equalization, input_scaling          booleans
+//   shift_negative.{enabled, ratio, recompute_threshold}    ratio in [0, 1]
+//   z_threshold                               a positive number or `inf`
+//   min_threshold                             a positive number (`2^-16`)
+// and the overrides of the platform's choices, each with a warning:
+//   activation_bits (1..16), weights_bits (1..32), activation_method (not a
+//   LUT method), weights_method, per_channel, quantize_activations,
+//   quantize_weights.
+//
+//===----------------------------------------------------------------------===//
+#include "passes/RecipeResolver.h"
+
+#include "passes/FieldBlock.h"
+
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/StringSwitch.h"
+
+using namespace tpcc;
+using namespace tpcc::passes;
+
+namespace {
+
+const char *const recipeFields[] = {
+    "activation_threshold", "weights_threshold", "lp", "bias_correction",
+    "shift_negative", "relu_unbound_correction",
+    "activation_channel_equalization", "input_scaling", "z_threshold",
+    "min_threshold", "activation_bits", "weights_bits", "activation_method",
+    "weights_method", "per_channel", "quantize_activations",
+    "quantize_weights"};
+const char *const shiftNegativeFields[] = {"enabled", "ratio",
+                                           "recompute_threshold"};
+const ir::ThresholdMethod allThresholds[] = {
+    ir::ThresholdMethod::NoClipping, ir::ThresholdMethod::MSE,
+    ir::ThresholdMethod::MAE, ir::ThresholdMethod::KL, ir::ThresholdMethod::LP};
+const ir::QuantMethod allMethods[] = {
+    ir::QuantMethod::PowerOfTwo, ir::QuantMethod::Symmetric,
+    ir::QuantMethod::Uniform, ir::QuantMethod::LutPot, ir::QuantMethod::LutSym};
+
+/// The platform choice each override field forces, for the warning.
+const char *overriddenChoice(llvm::StringRef field) {
+  return llvm::StringSwitch<const char *>(field)
+      .Case("activation_bits", "activation bit width")
+      .Case("weights_bits", "weight bit width")
+      .Case("activation_method", "activation quantization method")
+      .Case("weights_method", "weight quantization method")
+      .Case("per_channel", "per-channel weight quantization")
+      .Case("quantize_activations", "which activations are quantized")
+      .Case("quantize_weights", "which weights are quantized")
+      .Default(nullptr);
+}
+
+class RecipeBuilder {
+public:
+  RecipeBuilder(Compilation &c, ir::Recipe &r) : c(c), r(r) {}
+
+  void apply(const FlatField &f) {
+    llvm::StringRef name = f.name(0);
+    if (name == "shift_negative")
+      return applyShiftNegative(f);
+    if (!llvm::is_contained(recipeFields, name))
+      return reportUnknownField(c, f, 0, "a recipe", recipeFields);
+    if (f.path.size() > 1)
+      return reportUnknownField(c, f, 1, "a recipe", {});
+    if (applyField(f, name))
+      if (const char *choice = overriddenChoice(name))
+        c.diags.emit(f.keyRange, diag::warn_recipe_overrides, r.name, choice);
+  }
+
+private:
+  /// Applies a top-level field; true when its value was valid.
+  bool applyField(const FlatField &f, llvm::StringRef name) {
+    if (name == "activation_threshold" || name == "weights_threshold") {
+      auto t = readEnum<ir::ThresholdMethod>(c, f, "threshold method",
+                                             allThresholds,
+                                             ir::parseThresholdMethod);
+      if (t)
+        (name == "activation_threshold" ? r.activationThreshold
+                                        : r.weightsThreshold) = *t;
+      return t.has_value();
+    }
+    if (name == "lp")
+      return readPositive(f, /*allowInf=*/false, r.lp);
+    if (name == "z_threshold")
+      return readPositive(f, /*allowInf=*/true, r.zThreshold);
+    if (name == "min_threshold")
+      return readPositive(f, /*allowInf=*/false, r.minThreshold);
+    if (name == "activation_bits")
+      return readBits(f, "activation", 16, r.activationBits);
+    if (name == "weights_bits")
+      return readBits(f, "weight", 32, r.weightsBits);
+    if (name == "activation_method" || name == "weights_method") {
+      auto m = readEnum<ir::QuantMethod>(c, f, "quantization method",
+                                         allMethods, ir::parseQuantMethod);
+      if (!m)
+        return false;
+      if (name == "activation_method" && ir::isLut(*m)) {
+        c.diags.emit(f.value->getRange(), diag::err_lut_on_activation,
+                     ir::toString(*m));
+        return false;
+      }
+      (name == "activation_method" ? r.activationMethod : r.weightsMethod) = *m;
+      return true;
+    }
+    std::optional<bool> b = readBool(c, f);
+    if (!b)
+      return false;
+    if (name == "bias_correction")
+      r.biasCorrection = *b;
+    else if (name == "relu_unbound_correction")
+      r.reluUnboundCorrection = *b;
+    else if (name == "activation_channel_equalization")
+      r.activationChannelEqualization = *b;
+    else if (name == "input_scaling")
+      r.inputScaling = *b;
+    else if (name == "per_channel")
+      r.perChannel = *b;
+    else if (name == "quantize_activations")
+      r.quantizeActivations = *b;
+    else if (name == "quantize_weights")
+      r.quantizeWeights = *b;
+    return true;
+  }
+
+  void applyShiftNegative(const FlatField &f) {
+    if (f.path.size() == 1) {
+      if (!isEmptyBlock(f.value))
+        reportFieldType(c, f, "a block");
+      return;
+    }
+    llvm::StringRef name = f.name(1);
+    if (!llvm::is_contained(shiftNegativeFields, name))
+      return reportUnknownField(c, f, 1, "", shiftNegativeFields);
+    if (f.path.size() > 2)
+      return reportUnknownField(c, f, 2, "", {});
+    if (name == "ratio") {
+      std::optional<double> d = readNumber(c, f, /*allowInf=*/false);
+      if (d && (*d < 0 || *d > 1))
+        c.diags.emit(f.value->getRange(), diag::err_value_range, f.key, 0, 1,
+                     formatNumber(*d));
+      else if (d)
+        r.shiftNegative.ratio = *d;
+      return;
+    }
+    if (std::optional<bool> b = readBool(c, f))
+      (name == "enabled" ? r.shiftNegative.enabled
+                         : r.shiftNegative.recomputeThreshold) = *b;
+  }
+
+  bool readPositive(const FlatField &f, bool allowInf, double &out) {
+    std::optional<double> d = readNumber(c, f, allowInf,
+                                         allowInf ? "a number or `inf`"
+                                                  : "a number");
+    if (!d)
+      return false;
+    if (*d <= 0) {
+      c.diags.emit(f.value->getRange(), diag::err_not_positive, f.key,
+                   formatNumber(*d));
+      return false;
+    }
+    out = *d;
+    return true;
+  }
+
+  bool readBits(const FlatField &f, const char *what, int64_t hi,
+                std::optional<int> &out) {
+    std::optional<int64_t> b = readInt(c, f);
+    if (!b)
+      return false;
+    if (*b < 1 || *b > hi) {
+      c.diags.emit(f.value->getRange(), diag::err_bits_range, what, 1, hi, *b);
+      return false;
+    }
+    out = static_cast<int>(*b);
+    return true;
+  }
+
+  Compilation &c;
+  ir::Recipe &r;
+};
+
+} // namespace
+
+ir::Recipe passes::resolveRecipe(Compilation &c, const ast::RecipeDecl &decl,
+                                 const ir::Recipe *parent) {
+  ir::Recipe r = parent ? *parent : ir::Recipe();
+  r.name = decl.name.name;
+  r.loc = decl.name.range;
+  r.parent = parent ? std::optional<std::string>(parent->name) : std::nullopt;
+  if (!decl.body)
+    return r;
+  std::vector<FlatField> fields = flattenBlock(c, *decl.body);
+  RecipeBuilder builder(c, r);
+  for (const FlatField &f : fields)
+    builder.apply(f);
+  return r;
+}
