@@ -481,7 +481,6 @@ public:
 };
 
 enum class CmpOp { Eq, Ne, Lt, Le, Gt, Ge };
-const char *getCmpOpSpelling(CmpOp op);
 
 class CmpPred : public Pred {
 public:

@@ -8,6 +8,8 @@
 //===----------------------------------------------------------------------===//
 #include "passes/PlatformResolverImpl.h"
 
+#include "llvm/ADT/STLExtras.h"
+
 using namespace tpcc;
 using namespace tpcc::passes;
 
@@ -26,6 +28,11 @@ std::string joinBits(const std::set<int> &bits) {
   return s;
 }
 
+bool hasValidBits(const ir::OpConfig &c) {
+  return isValidActivationBits(c.activation.bits) &&
+         llvm::all_of(c.inputBits, isValidActivationBits);
+}
+
 } // namespace
 
 void PlatformResolver::checkInputBits(PlatformResult &r) {
@@ -40,8 +47,8 @@ void PlatformResolver::checkInputBits(PlatformResult &r) {
       // A config inherited from a parent that already warned stays quiet.
       if (!r.inputBitsWarnings.emplace(b.loc.begin, b.value).second)
         continue;
-      c.diags.emit(b.loc, diag::warn_input_bits_unproduced,
-                   r.platform.name, b.value);
+      c.diags.emit(b.loc, diag::warn_input_bits_unproduced, r.platform.name,
+                   b.value);
     }
 }
 
@@ -60,7 +67,10 @@ void PlatformResolver::checkFusingBits(const ir::Platform &p) {
           const std::vector<ir::OpConfig> &from = pit->second->configs;
           const std::vector<ir::OpConfig> &to = cit->second->configs;
           std::set<int> produced, accepted;
-          bool connects = from.empty() || to.empty();
+          // Out-of-range widths were reported as errors; do not guess.
+          bool connects = from.empty() || to.empty() ||
+                          !llvm::all_of(from, hasValidBits) ||
+                          !llvm::all_of(to, hasValidBits);
           for (const ir::OpConfig &out : from) {
             if (!out.activation.quantize)
               connects = true;

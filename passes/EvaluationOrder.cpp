@@ -140,7 +140,8 @@ PlatformResolver::evaluationOrder() const {
       if (!dep || dep->kind == DefKind::Opset || state[dep->item] != New)
         continue;
       state[dep->item] = Open;
-      stack.push_back({{dep->item, dep->level, dep}, mentionedNames(dep->item)});
+      stack.push_back(
+          {{dep->item, dep->level, dep}, mentionedNames(dep->item)});
     }
   }
   return order;

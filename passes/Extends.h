@@ -1,4 +1,5 @@
-//===- Extends.h - Ordering declarations that extend others ------*- C++ -*-===//
+//===- Extends.h - Ordering declarations that extend others ------*- C++
+//-*-===//
 //
 // Platforms and recipes may `extends` another declaration of their kind; the
 // parent must be resolved first, whatever the order of the files. This finds
@@ -18,10 +19,10 @@
 namespace tpcc::passes {
 
 struct ExtendsKind {
-  ast::Node::Kind kind;     ///< what a parent must be
-  const char *word;         ///< "platform": use of undefined platform `x`
-  const char *withArticle;  ///< "a platform": ... is expected here
-  diag::Kind cycle;         ///< err_extends_cycle, err_recipe_extends_cycle
+  ast::Node::Kind kind;    ///< what a parent must be
+  const char *word;        ///< "platform": use of undefined platform `x`
+  const char *withArticle; ///< "a platform": ... is expected here
+  diag::Kind cycle;        ///< err_extends_cycle, err_recipe_extends_cycle
 };
 
 /// Calls `visit(decl, parent)` for every declaration of `decls` (all of kind

@@ -1,4 +1,5 @@
-//===- FieldBlock.h - Reading `{ key: value }` blocks -------------*- C++ -*-===//
+//===- FieldBlock.h - Reading `{ key: value }` blocks -------------*- C++
+//-*-===//
 //
 // Attrs, configs and recipes are all written as field blocks, and they are
 // read the same way: a nested block means the same as its dotted keys, so a
@@ -40,7 +41,8 @@ struct FlatField {
 /// Flattens `block` into its leaf fields in source order. A key given twice
 /// (also through a nested block: `activation: {bits: 8}, activation.bits: 8`)
 /// is reported at the second, with a note at the first, and dropped.
-std::vector<FlatField> flattenBlock(Compilation &c, const ast::BlockValue &block);
+std::vector<FlatField> flattenBlock(Compilation &c,
+                                    const ast::BlockValue &block);
 
 /// True for `{}`.
 bool isEmptyBlock(const ast::Value *v);

@@ -85,21 +85,21 @@ void resolvePlatforms(Compilation &c, const TopLevelNames &names,
       declsOfKind(decls, ast::Node::Kind::PlatformDecl);
   std::map<const ast::TopDecl *, PlatformResult> results;
   std::map<const ast::TopDecl *, std::vector<const ast::PlatformDecl *>> chains;
-  visitByExtends(
-      c, names, platforms,
-      {ast::Node::Kind::PlatformDecl, "platform", "a platform",
-       diag::err_extends_cycle},
-      parentName<ast::PlatformDecl>,
-      [&](const ast::TopDecl &d, const ast::TopDecl *parent) {
-        std::vector<const ast::PlatformDecl *> chain;
-        if (parent)
-          chain = chains.at(parent);
-        chain.push_back(llvm::cast<ast::PlatformDecl>(&d));
-        chains.emplace(&d, chain);
-        results.emplace(&d, resolvePlatform(c, std::move(chain),
-                                            parent ? &results.at(parent)
-                                                   : nullptr));
-      });
+  visitByExtends(c, names, platforms,
+                 {ast::Node::Kind::PlatformDecl, "platform", "a platform",
+                  diag::err_extends_cycle},
+                 parentName<ast::PlatformDecl>,
+                 [&](const ast::TopDecl &d, const ast::TopDecl *parent) {
+                   std::vector<const ast::PlatformDecl *> chain;
+                   if (parent)
+                     chain = chains.at(parent);
+                   chain.push_back(llvm::cast<ast::PlatformDecl>(&d));
+                   chains.emplace(&d, chain);
+                   results.emplace(
+                       &d,
+                       resolvePlatform(c, std::move(chain),
+                                       parent ? &results.at(parent) : nullptr));
+                 });
   for (const ast::TopDecl *d : platforms) {
     auto it = results.find(d);
     if (it != results.end() && names.lookup(d->name.name) == d)
@@ -113,16 +113,16 @@ void resolveRecipes(Compilation &c, const TopLevelNames &names,
   std::vector<const ast::TopDecl *> recipes =
       declsOfKind(decls, ast::Node::Kind::RecipeDecl);
   std::map<const ast::TopDecl *, ir::Recipe> results;
-  visitByExtends(
-      c, names, recipes,
-      {ast::Node::Kind::RecipeDecl, "recipe", "a recipe",
-       diag::err_recipe_extends_cycle},
-      parentName<ast::RecipeDecl>,
-      [&](const ast::TopDecl &d, const ast::TopDecl *parent) {
-        results.emplace(&d, resolveRecipe(c, llvm::cast<ast::RecipeDecl>(d),
-                                          parent ? &results.at(parent)
-                                                 : nullptr));
-      });
+  visitByExtends(c, names, recipes,
+                 {ast::Node::Kind::RecipeDecl, "recipe", "a recipe",
+                  diag::err_recipe_extends_cycle},
+                 parentName<ast::RecipeDecl>,
+                 [&](const ast::TopDecl &d, const ast::TopDecl *parent) {
+                   results.emplace(
+                       &d,
+                       resolveRecipe(c, llvm::cast<ast::RecipeDecl>(d),
+                                     parent ? &results.at(parent) : nullptr));
+                 });
   for (const ast::TopDecl *d : recipes) {
     auto it = results.find(d);
     if (it != results.end() && names.lookup(d->name.name) == d)
@@ -141,15 +141,14 @@ ir::Module tpcc::buildModule(Compilation &c) {
 
   for (const ast::TopDecl *d :
        declsOfKind(decls, ast::Node::Kind::FrameworkDecl)) {
-    ir::Framework f =
-        checkFramework(c, llvm::cast<ast::FrameworkDecl>(*d));
+    ir::Framework f = checkFramework(c, llvm::cast<ast::FrameworkDecl>(*d));
     if (names.lookup(d->name.name) == d)
       m.frameworks.push_back(std::move(f));
   }
   for (const ast::TopDecl *d :
        declsOfKind(decls, ast::Node::Kind::CapabilitiesDecl)) {
-    ir::Capabilities caps = checkCapabilities(
-        c, llvm::cast<ast::CapabilitiesDecl>(*d), names, m);
+    ir::Capabilities caps =
+        checkCapabilities(c, llvm::cast<ast::CapabilitiesDecl>(*d), names, m);
     if (names.lookup(d->name.name) == d)
       m.capabilities.push_back(std::move(caps));
   }

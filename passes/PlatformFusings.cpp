@@ -15,8 +15,8 @@ using namespace tpcc::passes;
 namespace {
 
 const ExpectedKind groupKind{{DefKind::Group}, "group", "a group"};
-const ExpectedKind setKind{{DefKind::Opset, DefKind::Group}, "opset or group",
-                           "an opset or a group"};
+const ExpectedKind setKind{
+    {DefKind::Opset, DefKind::Group}, "opset or group", "an opset or a group"};
 
 using Pattern = std::vector<std::vector<std::string>>;
 
@@ -48,18 +48,17 @@ PlatformResolver::lookupGroup(const ast::Ident &name) {
   const ScopeDef *def = resolveRef(name, groupKind);
   if (!def)
     return nullptr;
-  return evaluate(groups, name, *def,
-                  [&]() -> std::optional<std::vector<std::string>> {
-                    std::set<std::string> members;
-                    bool ok = true;
-                    for (const ast::SetExpr *m :
-                         llvm::cast<ast::GroupDecl>(def->item)->members)
-                      ok &= m && expandSet(*m, members);
-                    if (!ok)
-                      return std::nullopt;
-                    return std::vector<std::string>(members.begin(),
-                                                    members.end());
-                  });
+  return evaluate(
+      groups, name, *def, [&]() -> std::optional<std::vector<std::string>> {
+        std::set<std::string> members;
+        bool ok = true;
+        for (const ast::SetExpr *m :
+             llvm::cast<ast::GroupDecl>(def->item)->members)
+          ok &= m && expandSet(*m, members);
+        if (!ok)
+          return std::nullopt;
+        return std::vector<std::string>(members.begin(), members.end());
+      });
 }
 
 bool PlatformResolver::expandSet(const ast::SetExpr &e,
@@ -132,7 +131,8 @@ void PlatformResolver::resolveFusings(ir::Platform &p) {
     }
     for (const AtLevel<ast::FuseDecl> &f : scope.fuses)
       if (f.level == level)
-        if (const std::optional<Pattern> &pattern = expandPattern(*f.decl, level))
+        if (const std::optional<Pattern> &pattern =
+                expandPattern(*f.decl, level))
           entries.push_back({*pattern, f.decl, level});
   }
 
@@ -147,7 +147,7 @@ void PlatformResolver::resolveFusings(ir::Platform &p) {
           .note(it->second->getRange(), diag::note_previous_pattern);
       continue;
     }
-    p.fusings.push_back(
-        ir::Fusing{fusingName(*e.decl), std::move(e.pattern), e.decl->getRange()});
+    p.fusings.push_back(ir::Fusing{fusingName(*e.decl), std::move(e.pattern),
+                                   e.decl->getRange()});
   }
 }

@@ -16,12 +16,14 @@ using namespace tpcc::passes;
 namespace {
 const ExpectedKind attrKind{{DefKind::Attr}, "attr", "an attr"};
 const ExpectedKind configKind{{DefKind::Config}, "config", "a config"};
-const ExpectedKind optionsKind{{DefKind::Options}, "options", "an options name"};
+const ExpectedKind optionsKind{
+    {DefKind::Options}, "options", "an options name"};
 } // namespace
 
-PlatformResult passes::resolvePlatform(
-    Compilation &c, std::vector<const ast::PlatformDecl *> chain,
-    const PlatformResult *parent) {
+PlatformResult
+passes::resolvePlatform(Compilation &c,
+                        std::vector<const ast::PlatformDecl *> chain,
+                        const PlatformResult *parent) {
   PlatformScope scope = buildPlatformScope(c, std::move(chain));
   return PlatformResolver(c, scope, parent).run();
 }
@@ -102,8 +104,9 @@ const ScopeDef *PlatformResolver::resolveRef(const ast::Ident &ref,
                                              const ExpectedKind &kind) {
   const ScopeDef *def = scope.lookup(ref.name);
   if (!def) {
-    c.diags.emit(ref.range, diag::err_undefined, kind.word, ref.name,
-                 didYouMean(ref.name, scope.visibleNames(currentLevel, kind.kinds)));
+    c.diags.emit(
+        ref.range, diag::err_undefined, kind.word, ref.name,
+        didYouMean(ref.name, scope.visibleNames(currentLevel, kind.kinds)));
     return nullptr;
   }
   if (llvm::is_contained(kind.kinds, def->kind))
@@ -135,8 +138,7 @@ const PartialConfig *PlatformResolver::lookupConfig(const ast::Ident &name) {
     return nullptr;
   return evaluate(configs, name, *def, [&]() -> std::optional<PartialConfig> {
     const ast::Value *v = llvm::cast<ast::ConfigDecl>(def->item)->value;
-    std::optional<PartialConfig> p =
-        v ? builder.buildConfig(*v) : std::nullopt;
+    std::optional<PartialConfig> p = v ? builder.buildConfig(*v) : std::nullopt;
     if (p) {
       checkConfig(c, *p);
       record(*p, finalizeConfig(*p, name.name, def->name->range));
@@ -162,7 +164,8 @@ const ir::Options *PlatformResolver::lookupOptions(const ast::Ident &name) {
   if (!def)
     return nullptr;
   return evaluate(options, name, *def, [&]() -> std::optional<ir::Options> {
-    const ast::OptionsExpr *e = llvm::cast<ast::OptionsDecl>(def->item)->options;
+    const ast::OptionsExpr *e =
+        llvm::cast<ast::OptionsDecl>(def->item)->options;
     return e ? evalOptions(*e) : std::nullopt;
   });
 }
@@ -202,8 +205,8 @@ PlatformResolver::evalOptions(const ast::OptionsExpr &e) {
       c.diags.emit(list.base->range, diag::err_base_not_in_list,
                    list.base->name);
     else if (matches.size() > 1)
-      c.diags.emit(list.base->range, diag::err_base_ambiguous,
-                   list.base->name, matches.size());
+      c.diags.emit(list.base->range, diag::err_base_ambiguous, list.base->name,
+                   matches.size());
     else if (index[matches[0]] >= 0)
       result.base = static_cast<unsigned>(index[matches[0]]);
   }

@@ -1,4 +1,5 @@
-//===- PlatformResolverImpl.h - The platform resolver's state ----*- C++ -*-===//
+//===- PlatformResolverImpl.h - The platform resolver's state ----*- C++
+//-*-===//
 //
 // Private to PlatformResolver.cpp (names, configs, options, opsets),
 // PlatformFusings.cpp (groups, fusing patterns) and BitWidthChecks.cpp
@@ -51,8 +52,8 @@ private:
   /// Evaluates the definition `def` named by `ref` once, with `compute`;
   /// a reference back to a definition being evaluated is a cycle.
   template <typename T, typename F>
-  const T *evaluate(std::map<std::string, Memo<T>> &memo,
-                    const ast::Ident &ref, const ScopeDef &def, F compute);
+  const T *evaluate(std::map<std::string, Memo<T>> &memo, const ast::Ident &ref,
+                    const ScopeDef &def, F compute);
 
   // Options and opsets (PlatformResolver.cpp).
   const ir::Options *lookupOptions(const ast::Ident &name);

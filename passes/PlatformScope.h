@@ -1,4 +1,5 @@
-//===- PlatformScope.h - What a platform and its parents define --*- C++ -*-===//
+//===- PlatformScope.h - What a platform and its parents define --*- C++
+//-*-===//
 //
 // A platform sees every definition of its parents. Its scope is built level by
 // level, from the root of its `extends` chain down to the platform itself:
@@ -19,8 +20,8 @@
 
 #include "llvm/ADT/ArrayRef.h"
 
-#include <optional>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 

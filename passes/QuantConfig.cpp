@@ -5,9 +5,9 @@
 //   activation.{method,bits,quantize,signedness}
 //   input_bits                    an integer or a list of integers
 //   weights: ATTR                 replaces the default weight config
-//   weights.F                     F an attr field: edits the default weight config
-//   weights.S: ATTR               replaces (or, with `{}`, creates) slot S
-//   weights.S.F                   edits slot S (a new slot starts empty)
+//   weights.F                     F an attr field: edits the default weight
+//   config weights.S: ATTR               replaces (or, with `{}`, creates) slot
+//   S weights.S.F                   edits slot S (a new slot starts empty)
 //   preserving, fixed_scale, fixed_zero_point, simd
 //
 // ATTR is an attr name, `attr with {...}`, or an inline block (which, being a
@@ -32,9 +32,9 @@ const char *const attrFields[] = {"method", "bits", "per_channel", "quantize",
                                   "lut_bits"};
 const char *const activationFields[] = {"method", "bits", "quantize",
                                         "signedness"};
-const char *const configFields[] = {"activation", "input_bits", "weights",
-                                    "preserving", "fixed_scale",
-                                    "fixed_zero_point", "simd"};
+const char *const configFields[] = {
+    "activation",  "input_bits",       "weights", "preserving",
+    "fixed_scale", "fixed_zero_point", "simd"};
 const ir::QuantMethod allMethods[] = {
     ir::QuantMethod::PowerOfTwo, ir::QuantMethod::Symmetric,
     ir::QuantMethod::Uniform, ir::QuantMethod::LutPot, ir::QuantMethod::LutSym};
@@ -175,8 +175,9 @@ void QuantConfigBuilder::applyConfigBlock(PartialConfig &cfg,
 
   // A whole value (`weights.kernel: k8`) is set before the fields that edit
   // it (`weights.kernel.bits: 4`), whatever their order in the block.
-  std::stable_sort(edits.begin(), edits.end(),
-                   [](const auto &a, const auto &b) { return a.first < b.first; });
+  std::stable_sort(
+      edits.begin(), edits.end(),
+      [](const auto &a, const auto &b) { return a.first < b.first; });
   for (auto &[depth, edit] : edits)
     edit(cfg);
 
@@ -219,7 +220,8 @@ QuantConfigBuilder::readConfigField(const FlatField &f, unsigned seq) {
     std::optional<std::optional<double>> v;
     if (llvm::isa<ast::NoneLit>(f.value))
       v.emplace();
-    else if (auto d = readNumber(c, f, /*allowInf=*/false, "a number or `none`"))
+    else if (auto d =
+                 readNumber(c, f, /*allowInf=*/false, "a number or `none`"))
       v.emplace(*d);
     if (v)
       return [e = at(*v, f, seq)](PartialConfig &p) { p.fixedScale = e; };
@@ -251,15 +253,15 @@ QuantConfigBuilder::readActivationField(const FlatField &f, unsigned seq) {
   }
   if (name == "method") {
     if (auto m = readMethod(c, f))
-      return [e = at(*m, f, seq)](PartialConfig &p) { p.activation.method = e; };
+      return
+          [e = at(*m, f, seq)](PartialConfig &p) { p.activation.method = e; };
   } else if (name == "bits") {
     if (auto b = readInt(c, f))
       return [e = at(*b, f, seq)](PartialConfig &p) { p.activation.bits = e; };
   } else if (name == "quantize") {
     if (auto b = readBool(c, f))
-      return [e = at(*b, f, seq)](PartialConfig &p) {
-        p.activation.quantize = e;
-      };
+      return
+          [e = at(*b, f, seq)](PartialConfig &p) { p.activation.quantize = e; };
   } else if (name == "signedness") {
     if (auto s = readEnum<ir::Signedness>(c, f, "signedness", allSignedness,
                                           ir::parseSignedness))
@@ -293,9 +295,8 @@ QuantConfigBuilder::readInputBits(const FlatField &f, unsigned seq) {
     reportFieldType(c, f, "an integer or a non-empty list of integers");
     return nullptr;
   }
-  return [e = at(std::move(bits), f, seq)](PartialConfig &p) {
-    p.inputBits = e;
-  };
+  return
+      [e = at(std::move(bits), f, seq)](PartialConfig &p) { p.inputBits = e; };
 }
 
 QuantConfigBuilder::ConfigEdit
@@ -317,7 +318,8 @@ QuantConfigBuilder::readWeightsField(const FlatField &f, unsigned seq) {
       return [edit](PartialConfig &p) { edit(p.weights); };
     return nullptr;
   }
-  // `weights.S: ATTR` replaces slot S (`{}` creates it); `weights.S.F` edits it.
+  // `weights.S: ATTR` replaces slot S (`{}` creates it); `weights.S.F` edits
+  // it.
   if (f.path.size() == 2) {
     if (llvm::isa<ast::NameValue>(f.value)) {
       if (std::optional<PartialAttr> a = buildAttr(*f.value))

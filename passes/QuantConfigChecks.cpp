@@ -32,7 +32,8 @@ struct Latest {
   SourceRange loc;
   unsigned seq = 0;
   bool any = false;
-  template <typename T> Latest &operator<<(const std::optional<Explicit<T>> &e) {
+  template <typename T>
+  Latest &operator<<(const std::optional<Explicit<T>> &e) {
     if (e && (!any || e->seq > seq)) {
       loc = e->loc;
       seq = e->seq;
@@ -70,10 +71,12 @@ ir::OpConfig passes::finalizeConfig(const PartialConfig &p, std::string name,
   ir::OpConfig r;
   r.name = std::move(name);
   r.loc = loc;
-  r.activation.method = valueOr(p.activation.method, ir::QuantMethod::PowerOfTwo);
+  r.activation.method =
+      valueOr(p.activation.method, ir::QuantMethod::PowerOfTwo);
   r.activation.bits = toInt(valueOr<int64_t>(p.activation.bits, 8));
   r.activation.quantize = valueOr(p.activation.quantize, true);
-  r.activation.signedness = valueOr(p.activation.signedness, ir::Signedness::Auto);
+  r.activation.signedness =
+      valueOr(p.activation.signedness, ir::Signedness::Auto);
   if (p.inputBits) {
     for (const Explicit<int64_t> &b : p.inputBits->value)
       r.inputBits.push_back(toInt(b.value));
@@ -137,7 +140,8 @@ void passes::checkConfig(Compilation &c, const PartialConfig &p) {
       isValidActivationBits(bits)) {
     int64_t zp = *p.fixedZeroPoint->value;
     ir::Signedness s = valueOr(act.signedness, ir::Signedness::Auto);
-    int64_t lo = s == ir::Signedness::Unsigned ? 0 : -(int64_t(1) << (bits - 1));
+    int64_t lo =
+        s == ir::Signedness::Unsigned ? 0 : -(int64_t(1) << (bits - 1));
     int64_t hi = s == ir::Signedness::Signed ? (int64_t(1) << (bits - 1)) - 1
                                              : (int64_t(1) << bits) - 1;
     const char *kind = s == ir::Signedness::Signed     ? "signed"

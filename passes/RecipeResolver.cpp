@@ -26,13 +26,23 @@ using namespace tpcc::passes;
 
 namespace {
 
-const char *const recipeFields[] = {
-    "activation_threshold", "weights_threshold", "lp", "bias_correction",
-    "shift_negative", "relu_unbound_correction",
-    "activation_channel_equalization", "input_scaling", "z_threshold",
-    "min_threshold", "activation_bits", "weights_bits", "activation_method",
-    "weights_method", "per_channel", "quantize_activations",
-    "quantize_weights"};
+const char *const recipeFields[] = {"activation_threshold",
+                                    "weights_threshold",
+                                    "lp",
+                                    "bias_correction",
+                                    "shift_negative",
+                                    "relu_unbound_correction",
+                                    "activation_channel_equalization",
+                                    "input_scaling",
+                                    "z_threshold",
+                                    "min_threshold",
+                                    "activation_bits",
+                                    "weights_bits",
+                                    "activation_method",
+                                    "weights_method",
+                                    "per_channel",
+                                    "quantize_activations",
+                                    "quantize_weights"};
 const char *const shiftNegativeFields[] = {"enabled", "ratio",
                                            "recompute_threshold"};
 const ir::ThresholdMethod allThresholds[] = {
@@ -76,9 +86,8 @@ private:
   /// Applies a top-level field; true when its value was valid.
   bool applyField(const FlatField &f, llvm::StringRef name) {
     if (name == "activation_threshold" || name == "weights_threshold") {
-      auto t = readEnum<ir::ThresholdMethod>(c, f, "threshold method",
-                                             allThresholds,
-                                             ir::parseThresholdMethod);
+      auto t = readEnum<ir::ThresholdMethod>(
+          c, f, "threshold method", allThresholds, ir::parseThresholdMethod);
       if (t)
         (name == "activation_threshold" ? r.activationThreshold
                                         : r.weightsThreshold) = *t;
@@ -153,9 +162,8 @@ private:
   }
 
   bool readPositive(const FlatField &f, bool allowInf, double &out) {
-    std::optional<double> d = readNumber(c, f, allowInf,
-                                         allowInf ? "a number or `inf`"
-                                                  : "a number");
+    std::optional<double> d =
+        readNumber(c, f, allowInf, allowInf ? "a number or `inf`" : "a number");
     if (!d)
       return false;
     if (*d <= 0) {

@@ -13,14 +13,20 @@ an example, and is checked with `TPCC_BINARY check`:
   ```tpc-error      a complete file that shows a mistake: exit status 1 and
                     an `error:` on stderr
 
-Blocks with any other info string (or none) are fragments and are skipped.
+Blocks with any other info string (or none) are fragments and are skipped,
+except output blocks:
+
+  ```json emit=NAME.tpc
+                    the exact output of `TPCC_BINARY emit --emit=json NAME.tpc`,
+                    where NAME.tpc is an example of the same document
 
 Each block is written to a temporary directory (one per Markdown file) as
 `<document>-<index>.tpc` (`language-07.tpc` for the 7th example of
 `language.md`). An example may give its own file name after the tag,
-```tpc file=base_chip.tpc``, so that a later example can
-`import "./base_chip.tpc"`; every block of a document is written before any
-is checked. Examples may import the standard library (`import "imx500"`).
+`tpc file=base_chip.tpc`, so that a later example can
+`import "./base_chip.tpc"` (or an output block can name it); every block of a
+document is written before any is checked. Examples may import the standard
+library (`import "imx500"`, `import "onnx"`).
 
 A block that holds `expected-error`, `expected-warning` or `expected-note`
 annotations is also run with `check --verify`, which must succeed: the
@@ -31,6 +37,7 @@ Prints one line per example and a final `N passed, M failed` line; exits 1
 when any example fails (and 2 on a usage error). Python 3 standard library
 only.
 """
+import difflib
 import os
 import re
 import subprocess
@@ -41,6 +48,7 @@ TAGS = ("tpc", "tpc-warning", "tpc-error")
 TIMEOUT = 60  # seconds per tpcc run: a hang is a failure, not a stuck test
 FENCE = re.compile(r"^( {0,3})(`{3,}|~{3,})(.*)$")
 FILE_ATTR = re.compile(r"(?:^|\s)file=([A-Za-z0-9_.-]+\.tpc)(?:\s|$)")
+EMIT_ATTR = re.compile(r"(?:^|\s)emit=([A-Za-z0-9_.-]+\.tpc)(?:\s|$)")
 ANNOTATION = re.compile(r"expected-(error|warning|note)")
 
 
@@ -85,9 +93,14 @@ def extract(doc):
         i += 1
         words = info.split()
         tag = words[0] if words else ""
+        emit = EMIT_ATTR.search(info)
+        if tag == "json" and emit:
+            examples.append(Example(doc, start + 1, "json", emit.group(1),
+                                    "\n".join(body) + "\n"))
+            continue
         if tag not in TAGS:
             continue
-        index = len(examples) + 1
+        index = sum(1 for e in examples if e.tag != "json") + 1
         m = FILE_ATTR.search(info)
         name = m.group(1) if m else "%s-%02d.tpc" % (stem, index)
         examples.append(Example(doc, start + 1, tag, name,
@@ -113,12 +126,31 @@ def describe_exit(code):
     return "exit status %d" % code
 
 
+def check_output(tpcc, ex, cwd):
+    """An output block: it must be exactly what `emit --emit=json` writes."""
+    if not os.path.exists(os.path.join(cwd, ex.name)):
+        return ("no example of this document is named `%s`" % ex.name, "")
+    code, out, err = run(tpcc, ["emit", "--emit=json", ex.name], cwd)
+    if code != 0:
+        return "`emit --emit=json` failed (%s)" % describe_exit(code), err
+    if out != ex.text:
+        diff = difflib.unified_diff(ex.text.split("\n"), out.split("\n"),
+                                    "documented", "actual", lineterm="", n=1)
+        return "the documented output differs from the compiler's", \
+            "\n".join(list(diff)[:40])
+    return None
+
+
 def check(tpcc, ex, cwd):
     """None when the example behaves as its tag says, else the reason."""
+    if ex.tag == "json":
+        return check_output(tpcc, ex, cwd)
     code, _, err = run(tpcc, ["check", ex.name], cwd)
     if ex.tag == "tpc":
-        if code != 0 or err.strip():
+        if code != 0:
             return "expected a clean compile, got %s" % describe_exit(code), err
+        if err.strip():
+            return "expected a clean compile, got output on stderr", err
     elif ex.tag == "tpc-warning":
         if code != 0:
             return ("expected exit status 0 with a warning, got %s"
@@ -155,7 +187,7 @@ def main(argv):
                              % (doc, e.strerror))
             return 2
         names = {}
-        for ex in examples:
+        for ex in (e for e in examples if e.tag != "json"):
             if ex.name in names:
                 print("FAIL %s:%d: file name `%s` is already used by the "
                       "example at line %d" % (doc, ex.line, ex.name,
@@ -163,7 +195,7 @@ def main(argv):
                 failed += 1
             names.setdefault(ex.name, ex.line)
         with tempfile.TemporaryDirectory(prefix="tpcc-doc-") as tmp:
-            for ex in examples:
+            for ex in (e for e in examples if e.tag != "json"):
                 with open(os.path.join(tmp, ex.name), "w",
                           encoding="utf-8") as f:
                     f.write(ex.text)

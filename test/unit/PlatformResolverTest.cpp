@@ -27,8 +27,8 @@ class PlatformResolverTest : public ::testing::Test {
 protected:
   /// Parses each (name, text) file in order (as if each imported the ones
   /// before it) and builds the module.
-  void compileFiles(
-      const std::vector<std::pair<std::string, std::string>> &files) {
+  void
+  compileFiles(const std::vector<std::pair<std::string, std::string>> &files) {
     c = std::make_unique<Compilation>();
     for (const auto &[name, text] : files) {
       ast::File *f = parseBuffer(*c, name, text);
@@ -40,7 +40,8 @@ protected:
   }
   void compile(const std::string &text) { compileFiles({{"test.tpc", text}}); }
 
-  /// The diagnostics as "LINE:COL kind" (notes indented, "  note LINE:COL kind").
+  /// The diagnostics as "LINE:COL kind" (notes indented, "  note LINE:COL
+  /// kind").
   Strings diags() const {
     Strings out;
     for (const Diagnostic &d : c->diags.getDiagnostics()) {
@@ -187,8 +188,9 @@ TEST_F(PlatformResolverTest, Imx500ExampleResolves) {
   ASSERT_EQ(p.fusings.size(), 3u);
   EXPECT_EQ(p.fusings[0].name, "Conv->ConvActs");
   using Pattern = std::vector<std::vector<std::string>>;
-  EXPECT_EQ(p.fusings[0].pattern,
-            (Pattern{{"Conv"}, {"AnyReLU", "PReLU", "Sigmoid", "Swish", "Tanh"}}));
+  EXPECT_EQ(
+      p.fusings[0].pattern,
+      (Pattern{{"Conv"}, {"AnyReLU", "PReLU", "Sigmoid", "Swish", "Tanh"}}));
   EXPECT_EQ(p.fusings[1].name, "FullyConnected->(AnyReLU|Swish|Sigmoid)");
   EXPECT_EQ(p.fusings[2].name, "(Add|Sub|Mul|Div)->AnyReLU");
   EXPECT_EQ(p.fusings[2].pattern,
@@ -237,7 +239,7 @@ TEST_F(PlatformResolverTest, DefaultsAreFilledAfterEdits) {
   EXPECT_EQ(cfgs[1].inputBits, std::vector<int>{16});
   EXPECT_EQ(cfgs[2].inputBits, std::vector<int>{8});
   const ir::OpConfig &w = cfgs[3];
-  EXPECT_TRUE(w.weights.quantize);   // bits 8 given
+  EXPECT_TRUE(w.weights.quantize); // bits 8 given
   EXPECT_EQ(w.weights.bits, 8);
   EXPECT_FALSE(w.weightConfig("kernel").quantize); // nothing given
   EXPECT_FALSE(w.weightConfig("bias").quantize);   // explicitly off
@@ -386,7 +388,8 @@ TEST_F(PlatformResolverTest, DuplicateKeys) {
                          "  note 4:23 note_previous_definition",
                      }));
   EXPECT_EQ(messages()[0], "field `simd` is given twice in one block");
-  EXPECT_EQ(messages()[2], "field `weights.kernel.bits` is given twice in one block");
+  EXPECT_EQ(messages()[2],
+            "field `weights.kernel.bits` is given twice in one block");
   // The first of two keys is kept.
   EXPECT_EQ(platform("p").defaultOptions.baseConfig().simd, 8);
 }
@@ -418,14 +421,19 @@ TEST_F(PlatformResolverTest, FieldErrors) {
                          "6:59 err_unknown_field",
                      }));
   Strings msg = messages();
-  EXPECT_EQ(msg[0], "unknown field `activaton` in a config; did you mean `activation`?");
-  EXPECT_EQ(msg[1], "unknown field `bitz` in `activation`; did you mean `bits`?");
+  EXPECT_EQ(
+      msg[0],
+      "unknown field `activaton` in a config; did you mean `activation`?");
+  EXPECT_EQ(msg[1],
+            "unknown field `bitz` in `activation`; did you mean `bits`?");
   EXPECT_EQ(msg[2], "field `simd` expects an integer, found a decimal number");
-  EXPECT_EQ(msg[3], "`lut_sym2` is not a valid quantization method; expected one of "
-                    "`power_of_two`, `symmetric`, `uniform`, `lut_pot`, `lut_sym`");
+  EXPECT_EQ(msg[3],
+            "`lut_sym2` is not a valid quantization method; expected one of "
+            "`power_of_two`, `symmetric`, `uniform`, `lut_pot`, `lut_sym`");
   EXPECT_EQ(msg[4], "`maybe` is not a valid signedness; expected one of "
                     "`auto`, `signed`, `unsigned`");
-  EXPECT_EQ(msg[7], "unknown field `bitz` in `weights.kernel`; did you mean `bits`?");
+  EXPECT_EQ(msg[7],
+            "unknown field `bitz` in `weights.kernel`; did you mean `bits`?");
   EXPECT_EQ(msg[13], "unknown field `extra` in an attr");
 }
 
@@ -534,8 +542,8 @@ platform noDefault {
                          "11:10 err_platform_no_default",
                      }));
   EXPECT_EQ(messages()[0], "`default` must name exactly one config, found 2");
-  EXPECT_EQ(messages()[3],
-            "platform `noDefault` has no `default` options, neither its own nor inherited");
+  EXPECT_EQ(messages()[3], "platform `noDefault` has no `default` options, "
+                           "neither its own nor inherited");
 }
 
 //===----------------------------------------------------------------------===//
@@ -617,8 +625,10 @@ TEST_F(PlatformResolverTest, FusingPatterns) {
                          "12:3 warn_duplicate_fuse",
                          "  note 10:3 note_previous_pattern",
                      }));
-  EXPECT_EQ(messages()[0], "a fusing pattern needs at least two elements, found 1");
-  EXPECT_EQ(messages()[1], "fusing pattern `second` is equal to an earlier pattern");
+  EXPECT_EQ(messages()[0],
+            "a fusing pattern needs at least two elements, found 1");
+  EXPECT_EQ(messages()[1],
+            "fusing pattern `second` is equal to an earlier pattern");
   const ir::Platform &p = platform("p");
   ASSERT_EQ(p.fusings.size(), 3u);
   EXPECT_EQ(p.fusings[0].name, "first");
@@ -634,7 +644,8 @@ TEST_F(PlatformResolverTest, FusingPatterns) {
 //===----------------------------------------------------------------------===//
 
 TEST_F(PlatformResolverTest, ChildSeesParentAndOverrides) {
-  compileFiles({{"imx500.tpc", imx500}, {"chip.tpc", R"(platform my_chip extends imx500 {
+  compileFiles(
+      {{"imx500.tpc", imx500}, {"chip.tpc", R"(platform my_chip extends imx500 {
   version 0.1
   opset Softmax : [a8 with { activation.bits: 16 }]
   override opset FullyConnected : [linear8]
@@ -746,8 +757,10 @@ platform root {
   Strings msg = messages();
   EXPECT_EQ(msg[0], "`a` is already defined by parent platform `base`; "
                     "write `override` to replace it");
-  EXPECT_EQ(msg[1], "`override` of `b`, which parent platform `base` does not define");
-  EXPECT_EQ(msg[4], "`remove fuse`: no inherited pattern is equal to `A->A->A`");
+  EXPECT_EQ(msg[1],
+            "`override` of `b`, which parent platform `base` does not define");
+  EXPECT_EQ(msg[4],
+            "`remove fuse`: no inherited pattern is equal to `A->A->A`");
   EXPECT_EQ(msg[5], "`override` of `x`, which no parent platform defines "
                     "(platform `root` extends no platform)");
   // `remove fuse A -> (A | A)` removed the inherited `A -> A`.
@@ -803,15 +816,40 @@ platform orphan extends lost { }
 
 TEST_F(PlatformResolverTest, InheritedErrorsAreReportedOnce) {
   compile(R"(platform base {
-  config a = { activation.bits: 99, simd: 0 }
+  config xyz = { activation.bits: 99, simd: 0 }
   config b = a9 with {}
-  default [a]
+  default [xyz]
 }
-platform child extends base { }
+platform child extends base { config a8 = {} }
 platform grandchild extends child { opset X }
 )");
-  EXPECT_EQ(diags(), (Strings{"2:33 err_bits_range", "2:43 err_not_positive",
+  // The child's `a8` is not suggested for the parent's `a9`: the parent's
+  // definitions only know the parent's names, so the message is the same.
+  EXPECT_EQ(diags(), (Strings{"2:35 err_bits_range", "2:45 err_not_positive",
                               "3:14 err_undefined"}));
+  EXPECT_EQ(messages()[2], "use of undefined config `a9`");
+}
+
+TEST_F(PlatformResolverTest, RemoveFuseSeesOverriddenGroups) {
+  compile(R"(platform base {
+  config a = {}
+  default [a]
+  opset A, B, C
+  group G = B
+  fuse A -> G as named
+  fuse A -> C
+}
+platform child extends base {
+  override group G = B | C
+  remove fuse A -> (C | B)
+  fuse A -> C
+}
+)");
+  EXPECT_EQ(diags(), (Strings{"12:3 warn_duplicate_fuse",
+                              "  note 7:3 note_previous_pattern"}));
+  ASSERT_EQ(platform("child").fusings.size(), 1u);
+  EXPECT_EQ(platform("child").fusings[0].name, "A->C");
+  EXPECT_EQ(platform("base").fusings.size(), 2u);
 }
 
 //===----------------------------------------------------------------------===//
@@ -850,8 +888,9 @@ TEST_F(PlatformResolverTest, BitRanges) {
   EXPECT_EQ(msg[0], "weight bits must be between 1 and 32, found 0");
   EXPECT_EQ(msg[2], "`lut_bits` must be between `bits` (4) and 32, found 3");
   EXPECT_EQ(msg[4], "`lut_bits` must be between `bits` (16) and 32, found 8");
-  EXPECT_EQ(msg[5], "`lut_bits` requires a LUT method (`lut_pot` or `lut_sym`), "
-                    "but the method is `symmetric`");
+  EXPECT_EQ(msg[5],
+            "`lut_bits` requires a LUT method (`lut_pot` or `lut_sym`), "
+            "but the method is `symmetric`");
   EXPECT_EQ(msg[7], "activation bits must be between 1 and 16, found 17");
   EXPECT_EQ(msg[8], "input bits must be between 1 and 16, found 0");
   EXPECT_EQ(msg[9], "LUT method `lut_pot` cannot quantize activations");
@@ -881,8 +920,10 @@ TEST_F(PlatformResolverTest, FixedScaleAndZeroPoint) {
                          "10:36 err_scale_not_positive",
                      }));
   Strings msg = messages();
-  EXPECT_EQ(msg[0], "`fixed_zero_point` 128 is outside the range of 8-bit signed values [-128, 127]");
-  EXPECT_EQ(msg[1], "`fixed_zero_point` -1 is outside the range of 8-bit unsigned values [0, 255]");
+  EXPECT_EQ(msg[0], "`fixed_zero_point` 128 is outside the range of 8-bit "
+                    "signed values [-128, 127]");
+  EXPECT_EQ(msg[1], "`fixed_zero_point` -1 is outside the range of 8-bit "
+                    "unsigned values [0, 255]");
   EXPECT_EQ(msg[2], "`fixed_zero_point` 256 is outside the range of 8-bit "
                     "signed or unsigned values [-128, 255]");
   EXPECT_EQ(msg[4], "`fixed_scale` must be positive, found 0");
@@ -950,10 +991,10 @@ TEST_F(PlatformResolverTest, KeepsGoingAfterErrors) {
 }
 platform fine { config a = {} default [a] }
 )");
-  EXPECT_EQ(diags(), (Strings{"2:22 err_field_type", "3:16 err_unknown_field",
-                              "4:15 err_options_need_base", "5:12 err_undefined",
-                              "6:22 err_base_not_in_list",
-                              "7:3 err_fuse_too_short"}));
+  EXPECT_EQ(diags(),
+            (Strings{"2:22 err_field_type", "3:16 err_unknown_field",
+                     "4:15 err_options_need_base", "5:12 err_undefined",
+                     "6:22 err_base_not_in_list", "7:3 err_fuse_too_short"}));
   EXPECT_EQ(m.platforms.size(), 2u);
   EXPECT_NE(platform("p").findOpset("A"), nullptr);
 }
@@ -1058,13 +1099,16 @@ recipe stray extends frced { }
   Strings msg = messages();
   EXPECT_EQ(msg[0], "recipe `forced` overrides the platform's own choice of "
                     "activation bit width");
-  EXPECT_EQ(msg[13], "unknown field `enable` in `shift_negative`; did you mean `enabled`?");
+  EXPECT_EQ(
+      msg[13],
+      "unknown field `enable` in `shift_negative`; did you mean `enabled`?");
   EXPECT_EQ(msg[15], "unknown field `lp_norm` in a recipe");
   EXPECT_EQ(msg[16], "recipe `loop1` extends itself");
   const ir::Recipe *kid = m.findRecipe("kid");
   ASSERT_NE(kid, nullptr);
   EXPECT_EQ(kid->activationBits, std::optional<int>(16));
-  EXPECT_EQ(kid->weightsMethod, std::optional<ir::QuantMethod>(ir::QuantMethod::LutSym));
+  EXPECT_EQ(kid->weightsMethod,
+            std::optional<ir::QuantMethod>(ir::QuantMethod::LutSym));
   EXPECT_EQ(kid->quantizeWeights, std::optional<bool>(false));
 }
 

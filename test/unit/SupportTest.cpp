@@ -27,8 +27,9 @@ TEST(SourceManager, LineAndColumnCountCodePoints) {
 }
 
 TEST(SourceManager, FindsInvalidUTF8) {
-  EXPECT_EQ(findInvalidUTF8("plain"), llvm::StringRef::npos);
-  EXPECT_EQ(findInvalidUTF8("\xE2\x82\xAC ok"), llvm::StringRef::npos);
+  const size_t npos = static_cast<size_t>(llvm::StringRef::npos);
+  EXPECT_EQ(findInvalidUTF8("plain"), npos);
+  EXPECT_EQ(findInvalidUTF8("\xE2\x82\xAC ok"), npos);
   EXPECT_EQ(findInvalidUTF8("ab\xFFz"), 2u);
   EXPECT_EQ(findInvalidUTF8("a\xC3"), 1u);           // truncated
   EXPECT_EQ(findInvalidUTF8("\xC0\x80"), 0u);        // overlong NUL

@@ -12,9 +12,12 @@
 #include "support/AtomicFile.h"
 #include "tools/tpcc/Verify.h"
 
+#include "llvm/Support/Format.h"
 #include "llvm/Support/Process.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <chrono>
+#include <cstdlib>
 #include <string>
 #include <vector>
 
@@ -46,6 +49,7 @@ options:
   --color=auto|always|never
                       colour diagnostics (default: auto, when stderr is a terminal)
   --stdlib=DIR        use DIR as the standard library
+  --time              print the time each phase took to stderr
 
 exit status: 0 success (warnings allowed), 1 errors in the input,
              2 usage or I/O errors
@@ -60,6 +64,7 @@ struct Options {
   std::string stdlibDir;
   bool verify = false;
   bool werror = false;
+  bool time = false;
   unsigned errorLimit = 100;
   std::string color = "auto";
 };
@@ -104,6 +109,8 @@ int parseArgs(int argc, char **argv, Options &o) {
     }
     if (a == "--verify") {
       o.verify = true;
+    } else if (a == "--time") {
+      o.time = true;
     } else if (a == "-Werror") {
       o.werror = true;
     } else if (a.size() > 2 && a.compare(0, 2, "-I") == 0) {
@@ -175,7 +182,24 @@ int writeOutput(const Options &o, const std::string &text) {
 
 } // namespace
 
-int main(int argc, char **argv) {
+/// Prints how long each phase took (`--time`).
+class PhaseTimer {
+public:
+  explicit PhaseTimer(bool enabled) : enabled(enabled) {}
+  void done(const char *phase) {
+    auto now = std::chrono::steady_clock::now();
+    if (enabled)
+      llvm::errs() << llvm::format("tpcc: time: %-8s %8.3f s\n", phase,
+                                   std::chrono::duration<double>(now - last).count());
+    last = now;
+  }
+
+private:
+  bool enabled;
+  std::chrono::steady_clock::time_point last = std::chrono::steady_clock::now();
+};
+
+int run(int argc, char **argv) {
   Options o;
   if (int r = parseArgs(argc, argv, o); r >= 0)
     return r;
@@ -183,20 +207,26 @@ int main(int argc, char **argv) {
   FrontendOptions fo;
   fo.includeDirs = o.includeDirs;
   fo.stdlibDir = o.stdlibDir.empty() ? findStdlibDir(argv[0]) : o.stdlibDir;
-  Compilation c(fo);
+  // The compilation is deliberately not freed (see main): tearing down a
+  // large AST costs as much as building it, and the process ends anyway.
+  static Compilation *kept = new Compilation(fo);
+  Compilation &c = *kept;
   c.diags.setWarningsAsErrors(o.werror);
   if (!o.verify)
     c.diags.setErrorLimit(o.errorLimit);
   bool color = o.color == "always" ||
                (o.color == "auto" && llvm::sys::Process::StandardErrHasColors());
 
+  PhaseTimer timer(o.time);
   bool ioError = failed(loadFiles(c, o.inputs));
+  timer.done("parse");
   bool syntaxOK = !c.diags.hasErrors();
   ir::Module module;
   // Semantic checks run only on files that parsed cleanly: a syntax error
   // would otherwise cascade into errors about names it hid.
   if (syntaxOK && !ioError && (o.command == "check" || o.emit == "json"))
     module = buildModule(c);
+  timer.done("passes");
 
   if (o.verify) {
     bool ok = verifyDiagnostics(c.sources, c.diags.getDiagnostics(), llvm::outs());
@@ -219,5 +249,22 @@ int main(int argc, char **argv) {
       dumpAST(c.sources, *f, os);
   }
   os.flush();
-  return writeOutput(o, text);
+  timer.done("emit");
+  int status = writeOutput(o, text);
+  timer.done("write");
+  return status;
+}
+
+int main(int argc, char **argv) {
+  int status = run(argc, argv);
+  llvm::outs().flush();
+  llvm::errs().flush();
+#if defined(__SANITIZE_ADDRESS__)
+  // Sanitizer builds exit normally so that LeakSanitizer runs (the kept
+  // compilation stays reachable through a static, so it is not a leak).
+  return status;
+#else
+  // Skip global destructors (ANTLR's DFA caches) as compilers commonly do.
+  std::_Exit(status);
+#endif
 }
