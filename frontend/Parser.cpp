@@ -113,6 +113,16 @@ public:
   unsigned numErrors = 0;
 
 protected:
+  /// Never recover by deleting a closing bracket: with contextual keywords the
+  /// next token often "fits" (`opset }` + `platform q` would read as
+  /// `opset platform`), and the errors would cascade.
+  antlr4::Token *singleTokenDeletion(antlr4::Parser *p) override {
+    size_t t = p->getCurrentToken()->getType();
+    if (t == TpcLexer::RBRACE || t == TpcLexer::RPAREN || t == TpcLexer::RBRACK)
+      return nullptr;
+    return DefaultErrorStrategy::singleTokenDeletion(p);
+  }
+
   void reportNoViableAlternative(antlr4::Parser *p,
                                  const antlr4::NoViableAltException &e) override {
     emit(p, e.getOffendingToken(), e.getExpectedTokens());
