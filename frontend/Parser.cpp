@@ -482,7 +482,7 @@ private:
     case TpcLexer::FLOAT: {
       double v = std::strtod(t->getText().c_str(), nullptr);
       if (!std::isfinite(v)) {
-        c.diags.emit(r, diag::err_int_out_of_range, t->getText());
+        c.diags.emit(r, diag::err_float_out_of_range, t->getText());
         v = 0;
       }
       return create<FloatLit>(r, v, t->getText());
@@ -496,7 +496,7 @@ private:
         c.diags.emit(r, diag::err_pow2_base, text);
       } else if (llvm::StringRef(text).substr(caret + 1).getAsInteger(10, exp) ||
                  exp < -1074 || exp > 1023) {
-        c.diags.emit(r, diag::err_int_out_of_range, text);
+        c.diags.emit(r, diag::err_float_out_of_range, text);
         exp = 0;
       }
       return create<Pow2Lit>(r, exp);

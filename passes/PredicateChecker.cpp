@@ -46,7 +46,8 @@ LogicalResult passes::checkInputIndex(Compilation &c, const ir::OnnxOp *op,
     return c.diags.emit(range, diag::err_negative_input_index, index);
   if (op && !op->hasInput(index))
     return c.diags.emit(range, diag::err_input_index, index, op->name,
-                        *op->maxInputs);
+                        std::to_string(*op->maxInputs) +
+                            (*op->maxInputs == 1 ? " input" : " inputs"));
   return success();
 }
 

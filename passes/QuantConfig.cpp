@@ -3,11 +3,11 @@
 // The keys a config block understands:
 //
 //   activation.{method,bits,quantize,signedness}
-//   input_bits                    an integer or a list of integers
-//   weights: ATTR                 replaces the default weight config
-//   weights.F                     F an attr field: edits the default weight
-//   config weights.S: ATTR               replaces (or, with `{}`, creates) slot
-//   S weights.S.F                   edits slot S (a new slot starts empty)
+//   input_bits         an integer or a list of integers
+//   weights: ATTR      replaces the default weight config
+//   weights.F          (F an attr field) edits the default weight config
+//   weights.S: ATTR    replaces slot S (`weights.S: {}` creates it)
+//   weights.S.F        edits slot S (a new slot starts from the defaults)
 //   preserving, fixed_scale, fixed_zero_point, simd
 //
 // ATTR is an attr name, `attr with {...}`, or an inline block (which, being a
@@ -42,10 +42,7 @@ const ir::Signedness allSignedness[] = {
     ir::Signedness::Auto, ir::Signedness::Signed, ir::Signedness::Unsigned};
 
 bool isAttrField(llvm::StringRef s) {
-  for (const char *f : attrFields)
-    if (s == f)
-      return true;
-  return false;
+  return llvm::is_contained(attrFields, s);
 }
 
 template <typename T>

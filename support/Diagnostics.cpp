@@ -136,17 +136,22 @@ void DiagnosticEngine::print(llvm::raw_ostream &os, bool color) {
 
 std::string tpcc::findClosest(llvm::StringRef name,
                               const std::vector<std::string> &candidates) {
+  // Rank by the distance ignoring case, then by the exact distance, then by
+  // name (for determinism): `trans_b` suggests `transB`, not `transA`.
   std::string best;
-  unsigned bestDist = ~0u;
+  std::pair<unsigned, unsigned> bestDist(~0u, ~0u);
   unsigned limit = std::max<unsigned>(1, name.size() / 3);
+  std::string lower = name.lower();
   for (const std::string &c : candidates) {
     if (c == name)
       continue;
-    unsigned d = name.edit_distance(c, /*AllowReplacements=*/true, limit + 1);
-    // Case-only differences are always worth suggesting.
-    if (name.equals_insensitive(c))
-      d = 0;
-    if (d <= limit && (d < bestDist || (d == bestDist && c < best))) {
+    unsigned folded = llvm::StringRef(lower).edit_distance(
+        llvm::StringRef(c).lower(), /*AllowReplacements=*/true, limit + 1);
+    if (folded > limit)
+      continue;
+    std::pair<unsigned, unsigned> d(
+        folded, name.edit_distance(c, /*AllowReplacements=*/true));
+    if (d < bestDist || (d == bestDist && c < best)) {
       bestDist = d;
       best = c;
     }

@@ -119,3 +119,9 @@ TEST(AtomicFile, WritesAndReplacesWithoutTemporaries) {
   EXPECT_FALSE(writeFileAtomically(missing, "x", err));
   llvm::sys::fs::remove_directories(dir);
 }
+
+TEST(Diagnostics, DidYouMeanPrefersCaseInsensitiveMatch) {
+  std::vector<std::string> attrs = {"transA", "transB", "alpha", "beta"};
+  EXPECT_EQ(findClosest("trans_b", attrs), "transB");
+  EXPECT_EQ(findClosest("TRANSA", attrs), "transA");
+}
