@@ -1,10 +1,10 @@
-//===- PlatformResolverImpl.h - The platform resolver's state ----*- C++
-//-*-===//
+//===- PlatformResolverImpl.h - The platform resolver -----------*- C++ -*-===//
 //
-// Private to PlatformResolver.cpp (names, configs, options, opsets),
-// PlatformFusings.cpp (groups, fusing patterns) and BitWidthChecks.cpp
-// (Rule 11). Every named definition is evaluated at most once, on demand
-// (references may point forward), with cycles reported where they close.
+// Private to the files of the platform resolver: PlatformResolver.cpp (names,
+// configs, options, opsets), EvaluationOrder.cpp, PlatformFusings.cpp (groups,
+// fusing patterns) and BitWidthChecks.cpp (Rule 11). Every named definition
+// is evaluated at most once, on demand (references may point forward), with
+// cycles reported where they close.
 //
 //===----------------------------------------------------------------------===//
 #ifndef TPCC_PASSES_PLATFORMRESOLVERIMPL_H
