@@ -1,4 +1,4 @@
-//===- Extends.h - Ordering declarations that extend others --- -*- C++ -*-===//
+//===- Extends.h - Declarations that extend others --------------*- C++ -*-===//
 //
 // Platforms and recipes may `extends` another declaration of their kind; the
 // parent must be resolved first, whatever the order of the files. This finds

@@ -1,4 +1,4 @@
-//===- FieldBlock.h - Reading `{ key: value }` blocks --------- -*- C++ -*-===//
+//===- FieldBlock.h - Reading `{ key: value }` blocks -----------*- C++ -*-===//
 //
 // Attrs, configs and recipes are all written as field blocks, and they are
 // read the same way: a nested block means the same as its dotted keys, so a

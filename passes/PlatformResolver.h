@@ -1,4 +1,4 @@
-//===- PlatformResolver.h - Platform declarations to IR ------- -*- C++ -*-===//
+//===- PlatformResolver.h - Platform declarations to IR ---------*- C++ -*-===//
 //
 // Resolves one platform (language.md "Platform" and "Extending a platform"):
 // every `with` chain, option list, opset, group and fusing pattern of the

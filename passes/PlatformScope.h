@@ -1,4 +1,4 @@
-//===- PlatformScope.h - What a platform and its parents define  -*- C++ -*-===//
+//===- PlatformScope.h - What a platform can see ----------------*- C++ -*-===//
 //
 // A platform sees every definition of its parents. Its scope is built level by
 // level, from the root of its `extends` chain down to the platform itself:

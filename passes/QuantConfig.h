@@ -1,4 +1,4 @@
-//===- QuantConfig.h - Attrs and configs before their defaults  -*- C++ -*-===//
+//===- QuantConfig.h - Attrs and configs before defaults --------*- C++ -*-===//
 //
 // `X with { ... }` copies the fields X set explicitly and edits only the named
 // ones; defaults are computed after all edits. So an attr or a config is first

@@ -1,4 +1,4 @@
-//===- RecipeResolver.h - Recipe declarations to IR ----------- -*- C++ -*-===//
+//===- RecipeResolver.h - Recipe declarations to IR -------------*- C++ -*-===//
 //
 // A recipe is one field block (language.md "Recipe"); `recipe X extends Y`
 // starts from Y's resolved fields. Fields that force a choice the platform

@@ -767,6 +767,29 @@ platform root {
   EXPECT_TRUE(platform("child").fusings.empty());
 }
 
+TEST_F(PlatformResolverTest, Rule7OpsetNamesAreUniqueAcrossParents) {
+  compile(R"(platform base {
+  config a = {}
+  default [a]
+  opset Conv, Relu
+}
+platform child extends base {
+  opset Relu : [a]
+  override opset Conv : [a with { simd: 8 }]
+}
+)");
+  EXPECT_EQ(diags(), (Strings{"7:9 err_parent_defines",
+                              "  note 4:15 note_previous_definition"}));
+  EXPECT_EQ(messages()[0], "`Relu` is already defined by parent platform "
+                           "`base`; write `override` to replace it");
+  // After the error the child's definition is used, in the parent's place.
+  const ir::Platform &p = platform("child");
+  ASSERT_EQ(p.opsets.size(), 2u);
+  EXPECT_EQ(p.opsets[1].name, "Relu");
+  EXPECT_TRUE(p.opsets[1].options.has_value());
+  EXPECT_EQ(baseOf("child", "Conv").simd, 8);
+}
+
 TEST_F(PlatformResolverTest, OverrideOfDifferentKind) {
   compile(R"(platform base {
   config a = {}
