@@ -7,15 +7,10 @@
 //
 //===----------------------------------------------------------------------===//
 #include "frontend/AntlrSupport.h"
+#include "frontend/Literals.h"
 
 #include "TpcBaseVisitor.h"
 #include "TpcLexer.h"
-
-#include "llvm/ADT/StringExtras.h"
-
-#include <cerrno>
-#include <cmath>
-#include <cstdlib>
 
 using namespace tpcc;
 using namespace tpcc::ast;
@@ -75,15 +70,10 @@ private:
     return out;
   }
 
+  // Literal tokens were validated before parsing (Parser.cpp checkTokens).
   int64_t parseInt(antlr4::Token *t) {
-    std::string text = t->getText();
-    errno = 0;
-    char *end = nullptr;
-    long long v = std::strtoll(text.c_str(), &end, 10);
-    if (errno == ERANGE || *end) {
-      c.diags.emit(L.range(t), diag::err_int_out_of_range, text);
-      return 0;
-    }
+    int64_t v = 0;
+    literals::decodeInt(t->getText(), v);
     return v;
   }
 
@@ -191,16 +181,8 @@ private:
   }
 
   PlatformItem *buildVersion(TpcParser::VersionItemContext *v) {
-    antlr4::Token *tok = v->versionValue()->getStart();
-    std::string text = tok->getText();
-    llvm::StringRef minor, patch;
-    std::tie(minor, patch) = llvm::StringRef(text).split('.');
     int64_t mi = 0, pa = 0;
-    if (tok->getType() != TpcLexer::FLOAT || minor.getAsInteger(10, mi) ||
-        patch.getAsInteger(10, pa) || mi < 0) {
-      c.diags.emit(L.range(tok), diag::err_bad_version, text);
-      return nullptr;
-    }
+    literals::decodeVersion(v->versionValue()->getStart()->getText(), mi, pa);
     return create<VersionItem>(L.range(v), mi, pa);
   }
 
@@ -263,25 +245,13 @@ private:
     case TpcLexer::INT:
       return create<IntLit>(r, parseInt(t));
     case TpcLexer::FLOAT: {
-      double v = std::strtod(t->getText().c_str(), nullptr);
-      if (!std::isfinite(v)) {
-        c.diags.emit(r, diag::err_float_out_of_range, t->getText());
-        v = 0;
-      }
+      double v = 0;
+      literals::decodeFloat(t->getText(), v);
       return create<FloatLit>(r, v, t->getText());
     }
     case TpcLexer::POW2: {
-      std::string text = t->getText();
-      auto caret = text.find('^');
-      std::string base = text.substr(0, caret);
       int exp = 0;
-      if (base != "2") {
-        c.diags.emit(r, diag::err_pow2_base, text);
-      } else if (llvm::StringRef(text).substr(caret + 1).getAsInteger(10, exp) ||
-                 exp < -1074 || exp > 1023) {
-        c.diags.emit(r, diag::err_float_out_of_range, text);
-        exp = 0;
-      }
+      literals::decodePow2(t->getText(), exp);
       return create<Pow2Lit>(r, exp);
     }
     case TpcLexer::STRING:

@@ -12,6 +12,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "frontend/AntlrSupport.h"
+#include "frontend/Literals.h"
 
 #include "TpcLexer.h"
 
@@ -204,6 +205,45 @@ private:
 // Lexical checks
 //===----------------------------------------------------------------------===//
 
+/// Reports number tokens whose value cannot be represented, and malformed
+/// versions (a number right after `version` can only be the version item).
+void checkNumber(Compilation &c, const Locator &L, antlr4::Token *t,
+                 size_t prevType, unsigned &lexErrors, unsigned lexLimit) {
+  std::string text = t->getText();
+  int64_t i, mi, pa;
+  double f;
+  int e;
+  if (prevType == TpcLexer::VERSION) {
+    if ((t->getType() != TpcLexer::FLOAT || !literals::decodeVersion(text, mi, pa)) &&
+        lexErrors++ < lexLimit)
+      c.diags.emit(L.range(t), diag::err_bad_version, text);
+    return;
+  }
+  switch (t->getType()) {
+  case TpcLexer::INT:
+    if (!literals::decodeInt(text, i) && lexErrors++ < lexLimit)
+      c.diags.emit(L.range(t), diag::err_int_out_of_range, text);
+    break;
+  case TpcLexer::FLOAT:
+    if (!literals::decodeFloat(text, f) && lexErrors++ < lexLimit)
+      c.diags.emit(L.range(t), diag::err_float_out_of_range, text);
+    break;
+  default:
+    switch (literals::decodePow2(text, e)) {
+    case literals::Pow2Status::OK:
+      break;
+    case literals::Pow2Status::NotBase2:
+      if (lexErrors++ < lexLimit)
+        c.diags.emit(L.range(t), diag::err_pow2_base, text);
+      break;
+    case literals::Pow2Status::OutOfRange:
+      if (lexErrors++ < lexLimit)
+        c.diags.emit(L.range(t), diag::err_float_out_of_range, text);
+      break;
+    }
+  }
+}
+
 /// Reports lexical error tokens and rewrites them so that parsing can go on:
 /// unterminated and badly escaped strings become strings, bad characters and
 /// unterminated comments disappear. Returns false when nesting is too deep
@@ -213,6 +253,7 @@ bool checkTokens(Compilation &c, const Locator &L,
   std::vector<std::unique_ptr<antlr4::Token>> kept;
   kept.reserve(tokens.size());
   unsigned depth = 0, notRun = 0, lexErrors = 0;
+  size_t prevType = antlr4::Token::INVALID_TYPE;
   const unsigned lexLimit = 50;
   for (auto &tok : tokens) {
     auto *t = static_cast<antlr4::CommonToken *>(tok.get());
@@ -262,6 +303,11 @@ bool checkTokens(Compilation &c, const Locator &L,
       t->setType(TpcLexer::STRING);
       break;
     }
+    case TpcLexer::INT:
+    case TpcLexer::FLOAT:
+    case TpcLexer::POW2:
+      checkNumber(c, L, t, prevType, lexErrors, lexLimit);
+      break;
     case TpcLexer::LPAREN:
     case TpcLexer::LBRACK:
     case TpcLexer::LBRACE:
@@ -277,6 +323,8 @@ bool checkTokens(Compilation &c, const Locator &L,
       break;
     }
     notRun = t->getType() == TpcLexer::NOT ? notRun + 1 : 0;
+    if (t->getChannel() == antlr4::Token::DEFAULT_CHANNEL)
+      prevType = t->getType();
     if (depth + notRun > c.options.maxNesting) {
       c.diags.emit(L.range(t), diag::err_nesting_too_deep,
                    c.options.maxNesting);

@@ -40,7 +40,9 @@ PlatformResult PlatformResolver::run() {
     p.parent = scope.chain[scope.chain.size() - 2]->name.name;
   if (scope.version)
     p.version = ir::Version{scope.version->minor, scope.version->patch};
-  p.type = scope.type ? scope.type->type : p.name;
+  // An unset type is inherited like any property: the root platform's name
+  // (a chip that `extends imx500` is of type "imx500" unless it says so).
+  p.type = scope.type ? scope.type->type : scope.chain.front()->name.name;
   p.simdPadding = scope.simdPadding && scope.simdPadding->value;
   p.metadata = scope.metadata && scope.metadata->value;
 
@@ -104,9 +106,14 @@ const ScopeDef *PlatformResolver::resolveRef(const ast::Ident &ref,
                                              const ExpectedKind &kind) {
   const ScopeDef *def = scope.lookup(ref.name);
   if (!def) {
-    c.diags.emit(
-        ref.range, diag::err_undefined, kind.word, ref.name,
-        didYouMean(ref.name, scope.visibleNames(currentLevel, kind.kinds)));
+    // Never suggest a definition being evaluated: using it would be a cycle
+    // (`config a = a9 with {}` must not suggest `a`).
+    std::vector<std::string> candidates;
+    for (std::string &n : scope.visibleNames(currentLevel, kind.kinds))
+      if (!isActive(n))
+        candidates.push_back(std::move(n));
+    c.diags.emit(ref.range, diag::err_undefined, kind.word, ref.name,
+                 didYouMean(ref.name, candidates));
     return nullptr;
   }
   if (llvm::is_contained(kind.kinds, def->kind))

@@ -95,6 +95,16 @@ private:
   const PlatformScope &scope;
   const PlatformResult *parent;
   QuantConfigBuilder builder;
+  /// Whether the definition named `name` is being evaluated right now.
+  bool isActive(const std::string &name) const {
+    auto active = [&](const auto &memo) {
+      auto it = memo.find(name);
+      return it != memo.end() && it->second.state == std::decay_t<
+                                     decltype(it->second)>::Active;
+    };
+    return active(attrs) || active(configs) || active(options) ||
+           active(groups);
+  }
   /// The level of the definition being evaluated: names it may suggest.
   unsigned currentLevel = 0;
 
