@@ -113,14 +113,19 @@ private:
     if (!item.isOverride)
       c.diags.emit(name.range, diag::err_parent_defines, name.name, owner)
           .note(prev.name->range, diag::note_previous_definition);
-    else if (prev.kind != kind)
+    else if (prev.kind != kind) {
       c.diags
           .emit(name.range, diag::err_override_missing, name.name,
                 fmt::format("parent platform `{}` defines as {}, not as {}",
                             owner, describeDefKind(prev.kind),
                             describeDefKind(kind)))
           .note(prev.name->range, diag::note_previous_definition);
-    // Either way the child's definition is the one in effect.
+      // Keep the parent's definition: the inherited definitions that use
+      // the name expect its kind, and would otherwise all report errors
+      // that only repeat this one.
+      return;
+    }
+    // The child's definition is the one in effect.
     if (prev.kind == DefKind::Opset && kind != DefKind::Opset)
       s.opsetOrder.erase(
           std::find(s.opsetOrder.begin(), s.opsetOrder.end(), name.name));
