@@ -13,6 +13,7 @@
 #ifndef TPCC_FRONTEND_AST_H
 #define TPCC_FRONTEND_AST_H
 
+#include "support/CmpOp.h"
 #include "support/SourceManager.h"
 
 #include "llvm/Support/Casting.h"
@@ -480,7 +481,7 @@ public:
       : Pred(Kind::NotPred, r), count(c), operand(o) {}
 };
 
-enum class CmpOp { Eq, Ne, Lt, Le, Gt, Ge };
+using tpcc::CmpOp;
 
 class CmpPred : public Pred {
 public:

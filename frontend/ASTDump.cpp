@@ -96,24 +96,6 @@ const char *kindName(Node::Kind k) {
   return "<unknown node>";
 }
 
-const char *cmpSpelling(CmpOp op) {
-  switch (op) {
-  case CmpOp::Eq:
-    return "==";
-  case CmpOp::Ne:
-    return "!=";
-  case CmpOp::Lt:
-    return "<";
-  case CmpOp::Le:
-    return "<=";
-  case CmpOp::Gt:
-    return ">";
-  case CmpOp::Ge:
-    return ">=";
-  }
-  return "<invalid operator>";
-}
-
 /// A string as the language spells it: quoted, `"` and `\` escaped; control
 /// characters (which the language cannot hold) as `\xNN` so lines stay whole.
 std::string quote(llvm::StringRef s) {
@@ -334,7 +316,7 @@ std::string Dumper::payload(const Node &n) const {
     break;
   }
   case Node::Kind::CmpPred:
-    add(std::string("'") + cmpSpelling(llvm::cast<CmpPred>(n).op) + "'");
+    add(std::string("'") + toString(llvm::cast<CmpPred>(n).op) + "'");
     break;
   case Node::Kind::ConstPred:
     add("input[" + std::to_string(llvm::cast<ConstPred>(n).index) + "]");

@@ -101,24 +101,6 @@ std::optional<ThresholdMethod> ir::parseThresholdMethod(llvm::StringRef s) {
   return std::nullopt;
 }
 
-const char *ir::toString(CmpOp op) {
-  switch (op) {
-  case CmpOp::Eq:
-    return "==";
-  case CmpOp::Ne:
-    return "!=";
-  case CmpOp::Lt:
-    return "<";
-  case CmpOp::Le:
-    return "<=";
-  case CmpOp::Gt:
-    return ">";
-  case CmpOp::Ge:
-    return ">=";
-  }
-  return "<invalid CmpOp>";
-}
-
 //===----------------------------------------------------------------------===//
 // Literals and operands
 //===----------------------------------------------------------------------===//

@@ -10,6 +10,7 @@
 #ifndef TPCC_IR_TPCIR_H
 #define TPCC_IR_TPCIR_H
 
+#include "support/CmpOp.h"
 #include "support/SourceManager.h"
 
 #include "llvm/ADT/StringRef.h"
@@ -148,8 +149,8 @@ struct Operand {
   std::string str() const;
 };
 
-enum class CmpOp { Eq, Ne, Lt, Le, Gt, Ge };
-const char *toString(CmpOp op);
+using tpcc::CmpOp;
+using tpcc::toString;
 
 struct Predicate {
   enum class Kind { Or, And, Not, Cmp, In, Const, Has } kind = Kind::And;

@@ -91,24 +91,6 @@ static ir::Literal convertLiteral(const ast::Value &v) {
   return lit;
 }
 
-static ir::CmpOp convertCmpOp(ast::CmpOp op) {
-  switch (op) {
-  case ast::CmpOp::Eq:
-    return ir::CmpOp::Eq;
-  case ast::CmpOp::Ne:
-    return ir::CmpOp::Ne;
-  case ast::CmpOp::Lt:
-    return ir::CmpOp::Lt;
-  case ast::CmpOp::Le:
-    return ir::CmpOp::Le;
-  case ast::CmpOp::Gt:
-    return ir::CmpOp::Gt;
-  case ast::CmpOp::Ge:
-    return ir::CmpOp::Ge;
-  }
-  llvm_unreachable("unknown comparison");
-}
-
 namespace {
 
 /// What an operand may hold.
@@ -462,7 +444,7 @@ ir::Predicate PredicateChecker::checkCmp(const ast::CmpPred &cmp) {
   ir::Predicate p;
   p.kind = ir::Predicate::Kind::Cmp;
   p.loc = cmp.getRange();
-  p.op = convertCmpOp(cmp.op);
+  p.op = cmp.op;
   TypedOperand lhs = checkOperand(*cmp.lhs);
   TypedOperand rhs = checkOperand(*cmp.rhs);
   bool equality = cmp.op == ast::CmpOp::Eq || cmp.op == ast::CmpOp::Ne;
@@ -483,7 +465,7 @@ ir::Predicate PredicateChecker::checkCmp(const ast::CmpPred &cmp) {
         numeric |= isNumeric(t) || t == Ty::AnyScalar;
       if (!numeric) {
         c.diags
-            .emit(side->range, diag::err_ordered_compare, ir::toString(p.op),
+            .emit(side->range, diag::err_ordered_compare, toString(p.op),
                   side->spelling, describe(*side))
             .report();
         ok = false;

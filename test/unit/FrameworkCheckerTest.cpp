@@ -6,6 +6,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "passes/Internal.h"
+#include "test/unit/TestUtil.h"
 
 #include "llvm/Support/MemoryBuffer.h"
 
@@ -49,13 +50,8 @@ protected:
 
   /// On failure, shows the diagnostics with their source lines and carets.
   void TearDown() override {
-    if (!HasFailure())
-      return;
-    std::string text;
-    llvm::raw_string_ostream os(text);
-    for (const Diagnostic &d : c.diags.getDiagnostics())
-      c.diags.printOne(os, d, /*color=*/false);
-    std::cerr << os.str();
+    if (HasFailure())
+      test_util::printDiagnostics(c);
   }
 
   Compilation c;
