@@ -28,6 +28,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "backends/Backends.h"
+#include "backends/JSONWriter.h"
 
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/SmallVector.h"
@@ -42,46 +43,18 @@ namespace json = llvm::json;
 
 namespace {
 
-class Writer {
+class Writer : public JSONWriter {
 public:
-  explicit Writer(llvm::raw_ostream &os) : j(os, /*IndentSize=*/2) {}
+  using JSONWriter::JSONWriter;
 
   void module(const ir::Module &m);
 
 private:
-  using Field = std::pair<llvm::StringRef, llvm::function_ref<void()>>;
-
-  /// Writes an object whose fields are written by the callbacks, in key order.
-  void object(std::initializer_list<Field> fields);
-  template <typename Range, typename Fn> void array(const Range &r, Fn each) {
-    j.arrayBegin();
-    for (const auto &e : r)
-      each(e);
-    j.arrayEnd();
-  }
-
-  // Scalars.
-  void string(llvm::StringRef s);
-  void number(double d);
-  void integer(int64_t i) { j.value(i); }
-  void boolean(bool b) { j.value(b); }
-  void null() { j.value(nullptr); }
-  void nameOrNull(const std::string &s) { s.empty() ? null() : string(s); }
-  void stringOrNull(const std::optional<std::string> &s) {
-    s ? string(*s) : null();
-  }
-  template <typename T> void integerOrNull(const std::optional<T> &v) {
-    v ? integer(*v) : null();
-  }
-  void booleanOrNull(const std::optional<bool> &v) { v ? boolean(*v) : null(); }
   void methodOrNull(const std::optional<ir::QuantMethod> &m) {
     m ? string(ir::toString(*m)) : null();
   }
   void where(const std::optional<ir::Predicate> &p) {
     p ? string(p->str()) : null();
-  }
-  void strings(const std::vector<std::string> &v) {
-    array(v, [&](const std::string &s) { string(s); });
   }
 
   // IR entities.
@@ -92,89 +65,7 @@ private:
   void framework(const ir::Framework &f);
   void capabilities(const ir::Capabilities &c);
   void recipe(const ir::Recipe &r);
-
-  json::OStream j;
 };
-
-void Writer::object(std::initializer_list<Field> fields) {
-  llvm::SmallVector<Field, 16> sorted(fields.begin(), fields.end());
-  llvm::sort(sorted,
-             [](const Field &a, const Field &b) { return a.first < b.first; });
-  j.objectBegin();
-  for (const Field &f : sorted) {
-    // Keys are fixed field names and slot names (identifiers), which LLVM
-    // escapes exactly as Python does.
-    j.attributeBegin(f.first);
-    f.second();
-    j.attributeEnd();
-  }
-  j.objectEnd();
-}
-
-/// A JSON string literal, escaped as Python's json.dumps(ensure_ascii=False).
-void Writer::string(llvm::StringRef s) {
-  std::string fixed;
-  if (!json::isUTF8(s)) {
-    fixed = json::fixUTF8(s);
-    s = fixed;
-  }
-  j.rawValue([&](llvm::raw_ostream &os) {
-    os << '"';
-    for (char ch : s) {
-      unsigned char c = ch;
-      switch (c) {
-      case '"':
-        os << "\\\"";
-        break;
-      case '\\':
-        os << "\\\\";
-        break;
-      case '\n':
-        os << "\\n";
-        break;
-      case '\r':
-        os << "\\r";
-        break;
-      case '\t':
-        os << "\\t";
-        break;
-      case '\b':
-        os << "\\b";
-        break;
-      case '\f':
-        os << "\\f";
-        break;
-      default:
-        if (c < 0x20) {
-          char buf[8];
-          std::snprintf(buf, sizeof(buf), "\\u%04x", c);
-          os << buf;
-        } else {
-          os << ch;
-        }
-      }
-    }
-    os << '"';
-  });
-}
-
-/// Infinities as "inf" / "-inf", integral values as integers, other doubles
-/// as the shortest round-trip decimal (ir::Literal::str() spells floats that
-/// way, in Python's layout).
-void Writer::number(double d) {
-  if (std::isnan(d))
-    return string("nan");
-  if (std::isinf(d))
-    return string(d < 0 ? "-inf" : "inf");
-  double intPart;
-  if (std::modf(d, &intPart) == 0.0 && d >= -0x1p63 && d < 0x1p63)
-    return integer(static_cast<int64_t>(d));
-  ir::Literal lit;
-  lit.kind = ir::Literal::Kind::Float;
-  lit.f = d;
-  std::string text = lit.str();
-  j.rawValue(text);
-}
 
 //===----------------------------------------------------------------------===//
 // IR entities

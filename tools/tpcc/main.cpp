@@ -12,10 +12,14 @@
 #include "support/AtomicFile.h"
 #include "tools/tpcc/Verify.h"
 
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Format.h"
+#include "llvm/Support/Path.h"
 #include "llvm/Support/Process.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <string>
@@ -33,15 +37,33 @@ usage:
   tpcc check [options] FILE...         check FILEs and everything they import
   tpcc emit --emit=KIND [options] FILE...
                                        compile and write KIND to stdout (or -o)
+  tpcc emit --emit=mct-json --platform NAME [FILE...]
+  tpcc emit --emit=aimet --capabilities NAME [FILE...]
+  tpcc doc NAME [FILE...] [--format=markdown|html]
+                                       a readable table of platform NAME
   tpcc --help | --version
 
 kinds for --emit:
-  json    canonical JSON of the resolved IR (every config inlined, keys sorted)
-  ast     the syntax tree of each FILE, with source ranges
+  json      canonical JSON of the resolved IR (every config inlined, keys sorted)
+  ast       the syntax tree of each FILE, with source ranges
+  mct-json  one platform as MCT's serialized TPC (schema version 2)
+  aimet     an AIMET quantsim config from one capabilities (warns about what
+            AIMET cannot express)
+
+Without FILEs, `doc`, `--emit=mct-json` and `--emit=aimet` load every .tpc file
+in the -I directories and the standard library and look NAME up there.
 
 options:
   -I DIR              add DIR to the import search path (before the stdlib)
   -o FILE             write output to FILE (atomically) instead of stdout
+  --platform NAME     (mct-json) the platform to write; may be left out when
+                      the compilation has exactly one
+  --capabilities NAME (aimet) the capabilities to derive the config from; may
+                      be left out when the compilation has exactly one
+  --format=markdown|html
+                      (doc) Markdown (default) or a standalone HTML page
+  --aimet-comment     (aimet) also list the warnings in a top-level "comment"
+                      field (AIMET's own schema rejects extra fields)
   --verify            (check) compare diagnostics with `// expected-error@+N {{text}}`
                       annotations in the sources; exit 0 when they all match
   -Werror             treat warnings as errors
@@ -58,6 +80,10 @@ exit status: 0 success (warnings allowed), 1 errors in the input,
 struct Options {
   std::string command;
   std::string emit;
+  std::string name; ///< doc: the platform
+  std::string platform, capabilities;
+  std::string format;
+  bool aimetComment = false;
   std::string output;
   std::vector<std::string> inputs;
   std::vector<std::string> includeDirs;
@@ -109,6 +135,20 @@ int parseArgs(int argc, char **argv, Options &o) {
     }
     if (a == "--verify") {
       o.verify = true;
+    } else if (a == "--aimet-comment") {
+      o.aimetComment = true;
+    } else if ((r = value("--platform", v))) {
+      if (r < 0 || v.empty())
+        return usageError("--platform needs a platform name");
+      o.platform = v;
+    } else if ((r = value("--capabilities", v))) {
+      if (r < 0 || v.empty())
+        return usageError("--capabilities needs a capabilities name");
+      o.capabilities = v;
+    } else if ((r = value("--format", v))) {
+      if (r < 0 || (v != "markdown" && v != "html"))
+        return usageError("--format takes markdown or html");
+      o.format = v;
     } else if (a == "--time") {
       o.time = true;
     } else if (a == "-Werror") {
@@ -125,7 +165,7 @@ int parseArgs(int argc, char **argv, Options &o) {
       o.output = v;
     } else if ((r = value("--emit", v))) {
       if (r < 0)
-        return usageError("--emit needs a kind (json or ast)");
+        return usageError("--emit needs a kind (json, ast, mct-json or aimet)");
       o.emit = v;
     } else if ((r = value("--color", v))) {
       if (r < 0 || (v != "auto" && v != "always" && v != "never"))
@@ -144,25 +184,79 @@ int parseArgs(int argc, char **argv, Options &o) {
       return usageError("unknown option `" + a + "`");
     } else if (o.command.empty()) {
       o.command = a;
+    } else if (o.command == "doc" && o.name.empty()) {
+      o.name = a;
     } else {
       o.inputs.push_back(a);
     }
   }
-  if (o.command != "check" && o.command != "emit")
+  if (o.command != "check" && o.command != "emit" && o.command != "doc")
     return usageError("unknown command `" + o.command +
-                      "`; expected `check` or `emit`");
-  if (o.inputs.empty())
-    return usageError("no input files");
-  if (o.command == "emit" && o.emit != "json" && o.emit != "ast")
+                      "`; expected `check`, `emit` or `doc`");
+  if (o.command == "doc" && o.name.empty())
+    return usageError("doc needs a platform name: `tpcc doc NAME [FILE...]`");
+  if (o.command == "emit" && o.emit != "json" && o.emit != "ast" &&
+      o.emit != "mct-json" && o.emit != "aimet")
     return usageError(o.emit.empty()
                           ? "emit needs --emit=json or --emit=ast"
                           : "unknown --emit kind `" + o.emit +
-                                "`; expected json or ast");
+                                "`; expected json, ast, mct-json or aimet");
+  if (o.command == "doc" && !o.emit.empty())
+    return usageError("doc writes documentation; --emit works with `tpcc emit`");
+  if (!o.platform.empty() && o.emit != "mct-json")
+    return usageError("--platform works with --emit=mct-json (for `doc`, "
+                      "give the name as `tpcc doc NAME`)");
+  if (!o.capabilities.empty() && o.emit != "aimet")
+    return usageError("--capabilities works with --emit=aimet");
+  if (!o.format.empty() && o.command != "doc")
+    return usageError("--format works with `tpcc doc`");
+  if (o.aimetComment && o.emit != "aimet")
+    return usageError("--aimet-comment works with --emit=aimet");
+  // Commands that look a name up may search the library instead of FILEs.
+  bool searches = o.command == "doc" ||
+                  (o.emit == "mct-json" && !o.platform.empty()) ||
+                  (o.emit == "aimet" && !o.capabilities.empty());
+  if (o.inputs.empty() && !searches)
+    return usageError("no input files");
   if (o.command == "check" && (!o.emit.empty() || !o.output.empty()))
     return usageError("check writes no output; use `tpcc emit`");
   if (o.verify && o.command != "check")
     return usageError("--verify works with `tpcc check`");
   return -1;
+}
+
+/// Every `.tpc` file directly in `dirs` (each directory sorted by name), for
+/// commands that look a name up without input files.
+std::vector<std::string> libraryFiles(const std::vector<std::string> &dirs) {
+  std::vector<std::string> files;
+  for (const std::string &dir : dirs) {
+    std::vector<std::string> here;
+    std::error_code ec;
+    for (llvm::sys::fs::directory_iterator it(dir, ec), e; it != e && !ec;
+         it.increment(ec))
+      if (llvm::sys::path::extension(it->path()) == ".tpc")
+        here.push_back(it->path());
+    std::sort(here.begin(), here.end());
+    files.insert(files.end(), here.begin(), here.end());
+  }
+  return files;
+}
+
+/// Finds entity `name` of kind `what` among `names`, or reports the
+/// available ones (with a did-you-mean) and returns false.
+bool lookUp(llvm::StringRef what, llvm::StringRef plural, const std::string &name,
+            const std::vector<std::string> &names) {
+  if (std::find(names.begin(), names.end(), name) != names.end())
+    return true;
+  if (!name.empty())
+    llvm::errs() << "tpcc: error: no " << what << " named `" << name << "`"
+                 << didYouMean(name, names) << "\n";
+  std::vector<std::string> quoted;
+  for (const std::string &n : names)
+    quoted.push_back("`" + n + "`");
+  llvm::errs() << "tpcc: note: available " << plural << ": "
+               << (quoted.empty() ? "none" : llvm::join(quoted, ", ")) << "\n";
+  return false;
 }
 
 int writeOutput(const Options &o, const std::string &text) {
@@ -218,13 +312,19 @@ int run(int argc, char **argv) {
                (o.color == "auto" && llvm::sys::Process::StandardErrHasColors());
 
   PhaseTimer timer(o.time);
-  bool ioError = failed(loadFiles(c, o.inputs));
+  std::vector<std::string> inputs = o.inputs;
+  if (inputs.empty()) { // doc / mct-json / aimet with a name: the library
+    std::vector<std::string> dirs = o.includeDirs;
+    dirs.push_back(fo.stdlibDir);
+    inputs = libraryFiles(dirs);
+  }
+  bool ioError = failed(loadFiles(c, inputs));
   timer.done("parse");
   bool syntaxOK = !c.diags.hasErrors();
   ir::Module module;
   // Semantic checks run only on files that parsed cleanly: a syntax error
   // would otherwise cascade into errors about names it hid.
-  if (syntaxOK && !ioError && (o.command == "check" || o.emit == "json"))
+  if (syntaxOK && !ioError && o.emit != "ast")
     module = buildModule(c);
   timer.done("passes");
 
@@ -240,10 +340,59 @@ int run(int argc, char **argv) {
 
   if (o.command == "check")
     return ExitOK;
+
+  // Name lookups for the single-entity outputs.
+  const ir::Platform *platform = nullptr;
+  const ir::Capabilities *caps = nullptr;
+  if (o.command == "doc" || o.emit == "mct-json") {
+    std::vector<std::string> names;
+    for (const ir::Platform &p : module.platforms)
+      names.push_back(p.name);
+    std::string name = o.command == "doc" ? o.name : o.platform;
+    if (name.empty()) {
+      if (names.size() != 1) {
+        lookUp("platform", "platforms", "", names);
+        return usageError("--emit=mct-json writes one platform; choose it "
+                          "with --platform NAME");
+      }
+      name = names.front();
+    }
+    if (!lookUp("platform", "platforms", name, names))
+      return ExitUsage;
+    platform = module.findPlatform(name);
+  }
+  if (o.emit == "aimet") {
+    std::vector<std::string> names;
+    for (const ir::Capabilities &cap : module.capabilities)
+      names.push_back(cap.name);
+    std::string name = o.capabilities;
+    if (name.empty()) {
+      if (names.size() != 1) {
+        lookUp("capabilities", "capabilities", "", names);
+        return usageError("--emit=aimet derives one config; choose the "
+                          "capabilities with --capabilities NAME");
+      }
+      name = names.front();
+    }
+    if (!lookUp("capabilities", "capabilities", name, names))
+      return ExitUsage;
+    caps = module.findCapabilities(name);
+  }
+
   std::string text;
   llvm::raw_string_ostream os(text);
-  if (o.emit == "json") {
+  if (o.command == "doc") {
+    emitDoc(module, *platform,
+            o.format == "html" ? DocFormat::HTML : DocFormat::Markdown, os);
+  } else if (o.emit == "json") {
     emitJSON(module, os);
+  } else if (o.emit == "mct-json") {
+    emitMctJSON(*platform, os);
+  } else if (o.emit == "aimet") {
+    emitAimet(module, *caps, c.diags, os, o.aimetComment);
+    c.diags.print(llvm::errs(), color); // what AIMET cannot express
+    if (c.diags.hasErrors())            // -Werror
+      return ExitInputErrors;
   } else {
     for (ast::File *f : c.inputs)
       dumpAST(c.sources, *f, os);

@@ -1,0 +1,194 @@
+//===- MctJsonBackend.cpp - MCT's serialized TPC (schema version 2) -------===//
+//
+// `tpcc emit --emit=mct-json --platform NAME`: one platform as the JSON that
+// Sony MCT's `TargetPlatformCapabilities` (schema v2) serializes to, so
+// `TargetPlatformCapabilities.model_validate_json` reads it back. The object
+// is denormalized: every options block is repeated in place, also inside
+// fusing patterns. Field by field (see docs/language.md §11.3):
+//
+//   - methods and signedness are MCT's enum numbers (interop::mctMethod,
+//     interop::mctSignedness);
+//   - `attr_weights_configs_mapping` holds only the slots a config names,
+//     `kernel` as "kernel_attr" and `bias` as "bias_attr";
+//   - `qc_options` is null for a config-less opset (MCT then uses
+//     `default_qco`); an options block with one config still has
+//     `base_config`;
+//   - a fusing element with one opset is that OperatorsSet; with several, an
+//     OperatorSetGroup named as MCT names it (the opset names joined by `_`);
+//     `fuse_op_quantization_config` is null;
+//   - `tpc_minor_version` / `tpc_patch_version` come from `version`, and are
+//     null when the platform has none (MCT's fields are Optional[int]);
+//   - `insert_preserving_quantizers` is false (tpcc has no such switch).
+//
+// Keys are sorted and the output is canonical, as for `--emit=json`.
+//
+//===----------------------------------------------------------------------===//
+#include "backends/Backends.h"
+#include "backends/JSONWriter.h"
+
+#include "llvm/ADT/StringExtras.h"
+
+using namespace tpcc;
+
+int interop::mctMethod(ir::QuantMethod m) {
+  switch (m) {
+  case ir::QuantMethod::PowerOfTwo:
+    return 0;
+  case ir::QuantMethod::LutPot:
+    return 1;
+  case ir::QuantMethod::Symmetric:
+    return 2;
+  case ir::QuantMethod::Uniform:
+    return 3;
+  case ir::QuantMethod::LutSym:
+    return 4;
+  }
+  return 0;
+}
+
+int interop::mctSignedness(ir::Signedness s) {
+  switch (s) {
+  case ir::Signedness::Auto:
+    return 0;
+  case ir::Signedness::Signed:
+    return 1;
+  case ir::Signedness::Unsigned:
+    return 2;
+  }
+  return 0;
+}
+
+std::string interop::mctAttrKey(llvm::StringRef slot) {
+  if (slot == "kernel")
+    return "kernel_attr";
+  if (slot == "bias")
+    return "bias_attr";
+  return slot.str();
+}
+
+namespace {
+
+class MctWriter : public JSONWriter {
+public:
+  using JSONWriter::JSONWriter;
+
+  void platform(const ir::Platform &p);
+
+private:
+  void attr(const ir::AttrConfig &a);
+  void config(const ir::OpConfig &c);
+  void options(const ir::Options &o);
+  void opset(const ir::Opset &o);
+  void group(const std::vector<const ir::Opset *> &sets);
+};
+
+void MctWriter::attr(const ir::AttrConfig &a) {
+  object({{"weights_quantization_method",
+           [&] { integer(interop::mctMethod(a.method)); }},
+          {"weights_n_bits", [&] { integer(a.bits); }},
+          {"weights_per_channel_threshold", [&] { boolean(a.perChannel); }},
+          {"enable_weights_quantization", [&] { boolean(a.quantize); }},
+          {"lut_values_bitwidth", [&] { integerOrNull(a.lutBits); }}});
+}
+
+void MctWriter::config(const ir::OpConfig &c) {
+  const ir::ActivationConfig &act = c.activation;
+  object(
+      {{"default_weight_attr_config", [&] { attr(c.weights); }},
+       {"attr_weights_configs_mapping",
+        [&] {
+          // Keys in byte order of MCT's names ("bias_attr" < "kernel_attr").
+          std::map<std::string, const ir::AttrConfig *> byKey;
+          for (const auto &[slot, a] : c.slots)
+            byKey[interop::mctAttrKey(slot)] = &a;
+          j.objectBegin();
+          for (const auto &[key, a] : byKey) {
+            j.attributeBegin(key);
+            attr(*a);
+            j.attributeEnd();
+          }
+          j.objectEnd();
+        }},
+       {"activation_quantization_method",
+        [&] { integer(interop::mctMethod(act.method)); }},
+       {"activation_n_bits", [&] { integer(act.bits); }},
+       {"supported_input_activation_n_bits",
+        [&] { array(c.inputBits, [&](int b) { integer(b); }); }},
+       {"enable_activation_quantization", [&] { boolean(act.quantize); }},
+       {"quantization_preserving", [&] { boolean(c.preserving); }},
+       {"signedness", [&] { integer(interop::mctSignedness(act.signedness)); }},
+       {"fixed_scale", [&] { c.fixedScale ? number(*c.fixedScale) : null(); }},
+       {"fixed_zero_point", [&] { integerOrNull(c.fixedZeroPoint); }},
+       {"simd_size", [&] { integer(c.simd); }}});
+}
+
+void MctWriter::options(const ir::Options &o) {
+  object({{"quantization_configurations",
+           [&] { array(o.configs, [&](const ir::OpConfig &c) { config(c); }); }},
+          {"base_config", [&] { config(o.baseConfig()); }}});
+}
+
+void MctWriter::opset(const ir::Opset &o) {
+  object({{"name", [&] { string(o.name); }},
+          {"qc_options", [&] { o.options ? options(*o.options) : null(); }},
+          {"type", [&] { string("OperatorsSet"); }}});
+}
+
+void MctWriter::group(const std::vector<const ir::Opset *> &sets) {
+  if (sets.size() == 1)
+    return opset(*sets.front());
+  std::vector<std::string> names;
+  for (const ir::Opset *o : sets)
+    names.push_back(o->name);
+  object({{"operators_set",
+           [&] { array(sets, [&](const ir::Opset *o) { opset(*o); }); }},
+          {"name", [&] { string(llvm::join(names, "_")); }},
+          {"type", [&] { string("OperatorSetGroup"); }}});
+}
+
+void MctWriter::platform(const ir::Platform &p) {
+  object(
+      {{"default_qco", [&] { options(p.defaultOptions); }},
+       {"operator_set",
+        [&] { array(p.opsets, [&](const ir::Opset &o) { opset(o); }); }},
+       {"fusing_patterns",
+        [&] {
+          array(p.fusings, [&](const ir::Fusing &f) {
+            object(
+                {{"operator_groups",
+                  [&] {
+                    array(f.pattern, [&](const std::vector<std::string> &e) {
+                      std::vector<const ir::Opset *> sets;
+                      for (const std::string &n : e)
+                        if (const ir::Opset *o = p.findOpset(n))
+                          sets.push_back(o);
+                      if (sets.empty()) // resolved IR: never happens
+                        return null();
+                      group(sets);
+                    });
+                  }},
+                 {"name", [&] { nameOrNull(f.name); }},
+                 {"fuse_op_quantization_config", [&] { null(); }}});
+          });
+        }},
+       {"tpc_minor_version",
+        [&] { p.version ? integer(p.version->minor) : null(); }},
+       {"tpc_patch_version",
+        [&] { p.version ? integer(p.version->patch) : null(); }},
+       {"tpc_platform_type", [&] { string(p.type); }},
+       {"add_metadata", [&] { boolean(p.metadata); }},
+       {"name", [&] { string(p.name); }},
+       {"is_simd_padding", [&] { boolean(p.simdPadding); }},
+       {"insert_preserving_quantizers", [&] { boolean(false); }},
+       {"SCHEMA_VERSION", [&] { integer(2); }}});
+}
+
+} // namespace
+
+void tpcc::emitMctJSON(const ir::Platform &p, llvm::raw_ostream &os) {
+  {
+    MctWriter w(os);
+    w.platform(p);
+  }
+  os << '\n';
+}
