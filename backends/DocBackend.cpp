@@ -280,6 +280,8 @@ void document(Renderer &r, const ir::Module &m, const ir::Platform &p) {
       if (!ops.empty())
         bound.push_back("ONNX ops in " + code(c->name) + ": " +
                         llvm::join(ops, ", "));
+      else if (llvm::is_contained(c->unbound, o.name))
+        bound.push_back(code(c->name) + ": none (no ONNX op realises it)");
     }
     if (caps.empty())
       continue;

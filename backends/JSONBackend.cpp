@@ -193,6 +193,9 @@ void Writer::capabilities(const ir::Capabilities &c) {
                        {"op", [&] { string(b.op); }},
                        {"where", [&] { where(b.where); }}});
              });
+           }},
+          {"unbound", [&] {
+             array(c.unbound, [&](const std::string &s) { string(s); });
            }}});
 }
 

@@ -628,8 +628,9 @@ struct OpRef {
 /// `OPSET <- op, op where PRED, ...`
 struct Binding {
   Ident opset;
-  std::vector<OpRef> ops;
+  std::vector<OpRef> ops; ///< empty for `OPSET <- none`
   SourceRange range;
+  bool none = false; ///< `OPSET <- none`: deliberately bound to no op
 };
 
 class CapabilitiesDecl : public TopDecl {

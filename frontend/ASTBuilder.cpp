@@ -352,6 +352,7 @@ private:
     for (auto *b : ctx->binding()) {
       Binding binding;
       binding.opset = ident(b->name());
+      binding.none = b->NONE() != nullptr;
       for (auto *o : b->opRef()) {
         OpRef ref;
         ref.op = ident(o->name());

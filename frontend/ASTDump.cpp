@@ -510,7 +510,8 @@ void Dumper::binding(const Binding &b) {
   Children c;
   for (const OpRef &r : b.ops)
     c.push_back([this, &r] { opRef(r); });
-  line("Binding", b.range, b.opset.name, c);
+  line("Binding", b.range, b.none ? b.opset.name + " <- none" : b.opset.name,
+       c);
 }
 
 void Dumper::opRef(const OpRef &r) {

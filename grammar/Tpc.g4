@@ -79,7 +79,8 @@ axisArg : name COLON INT ;
 // ---- capabilities -------------------------------------------------------------------
 
 capabilitiesDecl : CAPABILITIES name ASSIGN name ON name LBRACE binding* RBRACE ;
-binding : name BIND opRef (COMMA opRef)* ;
+// `OPSET <- none`: no framework op realises the opset (said on purpose; no Rule 14 warning)
+binding : name BIND (NONE | opRef (COMMA opRef)*) ;
 opRef : name (WHERE pred)? ;
 
 // ---- recipe -------------------------------------------------------------------------

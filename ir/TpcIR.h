@@ -207,6 +207,9 @@ struct Capabilities {
   std::string platform;
   std::string framework;
   std::vector<OpBinding> bindings;
+  /// Opsets bound with `OPSET <- none`: no framework op realises them (the
+  /// platform's fact stays, e.g. for other toolkits' formats).
+  std::vector<std::string> unbound;
   SourceRange loc;
 };
 

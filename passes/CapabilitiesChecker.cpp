@@ -123,6 +123,8 @@ ir::Capabilities CapabilitiesChecker::run() {
 
   for (const ast::Binding &binding : decl.bindings) {
     checkOpset(binding.opset);
+    if (binding.none)
+      caps.unbound.push_back(binding.opset.name);
     for (const ast::OpRef &ref : binding.ops) {
       const ir::OnnxOp *op = lookupOnnxOp(c, ref.op);
       ir::OpBinding b;
@@ -152,6 +154,8 @@ void passes::checkNeverMatches(Compilation &c, const ir::Module &m) {
     std::set<llvm::StringRef> covered;
     for (const ir::OpBinding &b : caps.bindings)
       covered.insert(b.opset);
+    for (const std::string &opset : caps.unbound)
+      covered.insert(opset);
     for (const ir::Opset &opset : platform->opsets)
       if (opset.options && !covered.count(opset.name))
         c.diags.emit(opset.loc, diag::warn_never_matches, opset.name, caps.name)

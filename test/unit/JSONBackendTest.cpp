@@ -373,7 +373,7 @@ TEST_F(JSONBackend, Framework) {
 TEST_F(JSONBackend, Capabilities) {
   const json::Value *c = at(doc, P("capabilities", 0));
   EXPECT_EQ(keys(c), (std::vector<std::string>{"bindings", "framework", "name",
-                                               "platform"}));
+                                               "platform", "unbound"}));
   EXPECT_JSON(*c, P("name"), "imx500_onnx");
   EXPECT_JSON(*c, P("platform"), "imx500");
   EXPECT_JSON(*c, P("framework"), "onnx");
