@@ -127,6 +127,8 @@ private:
 
   void flag(bool b) { string(b ? "True" : "False"); }
   void kernelList(const std::vector<Kernel> &ks);
+  /// `{"weight": {is_quantized, is_symmetric}, "bias": {is_quantized}}`.
+  void params(const ir::AttrConfig &kernel, const ir::AttrConfig &bias);
   void rule(const ir::OpBinding &b);
   bool constraints(const ir::OpConfig &base, llvm::StringRef op,
                    double &lo, double &hi) const;
@@ -279,15 +281,7 @@ void AimetWriter::rule(const ir::OpBinding &b) {
       {"is_symmetric", [&] { flag(symmetric(base.activation.method)); }},
       {"per_channel_quantization", [&] { flag(kernel.perChannel); }},
       {"params", [&] {
-         object({{"weight",
-                  [&] {
-                    object({{"is_quantized", [&] { flag(kernel.quantize); }},
-                            {"is_symmetric",
-                             [&] { flag(symmetric(kernel.method)); }}});
-                  }},
-                 {"bias", [&] {
-                    object({{"is_quantized", [&] { flag(bias.quantize); }}});
-                  }}});
+         params(kernel, bias);
        }}};
   auto writeKernels = [&] { kernelList(ks); };
   if (!ks.empty())
@@ -298,6 +292,17 @@ void AimetWriter::rule(const ir::OpBinding &b) {
   if (constrained)
     fields.push_back({"encoding_constraints", writeConstraints});
   object(fields);
+}
+
+void AimetWriter::params(const ir::AttrConfig &kernel,
+                         const ir::AttrConfig &bias) {
+  object({{"weight",
+           [&] {
+             object({{"is_quantized", [&] { flag(kernel.quantize); }},
+                     {"is_symmetric", [&] { flag(symmetric(kernel.method)); }}});
+           }},
+          {"bias",
+           [&] { object({{"is_quantized", [&] { flag(bias.quantize); }}}); }}});
 }
 
 void AimetWriter::write(bool withComment) {
@@ -349,15 +354,7 @@ void AimetWriter::write(bool withComment) {
        }},
       {"params",
        [&] {
-         object({{"weight",
-                  [&] {
-                    object({{"is_quantized", [&] { flag(kernel.quantize); }},
-                            {"is_symmetric",
-                             [&] { flag(symmetric(kernel.method)); }}});
-                  }},
-                 {"bias", [&] {
-                    object({{"is_quantized", [&] { flag(bias.quantize); }}});
-                  }}});
+         params(kernel, bias);
        }},
       {"op_type",
        [&] {

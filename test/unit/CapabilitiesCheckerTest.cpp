@@ -91,21 +91,7 @@ private:
   }
 
   std::vector<std::string> render() {
-    std::vector<std::string> out;
-    auto one = [&](const Diagnostic &d, const char *indent) {
-      LineCol lc = c.sources.getLineCol(d.range.begin);
-      const char *sev = d.severity == Severity::Error     ? "error"
-                        : d.severity == Severity::Warning ? "warning"
-                                                          : "note";
-      out.push_back(indent + std::to_string(lc.line) + ":" +
-                    std::to_string(lc.col) + ": " + sev + ": " + d.message);
-    };
-    for (const Diagnostic &d : c.diags.getDiagnostics()) {
-      one(d, "");
-      for (const Diagnostic &n : d.notes)
-        one(n, "  ");
-    }
-    return out;
+    return test_util::renderDiagnostics(c);
   }
 };
 

@@ -31,21 +31,7 @@ protected:
     for (ast::TopDecl *d : file->decls)
       if (auto *f = llvm::dyn_cast<ast::FrameworkDecl>(d))
         frameworks.push_back(passes::checkFramework(c, *f));
-    Diags out;
-    auto one = [&](const Diagnostic &d, const char *indent) {
-      LineCol lc = c.sources.getLineCol(d.range.begin);
-      const char *sev = d.severity == Severity::Error     ? "error"
-                        : d.severity == Severity::Warning ? "warning"
-                                                          : "note";
-      out.push_back(indent + std::to_string(lc.line) + ":" +
-                    std::to_string(lc.col) + ": " + sev + ": " + d.message);
-    };
-    for (const Diagnostic &d : c.diags.getDiagnostics()) {
-      one(d, "");
-      for (const Diagnostic &n : d.notes)
-        one(n, "  ");
-    }
-    return out;
+    return test_util::renderDiagnostics(c);
   }
 
   /// On failure, shows the diagnostics with their source lines and carets.
