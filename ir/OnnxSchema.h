@@ -26,23 +26,24 @@
 
 namespace tpcc::ir {
 
-/// The type of an ONNX attribute (`AttributeProto::AttributeType`).
+/// The type of an ONNX attribute, with `AttributeProto::AttributeType`'s
+/// numbers (so that converting is a cast).
 enum class OnnxAttrType {
-  Undefined,
-  Float,
-  Int,
-  String,
-  Tensor,
-  Graph,
-  SparseTensor,
-  TypeProto,
-  Floats,
-  Ints,
-  Strings,
-  Tensors,
-  Graphs,
-  SparseTensors,
-  TypeProtos,
+  Undefined = 0,
+  Float = 1,
+  Int = 2,
+  String = 3,
+  Tensor = 4,
+  Graph = 5,
+  Floats = 6,
+  Ints = 7,
+  Strings = 8,
+  Tensors = 9,
+  Graphs = 10,
+  SparseTensor = 11,
+  SparseTensors = 12,
+  TypeProto = 13,
+  TypeProtos = 14,
 };
 
 /// "INT", "FLOATS", ... (the ONNX spelling).

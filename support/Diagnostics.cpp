@@ -36,7 +36,8 @@ void DiagnosticEngine::report(Diagnostic d) {
   // The same definition may be checked in several contexts (a parent platform
   // and each platform that extends it); report each problem once.
   auto key = std::make_tuple(d.range.begin.file, d.range.begin.offset,
-                             static_cast<unsigned>(d.kind), d.message);
+                             static_cast<unsigned>(d.kind),
+                             d.where + '\0' + d.message);
   if (!seen.insert(key).second)
     return;
   if (d.severity == Severity::Error)
@@ -68,6 +69,8 @@ void DiagnosticEngine::printOne(llvm::raw_ostream &os, const Diagnostic &d,
     LineCol lc = sm.getLineCol(d.range.begin);
     os << sm.getName(d.range.begin.file) << ':' << lc.line << ':' << lc.col
        << ": ";
+  } else if (!d.where.empty()) {
+    os << d.where << ": ";
   } else {
     os << "tpcc: ";
   }

@@ -48,6 +48,9 @@ struct Diagnostic {
   SourceRange range;
   std::string message;
   std::vector<Diagnostic> notes;
+  /// Where, for a diagnostic about something with no source text (a model
+  /// file, a node of it): printed in place of `file:line:col`.
+  std::string where;
 };
 
 class DiagnosticEngine;
@@ -92,11 +95,21 @@ public:
                           const Args &...args) {
     return InFlightDiagnostic(this,
                               Diagnostic{kind, getSeverity(kind), range,
-                                         format(kind, args...), {}});
+                                         format(kind, args...), {}, {}});
   }
   template <typename... Args>
   InFlightDiagnostic emit(SourceLoc loc, diag::Kind kind, const Args &...args) {
     return emit(SourceRange(loc), kind, args...);
+  }
+
+  /// A diagnostic about something that has no source range (`where` says
+  /// what: `model.onnx`, `model.onnx: node 'conv1' (Conv)`).
+  template <typename... Args>
+  InFlightDiagnostic emitAt(std::string where, diag::Kind kind,
+                            const Args &...args) {
+    return InFlightDiagnostic(this, Diagnostic{kind, getSeverity(kind), {},
+                                               format(kind, args...), {},
+                                               std::move(where)});
   }
 
   template <typename... Args>
@@ -138,7 +151,7 @@ template <typename... Args>
 InFlightDiagnostic &InFlightDiagnostic::note(SourceRange range, diag::Kind kind,
                                              const Args &...args) {
   diag.notes.push_back(Diagnostic{kind, Severity::Note, range,
-                                  DiagnosticEngine::format(kind, args...), {}});
+                                  DiagnosticEngine::format(kind, args...), {}, {}});
   return *this;
 }
 

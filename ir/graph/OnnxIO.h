@@ -1,0 +1,57 @@
+//===- OnnxIO.h - Load, verify and write ONNX models -------------*- C++ -*-===//
+//
+// loadModel: reads a `.onnx` file through protobuf, inlines external data,
+// converts it to the model IR, verifies it (every value defined once and
+// before use, no cycles, tensors whose data matches their shape), then runs
+// libonnx's checker and shape inference when the file's IR version and opsets
+// allow (otherwise warns and goes on). Hostile input gets an error, never a
+// crash or an allocation the file's own bytes do not justify.
+//
+// writeModel: the inverse; load -> write -> load gives the same model
+// (`sameModel`). The file is written atomically.
+//
+//===----------------------------------------------------------------------===//
+#ifndef TPCC_IR_GRAPH_ONNXIO_H
+#define TPCC_IR_GRAPH_ONNXIO_H
+
+#include "ir/graph/Graph.h"
+#include "support/Diagnostics.h"
+
+namespace tpcc::graph {
+
+struct LoadOptions {
+  /// Run libonnx's checker (when the IR version allows).
+  bool check = true;
+  /// Run libonnx's shape inference (when the IR version allows).
+  bool inferShapes = true;
+};
+
+/// Loads `path`. Diagnostics are located at `path` or at its nodes; returns
+/// null after an error.
+std::unique_ptr<Model> loadModel(llvm::StringRef path, DiagnosticEngine &diags,
+                                 const LoadOptions &options = {});
+
+/// Loads a model held in memory; `name` names it in diagnostics and
+/// `baseDir` is where its external data files are looked up.
+std::unique_ptr<Model> loadModelFromBuffer(llvm::StringRef bytes,
+                                           llvm::StringRef name,
+                                           llvm::StringRef baseDir,
+                                           DiagnosticEngine &diags,
+                                           const LoadOptions &options = {});
+
+/// Checks what loadModel's verifier checks (graph outputs defined, no cycle)
+/// and sets the graph's topological order. `where` prefixes diagnostics.
+LogicalResult verifyGraph(Graph &g, llvm::StringRef where,
+                          DiagnosticEngine &diags);
+
+/// The model as ONNX bytes (tensor data inline, as raw_data).
+bool serializeModel(const Model &m, std::string &bytes, std::string &error);
+/// Writes the model to `path` atomically.
+bool writeModel(const Model &m, llvm::StringRef path, std::string &error);
+
+/// `model.onnx: node 'conv1' (Conv)` — how diagnostics name a node.
+std::string describeNode(llvm::StringRef modelName, const Node &n);
+
+} // namespace tpcc::graph
+
+#endif
