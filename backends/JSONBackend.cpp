@@ -58,8 +58,6 @@ private:
   }
 
   // IR entities.
-  void attr(const ir::AttrConfig &a);
-  void config(const ir::OpConfig &c);
   void options(const ir::Options &o);
   void platform(const ir::Platform &p);
   void framework(const ir::Framework &f);
@@ -71,52 +69,10 @@ private:
 // IR entities
 //===----------------------------------------------------------------------===//
 
-void Writer::attr(const ir::AttrConfig &a) {
-  object({{"method", [&] { string(ir::toString(a.method)); }},
-          {"bits", [&] { integer(a.bits); }},
-          {"per_channel", [&] { boolean(a.perChannel); }},
-          {"quantize", [&] { boolean(a.quantize); }},
-          {"lut_bits", [&] { integerOrNull(a.lutBits); }}});
-}
-
-void Writer::config(const ir::OpConfig &c) {
-  const ir::ActivationConfig &act = c.activation;
-  object(
-      {{"name", [&] { nameOrNull(c.name); }},
-       {"activation",
-        [&] {
-          object(
-              {{"method", [&] { string(ir::toString(act.method)); }},
-               {"bits", [&] { integer(act.bits); }},
-               {"quantize", [&] { boolean(act.quantize); }},
-               {"signedness", [&] { string(ir::toString(act.signedness)); }}});
-        }},
-       {"input_bits", [&] { array(c.inputBits, [&](int b) { integer(b); }); }},
-       {"weights",
-        [&] {
-          object({{"default", [&] { attr(c.weights); }},
-                  {"slots", [&] {
-                     // std::map iterates in byte order of the slot names.
-                     j.objectBegin();
-                     for (const auto &[slot, a] : c.slots) {
-                       j.attributeBegin(
-                           json::isUTF8(slot) ? slot : json::fixUTF8(slot));
-                       attr(a);
-                       j.attributeEnd();
-                     }
-                     j.objectEnd();
-                   }}});
-        }},
-       {"preserving", [&] { boolean(c.preserving); }},
-       {"fixed_scale", [&] { c.fixedScale ? number(*c.fixedScale) : null(); }},
-       {"fixed_zero_point", [&] { integerOrNull(c.fixedZeroPoint); }},
-       {"simd", [&] { integer(c.simd); }}});
-}
-
 void Writer::options(const ir::Options &o) {
   object(
       {{"configs",
-        [&] { array(o.configs, [&](const ir::OpConfig &c) { config(c); }); }},
+        [&] { array(o.configs, [&](const ir::OpConfig &c) { opConfig(c); }); }},
        {"base", [&] { integer(o.base); }}});
 }
 

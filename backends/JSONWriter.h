@@ -10,6 +10,8 @@
 #ifndef TPCC_BACKENDS_JSONWRITER_H
 #define TPCC_BACKENDS_JSONWRITER_H
 
+#include "ir/TpcIR.h"
+
 #include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/STLFunctionalExtras.h"
 #include "llvm/ADT/StringRef.h"
@@ -66,6 +68,13 @@ public:
   void strings(const std::vector<std::string> &v) {
     array(v, [&](const std::string &s) { string(s); });
   }
+
+  /// The underlying stream, for objects whose keys are data (tensor names).
+  llvm::json::OStream &raw() { return j; }
+
+  // Configs, as the canonical JSON spells them (also in plans).
+  void attrConfig(const ir::AttrConfig &a);
+  void opConfig(const ir::OpConfig &c);
 
 protected:
   llvm::json::OStream j;

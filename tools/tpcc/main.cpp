@@ -10,6 +10,7 @@
 #include "backends/Backends.h"
 #include "passes/Passes.h"
 #include "support/AtomicFile.h"
+#include "tools/tpcc/Driver.h"
 #include "tools/tpcc/Verify.h"
 
 #include "llvm/ADT/StringExtras.h"
@@ -26,12 +27,11 @@
 #include <vector>
 
 using namespace tpcc;
+using namespace tpcc::driver;
 
-namespace {
+namespace tpcc::driver {
 
-enum ExitCode { ExitOK = 0, ExitInputErrors = 1, ExitUsage = 2 };
-
-const char *usage = R"(tpcc — compiler for hardware target-platform specs (.tpc)
+static const char *usage = R"(tpcc — compiler for hardware target-platform specs (.tpc)
 
 usage:
   tpcc check [options] FILE...         check FILEs and everything they import
@@ -41,6 +41,10 @@ usage:
   tpcc emit --emit=aimet --capabilities NAME [FILE...]
   tpcc doc NAME [FILE...] [--format=markdown|html]
                                        a readable table of platform NAME
+  tpcc plan --platform NAME|FILE.tpc [--capabilities NAME] [FILE...] MODEL.onnx
+            [-o plan.json] [--emit=plan|ort-overrides] [--explain NODE]
+                                       match MODEL's nodes to the platform's
+                                       opsets, options and fusing patterns
   tpcc --help | --version
 
 kinds for --emit:
@@ -49,6 +53,12 @@ kinds for --emit:
   mct-json  one platform as MCT's serialized TPC (schema version 2)
   aimet     an AIMET quantsim config from one capabilities (warns about what
             AIMET cannot express)
+  plan      (plan) the plan JSON (the default)
+  ort-overrides
+            (plan) ONNX Runtime TensorQuantOverrides for the model
+
+`tpcc plan` prints a summary; with -o FILE it also writes the plan (or the
+overrides) to FILE; with -o - it writes them to stdout instead of the summary.
 
 Without FILEs, `doc`, `--emit=mct-json` and `--emit=aimet` load every .tpc file
 in the -I directories and the standard library and look NAME up there.
@@ -56,10 +66,13 @@ in the -I directories and the standard library and look NAME up there.
 options:
   -I DIR              add DIR to the import search path (before the stdlib)
   -o FILE             write output to FILE (atomically) instead of stdout
-  --platform NAME     (mct-json) the platform to write; may be left out when
-                      the compilation has exactly one
-  --capabilities NAME (aimet) the capabilities to derive the config from; may
-                      be left out when the compilation has exactly one
+  --platform NAME     (mct-json, plan) the platform; may be left out when the
+                      compilation has exactly one (plan: or a .tpc file that
+                      defines one)
+  --capabilities NAME (aimet, plan) the capabilities to use; may be left out
+                      when there is one for the platform (or for a parent)
+  --explain NODE      (plan) print every binding tried on NODE with each
+                      predicate's value, its options, weights and fusing
   --format=markdown|html
                       (doc) Markdown (default) or a standalone HTML page
   --aimet-comment     (aimet) also list the warnings in a top-level "comment"
@@ -77,23 +90,6 @@ exit status: 0 success (warnings allowed), 1 errors in the input,
              2 usage or I/O errors
 )";
 
-struct Options {
-  std::string command;
-  std::string emit;
-  std::string name; ///< doc: the platform
-  std::string platform, capabilities;
-  std::string format;
-  bool aimetComment = false;
-  std::string output;
-  std::vector<std::string> inputs;
-  std::vector<std::string> includeDirs;
-  std::string stdlibDir;
-  bool verify = false;
-  bool werror = false;
-  bool time = false;
-  unsigned errorLimit = 100;
-  std::string color = "auto";
-};
 
 int usageError(const std::string &msg) {
   llvm::errs() << "tpcc: error: " << msg << "\n"
@@ -102,7 +98,7 @@ int usageError(const std::string &msg) {
 }
 
 /// Returns -1 when parsing succeeded, else an exit code.
-int parseArgs(int argc, char **argv, Options &o) {
+static int parseArgs(int argc, char **argv, Options &o) {
   std::vector<std::string> args(argv + 1, argv + argc);
   if (args.empty()) {
     llvm::errs() << usage;
@@ -145,6 +141,10 @@ int parseArgs(int argc, char **argv, Options &o) {
       if (r < 0 || v.empty())
         return usageError("--capabilities needs a capabilities name");
       o.capabilities = v;
+    } else if ((r = value("--explain", v))) {
+      if (r < 0 || v.empty())
+        return usageError("--explain needs a node name");
+      o.explain = v;
     } else if ((r = value("--format", v))) {
       if (r < 0 || (v != "markdown" && v != "html"))
         return usageError("--format takes markdown or html");
@@ -186,13 +186,22 @@ int parseArgs(int argc, char **argv, Options &o) {
       o.command = a;
     } else if (o.command == "doc" && o.name.empty()) {
       o.name = a;
+    } else if (o.command == "plan" && llvm::StringRef(a).endswith(".onnx")) {
+      if (!o.model.empty())
+        return usageError("plan takes one model; found `" + o.model + "` and `" + a + "`");
+      o.model = a;
     } else {
       o.inputs.push_back(a);
     }
   }
-  if (o.command != "check" && o.command != "emit" && o.command != "doc")
+  if (o.command != "check" && o.command != "emit" && o.command != "doc" &&
+      o.command != "plan")
     return usageError("unknown command `" + o.command +
-                      "`; expected `check`, `emit` or `doc`");
+                      "`; expected `check`, `emit`, `doc` or `plan`");
+  if (o.command == "plan")
+    return checkPlanArgs(o);
+  if (!o.explain.empty())
+    return usageError("--explain works with `tpcc plan`");
   if (o.command == "doc" && o.name.empty())
     return usageError("doc needs a platform name: `tpcc doc NAME [FILE...]`");
   if (o.command == "emit" && o.emit != "json" && o.emit != "ast" &&
@@ -274,7 +283,7 @@ int writeOutput(const Options &o, const std::string &text) {
   return ExitOK;
 }
 
-} // namespace
+} // namespace tpcc::driver
 
 /// Prints how long each phase took (`--time`).
 class PhaseTimer {
@@ -340,6 +349,8 @@ int run(int argc, char **argv) {
 
   if (o.command == "check")
     return ExitOK;
+  if (o.command == "plan")
+    return runPlan(c, module, o, color);
 
   // Name lookups for the single-entity outputs.
   const ir::Platform *platform = nullptr;

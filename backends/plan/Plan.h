@@ -1,0 +1,140 @@
+//===- Plan.h - Platform x model -> per-node quantization plan ---*- C++ -*-===//
+//
+// The planner (`tpcc plan`): each node of the model's top graph is matched to
+// the opset whose capabilities binding holds on it (filter predicates
+// evaluated on the node), takes that opset's options (or the platform's
+// default), gets its weight slots from the framework, and is grouped with
+// its neighbours where a fusing pattern matches. Every tensor then gets its
+// activation quantizer (or the reason it has none), and the plan is checked:
+// bit widths between producer and consumer, preserving ops after unquantized
+// producers, weight slots that are missing or not constant.
+//
+// The plan's JSON form (plan_version 1) is the contract with the quantizer;
+// see docs/plan.md.
+//
+//===----------------------------------------------------------------------===//
+#ifndef TPCC_BACKENDS_PLAN_PLAN_H
+#define TPCC_BACKENDS_PLAN_PLAN_H
+
+#include "ir/TpcIR.h"
+#include "ir/graph/Graph.h"
+#include "support/Diagnostics.h"
+
+#include "llvm/Support/raw_ostream.h"
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace tpcc::plan {
+
+/// The options a node may use: an opset's own or the platform's default.
+struct OptionsRef {
+  const ir::Options *options = nullptr;
+  /// `Conv` or `default`: config ids are `<owner>.<index>`.
+  std::string owner;
+  std::string configId(unsigned i) const {
+    return owner + "." + std::to_string(i);
+  }
+};
+
+struct PlanWeight {
+  std::string slot;
+  const ir::WeightSlot *decl = nullptr; ///< the framework's declaration
+  int64_t inputIndex = 0;
+  const graph::Value *input = nullptr; ///< null: the node lacks the input
+  ir::AttrConfig config;
+  std::optional<int64_t> axis; ///< `out` axis, normalized (per channel only)
+  bool quantize = false;
+};
+
+struct PlanNode {
+  graph::Node *node = nullptr;
+  const ir::Opset *opset = nullptr;       ///< null: unmatched
+  const ir::OpBinding *binding = nullptr; ///< the binding that matched
+  OptionsRef options;
+  unsigned chosen = 0; ///< index into options->configs (the base)
+  int fusingGroup = -1;
+  std::vector<PlanWeight> weights;
+
+  const ir::OpConfig &config() const { return options.options->configs[chosen]; }
+};
+
+struct PlanTensor {
+  const graph::Value *value = nullptr;
+  const PlanNode *producer = nullptr; ///< null for graph inputs
+  bool quantize = false;
+  std::string reason; ///< why not quantized
+  bool preserving = false;
+  ir::QuantMethod method = ir::QuantMethod::PowerOfTwo;
+  int bits = 8;
+  ir::Signedness signedness = ir::Signedness::Auto;
+  std::optional<std::pair<double, double>> range;
+  std::optional<double> scale;
+  std::optional<int64_t> zeroPoint;
+  std::string configId; ///< the config it follows
+};
+
+struct FusingGroup {
+  unsigned id = 0;
+  const ir::Fusing *pattern = nullptr;
+  std::vector<unsigned> nodes; ///< indices into Plan::nodes, in chain order
+};
+
+struct Plan {
+  const ir::Platform *platform = nullptr;
+  const ir::Capabilities *capabilities = nullptr;
+  const ir::Framework *framework = nullptr;
+  const graph::Model *model = nullptr;
+  std::string modelName; ///< as diagnostics name it
+  std::vector<PlanNode> nodes; ///< file order (PlanNode i is graph node i)
+  std::vector<FusingGroup> groups;
+  std::vector<PlanTensor> tensors; ///< graph inputs, then node outputs
+  /// Every options any node uses (for the plan's `configs` table), in order
+  /// of first use.
+  std::vector<OptionsRef> usedOptions;
+
+  const PlanTensor *tensorOf(const graph::Value *v) const;
+  std::vector<int> tensorIndex; ///< by value id; -1 when not a tensor entry
+};
+
+/// Builds the plan. Errors (a node matching two opsets) and warnings go to
+/// `diags`; the plan is complete either way (a node with two matches takes
+/// the first).
+Plan buildPlan(const ir::Module &m, const ir::Platform &p,
+               const ir::Capabilities &caps, const ir::Framework *fw,
+               graph::Model &model, DiagnosticEngine &diags);
+
+/// Finds the fusing groups (global longest-pattern-first, topological order)
+/// and records them in `plan.groups` and each node's `fusingGroup`.
+void findFusingGroups(Plan &plan);
+
+/// Why node `n` is or is not in a fusing group, one line per pattern that
+/// mentions its opset.
+std::vector<std::string> explainFusing(const Plan &plan, const PlanNode &n);
+
+/// The plan as JSON (plan_version 1), with every diagnostic in `diags`.
+void emitPlanJSON(const Plan &plan, const DiagnosticEngine &diags,
+                  llvm::raw_ostream &os);
+
+/// ONNX Runtime's TensorQuantOverrides for the plan; what ORT cannot express
+/// is reported to `diags` as warnings.
+void emitOrtOverrides(const Plan &plan, DiagnosticEngine &diags,
+                      llvm::raw_ostream &os);
+
+/// The summary `tpcc plan` prints: nodes per opset, fused groups, quantized
+/// tensors, weight bytes.
+void printSummary(const Plan &plan, llvm::raw_ostream &os);
+
+/// `tpcc plan --explain NODE`: every binding tried with each predicate's
+/// value, the options, weights, tensors and the fusing decision.
+void printExplanation(const Plan &plan, const PlanNode &n,
+                      const SourceManager &sm, llvm::raw_ostream &os);
+
+/// "imx500.tpc:107:3": where a definition is (file name without folders, so
+/// plans do not depend on where the stdlib is installed).
+std::string shortLocation(const SourceManager &sm, SourceRange r);
+
+} // namespace tpcc::plan
+
+#endif

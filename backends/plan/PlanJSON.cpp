@@ -1,0 +1,219 @@
+//===- PlanJSON.cpp - The plan as JSON (plan_version 1) ---------------------===//
+//
+// Keys sorted, arrays in plan order (nodes in file order, tensors as planned,
+// groups top-down), numbers as the canonical JSON spells them: the same
+// model and platform give the same bytes. docs/plan.md describes every key.
+//
+//===----------------------------------------------------------------------===//
+
+#include "backends/JSONWriter.h"
+#include "backends/plan/Plan.h"
+
+using namespace tpcc;
+using namespace tpcc::plan;
+
+namespace {
+
+class PlanWriter : public JSONWriter {
+public:
+  PlanWriter(llvm::raw_ostream &os, const Plan &plan, const DiagnosticEngine &diags)
+      : JSONWriter(os), plan(plan), diags(diags) {}
+
+  void write();
+
+private:
+  void model();
+  void configs();
+  void node(const PlanNode &n);
+  void weights(const PlanNode &n);
+  void tensor(const PlanTensor &t);
+  void diagnostic(const Diagnostic &d);
+  void values(const std::vector<graph::Value *> &vs) {
+    array(vs, [&](const graph::Value *v) { v ? string(v->name) : null(); });
+  }
+  void method(ir::QuantMethod m) { string(ir::toString(m)); }
+
+  const Plan &plan;
+  const DiagnosticEngine &diags;
+};
+
+} // namespace
+
+void PlanWriter::model() {
+  const graph::Model &m = *plan.model;
+  const graph::Graph &g = m.graph;
+  object({{"path", [&] { string(plan.modelName); }},
+          {"ir_version", [&] { integer(m.irVersion); }},
+          {"producer", [&] { string(m.producerName); }},
+          {"graph", [&] { string(g.name); }},
+          {"opsets",
+           [&] {
+             array(m.opsets, [&](const graph::OpsetImport &o) {
+               object({{"domain", [&] { string(o.domain); }},
+                       {"version", [&] { integer(o.version); }}});
+             });
+           }},
+          {"inputs", [&] { values(g.inputs()); }},
+          {"outputs", [&] { values(g.outputs()); }},
+          {"num_nodes", [&] { integer(int64_t(g.nodes().size())); }}});
+}
+
+void PlanWriter::configs() {
+  j.objectBegin();
+  // Owners in name order ("default" among them), each config by index.
+  std::vector<const OptionsRef *> owners;
+  for (const OptionsRef &o : plan.usedOptions)
+    owners.push_back(&o);
+  std::sort(owners.begin(), owners.end(), [](const OptionsRef *a, const OptionsRef *b) {
+    return a->owner < b->owner;
+  });
+  for (const OptionsRef *o : owners)
+    for (unsigned i = 0; i < o->options->configs.size(); ++i) {
+      j.attributeBegin(o->configId(i));
+      opConfig(o->options->configs[i]);
+      j.attributeEnd();
+    }
+  j.objectEnd();
+}
+
+void PlanWriter::weights(const PlanNode &n) {
+  std::vector<Field> fields;
+  for (const PlanWeight &w : n.weights)
+    fields.emplace_back(w.slot, [&] {
+      object({{"input", [&] { w.input ? string(w.input->name) : null(); }},
+              {"input_index", [&] { integer(w.inputIndex); }},
+              {"constant", [&] { boolean(w.input && w.input->constant); }},
+              {"method", [&] { method(w.config.method); }},
+              {"bits", [&] { integer(w.config.bits); }},
+              {"lut_bits", [&] { integerOrNull(w.config.lutBits); }},
+              {"per_channel", [&] { boolean(w.config.perChannel); }},
+              {"axis", [&] { integerOrNull(w.axis); }},
+              {"quantize", [&] { boolean(w.quantize); }}});
+    });
+  object(fields);
+}
+
+void PlanWriter::node(const PlanNode &n) {
+  const graph::Node &g = *n.node;
+  const ir::Options &opts = *n.options.options;
+  object(
+      {{"name", [&] { string(g.displayName()); }},
+       {"index", [&] { integer(g.id); }},
+       {"op_type", [&] { string(g.opType); }},
+       {"domain", [&] { string(g.domain); }},
+       {"opset", [&] { n.opset ? string(n.opset->name) : null(); }},
+       {"binding",
+        [&] {
+          if (!n.binding)
+            return null();
+          const ir::OpBinding &b = *n.binding;
+          object({{"opset", [&] { string(b.opset); }},
+                  {"op", [&] { string(b.op); }},
+                  {"where", [&] { b.where ? string(b.where->str()) : null(); }},
+                  {"location",
+                   [&] { string(shortLocation(diags.getSourceManager(), b.loc)); }}});
+        }},
+       {"candidates",
+        [&] {
+          j.arrayBegin();
+          for (unsigned i = 0; i < opts.configs.size(); ++i)
+            string(n.options.configId(i));
+          j.arrayEnd();
+        }},
+       {"chosen", [&] { string(n.options.configId(n.chosen)); }},
+       {"fusing_group", [&] { n.fusingGroup >= 0 ? integer(n.fusingGroup) : null(); }},
+       {"weights", [&] { weights(n); }},
+       {"inputs", [&] { values(g.inputs); }},
+       {"outputs", [&] { values(g.outputs); }},
+       {"subgraphs", [&] { boolean(g.hasSubgraphs()); }}});
+}
+
+void PlanWriter::tensor(const PlanTensor &t) {
+  object({{"name", [&] { string(t.value->name); }},
+          {"producer",
+           [&] { t.producer ? string(t.producer->node->displayName()) : null(); }},
+          {"type", [&] { string(t.value->type.str()); }},
+          {"quantize", [&] { boolean(t.quantize); }},
+          {"reason", [&] { t.quantize ? null() : string(t.reason); }},
+          {"preserving", [&] { boolean(t.preserving); }},
+          {"config", [&] { string(t.configId); }},
+          {"method", [&] { method(t.method); }},
+          {"bits", [&] { integer(t.bits); }},
+          {"signedness", [&] { string(ir::toString(t.signedness)); }},
+          {"range",
+           [&] {
+             if (!t.range)
+               return null();
+             j.arrayBegin();
+             number(t.range->first);
+             number(t.range->second);
+             j.arrayEnd();
+           }},
+          {"scale", [&] { t.scale ? number(*t.scale) : null(); }},
+          {"zero_point", [&] { integerOrNull(t.zeroPoint); }},
+          {"statistic", [&] { null(); }}});
+}
+
+void PlanWriter::diagnostic(const Diagnostic &d) {
+  const SourceManager &sm = diags.getSourceManager();
+  object({{"severity",
+           [&] {
+             string(d.severity == Severity::Error     ? "error"
+                    : d.severity == Severity::Warning ? "warning"
+                                                      : "note");
+           }},
+          {"kind", [&] { string(getKindName(d.kind)); }},
+          {"where",
+           [&] { string(d.range.isValid() ? shortLocation(sm, d.range) : d.where); }},
+          {"message", [&] { string(d.message); }},
+          {"notes", [&] {
+             array(d.notes, [&](const Diagnostic &n) { diagnostic(n); });
+           }}});
+}
+
+void PlanWriter::write() {
+  object(
+      {{"plan_version", [&] { integer(1); }},
+       {"platform", [&] { string(plan.platform->name); }},
+       {"capabilities", [&] { string(plan.capabilities->name); }},
+       {"framework", [&] { string(plan.capabilities->framework); }},
+       {"model", [&] { model(); }},
+       {"configs", [&] { configs(); }},
+       {"nodes", [&] { array(plan.nodes, [&](const PlanNode &n) { node(n); }); }},
+       {"fusing_groups",
+        [&] {
+          array(plan.groups, [&](const FusingGroup &g) {
+            object({{"id", [&] { integer(g.id); }},
+                    {"pattern",
+                     [&] {
+                       array(g.pattern->pattern, [&](const std::vector<std::string> &e) {
+                         strings(e);
+                       });
+                     }},
+                    {"pattern_name", [&] { nameOrNull(g.pattern->name); }},
+                    {"nodes", [&] {
+                       array(g.nodes, [&](unsigned i) {
+                         string(plan.nodes[i].node->displayName());
+                       });
+                     }}});
+          });
+        }},
+       {"tensors", [&] { array(plan.tensors, [&](const PlanTensor &t) { tensor(t); }); }},
+       {"not_entered",
+        [&] {
+          j.arrayBegin();
+          for (const PlanNode &n : plan.nodes)
+            if (n.node->hasSubgraphs())
+              string(n.node->displayName());
+          j.arrayEnd();
+        }},
+       {"diagnostics", [&] {
+          array(diags.getDiagnostics(), [&](const Diagnostic &d) { diagnostic(d); });
+        }}});
+}
+
+void plan::emitPlanJSON(const Plan &plan, const DiagnosticEngine &diags,
+                        llvm::raw_ostream &os) {
+  PlanWriter(os, plan, diags).write();
+  os << "\n";
+}

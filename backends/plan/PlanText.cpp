@@ -1,0 +1,234 @@
+//===- PlanText.cpp - The plan summary and `--explain NODE` ---------------===//
+
+#include "backends/plan/Plan.h"
+#include "backends/plan/PredicateEval.h"
+
+#include "llvm/ADT/StringExtras.h"
+
+#include <map>
+#include <set>
+
+using namespace tpcc;
+using namespace tpcc::plan;
+
+static std::string bytes(double b) {
+  if (b < 1024)
+    return fmt::format("{:.0f} B", b);
+  if (b < 1024 * 1024)
+    return fmt::format("{:.1f} KiB", b / 1024);
+  return fmt::format("{:.1f} MiB", b / (1024 * 1024));
+}
+
+static std::string configLabel(const PlanNode &n, unsigned i) {
+  const ir::OpConfig &c = n.options.options->configs[i];
+  return n.options.configId(i) + (c.name.empty() ? "" : " `" + c.name + "`");
+}
+
+/// "8-bit power_of_two activations, 8-bit per-channel weights"
+static std::string configSummary(const ir::OpConfig &c) {
+  std::string s = c.activation.quantize
+                      ? fmt::format("{}-bit {} activations", c.activation.bits,
+                                    ir::toString(c.activation.method))
+                      : "float activations";
+  if (c.preserving)
+    s = "preserving";
+  const ir::AttrConfig &k = c.weightConfig("kernel");
+  if (k.quantize)
+    s += fmt::format(", {}-bit {}{} weights", k.bits, k.perChannel ? "per-channel " : "",
+                     ir::toString(k.method));
+  return s;
+}
+
+void plan::printSummary(const Plan &plan, llvm::raw_ostream &os) {
+  const graph::Graph &g = plan.model->graph;
+  unsigned matched = 0, entered = 0;
+  std::map<std::string, unsigned> unmatched;
+  // Opsets in platform order, then the default.
+  std::map<std::string, unsigned> perOpset;
+  std::map<std::string, const PlanNode *> example;
+  for (const PlanNode &n : plan.nodes) {
+    if (n.opset) {
+      ++matched;
+      ++perOpset[n.opset->name];
+      example.emplace(n.opset->name, &n);
+    } else {
+      ++unmatched[n.node->opType];
+    }
+    entered += n.node->hasSubgraphs();
+  }
+  os << "plan: " << plan.modelName << " on " << plan.platform->name
+     << " (capabilities " << plan.capabilities->name << ")\n";
+  std::vector<std::string> um;
+  for (const auto &[op, k] : unmatched)
+    um.push_back(fmt::format("{} x{}", op, k));
+  os << fmt::format("  {} nodes: {} matched an opset, {} took the default options{}\n",
+                    g.nodes().size(), matched, g.nodes().size() - matched,
+                    um.empty() ? "" : " (" + llvm::join(um, ", ") + ")");
+  if (entered)
+    os << fmt::format("  {} nodes hold subgraphs that the plan does not enter\n", entered);
+  os << fmt::format("  {:<22} {:>7}  {}\n", "opset", "nodes", "base config");
+  for (const ir::Opset &o : plan.platform->opsets) {
+    auto it = perOpset.find(o.name);
+    if (it == perOpset.end())
+      continue;
+    const PlanNode &n = *example[o.name];
+    os << fmt::format("  {:<22} {:>7}  {}: {}\n", o.name, it->second,
+                      configLabel(n, n.chosen), configSummary(n.config()));
+  }
+  if (matched != g.nodes().size())
+    os << fmt::format("  {:<22} {:>7}  {}\n", "(default)", g.nodes().size() - matched,
+                      configSummary(plan.platform->defaultOptions.baseConfig()));
+
+  std::map<const ir::Fusing *, unsigned> perPattern;
+  for (const FusingGroup &fg : plan.groups)
+    ++perPattern[fg.pattern];
+  os << "  fusing groups: " << plan.groups.size() << "\n";
+  for (const ir::Fusing &f : plan.platform->fusings)
+    if (unsigned k = perPattern[&f]) {
+      std::vector<std::string> elems;
+      for (const auto &e : f.pattern)
+        elems.push_back(e.size() == 1 ? e[0] : "(" + llvm::join(e, " | ") + ")");
+      os << fmt::format("    {:<36} {:>5}\n", llvm::join(elems, " -> "), k);
+    }
+
+  unsigned quantized = 0, fused = 0, preserving = 0;
+  for (const PlanTensor &t : plan.tensors) {
+    quantized += t.quantize;
+    preserving += t.quantize && t.preserving;
+    fused += !t.quantize && t.reason.rfind("inside fusing group", 0) == 0;
+  }
+  os << fmt::format("  activations: {} of {} tensors quantized ({} preserving); "
+                    "{} left float inside fusing groups\n",
+                    quantized, plan.tensors.size(), preserving, fused);
+
+  double floatBytes = 0, quantBytes = 0;
+  int64_t params = 0;
+  unsigned count = 0, quantCount = 0;
+  std::set<const graph::Value *> seen;
+  for (const PlanNode &n : plan.nodes)
+    for (const PlanWeight &w : n.weights) {
+      if (!w.input || !w.input->constant || !seen.insert(w.input).second)
+        continue;
+      const graph::Tensor &t = *w.input->constant;
+      int64_t elems = t.numElements();
+      ++count;
+      params += elems;
+      floatBytes += double(t.raw.size());
+      if (!w.quantize) {
+        quantBytes += double(t.raw.size());
+        continue;
+      }
+      ++quantCount;
+      quantBytes += std::ceil(double(elems) * w.config.bits / 8);
+      if (ir::isLut(w.config.method) && w.config.lutBits)
+        quantBytes += std::ldexp(1.0, w.config.bits) * *w.config.lutBits / 8;
+    }
+  os << fmt::format("  weights: {} tensors ({} quantized), {} parameters: {} as "
+                    "stored -> {} planned{}\n",
+                    count, quantCount, params, bytes(floatBytes), bytes(quantBytes),
+                    quantBytes > 0 ? fmt::format(" ({:.2f}x smaller)", floatBytes / quantBytes)
+                                   : "");
+}
+
+//===----------------------------------------------------------------------===//
+// --explain
+//===----------------------------------------------------------------------===//
+
+static std::string valueText(const graph::Value *v) {
+  if (!v)
+    return "(absent)";
+  std::string s = "`" + v->name + "` " + v->type.str();
+  if (v->isInitializer)
+    s += " (initializer)";
+  else if (v->constant)
+    s += " (Constant)";
+  else if (v->producer)
+    s += " from `" + v->producer->displayName() + "`";
+  else if (v->isGraphInput)
+    s += " (graph input)";
+  return s;
+}
+
+void plan::printExplanation(const Plan &plan, const PlanNode &pn,
+                            const SourceManager &sm, llvm::raw_ostream &os) {
+  const graph::Node &n = *pn.node;
+  os << fmt::format("node `{}`: {} (node {} of {})\n", n.displayName(), n.opType,
+                    n.id, plan.modelName);
+  for (size_t k = 0; k < n.inputs.size(); ++k)
+    os << fmt::format("  input {}: {}\n", k, valueText(n.inputs[k]));
+  for (size_t k = 0; k < n.outputs.size(); ++k)
+    os << fmt::format("  output {}: {}\n", k, valueText(n.outputs[k]));
+  if (n.hasSubgraphs())
+    os << "  holds subgraphs, which the plan does not enter\n";
+
+  os << "bindings of `" << n.opType << "` in capabilities " << plan.capabilities->name
+     << ":\n";
+  unsigned tried = 0;
+  for (const ir::OpBinding &b : plan.capabilities->bindings) {
+    if (b.op != n.opType)
+      continue;
+    ++tried;
+    std::string head = fmt::format("  {} <- {} ({})", b.opset, b.op, shortLocation(sm, b.loc));
+    if (!b.where) {
+      os << head << ": matches (no predicate)\n";
+      continue;
+    }
+    std::vector<std::string> trace;
+    bool r = evaluate(*b.where, *plan.model, n, &trace, 2);
+    os << head << " where " << b.where->str() << ":\n";
+    for (const std::string &line : trace)
+      os << line << "\n";
+    os << "    " << (r ? "matches" : "does not match") << "\n";
+  }
+  if (!tried)
+    os << "  none: no binding names `" << n.opType << "`\n";
+  if (pn.opset)
+    os << fmt::format("opset: {} (binding at {})\n", pn.opset->name,
+                      shortLocation(sm, pn.binding->loc));
+  else
+    os << "opset: none; the node takes the platform's default options\n";
+
+  const ir::Options &opts = *pn.options.options;
+  os << fmt::format("options {}: {} candidate(s), chosen {} (the base)\n", pn.options.owner,
+                    opts.configs.size(), configLabel(pn, pn.chosen));
+  for (unsigned i = 0; i < opts.configs.size(); ++i) {
+    const ir::OpConfig &c = opts.configs[i];
+    std::vector<std::string> bits;
+    for (int b : c.inputBits)
+      bits.push_back(std::to_string(b));
+    os << fmt::format("  {}{}: {}; input bits {}\n", configLabel(pn, i),
+                      i == pn.chosen ? " (chosen)" : "", configSummary(c),
+                      llvm::join(bits, "/"));
+  }
+  if (!pn.weights.empty()) {
+    os << "weights:\n";
+    for (const PlanWeight &w : pn.weights)
+      os << fmt::format("  {} = input[{}] {}: {} {}-bit{}{} -> {}\n", w.slot, w.inputIndex,
+                        w.input ? "`" + w.input->name + "`" : "(absent)",
+                        ir::toString(w.config.method), w.config.bits,
+                        w.config.perChannel ? " per-channel" : "",
+                        w.axis ? fmt::format(" (axis {})", *w.axis) : "",
+                        w.quantize ? "quantized"
+                        : !w.input ? "absent"
+                        : !w.input->constant ? "not a constant, not quantized"
+                                             : "not quantized");
+  }
+  os << "activations:\n";
+  for (const graph::Value *v : n.outputs) {
+    const PlanTensor *t = plan.tensorOf(v);
+    if (!t)
+      continue;
+    if (t->quantize)
+      os << fmt::format("  `{}`: {}-bit {} {}{}{}\n", v->name, t->bits,
+                        ir::toString(t->method), ir::toString(t->signedness),
+                        t->preserving ? ", preserving its input's quantization" : "",
+                        t->range ? fmt::format(", range [{}, {}]", t->range->first,
+                                               t->range->second)
+                                 : "");
+    else
+      os << fmt::format("  `{}`: not quantized ({})\n", v->name, t->reason);
+  }
+  os << "fusing:\n";
+  for (const std::string &line : explainFusing(plan, pn))
+    os << "  " << line << "\n";
+}

@@ -1,0 +1,326 @@
+//===- Planner.cpp - Matching, weights, tensors and plan-time checks -------===//
+
+#include "backends/plan/Plan.h"
+#include "backends/plan/PredicateEval.h"
+#include "backends/Backends.h"
+#include "ir/graph/OnnxIO.h"
+
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/ADT/StringMap.h"
+#include "llvm/ADT/StringSet.h"
+#include "llvm/Support/Path.h"
+
+#include <algorithm>
+#include <cmath>
+
+using namespace tpcc;
+using namespace tpcc::plan;
+using graph::Node;
+using graph::Value;
+
+std::string plan::shortLocation(const SourceManager &sm, SourceRange r) {
+  if (!r.isValid())
+    return "";
+  LineCol lc = sm.getLineCol(r.begin);
+  return fmt::format("{}:{}:{}", llvm::sys::path::filename(sm.getName(r.begin.file)).str(),
+                     lc.line, lc.col);
+}
+
+const PlanTensor *Plan::tensorOf(const Value *v) const {
+  if (!v || v->id >= tensorIndex.size() || tensorIndex[v->id] < 0)
+    return nullptr;
+  return &tensors[tensorIndex[v->id]];
+}
+
+static std::string configName(const PlanNode &n, unsigned i) {
+  const ir::OpConfig &c = n.options.options->configs[i];
+  return c.name.empty() ? n.options.configId(i) : c.name;
+}
+
+static std::string bindingText(const ir::OpBinding &b) {
+  return b.opset + " <- " + b.op + (b.where ? " where " + b.where->str() : "");
+}
+
+namespace {
+
+class Planner {
+public:
+  Planner(const ir::Platform &p, const ir::Capabilities &caps,
+          const ir::Framework *fw, graph::Model &model, DiagnosticEngine &diags)
+      : p(p), caps(caps), fw(fw), model(model), diags(diags) {
+    plan.platform = &p;
+    plan.capabilities = &caps;
+    plan.framework = fw;
+    plan.model = &model;
+    plan.modelName = model.path;
+    for (const ir::OpBinding &b : caps.bindings)
+      bindingsByOp[b.op].push_back(&b);
+    if (fw) {
+      for (const ir::WeightSlot &w : fw->weights)
+        slotsByOp[w.op].push_back(&w);
+      for (const std::string &op : fw->noQuantizeOps)
+        noQuantize.insert(op);
+    }
+  }
+
+  Plan run() {
+    for (const auto &n : model.graph.nodes())
+      match(*n);
+    for (PlanNode &pn : plan.nodes)
+      planWeights(pn);
+    findFusingGroups(plan);
+    planTensors();
+    checkInputBits();
+    return std::move(plan);
+  }
+
+private:
+  std::string where(const Node &n) const { return graph::describeNode(plan.modelName, n); }
+  void match(Node &n);
+  void planWeights(PlanNode &pn);
+  void planTensors();
+  void planOutput(const PlanNode &pn, const Value *v, PlanTensor &t);
+  void checkInputBits();
+  bool isWeightInput(const PlanNode &pn, const Value *v) const {
+    for (const PlanWeight &w : pn.weights)
+      if (w.input == v && v->constant)
+        return true;
+    return false;
+  }
+
+  const ir::Platform &p;
+  const ir::Capabilities &caps;
+  const ir::Framework *fw;
+  graph::Model &model;
+  DiagnosticEngine &diags;
+  Plan plan;
+  llvm::StringMap<std::vector<const ir::OpBinding *>> bindingsByOp;
+  llvm::StringMap<std::vector<const ir::WeightSlot *>> slotsByOp;
+  llvm::StringSet<> noQuantize;
+  llvm::StringSet<> usedOwners;
+};
+
+} // namespace
+
+void Planner::match(Node &n) {
+  PlanNode pn;
+  pn.node = &n;
+  if (n.domain.empty() || n.domain == "ai.onnx") {
+    auto it = bindingsByOp.find(n.opType);
+    if (it != bindingsByOp.end())
+      for (const ir::OpBinding *b : it->second) {
+        if (b->where && !evaluate(*b->where, model, n))
+          continue;
+        if (!pn.binding) {
+          pn.binding = b;
+        } else if (b->opset != pn.binding->opset) {
+          // Rule 13: reported once per node, naming the first two bindings.
+          diags.emitAt(where(n), diag::err_plan_two_opsets, pn.binding->opset,
+                       bindingText(*pn.binding), b->opset, bindingText(*b))
+              .note(pn.binding->loc, diag::note_binding_here, bindingText(*pn.binding))
+              .note(b->loc, diag::note_binding_here, bindingText(*b));
+          break;
+        }
+      }
+  }
+  if (pn.binding)
+    pn.opset = p.findOpset(pn.binding->opset);
+  if (pn.opset && pn.opset->options)
+    pn.options = OptionsRef{&*pn.opset->options, pn.opset->name};
+  else
+    pn.options = OptionsRef{&p.defaultOptions, "default"};
+  pn.chosen = pn.options.options->base;
+  if (usedOwners.insert(pn.options.owner).second)
+    plan.usedOptions.push_back(pn.options);
+  plan.nodes.push_back(std::move(pn));
+}
+
+void Planner::planWeights(PlanNode &pn) {
+  const Node &n = *pn.node;
+  auto it = slotsByOp.find(n.opType);
+  if (it == slotsByOp.end())
+    return;
+  for (const ir::WeightSlot *ws : it->second) {
+    bool seen = std::any_of(pn.weights.begin(), pn.weights.end(),
+                            [&](const PlanWeight &w) { return w.slot == ws->slot; });
+    if (seen || (ws->where && !evaluate(*ws->where, model, n)))
+      continue;
+    PlanWeight w;
+    w.slot = ws->slot;
+    w.decl = ws;
+    w.inputIndex = ws->input;
+    w.input = n.input(size_t(ws->input));
+    w.config = pn.config().weightConfig(ws->slot);
+    if (!w.input) {
+      if (w.config.quantize)
+        diags.emitAt(where(n), diag::warn_plan_missing_weight, configName(pn, pn.chosen),
+                     ws->slot, n.opType, ws->input);
+    } else if (!w.input->constant) {
+      if (w.config.quantize)
+        diags.emitAt(where(n), diag::warn_plan_weight_not_constant, ws->slot,
+                     ws->input, w.input->name);
+    } else {
+      w.quantize = w.config.quantize;
+      if (w.config.perChannel && ws->outAxis) {
+        int64_t rank = int64_t(w.input->constant->dims.size());
+        int64_t a = *ws->outAxis < 0 ? *ws->outAxis + rank : *ws->outAxis;
+        if (a >= 0 && a < rank)
+          w.axis = a;
+      }
+    }
+    pn.weights.push_back(std::move(w));
+  }
+}
+
+/// The activation quantizer of output `v` of node `pn`.
+void Planner::planOutput(const PlanNode &pn, const Value *v, PlanTensor &t) {
+  const ir::OpConfig &c = pn.config();
+  const Node &n = *pn.node;
+  t.producer = &pn;
+  t.configId = pn.options.configId(pn.chosen);
+  t.method = c.activation.method;
+  t.bits = c.activation.bits;
+  t.signedness = c.activation.signedness;
+  if (v->type.elem != graph::ElemType::Undefined && !graph::isFloatingPoint(v->type.elem)) {
+    t.reason = fmt::format("{} values are not quantized", graph::toString(v->type.elem));
+    return;
+  }
+  if (noQuantize.contains(n.opType)) {
+    t.reason = fmt::format("the framework lists `{}` as no_quantize", n.opType);
+    return;
+  }
+  if (!c.activation.quantize) {
+    t.reason = fmt::format("config `{}` does not quantize activations", configName(pn, pn.chosen));
+    return;
+  }
+  if (pn.fusingGroup >= 0) {
+    const FusingGroup &g = plan.groups[pn.fusingGroup];
+    if (&plan.nodes[g.nodes.back()] != &pn) {
+      t.reason = fmt::format("inside fusing group {}", g.id);
+      return;
+    }
+  }
+  if (c.preserving) {
+    t.preserving = true;
+    const Value *in = n.input(0);
+    const PlanTensor *src = plan.tensorOf(in);
+    if (!in || in->constant || !src) {
+      t.reason = "preserving op on a constant input";
+      return;
+    }
+    if (!src->quantize) {
+      t.reason = fmt::format("preserves its unquantized input `{}`", in->name);
+      diags.emitAt(where(n), diag::warn_plan_preserving_unquantized, n.displayName(),
+                   in->name, src->reason);
+      return;
+    }
+    t.quantize = true;
+    t.method = src->method;
+    t.bits = src->bits;
+    t.signedness = src->signedness;
+    t.range = src->range;
+    t.scale = src->scale;
+    t.zeroPoint = src->zeroPoint;
+    t.configId = src->configId;
+    return;
+  }
+  t.quantize = true;
+  if (c.fixedScale && c.fixedZeroPoint) {
+    t.scale = c.fixedScale;
+    t.zeroPoint = c.fixedZeroPoint;
+    t.range = interop::fixedRange(c);
+  } else if (fw) {
+    for (const ir::OpRange &r : fw->ranges)
+      if (r.op == n.opType)
+        t.range = std::make_pair(r.lo, r.hi);
+  }
+  // A known range settles `auto` signedness.
+  if (t.range && t.signedness == ir::Signedness::Auto)
+    t.signedness = t.range->first >= 0 ? ir::Signedness::Unsigned : ir::Signedness::Signed;
+}
+
+void Planner::planTensors() {
+  const graph::Graph &g = model.graph;
+  plan.tensorIndex.assign(g.values().size(), -1);
+  auto add = [&](const Value *v) -> PlanTensor & {
+    plan.tensorIndex[v->id] = int(plan.tensors.size());
+    plan.tensors.emplace_back();
+    plan.tensors.back().value = v;
+    return plan.tensors.back();
+  };
+  // Graph inputs take the platform's default config.
+  const ir::Options &def = p.defaultOptions;
+  for (const Value *v : g.inputs()) {
+    if (v->isInitializer)
+      continue;
+    PlanTensor &t = add(v);
+    const ir::OpConfig &c = def.baseConfig();
+    t.configId = "default." + std::to_string(def.base);
+    t.method = c.activation.method;
+    t.bits = c.activation.bits;
+    t.signedness = c.activation.signedness;
+    if (v->type.elem != graph::ElemType::Undefined && !graph::isFloatingPoint(v->type.elem))
+      t.reason = fmt::format("{} values are not quantized", graph::toString(v->type.elem));
+    else if (!c.activation.quantize)
+      t.reason = "the default config does not quantize activations";
+    else
+      t.quantize = true;
+  }
+  if (!usedOwners.contains("default") && !g.inputs().empty()) {
+    usedOwners.insert("default");
+    plan.usedOptions.push_back(OptionsRef{&p.defaultOptions, "default"});
+  }
+  plan.tensors.reserve(plan.tensors.size() + g.values().size());
+  for (const Node *n : g.topologicalOrder())
+    for (const Value *v : n->outputs)
+      if (v && !v->constant)
+        planOutput(plan.nodes[n->id], v, add(v));
+}
+
+void Planner::checkInputBits() {
+  for (const Node *n : model.graph.topologicalOrder()) {
+    const PlanNode &pn = plan.nodes[n->id];
+    const ir::OpConfig &c = pn.config();
+    if (noQuantize.contains(n->opType) || c.preserving || !c.activation.quantize)
+      continue;
+    for (const Value *v : n->inputs) {
+      if (!v || v->constant || isWeightInput(pn, v))
+        continue;
+      const PlanTensor *t = plan.tensorOf(v);
+      if (!t || !t->quantize ||
+          std::find(c.inputBits.begin(), c.inputBits.end(), t->bits) != c.inputBits.end())
+        continue;
+      // What would fix it: another candidate of either node.
+      std::vector<std::string> fixes;
+      for (unsigned i = 0; i < pn.options.options->configs.size(); ++i) {
+        const auto &bits = pn.options.options->configs[i].inputBits;
+        if (std::find(bits.begin(), bits.end(), t->bits) != bits.end())
+          fixes.push_back(fmt::format("config `{}` of `{}` accepts {} bits",
+                                      configName(pn, i), n->displayName(), t->bits));
+      }
+      if (const PlanNode *prod = t->producer)
+        for (unsigned i = 0; i < prod->options.options->configs.size(); ++i) {
+          int b = prod->options.options->configs[i].activation.bits;
+          if (std::find(c.inputBits.begin(), c.inputBits.end(), b) != c.inputBits.end())
+            fixes.push_back(fmt::format("config `{}` makes `{}` produce {} bits",
+                                        configName(*prod, i),
+                                        prod->node->displayName(), b));
+        }
+      std::string bits;
+      for (size_t k = 0; k < c.inputBits.size(); ++k)
+        bits += (k ? "/" : "") + std::to_string(c.inputBits[k]);
+      diags.emitAt(where(*n), diag::warn_plan_input_bits, n->displayName(), bits,
+                   configName(pn, pn.chosen), v->name,
+                   t->producer ? t->producer->node->displayName() : "the graph input",
+                   t->bits,
+                   fixes.empty() ? std::string("no candidate config of either node fixes it")
+                                 : "fix: " + llvm::join(fixes, ", or "));
+    }
+  }
+}
+
+Plan plan::buildPlan(const ir::Module &, const ir::Platform &p,
+                     const ir::Capabilities &caps, const ir::Framework *fw,
+                     graph::Model &model, DiagnosticEngine &diags) {
+  return Planner(p, caps, fw, model, diags).run();
+}

@@ -1,0 +1,35 @@
+//===- PredicateEval.h - Filter predicates evaluated on a node ---*- C++ -*-===//
+//
+// language.md §7.2: an attribute takes its value on the node or, when absent,
+// its schema default at the model's opset; `input[i]` is the value of a
+// constant scalar input; `rank`/`shape` come from the value's type (file or
+// shape inference) or a constant's dims. An operand is unknown when absent or
+// not constant: `X == none` holds exactly then, every other comparison with
+// an unknown operand is false.
+//
+//===----------------------------------------------------------------------===//
+#ifndef TPCC_BACKENDS_PLAN_PREDICATEEVAL_H
+#define TPCC_BACKENDS_PLAN_PREDICATEEVAL_H
+
+#include "ir/TpcIR.h"
+#include "ir/graph/Graph.h"
+
+#include <string>
+#include <vector>
+
+namespace tpcc::plan {
+
+/// The schema version that applies to node `n` of `m` (the model's opset of
+/// the node's domain; the latest one libonnx knows when the model imports a
+/// newer opset), or null for ops libonnx does not know.
+const ir::OnnxOpVersion *schemaFor(const graph::Model &m, const graph::Node &n);
+
+/// Evaluates `p` on `n`. With `trace`, appends one line per comparison and
+/// call, indented by `depth`, saying each operand's value and the result.
+bool evaluate(const ir::Predicate &p, const graph::Model &m,
+              const graph::Node &n, std::vector<std::string> *trace = nullptr,
+              unsigned depth = 0);
+
+} // namespace tpcc::plan
+
+#endif

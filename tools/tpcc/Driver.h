@@ -1,0 +1,52 @@
+//===- Driver.h - Shared pieces of the tpcc driver --------------*- C++ -*-===//
+#ifndef TPCC_TOOLS_TPCC_DRIVER_H
+#define TPCC_TOOLS_TPCC_DRIVER_H
+
+#include "frontend/Frontend.h"
+#include "ir/TpcIR.h"
+
+#include <string>
+#include <vector>
+
+namespace tpcc::driver {
+
+enum ExitCode { ExitOK = 0, ExitInputErrors = 1, ExitUsage = 2 };
+
+struct Options {
+  std::string command;
+  std::string emit;
+  std::string name; ///< doc: the platform
+  std::string platform, capabilities;
+  std::string format;
+  std::string model;   ///< plan: the .onnx input
+  std::string explain; ///< plan: --explain NODE
+  bool aimetComment = false;
+  std::string output;
+  std::vector<std::string> inputs;
+  std::vector<std::string> includeDirs;
+  std::string stdlibDir;
+  bool verify = false;
+  bool werror = false;
+  bool time = false;
+  unsigned errorLimit = 100;
+  std::string color = "auto";
+};
+
+/// Prints `msg` as a usage error and returns ExitUsage.
+int usageError(const std::string &msg);
+/// Checks the arguments of `tpcc plan`; -1 when they are fine.
+int checkPlanArgs(Options &o);
+/// Every `.tpc` file directly in `dirs` (each directory sorted by name).
+std::vector<std::string> libraryFiles(const std::vector<std::string> &dirs);
+/// Finds `name` among `names`, or reports the available ones (with a
+/// did-you-mean) and returns false.
+bool lookUp(llvm::StringRef what, llvm::StringRef plural, const std::string &name,
+            const std::vector<std::string> &names);
+/// Writes `text` to -o (atomically) or stdout.
+int writeOutput(const Options &o, const std::string &text);
+/// `tpcc plan`, after the specs compiled without errors.
+int runPlan(Compilation &c, const ir::Module &m, const Options &o, bool color);
+
+} // namespace tpcc::driver
+
+#endif

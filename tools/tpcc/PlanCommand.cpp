@@ -1,0 +1,164 @@
+//===- PlanCommand.cpp - `tpcc plan` ----------------------------------------===//
+//
+// Picks the platform (a name, or the one platform a .tpc file defines), its
+// capabilities (given, or the one for the platform or its nearest parent
+// that has one) and their framework; loads the model; builds the plan; then
+// prints the summary or an explanation and writes the plan or the ORT
+// overrides. Nothing is written when there are errors.
+//
+//===----------------------------------------------------------------------===//
+#include "backends/plan/Plan.h"
+#include "ir/graph/OnnxIO.h"
+#include "tools/tpcc/Driver.h"
+
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/raw_ostream.h"
+
+using namespace tpcc;
+using namespace tpcc::driver;
+
+int driver::checkPlanArgs(Options &o) {
+  if (o.model.empty())
+    return usageError("plan needs a model: `tpcc plan --platform NAME MODEL.onnx`");
+  if (o.emit.empty())
+    o.emit = "plan";
+  if (o.emit != "plan" && o.emit != "ort-overrides")
+    return usageError("unknown --emit kind `" + o.emit +
+                      "` for plan; expected plan or ort-overrides");
+  if (!o.format.empty() || o.verify || o.aimetComment)
+    return usageError("plan takes none of --format, --verify, --aimet-comment");
+  // A platform given as a file is compiled with the inputs.
+  if (llvm::StringRef(o.platform).endswith(".tpc"))
+    o.inputs.push_back(o.platform);
+  return -1;
+}
+
+/// The platform `tpcc plan` is about, or null after reporting why.
+static const ir::Platform *pickPlatform(const Compilation &c, const ir::Module &m,
+                                        const Options &o) {
+  std::vector<std::string> names;
+  for (const ir::Platform &p : m.platforms)
+    names.push_back(p.name);
+  if (llvm::StringRef(o.platform).endswith(".tpc")) {
+    // The platforms defined in that file.
+    std::vector<const ir::Platform *> here;
+    for (const ir::Platform &p : m.platforms)
+      if (p.loc.isValid() && c.sources.getName(p.loc.begin.file) == o.platform)
+        here.push_back(&p);
+    if (here.size() == 1)
+      return here.front();
+    llvm::errs() << "tpcc: error: `" << o.platform << "` defines "
+                 << (here.empty() ? "no platform" : "several platforms")
+                 << "; name one with --platform NAME and give the file as an input\n";
+    return nullptr;
+  }
+  std::string name = o.platform;
+  if (name.empty()) {
+    if (names.size() != 1) {
+      lookUp("platform", "platforms", "", names);
+      usageError("plan needs a platform: --platform NAME");
+      return nullptr;
+    }
+    name = names.front();
+  }
+  if (!lookUp("platform", "platforms", name, names))
+    return nullptr;
+  return m.findPlatform(name);
+}
+
+/// The capabilities for `p`: the one named, or the one of `p` or of its
+/// nearest parent that has any.
+static const ir::Capabilities *pickCapabilities(const ir::Module &m,
+                                                const ir::Platform &p,
+                                                const Options &o) {
+  std::vector<std::string> all;
+  for (const ir::Capabilities &cap : m.capabilities)
+    all.push_back(cap.name);
+  if (!o.capabilities.empty()) {
+    if (!lookUp("capabilities", "capabilities", o.capabilities, all))
+      return nullptr;
+    const ir::Capabilities *cap = m.findCapabilities(o.capabilities);
+    for (const ir::Platform *q = &p; q; q = q->parent ? m.findPlatform(*q->parent) : nullptr)
+      if (q->name == cap->platform)
+        return cap;
+    llvm::errs() << "tpcc: error: capabilities `" << cap->name << "` bind platform `"
+                 << cap->platform << "`, which is neither `" << p.name
+                 << "` nor one of its parents\n";
+    return nullptr;
+  }
+  for (const ir::Platform *q = &p; q; q = q->parent ? m.findPlatform(*q->parent) : nullptr) {
+    std::vector<std::string> here;
+    for (const ir::Capabilities &cap : m.capabilities)
+      if (cap.platform == q->name)
+        here.push_back("`" + cap.name + "`");
+    if (here.size() == 1)
+      return m.findCapabilities(llvm::StringRef(here[0]).drop_front().drop_back());
+    if (here.size() > 1) {
+      llvm::errs() << "tpcc: error: platform `" << q->name << "` has several capabilities ("
+                   << llvm::join(here, ", ") << "); choose one with --capabilities NAME\n";
+      return nullptr;
+    }
+  }
+  llvm::errs() << "tpcc: error: no capabilities bind platform `" << p.name
+               << "` (or a parent) to a framework; write `capabilities NAME = " << p.name
+               << " on onnx { ... }`\n";
+  return nullptr;
+}
+
+int driver::runPlan(Compilation &c, const ir::Module &m, const Options &o, bool color) {
+  const ir::Platform *platform = pickPlatform(c, m, o);
+  if (!platform)
+    return ExitUsage;
+  const ir::Capabilities *caps = pickCapabilities(m, *platform, o);
+  if (!caps)
+    return ExitUsage;
+  const ir::Framework *fw = m.findFramework(caps->framework);
+
+  std::unique_ptr<graph::Model> model = graph::loadModel(o.model, c.diags);
+  if (!model || c.diags.hasErrors()) {
+    c.diags.print(llvm::errs(), color);
+    return model ? ExitInputErrors : (c.diags.hasErrors() ? ExitInputErrors : ExitUsage);
+  }
+  plan::Plan p = plan::buildPlan(m, *platform, *caps, fw, *model, c.diags);
+
+  const plan::PlanNode *explained = nullptr;
+  if (!o.explain.empty()) {
+    for (const plan::PlanNode &n : p.nodes)
+      if (n.node->displayName() == o.explain) {
+        explained = &n;
+        break;
+      }
+    if (!explained) {
+      std::vector<std::string> names;
+      for (const plan::PlanNode &n : p.nodes)
+        names.push_back(n.node->displayName());
+      c.diags.print(llvm::errs(), color);
+      llvm::errs() << "tpcc: error: the model has no node named `" << o.explain << "`"
+                   << didYouMean(o.explain, names) << "\n";
+      return ExitUsage;
+    }
+  }
+
+  // The outputs are made before the diagnostics are printed (the plan lists
+  // them), and written only when there are no errors.
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  if (o.emit == "ort-overrides")
+    plan::emitOrtOverrides(p, c.diags, os);
+  else
+    plan::emitPlanJSON(p, c.diags, os);
+  os.flush();
+  bool errors = c.diags.hasErrors();
+  c.diags.print(llvm::errs(), color);
+  if (errors)
+    return ExitInputErrors;
+
+  bool toStdout = o.output == "-";
+  if (explained)
+    plan::printExplanation(p, *explained, c.sources, llvm::outs());
+  else if (!toStdout)
+    plan::printSummary(p, llvm::outs());
+  if (o.output.empty())
+    return ExitOK;
+  return writeOutput(o, text);
+}
