@@ -132,17 +132,24 @@ void plan::findFusingGroups(Plan &plan) {
   plan.groups = std::move(sorted);
 }
 
-/// Nodes `k` steps upstream of `n` along single-consumer chains.
+/// Nodes `k` steps upstream of `n` along single-consumer chains; why each
+/// producer that does not lead to `n` does not, in `reasons`.
 static void upstream(const Plan &plan, const Node &n, size_t k,
-                     std::vector<const Node *> &out) {
+                     std::vector<const Node *> &out, std::vector<std::string> &reasons) {
   if (k == 0) {
-    out.push_back(&n);
+    if (std::find(out.begin(), out.end(), &n) == out.end())
+      out.push_back(&n);
     return;
   }
-  for (const Value *v : n.inputs)
-    if (v && v->producer && nextInChain(*v->producer, nullptr) == &n &&
-        std::find(out.begin(), out.end(), v->producer) == out.end())
-      upstream(plan, *v->producer, k - 1, out);
+  for (const Value *v : n.inputs) {
+    if (!v || !v->producer)
+      continue;
+    std::string why;
+    if (nextInChain(*v->producer, &why) == &n)
+      upstream(plan, *v->producer, k - 1, out, reasons);
+    else if (std::find(reasons.begin(), reasons.end(), why) == reasons.end())
+      reasons.push_back(why);
+  }
 }
 
 std::vector<std::string> plan::explainFusing(const Plan &plan, const PlanNode &pn) {
@@ -166,12 +173,13 @@ std::vector<std::string> plan::explainFusing(const Plan &plan, const PlanNode &p
       if (!accepts(f.pattern[k], pn))
         continue;
       std::vector<const Node *> starts;
-      upstream(plan, n, k, starts);
+      std::vector<std::string> reasons;
+      upstream(plan, n, k, starts, reasons);
       std::string head = fmt::format("{} (as element {}): ", patternText(f), k + 1);
       if (starts.empty()) {
-        lines.push_back(head + fmt::format("no chain of {} node(s) with single "
-                                           "consumers leads to `{}`",
-                                           k, n.displayName()));
+        lines.push_back(head + (reasons.empty()
+                                    ? fmt::format("`{}` has no producer", n.displayName())
+                                    : llvm::join(reasons, "; ")));
         continue;
       }
       for (const Node *s : starts) {

@@ -310,8 +310,10 @@ void Planner::checkInputBits() {
       for (size_t k = 0; k < c.inputBits.size(); ++k)
         bits += (k ? "/" : "") + std::to_string(c.inputBits[k]);
       diags.emitAt(where(*n), diag::warn_plan_input_bits, n->displayName(), bits,
-                   configName(pn, pn.chosen), v->name,
-                   t->producer ? t->producer->node->displayName() : "the graph input",
+                   configName(pn, pn.chosen),
+                   t->producer ? fmt::format("`{}` from `{}`", v->name,
+                                             t->producer->node->displayName())
+                               : fmt::format("graph input `{}`", v->name),
                    t->bits,
                    fixes.empty() ? std::string("no candidate config of either node fixes it")
                                  : "fix: " + llvm::join(fixes, ", or "));

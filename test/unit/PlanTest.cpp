@@ -1,0 +1,339 @@
+//===- PlanTest.cpp - The planner on graphs built in the test ---------------===//
+//
+// Predicate semantics on nodes (schema defaults, constant scalar inputs,
+// shapes, `none`), fusing rules (single consumer, graph outputs, longest
+// pattern first), Rule 13 at plan time and the input-bit check, each on a
+// small graph built here with the ONNX protobuf classes.
+//
+//===----------------------------------------------------------------------===//
+#include "backends/plan/Plan.h"
+#include "backends/plan/PredicateEval.h"
+#include "ir/graph/OnnxIO.h"
+#include "passes/Passes.h"
+#include "test/unit/TestUtil.h"
+
+#include <gtest/gtest.h>
+#include <onnx/onnx_pb.h>
+
+using namespace tpcc;
+
+namespace {
+
+const char *kSpec = R"(
+framework fw {
+  weight kernel: Conv.input[1] axes(out: 0, in: 1)
+  weight bias: Conv.input[2]
+  no_quantize Shape
+  range Relu [0, inf]
+}
+platform chip {
+  attr k8 = { method: symmetric, bits: 8, per_channel: true }
+  config a8 = { activation: { bits: 8 } }
+  config a16 = a8 with { activation.bits: 16, input_bits: [8] }
+  config wide_in = a8 with { input_bits: [8, 16] }
+  config conv8 = a8 with { weights.kernel: k8 }
+  config pool = a8 with { preserving: true }
+  default [a8]
+  opset Conv, Depthwise : [conv8]
+  opset Wide : [a16]
+  opset Narrow : [a8, wide_in] base a8
+  opset Pool : [pool]
+  opset Relu, Relu6, Clip, Add
+  fuse (Conv | Depthwise) -> (Relu | Relu6)
+  fuse Conv -> Relu -> Add
+  fuse Add -> Relu
+}
+capabilities chip_fw = chip on fw {
+  Conv      <- Conv where group == 1
+  Depthwise <- Conv where group > 1 and group == shape(input[0])[1]
+  Relu      <- Relu
+  Relu6     <- Clip where input[1] == 0 and input[2] == 6
+  Clip      <- Clip where input[2] == none
+  Add       <- Add
+  Wide      <- Sigmoid
+  Narrow    <- Mul
+  Pool      <- MaxPool
+}
+capabilities overlap = chip on fw {
+  Relu      <- Clip where input[1] == 0
+  Relu6     <- Clip where input[2] == 6
+}
+)";
+
+/// Builds small ONNX graphs: float tensors [1,C,4,4], opset 13.
+class GraphBuilder {
+public:
+  GraphBuilder() {
+    m.set_ir_version(7);
+    m.add_opset_import()->set_version(13);
+    m.mutable_graph()->set_name("g");
+  }
+  void input(const std::string &name, int64_t c = 4) { typed(m.mutable_graph()->add_input(), name, c); }
+  void output(const std::string &name, int64_t c = 4) { typed(m.mutable_graph()->add_output(), name, c); }
+  void constant(const std::string &name, std::vector<int64_t> dims, float fill = 0.5f) {
+    auto *t = m.mutable_graph()->add_initializer();
+    t->set_name(name);
+    t->set_data_type(onnx::TensorProto::FLOAT);
+    int64_t n = 1;
+    for (int64_t d : dims) {
+      t->add_dims(d);
+      n *= d;
+    }
+    for (int64_t k = 0; k < n; ++k)
+      t->add_float_data(fill);
+  }
+  onnx::NodeProto *node(const std::string &op, const std::string &name,
+                        std::vector<std::string> ins, std::vector<std::string> outs) {
+    auto *n = m.mutable_graph()->add_node();
+    n->set_op_type(op);
+    n->set_name(name);
+    for (auto &i : ins)
+      n->add_input(i);
+    for (auto &o : outs)
+      n->add_output(o);
+    return n;
+  }
+  static void intAttr(onnx::NodeProto *n, const std::string &name, int64_t v) {
+    auto *a = n->add_attribute();
+    a->set_name(name);
+    a->set_type(onnx::AttributeProto::INT);
+    a->set_i(v);
+  }
+  /// x -> Conv(W[4,4/group,1,1], group) -> out
+  void conv(const std::string &name, const std::string &in, const std::string &out,
+            int64_t group = 1) {
+    constant(name + "_W", {4, 4 / group, 1, 1});
+    auto *n = node("Conv", name, {in, name + "_W"}, {out});
+    if (group != 1)
+      intAttr(n, "group", group);
+  }
+  std::string bytes() const { return m.SerializeAsString(); }
+
+private:
+  static void typed(onnx::ValueInfoProto *v, const std::string &name, int64_t c) {
+    v->set_name(name);
+    auto *t = v->mutable_type()->mutable_tensor_type();
+    t->set_elem_type(onnx::TensorProto::FLOAT);
+    for (int64_t d : {int64_t(1), c, int64_t(4), int64_t(4)})
+      t->mutable_shape()->add_dim()->set_dim_value(d);
+  }
+  onnx::ModelProto m;
+};
+
+class PlanTest : public ::testing::Test {
+protected:
+  void SetUp() override {
+    c.files.push_back(parseBuffer(c, "chip.tpc", kSpec));
+    module = buildModule(c);
+    ASSERT_FALSE(c.diags.hasErrors());
+    ASSERT_TRUE(module.findCapabilities("chip_fw"));
+    // `overlap` covers few opsets on purpose (Rule 14 warnings): drop them.
+    std::string sink;
+    llvm::raw_string_ostream os(sink);
+    c.diags.print(os);
+  }
+  void TearDown() override {
+    if (HasFailure())
+      test_util::printDiagnostics(c);
+  }
+  /// Loads `b`'s model and plans it with capabilities `caps`.
+  plan::Plan planOf(const GraphBuilder &b, const char *caps = "chip_fw") {
+    model = graph::loadModelFromBuffer(b.bytes(), "m.onnx", ".", c.diags);
+    EXPECT_TRUE(model);
+    if (!model)
+      return {};
+    return plan::buildPlan(module, *module.findPlatform("chip"),
+                           *module.findCapabilities(caps), module.findFramework("fw"),
+                           *model, c.diags);
+  }
+  const plan::PlanNode &node(const plan::Plan &p, const std::string &name) {
+    for (const plan::PlanNode &n : p.nodes)
+      if (n.node->displayName() == name)
+        return n;
+    ADD_FAILURE() << "no node " << name;
+    return p.nodes.front();
+  }
+  std::string opsetOf(const plan::Plan &p, const std::string &name) {
+    const plan::PlanNode &n = node(p, name);
+    return n.opset ? n.opset->name : "(none)";
+  }
+  std::vector<std::string> messages() {
+    std::vector<std::string> out;
+    for (const Diagnostic &d : c.diags.getDiagnostics())
+      out.push_back(d.where + ": " + d.message);
+    return out;
+  }
+
+  Compilation c;
+  ir::Module module;
+  std::unique_ptr<graph::Model> model;
+};
+
+} // namespace
+
+TEST_F(PlanTest, DepthwiseVersusRegularConvUsesShapesAndDefaults) {
+  GraphBuilder b;
+  b.input("x");
+  b.conv("dw", "x", "t", /*group=*/4); // group == C_in: depthwise
+  b.conv("pw", "t", "y");              // group absent: schema default 1
+  b.output("y");
+  plan::Plan p = planOf(b);
+  EXPECT_EQ(opsetOf(p, "dw"), "Depthwise");
+  EXPECT_EQ(opsetOf(p, "pw"), "Conv");
+  EXPECT_TRUE(messages().empty());
+}
+
+TEST_F(PlanTest, ClipWithConstantInputsAndNone) {
+  GraphBuilder b;
+  b.input("x");
+  b.constant("zero", {}, 0.0f);
+  b.constant("six", {}, 6.0f);
+  b.node("Clip", "relu6", {"x", "zero", "six"}, {"a"});
+  b.node("Clip", "lower_only", {"a", "zero"}, {"b"});   // input[2] absent: none
+  b.node("Clip", "dynamic", {"b", "x", "six"}, {"y"}); // input[1] not constant
+  b.output("y");
+  plan::Plan p = planOf(b);
+  EXPECT_EQ(opsetOf(p, "relu6"), "Relu6");
+  EXPECT_EQ(opsetOf(p, "lower_only"), "Clip");
+  // `input[1] == 0` is false when input[1] is not a constant (unknown), so
+  // Relu6 does not match, and `input[2] == none` is false: the default.
+  EXPECT_EQ(opsetOf(p, "dynamic"), "(none)");
+}
+
+TEST_F(PlanTest, EvaluateTracesEachOperand) {
+  GraphBuilder b;
+  b.input("x");
+  b.conv("pw", "x", "y");
+  b.output("y");
+  plan::Plan p = planOf(b);
+  const ir::OpBinding &bind = module.findCapabilities("chip_fw")->bindings[0];
+  std::vector<std::string> trace;
+  EXPECT_TRUE(plan::evaluate(*bind.where, *model, *node(p, "pw").node, &trace));
+  ASSERT_EQ(trace.size(), 1u);
+  EXPECT_EQ(trace[0], "group == 1: group = 1 (the schema default at opset 11) -> true");
+}
+
+TEST_F(PlanTest, ConvReluFusedWithFloatIntermediate) {
+  GraphBuilder b;
+  b.input("x");
+  b.conv("conv", "x", "c");
+  b.node("Relu", "relu", {"c"}, {"y"});
+  b.output("y");
+  plan::Plan p = planOf(b);
+  ASSERT_EQ(p.groups.size(), 1u);
+  EXPECT_EQ(node(p, "conv").fusingGroup, 0);
+  EXPECT_EQ(node(p, "relu").fusingGroup, 0);
+  const plan::PlanTensor *c = p.tensorOf(model->graph.findValue("c"));
+  ASSERT_TRUE(c);
+  EXPECT_FALSE(c->quantize);
+  EXPECT_EQ(c->reason, "inside fusing group 0");
+  const plan::PlanTensor *y = p.tensorOf(model->graph.findValue("y"));
+  EXPECT_TRUE(y->quantize);
+  EXPECT_EQ(y->signedness, ir::Signedness::Unsigned); // range Relu [0, inf]
+  // The kernel is per channel along `out`.
+  const auto &w = node(p, "conv").weights;
+  ASSERT_EQ(w.size(), 2u);
+  EXPECT_EQ(w[0].slot, "kernel");
+  EXPECT_EQ(w[0].axis, 0);
+  EXPECT_TRUE(w[0].quantize);
+  EXPECT_EQ(w[1].slot, "bias"); // the node has no bias input
+  EXPECT_EQ(w[1].input, nullptr);
+  EXPECT_FALSE(w[1].quantize);
+}
+
+TEST_F(PlanTest, TwoConsumersOrAGraphOutputStopFusing) {
+  GraphBuilder b;
+  b.input("x");
+  b.conv("conv", "x", "c");
+  b.node("Relu", "relu", {"c"}, {"r"});
+  b.node("Add", "add", {"r", "c"}, {"y"}); // c has two consumers
+  b.conv("conv2", "y", "d");
+  b.node("Relu", "relu2", {"d"}, {"z"});
+  b.output("z");
+  b.output("d"); // d is a graph output
+  plan::Plan p = planOf(b);
+  EXPECT_TRUE(p.groups.empty());
+  std::vector<std::string> why = plan::explainFusing(p, node(p, "relu"));
+  ASSERT_FALSE(why.empty());
+  EXPECT_NE(why[0].find("`c` has 2 consumers"), std::string::npos) << why[0];
+  why = plan::explainFusing(p, node(p, "conv2"));
+  EXPECT_NE(why[0].find("`d` is a graph output"), std::string::npos) << why[0];
+}
+
+TEST_F(PlanTest, LongestPatternFirst) {
+  GraphBuilder b;
+  b.input("x");
+  b.conv("conv", "x", "c");
+  b.node("Relu", "relu", {"c"}, {"r"});
+  b.node("Add", "add", {"r", "x"}, {"a"});
+  b.node("Relu", "relu2", {"a"}, {"y"});
+  b.output("y");
+  plan::Plan p = planOf(b);
+  // Conv -> Relu -> Add wins over Conv -> Relu; Add -> Relu then cannot use
+  // `add`, which is taken.
+  ASSERT_EQ(p.groups.size(), 1u);
+  EXPECT_EQ(p.groups[0].nodes.size(), 3u);
+  EXPECT_EQ(node(p, "relu2").fusingGroup, -1);
+}
+
+TEST_F(PlanTest, AddReluFused) {
+  GraphBuilder b;
+  b.input("x");
+  b.input("z");
+  b.node("Add", "add", {"x", "z"}, {"a"});
+  b.node("Relu", "relu", {"a"}, {"y"});
+  b.output("y");
+  plan::Plan p = planOf(b);
+  ASSERT_EQ(p.groups.size(), 1u);
+  EXPECT_EQ(p.groups[0].pattern->pattern.size(), 2u);
+}
+
+TEST_F(PlanTest, NodeMatchingTwoOpsetsIsAnError) {
+  GraphBuilder b;
+  b.input("x");
+  b.constant("zero", {}, 0.0f);
+  b.constant("six", {}, 6.0f);
+  b.node("Clip", "clip", {"x", "zero", "six"}, {"y"});
+  b.output("y");
+  plan::Plan p = planOf(b, "overlap");
+  EXPECT_TRUE(c.diags.hasErrors());
+  ASSERT_EQ(messages().size(), 1u);
+  EXPECT_EQ(messages()[0],
+            "m.onnx: node 'clip' (Clip): the node matches two opsets: `Relu` "
+            "(binding `Relu <- Clip where input[1] == 0`) and `Relu6` (binding "
+            "`Relu6 <- Clip where input[2] == 6`); make their predicates exclusive");
+  EXPECT_EQ(c.diags.getDiagnostics()[0].notes.size(), 2u);
+}
+
+TEST_F(PlanTest, InputBitsMismatchNamesBothNodesAndTheFix) {
+  GraphBuilder b;
+  b.input("x");
+  b.node("Sigmoid", "sig", {"x"}, {"s"}); // Wide: 16-bit activations
+  b.node("Mul", "mul", {"s", "x"}, {"y"}); // Narrow: base takes 8 bits
+  b.output("y");
+  plan::Plan p = planOf(b);
+  ASSERT_EQ(messages().size(), 1u);
+  EXPECT_EQ(messages()[0],
+            "m.onnx: node 'mul' (Mul): `mul` takes 8-bit inputs (config `a8`), but "
+            "its input `s` from `sig` is quantized to 16 bits; fix: config `wide_in` "
+            "of `mul` accepts 16 bits");
+}
+
+TEST_F(PlanTest, PreservingOpFollowsItsInput) {
+  GraphBuilder b;
+  b.input("x");
+  b.node("Sigmoid", "sig", {"x"}, {"s"});
+  auto *pool = b.node("MaxPool", "pool", {"s"}, {"y"});
+  auto *a = pool->add_attribute();
+  a->set_name("kernel_shape");
+  a->set_type(onnx::AttributeProto::INTS);
+  a->add_ints(1);
+  a->add_ints(1);
+  b.output("y");
+  plan::Plan p = planOf(b);
+  const plan::PlanTensor *y = p.tensorOf(model->graph.findValue("y"));
+  ASSERT_TRUE(y);
+  EXPECT_TRUE(y->quantize);
+  EXPECT_TRUE(y->preserving);
+  EXPECT_EQ(y->bits, 16); // Sigmoid's (Wide) bits, not the pool config's 8
+}
