@@ -17,11 +17,14 @@ using namespace tpcc;
 namespace json = llvm::json;
 
 void JSONWriter::object(llvm::ArrayRef<Field> fields) {
-  llvm::SmallVector<Field, 16> sorted(fields.begin(), fields.end());
-  llvm::sort(sorted,
-             [](const Field &a, const Field &b) { return a.first < b.first; });
+  // Sort pointers, not the fields: copying a std::function may allocate.
+  llvm::SmallVector<const Field *, 16> sorted;
+  for (const Field &f : fields)
+    sorted.push_back(&f);
+  llvm::sort(sorted, [](const Field *a, const Field *b) { return a->first < b->first; });
   j.objectBegin();
-  for (const Field &f : sorted) {
+  for (const Field *fp : sorted) {
+    const Field &f = *fp;
     // Keys are fixed field names and slot names (identifiers), which LLVM
     // escapes exactly as Python does.
     j.attributeBegin(f.first);

@@ -29,7 +29,8 @@ namespace tpcc {
 
 class JSONWriter {
 public:
-  explicit JSONWriter(llvm::raw_ostream &os) : j(os, /*IndentSize=*/2) {}
+  /// `indent` 0 writes everything on one line.
+  explicit JSONWriter(llvm::raw_ostream &os, unsigned indent = 2) : j(os, indent) {}
 
   /// A key and the callback that writes its value. The callback is owned
   /// (std::function), so a list of fields may be built in one statement and

@@ -16,17 +16,38 @@ namespace {
 
 class PlanWriter : public JSONWriter {
 public:
-  PlanWriter(llvm::raw_ostream &os, const Plan &plan, const DiagnosticEngine &diags)
-      : JSONWriter(os), plan(plan), diags(diags) {}
+  PlanWriter(llvm::raw_ostream &os, const Plan &plan, const DiagnosticEngine &diags,
+             unsigned indent = 2)
+      : JSONWriter(os, indent), plan(plan), diags(diags) {}
 
   void write();
 
 private:
+  /// An array with one compact element per line: plans of large models stay
+  /// small and greppable (`grep '"name": "conv1"'`).
+  template <typename Range, typename Fn> void linePerElement(const Range &r, Fn each) {
+    std::string buf;
+    j.arrayBegin();
+    for (const auto &e : r) {
+      buf.clear();
+      {
+        llvm::raw_string_ostream s(buf);
+        s.SetBufferSize(4096);
+        PlanWriter w(s, plan, diags, /*indent=*/0);
+        each(w, e);
+        s.flush();
+      }
+      j.rawValue([&](llvm::raw_ostream &os) { os << buf; });
+    }
+    j.arrayEnd();
+  }
+
   void model();
   void configs();
   void node(const PlanNode &n);
   void weights(const PlanNode &n);
   void tensor(const PlanTensor &t);
+  void group(const FusingGroup &g);
   void diagnostic(const Diagnostic &d);
   void values(const std::vector<graph::Value *> &vs) {
     array(vs, [&](const graph::Value *v) { v ? string(v->name) : null(); });
@@ -154,6 +175,19 @@ void PlanWriter::tensor(const PlanTensor &t) {
           {"statistic", [&] { null(); }}});
 }
 
+void PlanWriter::group(const FusingGroup &g) {
+  object({{"id", [&] { integer(g.id); }},
+          {"pattern",
+           [&] {
+             array(g.pattern->pattern,
+                   [&](const std::vector<std::string> &e) { strings(e); });
+           }},
+          {"pattern_name", [&] { nameOrNull(g.pattern->name); }},
+          {"nodes", [&] {
+             array(g.nodes, [&](unsigned i) { string(plan.nodes[i].node->displayName()); });
+           }}});
+}
+
 void PlanWriter::diagnostic(const Diagnostic &d) {
   const SourceManager &sm = diags.getSourceManager();
   object({{"severity",
@@ -179,26 +213,19 @@ void PlanWriter::write() {
        {"framework", [&] { string(plan.capabilities->framework); }},
        {"model", [&] { model(); }},
        {"configs", [&] { configs(); }},
-       {"nodes", [&] { array(plan.nodes, [&](const PlanNode &n) { node(n); }); }},
+       {"nodes",
+        [&] {
+          linePerElement(plan.nodes, [](PlanWriter &w, const PlanNode &n) { w.node(n); });
+        }},
        {"fusing_groups",
         [&] {
-          array(plan.groups, [&](const FusingGroup &g) {
-            object({{"id", [&] { integer(g.id); }},
-                    {"pattern",
-                     [&] {
-                       array(g.pattern->pattern, [&](const std::vector<std::string> &e) {
-                         strings(e);
-                       });
-                     }},
-                    {"pattern_name", [&] { nameOrNull(g.pattern->name); }},
-                    {"nodes", [&] {
-                       array(g.nodes, [&](unsigned i) {
-                         string(plan.nodes[i].node->displayName());
-                       });
-                     }}});
-          });
+          linePerElement(plan.groups, [](PlanWriter &w, const FusingGroup &g) { w.group(g); });
         }},
-       {"tensors", [&] { array(plan.tensors, [&](const PlanTensor &t) { tensor(t); }); }},
+       {"tensors",
+        [&] {
+          linePerElement(plan.tensors,
+                         [](PlanWriter &w, const PlanTensor &t) { w.tensor(t); });
+        }},
        {"not_entered",
         [&] {
           j.arrayBegin();

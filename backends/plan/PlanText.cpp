@@ -57,7 +57,11 @@ void plan::printSummary(const Plan &plan, llvm::raw_ostream &os) {
     entered += n.node->hasSubgraphs();
   }
   os << "plan: " << plan.modelName << " on " << plan.platform->name
-     << " (capabilities " << plan.capabilities->name << ")\n";
+     << " (capabilities " << plan.capabilities->name
+     << (plan.capabilities->platform != plan.platform->name
+             ? ", of parent " + plan.capabilities->platform
+             : std::string())
+     << ")\n";
   std::vector<std::string> um;
   for (const auto &[op, k] : unmatched)
     um.push_back(fmt::format("{} x{}", op, k));

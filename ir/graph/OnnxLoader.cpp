@@ -510,7 +510,10 @@ std::unique_ptr<Model> Loader::load(llvm::StringRef bytes,
     diags.emitAt(name, diag::err_model_too_large, name, bytes.size());
     return nullptr;
   }
-  onnx::ModelProto proto;
+  // An arena makes the many small messages of a large graph cheap to create
+  // and to free.
+  google::protobuf::Arena arena;
+  onnx::ModelProto &proto = *google::protobuf::Arena::CreateMessage<onnx::ModelProto>(&arena);
   if (!proto.ParseFromArray(bytes.data(), int(bytes.size()))) {
     diags.emitAt(name, diag::err_model_parse);
     return nullptr;

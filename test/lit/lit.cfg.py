@@ -26,3 +26,9 @@ config.substitutions.append(("%stdlib", os.path.join(config.tpcc_src_dir, "stdli
 config.substitutions.append(("%expect-exit", config.python + " " + os.path.join(config.tpcc_src_dir, "test", "tools", "expect_exit.py")))
 config.substitutions.append(("%builddir", os.path.dirname(config.tpcc_bin_dir)))
 config.substitutions.append(("%jsoncheck", config.python + " " + os.path.join(config.tpcc_src_dir, "test", "tools", "jsoncheck.py")))
+# The shared models (../shared/models beside the repository; CI puts it there).
+models = os.environ.get("TPCC_SHARED_MODELS") or os.path.normpath(
+    os.path.join(config.tpcc_src_dir, "..", "shared", "models"))
+config.substitutions.append(("%models", models))
+# Debian's python3, which has the onnx package (test models are made with it).
+config.substitutions.append(("%onnxpython", "/usr/bin/python3"))

@@ -5,6 +5,10 @@
 #include "frontend/Frontend.h"
 #include "ir/TpcIR.h"
 
+#include "llvm/Support/Format.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <chrono>
 #include <string>
 #include <vector>
 
@@ -30,6 +34,23 @@ struct Options {
   bool time = false;
   unsigned errorLimit = 100;
   std::string color = "auto";
+};
+
+/// Prints how long each phase took (`--time`).
+class PhaseTimer {
+public:
+  explicit PhaseTimer(bool enabled) : enabled(enabled) {}
+  void done(const char *phase) {
+    auto now = std::chrono::steady_clock::now();
+    if (enabled)
+      llvm::errs() << llvm::format("tpcc: time: %-8s %8.3f s\n", phase,
+                                   std::chrono::duration<double>(now - last).count());
+    last = now;
+  }
+
+private:
+  bool enabled;
+  std::chrono::steady_clock::time_point last = std::chrono::steady_clock::now();
 };
 
 /// Prints `msg` as a usage error and returns ExitUsage.

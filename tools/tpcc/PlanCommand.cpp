@@ -114,12 +114,15 @@ int driver::runPlan(Compilation &c, const ir::Module &m, const Options &o, bool 
     return ExitUsage;
   const ir::Framework *fw = m.findFramework(caps->framework);
 
+  PhaseTimer timer(o.time);
   std::unique_ptr<graph::Model> model = graph::loadModel(o.model, c.diags);
+  timer.done("load");
   if (!model || c.diags.hasErrors()) {
     c.diags.print(llvm::errs(), color);
     return model ? ExitInputErrors : (c.diags.hasErrors() ? ExitInputErrors : ExitUsage);
   }
   plan::Plan p = plan::buildPlan(m, *platform, *caps, fw, *model, c.diags);
+  timer.done("plan");
 
   const plan::PlanNode *explained = nullptr;
   if (!o.explain.empty()) {
@@ -143,11 +146,13 @@ int driver::runPlan(Compilation &c, const ir::Module &m, const Options &o, bool 
   // them), and written only when there are no errors.
   std::string text;
   llvm::raw_string_ostream os(text);
+  os.SetBufferSize(1 << 16);
   if (o.emit == "ort-overrides")
     plan::emitOrtOverrides(p, c.diags, os);
   else
     plan::emitPlanJSON(p, c.diags, os);
   os.flush();
+  timer.done("emit");
   bool errors = c.diags.hasErrors();
   c.diags.print(llvm::errs(), color);
   if (errors)
@@ -160,5 +165,7 @@ int driver::runPlan(Compilation &c, const ir::Module &m, const Options &o, bool 
     plan::printSummary(p, llvm::outs());
   if (o.output.empty())
     return ExitOK;
-  return writeOutput(o, text);
+  int status = writeOutput(o, text);
+  timer.done("write");
+  return status;
 }

@@ -285,22 +285,6 @@ int writeOutput(const Options &o, const std::string &text) {
 
 } // namespace tpcc::driver
 
-/// Prints how long each phase took (`--time`).
-class PhaseTimer {
-public:
-  explicit PhaseTimer(bool enabled) : enabled(enabled) {}
-  void done(const char *phase) {
-    auto now = std::chrono::steady_clock::now();
-    if (enabled)
-      llvm::errs() << llvm::format("tpcc: time: %-8s %8.3f s\n", phase,
-                                   std::chrono::duration<double>(now - last).count());
-    last = now;
-  }
-
-private:
-  bool enabled;
-  std::chrono::steady_clock::time_point last = std::chrono::steady_clock::now();
-};
 
 int run(int argc, char **argv) {
   Options o;
