@@ -565,7 +565,12 @@ std::unique_ptr<Model> graph::loadModel(llvm::StringRef path,
                                         DiagnosticEngine &diags,
                                         const LoadOptions &options) {
   std::string bytes, error;
-  if (!readFile(path, bytes, error, kMaxModelBytes + 1)) {
+  uint64_t size = 0;
+  if (!llvm::sys::fs::file_size(path, size) && size > kMaxModelBytes) {
+    diags.emitAt(path.str(), diag::err_model_too_large, path.str(), size);
+    return nullptr;
+  }
+  if (!readFile(path, bytes, error, kMaxModelBytes)) {
     diags.emitAt("", diag::err_cannot_open_file, path.str(), error);
     return nullptr;
   }

@@ -118,8 +118,11 @@ int driver::runPlan(Compilation &c, const ir::Module &m, const Options &o, bool 
   std::unique_ptr<graph::Model> model = graph::loadModel(o.model, c.diags);
   timer.done("load");
   if (!model || c.diags.hasErrors()) {
+    // A file that cannot be read is an I/O error; a bad file is an input error.
+    bool io = !c.diags.getDiagnostics().empty() &&
+              c.diags.getDiagnostics().back().kind == diag::err_cannot_open_file;
     c.diags.print(llvm::errs(), color);
-    return model ? ExitInputErrors : (c.diags.hasErrors() ? ExitInputErrors : ExitUsage);
+    return io ? ExitUsage : ExitInputErrors;
   }
   plan::Plan p = plan::buildPlan(m, *platform, *caps, fw, *model, c.diags);
   timer.done("plan");

@@ -1,0 +1,227 @@
+#!/usr/bin/python3
+"""make_models.py - writes the small ONNX models of the model and plan lit tests.
+
+Run with Debian's python3 (python3-onnx, python3-numpy):
+
+    /usr/bin/python3 test/tools/make_models.py
+
+Writes test/lit/plan/Inputs/models/*.onnx (valid graphs, one construct each) and
+test/lit/model/Inputs/*.onnx (hostile files the loader must reject). The output is
+deterministic (fixed values, no timestamps): rerunning gives the same bytes.
+"""
+import os
+
+import numpy as np
+import onnx
+from onnx import TensorProto, helper, numpy_helper
+
+ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lit")
+PLAN = os.path.join(ROOT, "plan", "Inputs", "models")
+BAD = os.path.join(ROOT, "model", "Inputs")
+
+
+def vi(name, shape, elem=TensorProto.FLOAT):
+    return helper.make_tensor_value_info(name, elem, shape)
+
+
+def const(name, values, dims=None):
+    a = np.asarray(values, dtype=np.float32)
+    if dims is not None:
+        a = a.reshape(dims)
+    return numpy_helper.from_array(a, name)
+
+
+def weights(name, dims, seed):
+    n = int(np.prod(dims))
+    # A fixed ramp, not a random generator: identical on every machine.
+    return const(name, (np.arange(n, dtype=np.float32) % 7 - 3) * 0.1 * seed, dims)
+
+
+def model(nodes, inputs, outputs, inits=(), opset=13, ir=7, check=True):
+    g = helper.make_graph(nodes, "g", inputs, outputs, list(inits))
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", opset)],
+                          producer_name="tpcc-tests")
+    m.ir_version = ir
+    if check:
+        onnx.checker.check_model(m)
+        onnx.shape_inference.infer_shapes(m, strict_mode=True)
+    return m
+
+
+def save(m, folder, name):
+    os.makedirs(folder, exist_ok=True)
+    with open(os.path.join(folder, name), "wb") as f:
+        f.write(m.SerializeToString() if not isinstance(m, bytes) else m)
+
+
+def node(op, name, ins, outs, **attrs):
+    return helper.make_node(op, ins, outs, name=name, **attrs)
+
+
+X = [vi("x", [1, 4, 8, 8])]
+
+
+def valid_models():
+    yield "conv_relu", model(
+        [node("Conv", "conv", ["x", "W", "B"], ["c"], pads=[1, 1, 1, 1]),
+         node("Relu", "relu", ["c"], ["y"])],
+        X, [vi("y", [1, 8, 8, 8])],
+        [weights("W", [8, 4, 3, 3], 1), weights("B", [8], 2)])
+    yield "conv_two_consumers", model(
+        [node("Conv", "conv", ["x", "W"], ["c"]),
+         node("Relu", "relu", ["c"], ["r"]),
+         node("Add", "add", ["r", "c"], ["y"])],
+        X, [vi("y", [1, 4, 8, 8])], [weights("W", [4, 4, 1, 1], 1)])
+    yield "conv_output_is_graph_output", model(
+        [node("Conv", "conv", ["x", "W"], ["c"]),
+         node("Relu", "relu", ["c"], ["y"])],
+        X, [vi("y", [1, 4, 8, 8]), vi("c", [1, 4, 8, 8])],
+        [weights("W", [4, 4, 1, 1], 1)])
+    yield "depthwise_vs_regular", model(
+        [node("Conv", "dw", ["x", "Wd"], ["d"], group=4, pads=[1, 1, 1, 1]),
+         node("Conv", "pw", ["d", "Wp"], ["y"])],
+        X, [vi("y", [1, 4, 8, 8])],
+        [weights("Wd", [4, 1, 3, 3], 1), weights("Wp", [4, 4, 1, 1], 2)])
+    yield "clip_relu6", model(
+        [node("Conv", "conv", ["x", "W"], ["c"]),
+         node("Clip", "relu6", ["c", "zero", "six"], ["r"]),
+         node("Clip", "hardtanh", ["r", "minus_one", "one"], ["y"])],
+        X, [vi("y", [1, 4, 8, 8])],
+        [weights("W", [4, 4, 1, 1], 1), const("zero", 0.0), const("six", 6.0),
+         const("minus_one", -1.0), const("one", 1.0)])
+    yield "clip_opset6", model(
+        [node("Conv", "conv", ["x", "W"], ["c"]),
+         node("Clip", "relu6", ["c"], ["y"], min=0.0, max=6.0)],
+        # IR 3: an initializer is also a graph input.
+        X + [vi("W", [4, 4, 1, 1])], [vi("y", [1, 4, 8, 8])],
+        [weights("W", [4, 4, 1, 1], 1)], opset=6, ir=3)
+    yield "add_relu", model(
+        [node("Add", "add", ["a", "b"], ["s"]),
+         node("Relu", "relu", ["s"], ["y"])],
+        [vi("a", [1, 4, 4, 4]), vi("b", [1, 4, 4, 4])], [vi("y", [1, 4, 4, 4])])
+    yield "matmul_const_and_dynamic", model(
+        [node("MatMul", "fc", ["v", "W"], ["h"]),
+         node("MatMul", "mm", ["h", "z"], ["k"]),
+         node("Gemm", "gemm", ["k", "G"], ["y"], transB=1)],
+        [vi("v", [1, 16]), vi("z", [8, 4])], [vi("y", [1, 4])],
+        [weights("W", [16, 8], 1), weights("G", [4, 4], 2)])
+    yield "sigmoid_mul", model(
+        [node("Sigmoid", "sig", ["x"], ["s"]),
+         node("Mul", "mul", ["s", "x"], ["y"])],
+        X, [vi("y", [1, 4, 8, 8])])
+    yield "mixed_graph", model(
+        [node("Conv", "conv", ["x", "W"], ["c"]),
+         node("HardSwish", "hswish", ["c"], ["h"]),
+         node("MaxPool", "pool", ["h"], ["p"], kernel_shape=[2, 2], strides=[2, 2]),
+         node("Sigmoid", "gate", ["p"], ["g"]),
+         node("Mul", "scale", ["p", "g"], ["m"]),
+         node("Constant", "shape_const", [], ["shape"],
+              value=numpy_helper.from_array(np.array([1, 64], np.int64))),
+         node("Reshape", "reshape", ["m", "shape"], ["r"]),
+         node("Gemm", "fc", ["r", "G", "Bg"], ["l"], transB=1),
+         node("Softmax", "softmax", ["l"], ["y"])],
+        X, [vi("y", [1, 10])],
+        [weights("W", [4, 4, 1, 1], 1), weights("G", [10, 64], 2), weights("Bg", [10], 3)],
+        opset=14)  # HardSwish since 14
+    branch = lambda name: helper.make_graph(  # noqa: E731
+        [node("Relu", name + "_relu", ["c"], [name + "_out"])], name, [],
+        [vi(name + "_out", [1, 4, 8, 8])])
+    yield "if_subgraph", model(
+        [node("Conv", "conv", ["x", "W"], ["c"]),
+         node("If", "branch", ["cond"], ["y"], then_branch=branch("then"),
+              else_branch=branch("else"))],
+        X + [vi("cond", [1], TensorProto.BOOL)], [vi("y", [1, 4, 8, 8])],
+        [weights("W", [4, 4, 1, 1], 1)])
+    yield "unnamed_nodes", model(
+        [helper.make_node("Conv", ["x", "W"], ["c"]), helper.make_node("Relu", ["c"], ["y"])],
+        X, [vi("y", [1, 4, 8, 8])], [weights("W", [4, 4, 1, 1], 1)])
+    yield "newer_opset", model(
+        [node("Relu", "relu", ["x"], ["y"])], X, [vi("y", [1, 4, 8, 8])], opset=18,
+        check=False)
+    old = model([node("Relu", "relu", ["x"], ["y"])], X, [vi("y", [1, 4, 8, 8])],
+                check=False)
+    old.ir_version = 2
+    del old.opset_import[:]
+    yield "old_ir", old
+
+
+def bad_models():
+    good = dict(valid_models())["conv_relu"]
+    data = good.SerializeToString()
+    yield "truncated", data[: len(data) // 2]
+    yield "random", np.random.default_rng(7).integers(0, 256, 4096, dtype=np.uint8).tobytes()
+    # A field whose length runs past the end of the file.
+    yield "not_a_model", b"\x0a\xff\xff\xff\xff\x0f" + b"not protobuf"
+
+    m = onnx.ModelProto()
+    m.CopyFrom(good)
+    m.graph.node[0].input[0] = "y"  # conv <- relu <- conv
+    yield "cycle", m
+
+    m = onnx.ModelProto()
+    m.CopyFrom(good)
+    m.graph.node[1].input[0] = "ghost"
+    yield "undefined_value", m
+
+    m = onnx.ModelProto()
+    m.CopyFrom(good)
+    w = m.graph.initializer[0]
+    w.ClearField("dims")
+    w.dims.extend([64, 4, 3, 3])
+    w.ClearField("float_data")
+    w.raw_data = np.zeros(8, np.float32).tobytes()
+    yield "size_exceeds_data", m
+
+    m = onnx.ModelProto()
+    m.CopyFrom(good)
+    w = m.graph.initializer[0]
+    w.ClearField("dims")
+    w.dims.extend([1 << 20, 1 << 20])
+    w.ClearField("float_data")
+    w.raw_data = bytes(16)
+    yield "huge_shape", m
+
+    m = onnx.ModelProto()
+    m.CopyFrom(good)
+    m.graph.node[1].output[0] = "c"
+    yield "duplicate_definition", m
+
+    m = onnx.ModelProto()
+    m.CopyFrom(good)
+    w = m.graph.initializer[0]
+    w.ClearField("float_data")
+    w.data_location = TensorProto.EXTERNAL
+    e = w.external_data.add()
+    e.key, e.value = "location", "../../secret.bin"
+    yield "external_outside", m
+
+    m = onnx.ModelProto()
+    m.CopyFrom(good)
+    m.graph.node[1].op_type = "NoSuchOp"
+    yield "checker_fails", m
+
+    m = onnx.ModelProto()
+    m.CopyFrom(good)
+    m.graph.output[0].name = "nowhere"
+    yield "output_undefined", m
+
+    m = onnx.ModelProto()
+    m.CopyFrom(good)
+    m.ClearField("graph")
+    yield "no_graph", m
+
+    m = onnx.ModelProto()
+    m.CopyFrom(good)
+    m.graph.sparse_initializer.add().values.CopyFrom(const("sv", [1.0]))
+    yield "sparse_initializer", m
+
+
+def main():
+    for name, m in valid_models():
+        save(m, PLAN, name + ".onnx")
+    for name, m in bad_models():
+        save(m, BAD, name + ".onnx")
+
+
+if __name__ == "__main__":
+    main()
