@@ -100,7 +100,9 @@ void OrtWriter::run(llvm::raw_ostream &os) {
       o.scale = t.scale;
       o.zeroPoint = t.zeroPoint;
     } else {
-      o.symmetric = t.method != ir::QuantMethod::Uniform;
+      // Unsigned symmetric ranges ([0, t]) are ORT's asymmetric uint8 with
+      // rmin 0; ORT's symmetric uint8 would centre the zero point at 128.
+      o.symmetric = t.method != ir::QuantMethod::Uniform && isSigned;
       if (t.method == ir::QuantMethod::PowerOfTwo)
         powerOfTwo.add(name);
     }
@@ -152,7 +154,7 @@ void OrtWriter::run(llvm::raw_ostream &os) {
     diags.emitAt(plan.modelName, diag::warn_ort_bits, key.first, a.count, a.list(),
                  key.second);
   if (lut.count)
-    diags.emitAt(plan.modelName, diag::warn_ort_lut, lut.count, lut.list(), "QInt8");
+    diags.emitAt(plan.modelName, diag::warn_ort_lut, lut.count, lut.list());
   if (floatTensors.count) {
     std::vector<std::string> quoted;
     for (const std::string &n : excluded)

@@ -138,6 +138,9 @@ def valid_models():
     yield "newer_opset", model(
         [node("Relu", "relu", ["x"], ["y"])], X, [vi("y", [1, 4, 8, 8])], opset=18,
         check=False)
+    # The declared output shape contradicts the inferred one: shape inference fails.
+    yield "shape_conflict", model(
+        [node("Relu", "relu", ["x"], ["y"])], X, [vi("y", [1, 4])], check=False)
     old = model([node("Relu", "relu", ["x"], ["y"])], X, [vi("y", [1, 4, 8, 8])],
                 check=False)
     old.ir_version = 2
