@@ -10,6 +10,13 @@ using namespace tpcc;
 
 bool tpcc::writeFileAtomically(llvm::StringRef path, llvm::StringRef contents,
                                std::string &error) {
+  return writeFileAtomically(
+      path, [&](llvm::raw_ostream &os) { os << contents; }, error);
+}
+
+bool tpcc::writeFileAtomically(llvm::StringRef path,
+                               llvm::function_ref<void(llvm::raw_ostream &)> write,
+                               std::string &error) {
   llvm::SmallString<256> model(path);
   model += ".tmp-%%%%%%";
   int fd;
@@ -20,7 +27,7 @@ bool tpcc::writeFileAtomically(llvm::StringRef path, llvm::StringRef contents,
   }
   {
     llvm::raw_fd_ostream os(fd, /*shouldClose=*/true);
-    os << contents;
+    write(os);
     os.flush();
     if (os.has_error()) {
       error = os.error().message();

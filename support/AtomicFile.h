@@ -2,7 +2,9 @@
 #ifndef TPCC_SUPPORT_ATOMICFILE_H
 #define TPCC_SUPPORT_ATOMICFILE_H
 
+#include "llvm/ADT/STLFunctionalExtras.h"
 #include "llvm/ADT/StringRef.h"
+#include "llvm/Support/raw_ostream.h"
 #include <string>
 
 namespace tpcc {
@@ -11,6 +13,12 @@ namespace tpcc {
 /// and a rename, so readers never see a partly written file. On failure returns
 /// false and sets `error`; `path` is then untouched.
 bool writeFileAtomically(llvm::StringRef path, llvm::StringRef contents,
+                         std::string &error);
+
+/// The same, for output written by `write` as it is produced (large outputs
+/// need not be held in memory).
+bool writeFileAtomically(llvm::StringRef path,
+                         llvm::function_ref<void(llvm::raw_ostream &)> write,
                          std::string &error);
 
 /// Reads a whole file (at most `limit` bytes). Returns false and sets `error`

@@ -113,9 +113,9 @@ void findFusingGroups(Plan &plan);
 /// mentions its opset.
 std::vector<std::string> explainFusing(const Plan &plan, const PlanNode &n);
 
-/// The plan as JSON (plan_version 1), with every diagnostic in `diags`.
-void emitPlanJSON(const Plan &plan, const DiagnosticEngine &diags,
-                  llvm::raw_ostream &os);
+/// The plan as JSON (plan_version 1), listing `diags` (located with `sm`).
+void emitPlanJSON(const Plan &plan, const std::vector<Diagnostic> &diags,
+                  const SourceManager &sm, llvm::raw_ostream &os);
 
 /// ONNX Runtime's TensorQuantOverrides for the plan; what ORT cannot express
 /// is reported to `diags` as warnings.

@@ -16,9 +16,10 @@ namespace {
 
 class PlanWriter : public JSONWriter {
 public:
-  PlanWriter(llvm::raw_ostream &os, const Plan &plan, const DiagnosticEngine &diags,
+  PlanWriter(llvm::raw_ostream &os, const Plan &plan,
+             const std::vector<Diagnostic> &diags, const SourceManager &sm,
              unsigned indent = 2)
-      : JSONWriter(os, indent), plan(plan), diags(diags) {}
+      : JSONWriter(os, indent), plan(plan), diags(diags), sm(sm) {}
 
   void write();
 
@@ -33,7 +34,7 @@ private:
       {
         llvm::raw_string_ostream s(buf);
         s.SetBufferSize(4096);
-        PlanWriter w(s, plan, diags, /*indent=*/0);
+        PlanWriter w(s, plan, diags, sm, /*indent=*/0);
         each(w, e);
         s.flush();
       }
@@ -55,7 +56,8 @@ private:
   void method(ir::QuantMethod m) { string(ir::toString(m)); }
 
   const Plan &plan;
-  const DiagnosticEngine &diags;
+  const std::vector<Diagnostic> &diags;
+  const SourceManager &sm;
 };
 
 } // namespace
@@ -132,7 +134,7 @@ void PlanWriter::node(const PlanNode &n) {
                   {"op", [&] { string(b.op); }},
                   {"where", [&] { b.where ? string(b.where->str()) : null(); }},
                   {"location",
-                   [&] { string(shortLocation(diags.getSourceManager(), b.loc)); }}});
+                   [&] { string(shortLocation(sm, b.loc)); }}});
         }},
        {"candidates",
         [&] {
@@ -189,7 +191,6 @@ void PlanWriter::group(const FusingGroup &g) {
 }
 
 void PlanWriter::diagnostic(const Diagnostic &d) {
-  const SourceManager &sm = diags.getSourceManager();
   object({{"severity",
            [&] {
              string(d.severity == Severity::Error     ? "error"
@@ -235,12 +236,12 @@ void PlanWriter::write() {
           j.arrayEnd();
         }},
        {"diagnostics", [&] {
-          array(diags.getDiagnostics(), [&](const Diagnostic &d) { diagnostic(d); });
+          array(diags, [&](const Diagnostic &d) { diagnostic(d); });
         }}});
 }
 
-void plan::emitPlanJSON(const Plan &plan, const DiagnosticEngine &diags,
-                        llvm::raw_ostream &os) {
-  PlanWriter(os, plan, diags).write();
+void plan::emitPlanJSON(const Plan &plan, const std::vector<Diagnostic> &diags,
+                        const SourceManager &sm, llvm::raw_ostream &os) {
+  PlanWriter(os, plan, diags, sm).write();
   os << "\n";
 }

@@ -1,10 +1,11 @@
 //===- OnnxLoader.cpp - ONNX protobuf -> model IR ---------------------------===//
 //
-// Order of work, so that hostile files meet our own checks (clear messages, no
-// crash) before libonnx sees them: decode the protobuf; inline external data;
-// convert tensors (sizes checked against the data before anything is
-// allocated) and build the graph (values defined once, inputs defined); verify
-// (graph outputs, cycles); then the ONNX checker and shape inference, whose
+// Order of work: decode the protobuf; inline external data; then, on two
+// threads, libonnx's checker (a validator, built for untrusted input; it only
+// reads) and our own conversion: tensors (sizes checked against the data
+// before anything is allocated), the graph (values defined once, inputs
+// defined) and the verifier (graph outputs, cycles). Our errors win (they are
+// more precise); only a model that passes both meets shape inference, whose
 // value types are copied back.
 //
 //===----------------------------------------------------------------------===//
@@ -13,6 +14,7 @@
 #include "support/AtomicFile.h"
 
 #include "llvm/Support/FileSystem.h"
+#include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
 
 #include <onnx/checker.h>
@@ -21,6 +23,7 @@
 #include <onnx/shape_inference/implementation.h>
 
 #include <fstream>
+#include <thread>
 
 using namespace tpcc;
 using namespace tpcc::graph;
@@ -52,7 +55,7 @@ private:
   bool buildGraph(const onnx::GraphProto &g, Model &m);
   bool defineValue(Value *v, const std::string &where);
   void copyTypes(const onnx::GraphProto &g, Model &m);
-  bool runLibonnx(onnx::ModelProto &proto, Model &m, const LoadOptions &opts);
+  bool libonnxApplies(const onnx::ModelProto &proto, const Model &m);
   template <typename F> bool forEachTensor(onnx::GraphProto &g, F f);
 
   std::string name, baseDir;
@@ -440,10 +443,7 @@ void Loader::copyTypes(const onnx::GraphProto &gp, Model &m) {
 // libonnx: checker and shape inference
 //===----------------------------------------------------------------------===//
 
-bool Loader::runLibonnx(onnx::ModelProto &proto, Model &m,
-                        const LoadOptions &opts) {
-  if (!opts.check && !opts.inferShapes)
-    return true;
+bool Loader::libonnxApplies(const onnx::ModelProto &proto, const Model &m) {
   int64_t ir = proto.ir_version();
   if (ir < 3 || ir > onnx::IR_VERSION) {
     diags.emitAt(name, diag::warn_model_ir_version,
@@ -452,7 +452,7 @@ bool Loader::runLibonnx(onnx::ModelProto &proto, Model &m,
                      ? fmt::format("ir_version {} predates opset imports (3)", ir)
                      : fmt::format("ir_version {} is newer than libonnx knows ({})",
                                    ir, int(onnx::IR_VERSION)));
-    return true;
+    return false;
   }
   const auto &ranges = onnx::OpSchemaRegistry::DomainToVersionRange::Instance().Map();
   for (const OpsetImport &o : m.opsets) {
@@ -462,31 +462,16 @@ bool Loader::runLibonnx(onnx::ModelProto &proto, Model &m,
       diags.emitAt(name, diag::warn_model_opset_newer,
                    d.empty() ? std::string("ai.onnx") : d, o.version,
                    it->second.second);
-      return true;
-    }
-  }
-  if (opts.check) {
-    try {
-      onnx::checker::check_model(proto);
-    } catch (const std::exception &e) {
-      std::string msg = e.what();
-      // libonnx appends a context dump ("==> Context: ..."); keep the first line.
-      msg = msg.substr(0, msg.find('\n'));
-      diags.emitAt(name, diag::err_model_checker, msg);
       return false;
     }
   }
-  if (opts.inferShapes) {
-    try {
-      onnx::shape_inference::InferShapes(proto);
-      copyTypes(proto.graph(), m);
-    } catch (const std::exception &e) {
-      std::string msg = e.what();
-      diags.emitAt(name, diag::warn_model_shape_inference,
-                   msg.substr(0, msg.find('\n')));
-    }
-  }
   return true;
+}
+
+/// The first line of a libonnx message (it appends a "==> Context:" dump).
+static std::string firstLine(const char *what) {
+  std::string msg = what;
+  return msg.substr(0, msg.find('\n'));
 }
 
 template <typename F> bool Loader::forEachTensor(onnx::GraphProto &g, F f) {
@@ -544,12 +529,38 @@ std::unique_ptr<Model> Loader::load(llvm::StringRef bytes,
                        return inlineExternalData(t, where);
                      }))
     return nullptr;
-  if (!buildGraph(proto.graph(), *m))
+  bool libonnx = (opts.check || opts.inferShapes) && libonnxApplies(proto, *m);
+  // libonnx's checker reads the proto while our graph is built from it (both
+  // only read); its verdict counts only when our own checks pass, since ours
+  // say more precisely what is wrong.
+  std::optional<std::string> checkerError;
+  std::thread checker;
+  if (libonnx && opts.check)
+    checker = std::thread([&] {
+      try {
+        onnx::checker::check_model(proto);
+      } catch (const std::exception &e) {
+        checkerError = firstLine(e.what());
+      }
+    });
+  bool built = buildGraph(proto.graph(), *m) &&
+               succeeded(verifyGraph(m->graph, name, diags));
+  if (checker.joinable())
+    checker.join();
+  if (!built)
     return nullptr;
-  if (failed(verifyGraph(m->graph, name, diags)))
+  if (checkerError) {
+    diags.emitAt(name, diag::err_model_checker, *checkerError);
     return nullptr;
-  if (!runLibonnx(proto, *m, opts))
-    return nullptr;
+  }
+  if (libonnx && opts.inferShapes) {
+    try {
+      onnx::shape_inference::InferShapes(proto);
+      copyTypes(proto.graph(), *m);
+    } catch (const std::exception &e) {
+      diags.emitAt(name, diag::warn_model_shape_inference, firstLine(e.what()));
+    }
+  }
   return m;
 }
 
@@ -564,17 +575,23 @@ std::unique_ptr<Model> graph::loadModelFromBuffer(llvm::StringRef bytes,
 std::unique_ptr<Model> graph::loadModel(llvm::StringRef path,
                                         DiagnosticEngine &diags,
                                         const LoadOptions &options) {
-  std::string bytes, error;
   uint64_t size = 0;
   if (!llvm::sys::fs::file_size(path, size) && size > kMaxModelBytes) {
     diags.emitAt(path.str(), diag::err_model_too_large, path.str(), size);
     return nullptr;
   }
-  if (!readFile(path, bytes, error, kMaxModelBytes)) {
-    diags.emitAt("", diag::err_cannot_open_file, path.str(), error);
+  if (llvm::sys::fs::is_directory(path)) {
+    diags.emitAt("", diag::err_cannot_open_file, path.str(), "is a directory");
+    return nullptr;
+  }
+  // Mapped, not copied: the bytes are needed only while protobuf decodes them.
+  auto buf = llvm::MemoryBuffer::getFile(path, /*IsText=*/false,
+                                         /*RequiresNullTerminator=*/false);
+  if (!buf) {
+    diags.emitAt("", diag::err_cannot_open_file, path.str(), buf.getError().message());
     return nullptr;
   }
   llvm::StringRef dir = llvm::sys::path::parent_path(path);
-  return loadModelFromBuffer(bytes, path, dir.empty() ? "." : dir, diags,
-                             options);
+  return loadModelFromBuffer((*buf)->getBuffer(), path, dir.empty() ? "." : dir,
+                             diags, options);
 }

@@ -9,6 +9,7 @@
 //===----------------------------------------------------------------------===//
 #include "backends/plan/Plan.h"
 #include "ir/graph/OnnxIO.h"
+#include "support/AtomicFile.h"
 #include "tools/tpcc/Driver.h"
 
 #include "llvm/ADT/StringExtras.h"
@@ -115,7 +116,10 @@ int driver::runPlan(Compilation &c, const ir::Module &m, const Options &o, bool 
   const ir::Framework *fw = m.findFramework(caps->framework);
 
   PhaseTimer timer(o.time);
-  std::unique_ptr<graph::Model> model = graph::loadModel(o.model, c.diags);
+  // Kept until the process ends, like the compilation (see main): freeing a
+  // large model costs as much as loading it.
+  static std::unique_ptr<graph::Model> model;
+  model = graph::loadModel(o.model, c.diags);
   timer.done("load");
   if (!model || c.diags.hasErrors()) {
     // A file that cannot be read is an I/O error; a bad file is an input error.
@@ -124,7 +128,8 @@ int driver::runPlan(Compilation &c, const ir::Module &m, const Options &o, bool 
     c.diags.print(llvm::errs(), color);
     return io ? ExitUsage : ExitInputErrors;
   }
-  plan::Plan p = plan::buildPlan(m, *platform, *caps, fw, *model, c.diags);
+  static plan::Plan p;
+  p = plan::buildPlan(m, *platform, *caps, fw, *model, c.diags);
   timer.done("plan");
 
   const plan::PlanNode *explained = nullptr;
@@ -145,30 +150,41 @@ int driver::runPlan(Compilation &c, const ir::Module &m, const Options &o, bool 
     }
   }
 
-  // The outputs are made before the diagnostics are printed (the plan lists
-  // them), and written only when there are no errors.
-  std::string text;
-  llvm::raw_string_ostream os(text);
-  os.SetBufferSize(1 << 16);
-  if (o.emit == "ort-overrides")
+  // The plan lists every diagnostic: the ORT overrides add their warnings
+  // while they are written, the plan has them all before.
+  std::string overrides;
+  if (o.emit == "ort-overrides") {
+    llvm::raw_string_ostream os(overrides);
     plan::emitOrtOverrides(p, c.diags, os);
-  else
-    plan::emitPlanJSON(p, c.diags, os);
-  os.flush();
-  timer.done("emit");
+  }
   bool errors = c.diags.hasErrors();
+  // Printing clears the engine; the plan JSON needs its diagnostics.
+  std::vector<Diagnostic> kept = c.diags.getDiagnostics();
   c.diags.print(llvm::errs(), color);
   if (errors)
     return ExitInputErrors;
 
-  bool toStdout = o.output == "-";
-  if (explained)
-    plan::printExplanation(p, *explained, c.sources, llvm::outs());
-  else if (!toStdout)
-    plan::printSummary(p, llvm::outs());
-  if (o.output.empty())
-    return ExitOK;
-  int status = writeOutput(o, text);
+  auto write = [&](llvm::raw_ostream &os) {
+    if (o.emit == "ort-overrides")
+      os << overrides;
+    else
+      plan::emitPlanJSON(p, kept, c.sources, os);
+  };
+  int status = ExitOK;
+  if (o.output == "-") {
+    write(llvm::outs());
+  } else {
+    if (explained)
+      plan::printExplanation(p, *explained, c.sources, llvm::outs());
+    else
+      plan::printSummary(p, llvm::outs());
+    llvm::outs().flush();
+    std::string error;
+    if (!o.output.empty() && !writeFileAtomically(o.output, write, error)) {
+      llvm::errs() << "tpcc: error: cannot write `" << o.output << "`: " << error << "\n";
+      status = ExitUsage;
+    }
+  }
   timer.done("write");
   return status;
 }
