@@ -156,67 +156,40 @@ def bad_models():
     # A field whose length runs past the end of the file.
     yield "not_a_model", b"\x0a\xff\xff\xff\xff\x0f" + b"not protobuf"
 
-    m = onnx.ModelProto()
-    m.CopyFrom(good)
-    m.graph.node[0].input[0] = "y"  # conv <- relu <- conv
-    yield "cycle", m
+    def edited(change):
+        m = onnx.ModelProto()
+        m.CopyFrom(good)
+        change(m)
+        return m
 
-    m = onnx.ModelProto()
-    m.CopyFrom(good)
-    m.graph.node[1].input[0] = "ghost"
-    yield "undefined_value", m
+    def set_node(i, field, k, value):
+        return lambda m: getattr(m.graph.node[i], field).__setitem__(k, value)
 
-    m = onnx.ModelProto()
-    m.CopyFrom(good)
-    w = m.graph.initializer[0]
-    w.ClearField("dims")
-    w.dims.extend([64, 4, 3, 3])
-    w.ClearField("float_data")
-    w.raw_data = np.zeros(8, np.float32).tobytes()
-    yield "size_exceeds_data", m
+    def initializer(dims, raw=None, external=None):
+        def change(m):
+            w = m.graph.initializer[0]
+            w.ClearField("dims")
+            w.dims.extend(dims)
+            w.ClearField("float_data")
+            if raw is not None:
+                w.raw_data = raw
+            if external is not None:
+                w.data_location = TensorProto.EXTERNAL
+                e = w.external_data.add()
+                e.key, e.value = "location", external
+        return change
 
-    m = onnx.ModelProto()
-    m.CopyFrom(good)
-    w = m.graph.initializer[0]
-    w.ClearField("dims")
-    w.dims.extend([1 << 20, 1 << 20])
-    w.ClearField("float_data")
-    w.raw_data = bytes(16)
-    yield "huge_shape", m
-
-    m = onnx.ModelProto()
-    m.CopyFrom(good)
-    m.graph.node[1].output[0] = "c"
-    yield "duplicate_definition", m
-
-    m = onnx.ModelProto()
-    m.CopyFrom(good)
-    w = m.graph.initializer[0]
-    w.ClearField("float_data")
-    w.data_location = TensorProto.EXTERNAL
-    e = w.external_data.add()
-    e.key, e.value = "location", "../../secret.bin"
-    yield "external_outside", m
-
-    m = onnx.ModelProto()
-    m.CopyFrom(good)
-    m.graph.node[1].op_type = "NoSuchOp"
-    yield "checker_fails", m
-
-    m = onnx.ModelProto()
-    m.CopyFrom(good)
-    m.graph.output[0].name = "nowhere"
-    yield "output_undefined", m
-
-    m = onnx.ModelProto()
-    m.CopyFrom(good)
-    m.ClearField("graph")
-    yield "no_graph", m
-
-    m = onnx.ModelProto()
-    m.CopyFrom(good)
-    m.graph.sparse_initializer.add().values.CopyFrom(const("sv", [1.0]))
-    yield "sparse_initializer", m
+    yield "cycle", edited(set_node(0, "input", 0, "y"))  # conv <- relu <- conv
+    yield "undefined_value", edited(set_node(1, "input", 0, "ghost"))
+    yield "duplicate_definition", edited(set_node(1, "output", 0, "c"))
+    yield "size_exceeds_data", edited(initializer([64, 4, 3, 3], np.zeros(8, np.float32).tobytes()))
+    yield "huge_shape", edited(initializer([1 << 20, 1 << 20], bytes(16)))
+    yield "external_outside", edited(initializer([8, 4, 3, 3], external="../../secret.bin"))
+    yield "checker_fails", edited(lambda m: setattr(m.graph.node[1], "op_type", "NoSuchOp"))
+    yield "output_undefined", edited(lambda m: setattr(m.graph.output[0], "name", "nowhere"))
+    yield "no_graph", edited(lambda m: m.ClearField("graph"))
+    yield "sparse_initializer", edited(
+        lambda m: m.graph.sparse_initializer.add().values.CopyFrom(const("sv", [1.0])))
 
 
 def main():
