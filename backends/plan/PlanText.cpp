@@ -41,7 +41,7 @@ static std::string configSummary(const ir::OpConfig &c) {
 
 void plan::printSummary(const Plan &plan, llvm::raw_ostream &os) {
   const graph::Graph &g = plan.model->graph;
-  unsigned matched = 0, entered = 0;
+  unsigned matched = 0, entered = 0, constants = 0;
   std::map<std::string, unsigned> unmatched;
   // Opsets in platform order, then the default.
   std::map<std::string, unsigned> perOpset;
@@ -51,6 +51,8 @@ void plan::printSummary(const Plan &plan, llvm::raw_ostream &os) {
       ++matched;
       ++perOpset[n.opset->name];
       example.emplace(n.opset->name, &n);
+    } else if (n.node->opType == "Constant" && n.node->domain.empty()) {
+      ++constants; // a constant, not an operator to quantize
     } else {
       ++unmatched[n.node->opType];
     }
@@ -65,9 +67,10 @@ void plan::printSummary(const Plan &plan, llvm::raw_ostream &os) {
   std::vector<std::string> um;
   for (const auto &[op, k] : unmatched)
     um.push_back(fmt::format("{} x{}", op, k));
-  os << fmt::format("  {} nodes: {} matched an opset, {} took the default options{}\n",
-                    g.nodes().size(), matched, g.nodes().size() - matched,
-                    um.empty() ? "" : " (" + llvm::join(um, ", ") + ")");
+  os << fmt::format("  {} nodes: {} matched an opset, {} took the default options{}{}\n",
+                    g.nodes().size(), matched, g.nodes().size() - matched - constants,
+                    um.empty() ? "" : " (" + llvm::join(um, ", ") + ")",
+                    constants ? fmt::format(", {} Constant", constants) : "");
   if (entered)
     os << fmt::format("  {} nodes hold subgraphs that the plan does not enter\n", entered);
   os << fmt::format("  {:<22} {:>7}  {}\n", "opset", "nodes", "base config");
@@ -79,8 +82,8 @@ void plan::printSummary(const Plan &plan, llvm::raw_ostream &os) {
     os << fmt::format("  {:<22} {:>7}  {}: {}\n", o.name, it->second,
                       configLabel(n, n.chosen), configSummary(n.config()));
   }
-  if (matched != g.nodes().size())
-    os << fmt::format("  {:<22} {:>7}  {}\n", "(default)", g.nodes().size() - matched,
+  if (matched + constants != g.nodes().size())
+    os << fmt::format("  {:<22} {:>7}  {}\n", "(default)", g.nodes().size() - matched - constants,
                       configSummary(plan.platform->defaultOptions.baseConfig()));
 
   std::map<const ir::Fusing *, unsigned> perPattern;

@@ -19,6 +19,9 @@ const ir::OnnxOpVersion *plan::schemaFor(const graph::Model &m, const Node &n) {
   if (!op || op->domain != domain)
     return nullptr;
   std::optional<int64_t> v = m.opsetVersion(domain);
+  // A model with no opset imports (IR version 1 and 2) means opset 1.
+  if (!v && m.opsets.empty())
+    v = 1;
   if (!v)
     return &op->latest();
   if (const ir::OnnxOpVersion *s = op->atOpset(int(std::min<int64_t>(*v, 1 << 30))))
