@@ -39,6 +39,13 @@ std::unique_ptr<Model> loadModelFromBuffer(llvm::StringRef bytes,
                                            DiagnosticEngine &diags,
                                            const LoadOptions &options = {});
 
+/// Decodes a serialized `TensorProto` (the ONNX test suite's `.pb` files);
+/// `name` names it in diagnostics, `baseDir` holds its external data.
+bool loadTensorFromBuffer(llvm::StringRef bytes, llvm::StringRef name,
+                          llvm::StringRef baseDir, Tensor &t, DiagnosticEngine &diags);
+/// The tensor as a serialized `TensorProto` (data as raw_data).
+std::string serializeTensor(const Tensor &t);
+
 /// Checks what loadModel's verifier checks (graph outputs defined, no cycle)
 /// and sets the graph's topological order. `where` prefixes diagnostics.
 LogicalResult verifyGraph(Graph &g, llvm::StringRef where,

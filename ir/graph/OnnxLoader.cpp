@@ -44,6 +44,7 @@ public:
       : name(name.str()), baseDir(baseDir.str()), diags(diags) {}
 
   std::unique_ptr<Model> load(llvm::StringRef bytes, const LoadOptions &opts);
+  bool loadTensor(llvm::StringRef bytes, Tensor &t);
 
 private:
   bool inlineExternalData(onnx::TensorProto &t, const std::string &where);
@@ -562,6 +563,21 @@ std::unique_ptr<Model> Loader::load(llvm::StringRef bytes,
     }
   }
   return m;
+}
+
+bool Loader::loadTensor(llvm::StringRef bytes, Tensor &t) {
+  onnx::TensorProto p;
+  if (bytes.size() > kMaxModelBytes || !p.ParseFromArray(bytes.data(), int(bytes.size()))) {
+    diags.emitAt(name, diag::err_tensor_parse);
+    return false;
+  }
+  return inlineExternalData(p, name) && convertTensor(p, t, name);
+}
+
+bool graph::loadTensorFromBuffer(llvm::StringRef bytes, llvm::StringRef name,
+                                 llvm::StringRef baseDir, Tensor &t,
+                                 DiagnosticEngine &diags) {
+  return Loader(name, baseDir, diags).loadTensor(bytes, t);
 }
 
 std::unique_ptr<Model> graph::loadModelFromBuffer(llvm::StringRef bytes,

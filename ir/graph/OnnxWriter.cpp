@@ -82,6 +82,12 @@ static bool writeValueInfo(const Value &v, onnx::ValueInfoProto &p) {
   return true;
 }
 
+std::string graph::serializeTensor(const Tensor &t) {
+  onnx::TensorProto p;
+  writeTensor(t, p);
+  return p.SerializeAsString();
+}
+
 bool graph::serializeModel(const Model &m, std::string &bytes,
                            std::string &error) {
   onnx::ModelProto p;

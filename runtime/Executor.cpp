@@ -1,0 +1,220 @@
+//===- Executor.cpp - Runs a model IR graph on the CPU ----------------------===//
+#include "runtime/Executor.h"
+
+#include "ir/graph/OnnxIO.h"
+
+#include <fmt/format.h>
+
+#include <cmath>
+#include <set>
+
+using namespace tpcc;
+using namespace tpcc::rt;
+
+static int64_t opsetOf(const graph::Model &m, const graph::Node &n) {
+  if (std::optional<int64_t> v = m.opsetVersion(n.domain))
+    return *v;
+  return 1; // no opset imports (IR versions 1 and 2): opset 1
+}
+
+static std::string typeStr(ElemType e, const Shape &s) {
+  return fmt::format("{}{}", graph::toString(e), shapeStr(s));
+}
+
+std::vector<std::pair<std::string, const graph::Node *>>
+Executor::unsupportedOperators(const graph::Model &model) {
+  const KernelRegistry &reg = KernelRegistry::get();
+  std::vector<std::pair<std::string, const graph::Node *>> missing;
+  std::set<std::string> seen;
+  for (const auto &n : model.graph.nodes()) {
+    if (reg.find(n->domain, n->opType))
+      continue;
+    std::string op = n->domain.empty() ? n->opType : n->domain + "." + n->opType;
+    if (seen.insert(op).second)
+      missing.emplace_back(op, n.get());
+  }
+  return missing;
+}
+
+std::unique_ptr<Executor> Executor::create(const graph::Model &model, DiagnosticEngine &diags) {
+  std::unique_ptr<Executor> ex(new Executor(model));
+  ex->where = model.path.empty() ? std::string("<model>") : model.path;
+  const graph::Graph &g = model.graph;
+  bool ok = true;
+
+  const KernelRegistry &reg = KernelRegistry::get();
+  for (const auto &n : g.nodes()) {
+    if (reg.find(n->domain, n->opType))
+      continue;
+    std::string op = n->domain.empty() ? n->opType : n->domain + "." + n->opType;
+    diags.emitAt(graph::describeNode(ex->where, *n), diag::err_run_unsupported_op, op);
+    ok = false;
+  }
+
+  ex->constants.resize(g.values().size());
+  for (const auto &v : g.values()) {
+    if (!v->constant)
+      continue;
+    const graph::Tensor &c = *v->constant;
+    if (v->hasTypeInfo && v->type.elem != ElemType::Undefined && v->type.shape) {
+      bool agree = v->type.elem == c.elem && v->type.shape->size() == c.dims.size();
+      for (size_t i = 0; agree && i < c.dims.size(); ++i)
+        agree = !(*v->type.shape)[i].known() || (*v->type.shape)[i].value == c.dims[i];
+      if (!agree) {
+        diags.emitAt(ex->where, diag::err_run_constant_type, v->name,
+                     typeStr(c.elem, c.dims), v->type.str());
+        ok = false;
+        continue;
+      }
+    }
+    ex->constants[v->id] = Tensor::fromGraph(c);
+  }
+  if (!ok)
+    return nullptr;
+
+  for (const graph::Value *v : g.inputs())
+    if (!v->constant)
+      ex->required.push_back(v);
+
+  // Steps in topological order; each value is released after its last use.
+  const std::vector<graph::Node *> &order = g.topologicalOrder();
+  std::vector<int64_t> lastUse(g.values().size(), -1);
+  for (size_t s = 0; s < order.size(); ++s)
+    for (const graph::Value *in : order[s]->inputs)
+      if (in)
+        lastUse[in->id] = int64_t(s);
+  for (size_t s = 0; s < order.size(); ++s) {
+    const graph::Node *n = order[s];
+    ex->steps.push_back({n, reg.find(n->domain, n->opType), opsetOf(model, *n), {}});
+    // Outputs nobody reads are released right away.
+    for (const graph::Value *out : n->outputs)
+      if (out && lastUse[out->id] < 0)
+        lastUse[out->id] = int64_t(s);
+  }
+  for (const auto &v : g.values())
+    if (lastUse[v->id] >= 0 && !v->isGraphOutput && !v->constant)
+      ex->steps[size_t(lastUse[v->id])].release.push_back(v->id);
+  ex->states.resize(ex->steps.size());
+  return ex;
+}
+
+bool Executor::checkInputs(const std::map<std::string, Tensor> &inputs,
+                           DiagnosticEngine &diags, const RunOptions &options) {
+  bool ok = true;
+  std::map<std::string, int64_t> symbols;
+  for (const auto &[name, t] : inputs) {
+    const graph::Value *v = m.graph.findValue(name);
+    if (!v || !v->isGraphInput) {
+      std::vector<std::string> names;
+      for (const graph::Value *r : m.graph.inputs())
+        names.push_back("`" + r->name + "`");
+      diags.emitAt(where, diag::err_run_unknown_input, name, fmt::format("{}", fmt::join(names, ", ")));
+      ok = false;
+    }
+  }
+  for (const graph::Value *v : m.graph.inputs()) {
+    auto it = inputs.find(v->name);
+    if (it == inputs.end()) {
+      if (!v->constant) {
+        diags.emitAt(where, diag::err_run_missing_input, v->name, v->type.str());
+        ok = false;
+      }
+      continue;
+    }
+    const Tensor &t = it->second;
+    if (v->type.elem != ElemType::Undefined && t.elem() != v->type.elem) {
+      diags.emitAt(where, diag::err_run_input_type, v->name, typeStr(t.elem(), t.shape()),
+                   v->type.str());
+      ok = false;
+      continue;
+    }
+    if (v->type.shape) {
+      const std::vector<graph::Dim> &want = *v->type.shape;
+      bool fits = want.size() == t.shape().size();
+      for (size_t i = 0; fits && i < want.size(); ++i) {
+        if (want[i].known())
+          fits = want[i].value == t.dim(int64_t(i));
+        else if (!want[i].param.empty()) {
+          auto [s, fresh] = symbols.emplace(want[i].param, t.dim(int64_t(i)));
+          fits = fresh || s->second == t.dim(int64_t(i));
+        }
+      }
+      if (!fits) {
+        diags.emitAt(where, diag::err_run_input_shape, v->name, shapeStr(t.shape()),
+                     v->type.str());
+        ok = false;
+        continue;
+      }
+    }
+    if (!options.allowNonFinite && graph::isFloatingPoint(t.elem())) {
+      int64_t bad = 0, first = -1;
+      for (int64_t i = 0; i < t.numel(); ++i)
+        if (!std::isfinite(t.at(i)) && bad++ == 0)
+          first = i;
+      if (bad) {
+        diags.emitAt(where, diag::err_run_nonfinite, v->name, bad, first);
+        ok = false;
+      }
+    }
+  }
+  return ok;
+}
+
+bool Executor::run(const std::map<std::string, Tensor> &inputs, std::vector<Tensor> &outputs,
+                   DiagnosticEngine &diags, const RunOptions &options) {
+  if (!checkInputs(inputs, diags, options))
+    return false;
+  const graph::Graph &g = m.graph;
+  std::vector<Tensor> values(g.values().size());
+  for (const graph::Value *v : g.inputs()) {
+    auto it = inputs.find(v->name);
+    values[v->id] = it != inputs.end() ? it->second : constants[v->id];
+    if (options.observe)
+      options.observe(*v, values[v->id]);
+  }
+  auto valueOf = [&](const graph::Value *v) -> const Tensor * {
+    if (!v)
+      return nullptr;
+    return values[v->id].defined() ? &values[v->id] : &constants[v->id];
+  };
+
+  for (size_t s = 0; s < steps.size(); ++s) {
+    const Step &step = steps[s];
+    const graph::Node &n = *step.node;
+    KernelContext ctx(n, step.opset, states[s]);
+    ctx.inputs.reserve(n.inputs.size());
+    for (const graph::Value *in : n.inputs) {
+      const Tensor *t = valueOf(in);
+      if (in && !t->defined()) {
+        diags.emitAt(graph::describeNode(where, n), diag::err_run_node,
+                     fmt::format("input `{}` has no value", in->name));
+        return false;
+      }
+      ctx.inputs.push_back(t);
+    }
+    ctx.outputs.resize(n.outputs.size());
+    if (!step.kernel(ctx)) {
+      diags.emitAt(graph::describeNode(where, n), diag::err_run_node, ctx.error);
+      return false;
+    }
+    for (size_t i = 0; i < n.outputs.size(); ++i) {
+      const graph::Value *out = n.outputs[i];
+      if (!out)
+        continue;
+      if (!ctx.outputs[i].defined()) {
+        diags.emitAt(graph::describeNode(where, n), diag::err_run_node,
+                     fmt::format("output {} `{}` was not computed", i, out->name));
+        return false;
+      }
+      values[out->id] = std::move(ctx.outputs[i]);
+      if (options.observe)
+        options.observe(*out, values[out->id]);
+    }
+    for (unsigned id : step.release)
+      values[id] = Tensor();
+  }
+  outputs.clear();
+  for (const graph::Value *v : g.outputs())
+    outputs.push_back(*valueOf(v));
+  return true;
+}

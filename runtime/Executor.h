@@ -1,0 +1,81 @@
+//===- Executor.h - Runs a model IR graph on the CPU ------------*- C++ -*-===//
+//
+// The executor runs the top graph of a `graph::Model` node by node in
+// topological order; kernels use both cores (OpenMP inside each kernel, oneDNN
+// for convolution and matrix products). Intermediate tensors are freed after
+// their last use, so memory holds the live set, not the whole graph.
+//
+// create() checks everything that can be checked before running: every
+// node's operator has a kernel (each missing one is reported with its node),
+// and initializers agree with the types the model declares for them. run()
+// checks the inputs (present, type, shape against the declared dimensions,
+// symbolic dimensions bound consistently, finite values) before any kernel
+// runs. Errors are diagnostics located at the model or its nodes.
+//
+//===----------------------------------------------------------------------===//
+#ifndef TPCC_RUNTIME_EXECUTOR_H
+#define TPCC_RUNTIME_EXECUTOR_H
+
+#include "runtime/Kernel.h"
+#include "support/Diagnostics.h"
+
+#include "llvm/ADT/STLFunctionalExtras.h"
+
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace tpcc::rt {
+
+struct RunOptions {
+  /// Called with every value a node computes, right after the node ran
+  /// (calibration hooks in here). Graph inputs are passed too.
+  llvm::function_ref<void(const graph::Value &, const Tensor &)> observe;
+  /// Accept NaN and Inf in the inputs.
+  bool allowNonFinite = false;
+};
+
+class Executor {
+public:
+  /// Prepares `model`, which must outlive the executor. Null after errors.
+  static std::unique_ptr<Executor> create(const graph::Model &model, DiagnosticEngine &diags);
+
+  /// Runs the graph. `inputs` maps graph input names to tensors; inputs
+  /// with an initializer may be left out. On success `outputs` holds the
+  /// graph outputs in order.
+  bool run(const std::map<std::string, Tensor> &inputs, std::vector<Tensor> &outputs,
+           DiagnosticEngine &diags, const RunOptions &options = {});
+
+  const graph::Model &model() const { return m; }
+  /// The inputs a caller must give (graph inputs without an initializer).
+  const std::vector<const graph::Value *> &requiredInputs() const { return required; }
+
+  /// The operators of `model` the executor lacks, each with its first node;
+  /// empty when every node can run.
+  static std::vector<std::pair<std::string, const graph::Node *>>
+  unsupportedOperators(const graph::Model &model);
+
+private:
+  explicit Executor(const graph::Model &m) : m(m) {}
+  bool checkInputs(const std::map<std::string, Tensor> &inputs, DiagnosticEngine &diags,
+                   const RunOptions &options);
+
+  const graph::Model &m;
+  struct Step {
+    const graph::Node *node;
+    KernelFn kernel;
+    int64_t opset;
+    /// Values (by id) whose last use is this step.
+    std::vector<unsigned> release;
+  };
+  std::vector<Step> steps;
+  std::vector<std::unique_ptr<NodeState>> states;
+  std::vector<Tensor> constants; ///< by value id
+  std::vector<const graph::Value *> required;
+  std::string where; ///< the model's name in diagnostics
+};
+
+} // namespace tpcc::rt
+
+#endif

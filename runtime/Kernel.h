@@ -1,0 +1,106 @@
+//===- Kernel.h - How operator kernels are written and registered -*- C++ -*-===//
+//
+// A kernel computes one ONNX node: it reads `ctx.inputs` (null for an omitted
+// optional input), allocates and fills `ctx.outputs` (one per node output; an
+// omitted optional output may be left undefined) and returns true, or returns
+// `ctx.fail("...")` with a message that names what is wrong (the executor adds
+// the node and the model). Kernels never throw and never abort on bad data.
+//
+// Kernels see the opset version the model imports for their domain
+// (`ctx.opset`) and handle every version of their operator that libonnx 1.12
+// knows. A kernel may keep state across runs of the same node (prepared
+// weights, oneDNN primitives) in `ctx.state`.
+//
+// Registration is explicit: each ops file has a `register...` function that
+// the registry calls (static initializers would be dropped by the linker).
+//
+//===----------------------------------------------------------------------===//
+#ifndef TPCC_RUNTIME_KERNEL_H
+#define TPCC_RUNTIME_KERNEL_H
+
+#include "runtime/Tensor.h"
+
+#include "llvm/ADT/StringMap.h"
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace tpcc::rt {
+
+/// Per-node state a kernel keeps between runs.
+struct NodeState {
+  virtual ~NodeState();
+};
+
+struct KernelContext {
+  const graph::Node &node;
+  int64_t opset;
+  std::vector<const Tensor *> inputs;
+  std::vector<Tensor> outputs;
+  std::unique_ptr<NodeState> &state;
+  std::string error;
+
+  KernelContext(const graph::Node &node, int64_t opset, std::unique_ptr<NodeState> &state)
+      : node(node), opset(opset), state(state) {}
+
+  bool fail(std::string msg) {
+    error = std::move(msg);
+    return false;
+  }
+  size_t numInputs() const { return inputs.size(); }
+  /// Input `i`, or null when absent (omitted or past the end).
+  const Tensor *input(size_t i) const {
+    return i < inputs.size() && inputs[i] && inputs[i]->defined() ? inputs[i] : nullptr;
+  }
+  /// Whether the node asks for output `i`.
+  bool wantsOutput(size_t i) const {
+    return i < node.outputs.size() && node.outputs[i];
+  }
+
+  // Attributes, with the schema default when absent.
+  bool hasAttr(llvm::StringRef n) const { return node.attr(n) != nullptr; }
+  int64_t attrInt(llvm::StringRef n, int64_t dflt) const;
+  float attrFloat(llvm::StringRef n, float dflt) const;
+  std::string attrString(llvm::StringRef n, llvm::StringRef dflt) const;
+  std::vector<int64_t> attrInts(llvm::StringRef n, std::vector<int64_t> dflt = {}) const;
+  std::vector<float> attrFloats(llvm::StringRef n, std::vector<float> dflt = {}) const;
+  /// A TENSOR attribute, or null.
+  const graph::Tensor *attrTensor(llvm::StringRef n) const;
+};
+
+using KernelFn = bool (*)(KernelContext &);
+
+class KernelRegistry {
+public:
+  /// The registry with every kernel of this build.
+  static const KernelRegistry &get();
+
+  /// Registers the kernel of `opType` in the default (ai.onnx) domain.
+  void add(llvm::StringRef opType, KernelFn fn) { kernels[opType] = fn; }
+  /// The kernel of an ai.onnx operator, or null.
+  KernelFn find(llvm::StringRef domain, llvm::StringRef opType) const;
+  /// Every registered operator, sorted.
+  std::vector<std::string> operators() const;
+
+private:
+  llvm::StringMap<KernelFn> kernels;
+};
+
+// The ops files (runtime/ops/*.cpp).
+void registerElementwiseKernels(KernelRegistry &r);
+void registerActivationKernels(KernelRegistry &r);
+void registerReduceKernels(KernelRegistry &r);
+void registerQuantizeKernels(KernelRegistry &r);
+void registerShapeKernels(KernelRegistry &r);
+void registerTensorKernels(KernelRegistry &r);
+void registerResizeKernels(KernelRegistry &r);
+void registerConvKernels(KernelRegistry &r);
+void registerGemmKernels(KernelRegistry &r);
+void registerPoolKernels(KernelRegistry &r);
+void registerNormKernels(KernelRegistry &r);
+
+} // namespace tpcc::rt
+
+#endif

@@ -1,0 +1,103 @@
+//===- KernelUtil.h - Helpers shared by the kernels -------------*- C++ -*-===//
+//
+// Parallel loops (OpenMP, the same thread pool oneDNN uses), multidirectional
+// broadcasting, axis normalization and element-type dispatch.
+//
+//===----------------------------------------------------------------------===//
+#ifndef TPCC_RUNTIME_KERNELUTIL_H
+#define TPCC_RUNTIME_KERNELUTIL_H
+
+#include "runtime/Kernel.h"
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+namespace tpcc::rt {
+
+int ompThreads();
+int ompThread();
+/// The number of threads kernels use.
+int maxThreads();
+
+/// Runs `fn(begin, end)` over [0, n) split into chunks across the threads;
+/// serially when `n * costPerItem` is too small to be worth a fork.
+template <typename F>
+void parallelFor(int64_t n, int64_t costPerItem, F fn) {
+  if (n <= 0)
+    return;
+  if (n * costPerItem < 32768 || n == 1) {
+    fn(int64_t(0), n);
+    return;
+  }
+#pragma omp parallel
+  {
+    int threads = ompThreads(), t = ompThread();
+    int64_t chunk = (n + threads - 1) / threads;
+    int64_t b = std::min<int64_t>(n, chunk * t), e = std::min<int64_t>(n, b + chunk);
+    if (b < e)
+      fn(b, e);
+  }
+}
+
+/// The broadcast shape of `a` and `b` (ONNX multidirectional broadcasting),
+/// or none when they do not broadcast.
+std::optional<Shape> broadcastShapes(const Shape &a, const Shape &b);
+
+/// Walks the elements of an output of shape `out` and yields, for each, the
+/// offsets of the same element in broadcast inputs. Strides are 0 along
+/// broadcast dimensions.
+struct BroadcastIndexer {
+  /// `in` must broadcast to `out`.
+  BroadcastIndexer(const Shape &in, const Shape &out);
+  /// The input offset of output element `i`.
+  int64_t offset(int64_t i) const;
+  /// Whether the input has the same shape as the output (offset(i) == i).
+  bool identity = false;
+  /// Whether the input has a single element (offset(i) == 0).
+  bool scalar = false;
+
+private:
+  Shape outDims;
+  std::vector<int64_t> strides;
+};
+
+/// `axis` in [-rank, rank) mapped to [0, rank), or none when out of range.
+std::optional<int64_t> normalizeAxis(int64_t axis, int64_t rank);
+
+/// "float", "int64", ...
+inline std::string typeName(ElemType t) { return graph::toString(t); }
+
+} // namespace tpcc::rt
+
+/// Calls `F<T>(args...)` with T the C++ type of element type `ET` for every
+/// numeric type (float, double, ints, uint8, bool as uint8 excluded); returns
+/// `fallback` for other types.
+#define TPCC_DISPATCH_NUMERIC(ET, FALLBACK, CALL)                                      \
+  [&]() {                                                                              \
+    switch (ET) {                                                                      \
+    case ::tpcc::graph::ElemType::Float: { using T = float; return CALL; }             \
+    case ::tpcc::graph::ElemType::Double: { using T = double; return CALL; }           \
+    case ::tpcc::graph::ElemType::Int8: { using T = int8_t; return CALL; }             \
+    case ::tpcc::graph::ElemType::UInt8: { using T = uint8_t; return CALL; }           \
+    case ::tpcc::graph::ElemType::Int16: { using T = int16_t; return CALL; }           \
+    case ::tpcc::graph::ElemType::UInt16: { using T = uint16_t; return CALL; }         \
+    case ::tpcc::graph::ElemType::Int32: { using T = int32_t; return CALL; }           \
+    case ::tpcc::graph::ElemType::UInt32: { using T = uint32_t; return CALL; }         \
+    case ::tpcc::graph::ElemType::Int64: { using T = int64_t; return CALL; }           \
+    case ::tpcc::graph::ElemType::UInt64: { using T = uint64_t; return CALL; }         \
+    default: return FALLBACK;                                                          \
+    }                                                                                  \
+  }()
+
+/// Floating-point types only (float, double).
+#define TPCC_DISPATCH_FLOAT(ET, FALLBACK, CALL)                                        \
+  [&]() {                                                                              \
+    switch (ET) {                                                                      \
+    case ::tpcc::graph::ElemType::Float: { using T = float; return CALL; }             \
+    case ::tpcc::graph::ElemType::Double: { using T = double; return CALL; }           \
+    default: return FALLBACK;                                                          \
+    }                                                                                  \
+  }()
+
+#endif

@@ -1,0 +1,84 @@
+//===- Tensor.h - The executor's tensors ------------------------*- C++ -*-===//
+//
+// A dense, row-major tensor of one ONNX element type. The buffer is 64-byte
+// aligned (oneDNN's preference) and shared: copying a Tensor shares its data,
+// so Reshape, Identity and friends cost nothing. Kernels write only tensors
+// they allocated themselves.
+//
+//===----------------------------------------------------------------------===//
+#ifndef TPCC_RUNTIME_TENSOR_H
+#define TPCC_RUNTIME_TENSOR_H
+
+#include "ir/graph/Graph.h"
+
+#include <cstdint>
+#include <cstring>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace tpcc::rt {
+
+using graph::ElemType;
+using Shape = std::vector<int64_t>;
+
+/// The number of elements of `s` (1 for a scalar).
+int64_t numElements(const Shape &s);
+/// `[1,3,224,224]`.
+std::string shapeStr(const Shape &s);
+
+class Tensor {
+public:
+  Tensor() = default;
+  /// A tensor of `shape`, uninitialized (zeroed when `zero`).
+  Tensor(ElemType elem, Shape shape, bool zero = false);
+
+  ElemType elem() const { return type; }
+  const Shape &shape() const { return dims; }
+  int64_t rank() const { return int64_t(dims.size()); }
+  int64_t dim(int64_t i) const { return dims[size_t(i)]; }
+  int64_t numel() const { return count; }
+  size_t bytes() const { return size_t(count) * graph::elemSize(type); }
+  bool defined() const { return type != ElemType::Undefined; }
+
+  template <typename T> T *data() { return reinterpret_cast<T *>(buf.get()); }
+  template <typename T> const T *data() const {
+    return reinterpret_cast<const T *>(buf.get());
+  }
+  void *raw() { return buf.get(); }
+  const void *raw() const { return buf.get(); }
+  /// Strings (ElemType::String) are held apart from the byte buffer.
+  std::vector<std::string> &strings() { return strs; }
+  const std::vector<std::string> &strings() const { return strs; }
+
+  /// The same data seen with another shape of the same element count.
+  Tensor reshaped(Shape s) const;
+  /// A deep copy.
+  Tensor clone() const;
+  /// Element `i` converted to double (numeric types).
+  double at(int64_t i) const;
+  /// Element `i` converted to int64 (numeric types).
+  int64_t intAt(int64_t i) const;
+
+  /// A copy of a model constant.
+  static Tensor fromGraph(const graph::Tensor &t);
+  /// The tensor as a model constant named `name`.
+  graph::Tensor toGraph(const std::string &name) const;
+
+private:
+  ElemType type = ElemType::Undefined;
+  Shape dims;
+  int64_t count = 0;
+  std::shared_ptr<uint8_t> buf;
+  std::vector<std::string> strs;
+};
+
+/// Half-precision conversions (IEEE binary16 and bfloat16), round to nearest even.
+float halfToFloat(uint16_t h);
+uint16_t floatToHalf(float f);
+float bfloat16ToFloat(uint16_t h);
+uint16_t floatToBfloat16(float f);
+
+} // namespace tpcc::rt
+
+#endif

@@ -1,0 +1,7 @@
+//===- Activation.cpp - (being written) -------------------------------------------===//
+#include "runtime/KernelUtil.h"
+
+using namespace tpcc;
+using namespace tpcc::rt;
+
+void rt::registerActivationKernels(KernelRegistry &r) {}

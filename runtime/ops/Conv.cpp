@@ -1,0 +1,7 @@
+//===- Conv.cpp - (being written) -------------------------------------------===//
+#include "runtime/KernelUtil.h"
+
+using namespace tpcc;
+using namespace tpcc::rt;
+
+void rt::registerConvKernels(KernelRegistry &r) {}

@@ -1,0 +1,7 @@
+//===- Elementwise.cpp - (being written) -------------------------------------------===//
+#include "runtime/KernelUtil.h"
+
+using namespace tpcc;
+using namespace tpcc::rt;
+
+void rt::registerElementwiseKernels(KernelRegistry &r) {}

@@ -1,0 +1,7 @@
+//===- Pool.cpp - (being written) -------------------------------------------===//
+#include "runtime/KernelUtil.h"
+
+using namespace tpcc;
+using namespace tpcc::rt;
+
+void rt::registerPoolKernels(KernelRegistry &r) {}

@@ -1,0 +1,7 @@
+//===- Quantize.cpp - (being written) -------------------------------------------===//
+#include "runtime/KernelUtil.h"
+
+using namespace tpcc;
+using namespace tpcc::rt;
+
+void rt::registerQuantizeKernels(KernelRegistry &r) {}

@@ -1,0 +1,7 @@
+//===- Reduce.cpp - (being written) -------------------------------------------===//
+#include "runtime/KernelUtil.h"
+
+using namespace tpcc;
+using namespace tpcc::rt;
+
+void rt::registerReduceKernels(KernelRegistry &r) {}

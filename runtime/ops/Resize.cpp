@@ -1,0 +1,7 @@
+//===- Resize.cpp - (being written) -------------------------------------------===//
+#include "runtime/KernelUtil.h"
+
+using namespace tpcc;
+using namespace tpcc::rt;
+
+void rt::registerResizeKernels(KernelRegistry &r) {}

@@ -1,0 +1,7 @@
+//===- Shape.cpp - (being written) -------------------------------------------===//
+#include "runtime/KernelUtil.h"
+
+using namespace tpcc;
+using namespace tpcc::rt;
+
+void rt::registerShapeKernels(KernelRegistry &r) {}

@@ -1,0 +1,7 @@
+//===- Tensor.cpp - (being written) -------------------------------------------===//
+#include "runtime/KernelUtil.h"
+
+using namespace tpcc;
+using namespace tpcc::rt;
+
+void rt::registerTensorKernels(KernelRegistry &r) {}
