@@ -55,6 +55,8 @@ public:
   Tensor reshaped(Shape s) const;
   /// A deep copy.
   Tensor clone() const;
+  /// A copy of rows [begin, end) along the first dimension.
+  Tensor rows(int64_t begin, int64_t end) const;
   /// Element `i` converted to double (numeric types).
   double at(int64_t i) const;
   /// Element `i` converted to int64 (numeric types).

@@ -242,6 +242,58 @@ void Graph::link() {
   }
 }
 
+void Graph::eraseNodes(const std::vector<bool> &dead) {
+  std::vector<std::unique_ptr<Node>> kept;
+  for (auto &n : nodeList)
+    if (n->id >= dead.size() || !dead[n->id])
+      kept.push_back(std::move(n));
+  nodeList = std::move(kept);
+  for (size_t k = 0; k < nodeList.size(); ++k)
+    nodeList[k]->id = unsigned(k);
+  topo.clear();
+}
+
+Value *Graph::addConstant(std::unique_ptr<Tensor> t) {
+  Value *v = getOrCreateValue(t->name);
+  v->type.elem = t->elem;
+  v->type.shape.emplace();
+  for (int64_t d : t->dims)
+    v->type.shape->push_back(Dim{d, {}});
+  v->hasTypeInfo = true;
+  v->isInitializer = true;
+  v->constant = addInitializer(std::move(t));
+  return v;
+}
+
+void Graph::eraseUnusedInitializers() {
+  std::vector<std::unique_ptr<Tensor>> kept;
+  for (auto &t : initList) {
+    Value *v = findValue(t->name);
+    if (v && (!v->uses.empty() || v->isGraphOutput || v->isGraphInput)) {
+      kept.push_back(std::move(t));
+    } else if (v) {
+      v->constant = nullptr;
+      v->isInitializer = false;
+    }
+  }
+  initList = std::move(kept);
+}
+
+void Graph::relink() {
+  for (auto &v : valueList) {
+    v->uses.clear();
+    v->producer = nullptr;
+    v->producerIndex = 0;
+  }
+  link();
+  for (auto &v : valueList)
+    if (!v->producer && v->uses.empty() && !v->isGraphInput && !v->isGraphOutput &&
+        !v->isInitializer) {
+      v->inValueInfo = false;
+      v->hasTypeInfo = false;
+    }
+}
+
 std::optional<int64_t> Model::opsetVersion(llvm::StringRef d) const {
   auto norm = [](llvm::StringRef x) { return x == "ai.onnx" ? llvm::StringRef() : x; };
   for (const OpsetImport &o : opsets)

@@ -225,6 +225,20 @@ public:
   /// Called once, after every node was added.
   void link();
 
+  // Editing, for graph transforms: a transform rewires Node::inputs and
+  // outputs directly, then calls relink() and verifyGraph().
+
+  /// Removes the nodes marked in `dead` (by Node::id); renumbers the rest.
+  void eraseNodes(const std::vector<bool> &dead);
+  /// Adds initializer `t` as the constant of the value of its name.
+  Value *addConstant(std::unique_ptr<Tensor> t);
+  /// Removes initializers that no node and no graph output uses (graph
+  /// inputs with a default keep theirs).
+  void eraseUnusedInitializers();
+  /// Recomputes uses and producers from the nodes; a value that nothing
+  /// defines or uses any more drops out of the written value_info.
+  void relink();
+
   /// Nodes so that each comes after the producers of its inputs; set by
   /// verify(). Empty until then.
   const std::vector<Node *> &topologicalOrder() const { return topo; }

@@ -1,7 +1,328 @@
-//===- Gemm.cpp - (being written) -------------------------------------------===//
+//===- Gemm.cpp - Gemm and MatMul through oneDNN ----------------------------===//
+//
+// Gemm (transA, transB, alpha, beta, C broadcast to M x N) and MatMul (numpy
+// semantics: 1-D operands promoted, leading batch dimensions broadcast).
+// Float products run as oneDNN matmul primitives, cached per node and shape:
+// they are the fully connected layers and attention products of a model, and
+// oneDNN's JIT GEMM is much faster than a loop. Transposed operands are
+// described by strides, so nothing is copied. Other element types (double,
+// integers) take a plain loop: no model spends its time there.
+//
+//===----------------------------------------------------------------------===//
 #include "runtime/KernelUtil.h"
+#include "runtime/ops/Dnnl.h"
+
+#include <functional>
+#include <map>
+#include <optional>
 
 using namespace tpcc;
 using namespace tpcc::rt;
+using namespace tpcc::rt::dnnl_util;
 
-void rt::registerGemmKernels(KernelRegistry &r) {}
+namespace {
+
+/// A cached matmul: `batch` x (M x K) * (K x N), operands described by
+/// `src`, `wei`, `bias` and `dst`.
+struct MatmulPlan {
+  dnnl::matmul prim;
+  dnnl::memory src, wei, bias, dst; ///< handles reset before each run
+};
+
+struct MatmulState : NodeState {
+  std::map<Shape, MatmulPlan> plans;
+};
+
+/// 2-D (batch == 0) or 3-D matmul descriptor strides for a row-major (or,
+/// when `trans`, column-major) rows x cols matrix.
+dnnl::memory::desc matrixDesc(int64_t batch, int64_t rows, int64_t cols, bool trans) {
+  dnnl::memory::dims rc = trans ? dnnl::memory::dims{1, rows} : dnnl::memory::dims{cols, 1};
+  if (batch == 0)
+    return dnnl::memory::desc({rows, cols}, dt::f32, rc);
+  return dnnl::memory::desc({batch, rows, cols}, dt::f32, {rows * cols, rc[0], rc[1]});
+}
+
+/// Builds a matmul plan. `biasDims` empty for none; `sum` adds the
+/// product to what the destination holds.
+MatmulPlan buildMatmul(int64_t batch, int64_t m, int64_t k, int64_t n, bool transA, bool transB,
+                       float alpha, const dnnl::memory::dims &biasDims, bool sum = false) {
+  const dnnl::engine &eng = engine();
+  dnnl::memory::desc a = matrixDesc(batch, m, k, transA), b = matrixDesc(batch, k, n, transB);
+  dnnl::memory::desc c = matrixDesc(batch, m, n, false);
+  dnnl::primitive_attr attr;
+  if (alpha != 1.f)
+    attr.set_output_scales(0, {alpha});
+  if (sum) {
+    dnnl::post_ops ops;
+    ops.append_sum(1.f);
+    attr.set_post_ops(ops);
+  }
+  MatmulPlan p;
+  if (!biasDims.empty()) {
+    dnnl::memory::desc bias(biasDims, dt::f32, rowMajorStrides(Shape(biasDims.begin(), biasDims.end())));
+    p.prim = dnnl::matmul(dnnl::matmul::primitive_desc(dnnl::matmul::desc(a, b, bias, c), attr, eng));
+    p.bias = dnnl::memory(bias, eng, nullptr);
+  } else {
+    p.prim = dnnl::matmul(dnnl::matmul::primitive_desc(dnnl::matmul::desc(a, b, c), attr, eng));
+  }
+  p.src = dnnl::memory(a, eng, nullptr);
+  p.wei = dnnl::memory(b, eng, nullptr);
+  p.dst = dnnl::memory(c, eng, nullptr);
+  return p;
+}
+
+void runMatmul(MatmulPlan &p, const void *a, const void *b, const void *bias, void *c) {
+  p.src.set_data_handle(const_cast<void *>(a));
+  p.wei.set_data_handle(const_cast<void *>(b));
+  p.dst.set_data_handle(c);
+  std::unordered_map<int, dnnl::memory> args = {
+      {DNNL_ARG_SRC, p.src}, {DNNL_ARG_WEIGHTS, p.wei}, {DNNL_ARG_DST, p.dst}};
+  if (bias) {
+    p.bias.set_data_handle(const_cast<void *>(bias));
+    args[DNNL_ARG_BIAS] = p.bias;
+  }
+  p.prim.execute(stream(), args);
+}
+
+MatmulPlan &findPlan(KernelContext &ctx, const Shape &key,
+                     const std::function<MatmulPlan()> &build) {
+  if (!ctx.state)
+    ctx.state = std::make_unique<MatmulState>();
+  auto &plans = static_cast<MatmulState &>(*ctx.state).plans;
+  auto it = plans.find(key);
+  if (it != plans.end())
+    return it->second;
+  if (plans.size() >= 16)
+    plans.clear();
+  return plans.emplace(key, build()).first->second;
+}
+
+//===----------------------------------------------------------------------===//
+// Gemm
+//===----------------------------------------------------------------------===//
+
+/// Y = alpha * A' * B' + beta * C for non-float types.
+template <typename T>
+void refGemm(const Tensor &a, const Tensor &b, const Tensor *c, Tensor &y, bool ta, bool tb,
+             double alpha, double beta, int64_t m, int64_t k, int64_t n) {
+  const T *pa = a.data<T>(), *pb = b.data<T>();
+  T *py = y.data<T>();
+  std::optional<BroadcastIndexer> ci;
+  if (c)
+    ci.emplace(c->shape(), Shape{m, n});
+  parallelFor(m, k * n, [&](int64_t r0, int64_t r1) {
+    for (int64_t i = r0; i < r1; ++i)
+      for (int64_t j = 0; j < n; ++j) {
+        T acc = 0;
+        for (int64_t l = 0; l < k; ++l)
+          acc += pa[ta ? l * m + i : i * k + l] * pb[tb ? j * k + l : l * n + j];
+        double v = alpha * double(acc);
+        if (c)
+          v += beta * double(c->data<T>()[ci->offset(i * n + j)]);
+        py[i * n + j] = T(v);
+      }
+  });
+}
+
+bool gemmKernel(KernelContext &ctx) {
+  const Tensor *a = ctx.input(0), *b = ctx.input(1), *c = ctx.input(2);
+  if (!a || !b)
+    return ctx.fail("Gemm needs inputs A and B");
+  if (a->rank() != 2 || b->rank() != 2)
+    return ctx.fail("Gemm needs 2-D A and B, not " + shapeStr(a->shape()) + " and " +
+                    shapeStr(b->shape()));
+  if (a->elem() != b->elem() || (c && c->elem() != a->elem()))
+    return ctx.fail("Gemm operands differ in type");
+  bool ta = ctx.attrInt("transA", 0) != 0, tb = ctx.attrInt("transB", 0) != 0;
+  float alpha = ctx.attrFloat("alpha", 1.f), beta = ctx.attrFloat("beta", 1.f);
+  int64_t m = ta ? a->dim(1) : a->dim(0), k = ta ? a->dim(0) : a->dim(1);
+  int64_t kb = tb ? b->dim(1) : b->dim(0), n = tb ? b->dim(0) : b->dim(1);
+  if (k != kb)
+    return ctx.fail("Gemm inner dimensions differ: A " + shapeStr(a->shape()) + ", B " +
+                    shapeStr(b->shape()));
+  if (c && (c->rank() > 2 || broadcastShapes(c->shape(), {m, n}) != Shape{m, n}))
+    return ctx.fail("Gemm C " + shapeStr(c->shape()) + " does not broadcast to " +
+                    shapeStr({m, n}));
+  if (c && beta == 0.f)
+    c = nullptr;
+  ElemType et = a->elem();
+  ctx.outputs[0] = Tensor(et, {m, n});
+  Tensor &y = ctx.outputs[0];
+  if (y.numel() == 0)
+    return true;
+  if (et != ElemType::Float || k == 0 || alpha == 0.f) {
+    bool ok = TPCC_DISPATCH_NUMERIC(
+        et, false, (refGemm<T>(*a, *b, c, y, ta, tb, alpha, beta, m, k, n), true));
+    return ok ? true : ctx.fail("Gemm does not support " + typeName(et));
+  }
+
+  // A row vector C becomes the matmul's bias. oneDNN scales the bias by
+  // the output scale too (alpha * (A * B + bias)), so a copy scaled by
+  // beta / alpha stands in when that is not 1. Any other C (oneDNN has only
+  // a reference kernel for other bias broadcasts) is written to Y as
+  // beta * C first and accumulated into by a sum post-op.
+  Shape cs = c ? c->shape() : Shape{};
+  while (cs.size() < 2)
+    cs.insert(cs.begin(), 1);
+  bool rowBias = c && cs[0] == 1 && cs[1] == n && n > 1;
+  bool sum = c && !rowBias;
+  Tensor scaled;
+  const void *bias = nullptr;
+  if (rowBias) {
+    bias = c->raw();
+    float scale = beta / alpha;
+    if (scale != 1.f) {
+      scaled = Tensor(ElemType::Float, cs);
+      const float *src = c->data<float>();
+      float *dst = scaled.data<float>();
+      for (int64_t i = 0; i < scaled.numel(); ++i)
+        dst[i] = scale * src[i];
+      bias = scaled.raw();
+    }
+  } else if (sum) {
+    BroadcastIndexer ci(c->shape(), {m, n});
+    const float *src = c->data<float>();
+    float *dst = y.data<float>();
+    parallelFor(m, n, [&](int64_t r0, int64_t r1) {
+      for (int64_t i = r0 * n; i < r1 * n; ++i)
+        dst[i] = beta * src[ci.offset(i)];
+    });
+  }
+  Shape key = {m, k, n, ta, tb, rowBias, sum};
+  try {
+    MatmulPlan &p = findPlan(ctx, key, [&] {
+      return buildMatmul(0, m, k, n, ta, tb, alpha,
+                         rowBias ? dnnl::memory::dims{1, n} : dnnl::memory::dims{}, sum);
+    });
+    runMatmul(p, a->raw(), b->raw(), bias, y.raw());
+    stream().wait();
+  } catch (const dnnl::error &) {
+    // No oneDNN implementation for this bias broadcast: the plain loop.
+    ctx.state.reset();
+    refGemm<float>(*a, *b, c, y, ta, tb, alpha, beta, m, k, n);
+  } catch (const std::exception &e) {
+    ctx.state.reset();
+    return ctx.fail(std::string("Gemm: ") + e.what());
+  }
+  return true;
+}
+
+//===----------------------------------------------------------------------===//
+// MatMul
+//===----------------------------------------------------------------------===//
+
+/// The batch layout of a MatMul: output batch shape and, per output batch,
+/// the batch offsets in A and B.
+struct MatmulShape {
+  Shape aBatch, bBatch, batch, out;
+  int64_t m = 0, k = 0, n = 0;
+};
+
+template <typename T>
+void refMatmul(const Tensor &a, const Tensor &b, Tensor &y, const MatmulShape &s) {
+  BroadcastIndexer ai(s.aBatch, s.batch), bi(s.bBatch, s.batch);
+  int64_t m = s.m, k = s.k, n = s.n;
+  parallelFor(numElements(s.batch) * m, k * n, [&](int64_t r0, int64_t r1) {
+    for (int64_t r = r0; r < r1; ++r) {
+      int64_t bt = r / m, i = r % m;
+      const T *pa = a.data<T>() + ai.offset(bt) * m * k + i * k;
+      const T *pb = b.data<T>() + bi.offset(bt) * k * n;
+      T *py = y.data<T>() + r * n;
+      for (int64_t j = 0; j < n; ++j)
+        py[j] = 0;
+      for (int64_t l = 0; l < k; ++l)
+        for (int64_t j = 0; j < n; ++j)
+          py[j] += pa[l] * pb[l * n + j];
+    }
+  });
+}
+
+bool matmulKernel(KernelContext &ctx) {
+  const Tensor *a = ctx.input(0), *b = ctx.input(1);
+  if (!a || !b)
+    return ctx.fail("MatMul needs two inputs");
+  if (a->elem() != b->elem())
+    return ctx.fail("MatMul operands differ in type");
+  if (a->rank() < 1 || b->rank() < 1)
+    return ctx.fail("MatMul operands must not be scalars");
+  MatmulShape s;
+  Shape as = a->shape(), bs = b->shape();
+  bool dropM = as.size() == 1, dropN = bs.size() == 1;
+  if (dropM)
+    as.insert(as.begin(), 1);
+  if (dropN)
+    bs.push_back(1);
+  s.m = as[as.size() - 2];
+  s.k = as.back();
+  s.n = bs.back();
+  if (bs[bs.size() - 2] != s.k)
+    return ctx.fail("MatMul inner dimensions differ: " + shapeStr(a->shape()) + " and " +
+                    shapeStr(b->shape()));
+  s.aBatch.assign(as.begin(), as.end() - 2);
+  s.bBatch.assign(bs.begin(), bs.end() - 2);
+  std::optional<Shape> batch = broadcastShapes(s.aBatch, s.bBatch);
+  if (!batch)
+    return ctx.fail("MatMul batch dimensions do not broadcast: " + shapeStr(a->shape()) +
+                    " and " + shapeStr(b->shape()));
+  s.batch = *batch;
+  s.out = s.batch;
+  if (!dropM)
+    s.out.push_back(s.m);
+  if (!dropN)
+    s.out.push_back(s.n);
+  ElemType et = a->elem();
+  ctx.outputs[0] = Tensor(et, s.out, /*zero=*/s.k == 0);
+  Tensor &y = ctx.outputs[0];
+  if (y.numel() == 0 || s.k == 0)
+    return true;
+  if (et != ElemType::Float) {
+    bool ok = TPCC_DISPATCH_NUMERIC(et, false, (refMatmul<T>(*a, *b, y, s), true));
+    return ok ? true : ctx.fail("MatMul does not support " + typeName(et));
+  }
+
+  int64_t nb = numElements(s.batch), nbA = numElements(s.aBatch), nbB = numElements(s.bBatch);
+  Shape key = a->shape();
+  key.push_back(-1);
+  key.insert(key.end(), b->shape().begin(), b->shape().end());
+  try {
+    if (nbB == 1) {
+      // B is one matrix: fold A's batch into its rows.
+      MatmulPlan &p = findPlan(ctx, key, [&] {
+        return buildMatmul(0, nbA * s.m, s.k, s.n, false, false, 1.f, {});
+      });
+      runMatmul(p, a->raw(), b->raw(), nullptr, y.raw());
+    } else if (nbA == nb && nbB == nb &&
+               BroadcastIndexer(s.aBatch, s.batch).identity &&
+               BroadcastIndexer(s.bBatch, s.batch).identity) {
+      MatmulPlan &p = findPlan(ctx, key, [&] {
+        return buildMatmul(nb, s.m, s.k, s.n, false, false, 1.f, {});
+      });
+      runMatmul(p, a->raw(), b->raw(), nullptr, y.raw());
+    } else {
+      // General broadcasting: one 2-D product per output batch.
+      MatmulPlan &p = findPlan(ctx, key, [&] {
+        return buildMatmul(0, s.m, s.k, s.n, false, false, 1.f, {});
+      });
+      BroadcastIndexer ai(s.aBatch, s.batch), bi(s.bBatch, s.batch);
+      for (int64_t i = 0; i < nb; ++i)
+        runMatmul(p, a->data<float>() + ai.offset(i) * s.m * s.k,
+                  b->data<float>() + bi.offset(i) * s.k * s.n, nullptr,
+                  y.data<float>() + i * s.m * s.n);
+    }
+    stream().wait();
+  } catch (const dnnl::error &e) {
+    ctx.state.reset();
+    return ctx.fail(std::string("MatMul: oneDNN failed: ") + e.what());
+  } catch (const std::exception &e) {
+    ctx.state.reset();
+    return ctx.fail(std::string("MatMul: ") + e.what());
+  }
+  return true;
+}
+
+} // namespace
+
+void rt::registerGemmKernels(KernelRegistry &r) {
+  r.add("Gemm", gemmKernel);
+  r.add("MatMul", matmulKernel);
+}

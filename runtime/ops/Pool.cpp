@@ -1,7 +1,311 @@
-//===- Pool.cpp - (being written) -------------------------------------------===//
+//===- Pool.cpp - MaxPool, AveragePool and the global pools -----------------===//
+//
+// MaxPool (with the optional Indices output, storage_order, dilations,
+// ceil_mode), AveragePool (count_include_pad, ceil_mode) and
+// GlobalAveragePool / GlobalMaxPool over 1 to 3 spatial dimensions.
+//
+// These are our own loops, not oneDNN: pooling is memory-bound and cheap, the
+// plain NCX layout the executor uses is what a loop over planes wants, and
+// ONNX details oneDNN lacks (Indices, storage_order, integer MaxPool, ceil
+// mode windows) would need these loops anyway. Planes (n, c) are split across
+// the OpenMP threads; the windows are clipped to the input once per output
+// coordinate and dimension, so the inner loops carry no bounds checks.
+//
+//===----------------------------------------------------------------------===//
 #include "runtime/KernelUtil.h"
+
+#include <cmath>
+#include <limits>
 
 using namespace tpcc;
 using namespace tpcc::rt;
 
-void rt::registerPoolKernels(KernelRegistry &r) {}
+namespace {
+
+/// Pooling geometry, spatial dims right-aligned into 3 (leading dims 1).
+struct PoolGeometry {
+  int64_t in[3] = {1, 1, 1}, out[3] = {1, 1, 1}, k[3] = {1, 1, 1}, s[3] = {1, 1, 1},
+          d[3] = {1, 1, 1}, pb[3] = {0, 0, 0}, pe[3] = {0, 0, 0};
+  int64_t planes = 0; ///< N * C
+  Shape outShape;
+  int64_t inSize() const { return in[0] * in[1] * in[2]; }
+  int64_t outSize() const { return out[0] * out[1] * out[2]; }
+};
+
+bool poolGeometry(KernelContext &ctx, const Shape &x, PoolGeometry &g, bool dilations) {
+  if (x.size() < 3 || x.size() > 5)
+    return ctx.fail(ctx.node.opType + " supports inputs with 1 to 3 spatial dimensions, not " +
+                    shapeStr(x));
+  size_t nsp = x.size() - 2;
+  std::vector<int64_t> k = ctx.attrInts("kernel_shape");
+  if (k.size() != nsp)
+    return ctx.fail("kernel_shape must have one entry per spatial dimension of " + shapeStr(x));
+  std::vector<int64_t> s = ctx.attrInts("strides", std::vector<int64_t>(nsp, 1));
+  std::vector<int64_t> d =
+      dilations ? ctx.attrInts("dilations", std::vector<int64_t>(nsp, 1)) : std::vector<int64_t>(nsp, 1);
+  std::vector<int64_t> pads = ctx.attrInts("pads", std::vector<int64_t>(2 * nsp, 0));
+  if (s.size() != nsp || d.size() != nsp || pads.size() != 2 * nsp)
+    return ctx.fail("strides, dilations and pads must have one (pads: two) entries per "
+                    "spatial dimension of " + shapeStr(x));
+  std::string autoPad = ctx.attrString("auto_pad", "NOTSET");
+  bool ceilMode = ctx.attrInt("ceil_mode", 0) != 0;
+  g.planes = x[0] * x[1];
+  g.outShape = {x[0], x[1]};
+  for (size_t i = 0; i < nsp; ++i) {
+    size_t j = 3 - nsp + i;
+    int64_t in = x[i + 2];
+    if (k[i] < 1 || s[i] < 1 || d[i] < 1 || pads[i] < 0 || pads[i + nsp] < 0)
+      return ctx.fail("kernel_shape, strides and dilations must be positive, pads not negative");
+    int64_t ke = (k[i] - 1) * d[i] + 1, pb = pads[i], pe = pads[i + nsp], out;
+    if (autoPad == "SAME_UPPER" || autoPad == "SAME_LOWER") {
+      out = (in + s[i] - 1) / s[i];
+      int64_t total = std::max<int64_t>(0, (out - 1) * s[i] + ke - in);
+      pb = autoPad == "SAME_UPPER" ? total / 2 : total - total / 2;
+      pe = total - pb;
+    } else if (autoPad == "VALID" || autoPad == "NOTSET") {
+      if (autoPad == "VALID")
+        pb = pe = 0;
+      int64_t span = in + pb + pe - ke;
+      if (span < 0)
+        return ctx.fail("kernel " + shapeStr(k) + " (dilated) is larger than the padded input " +
+                        shapeStr(x));
+      out = (ceilMode ? (span + s[i] - 1) / s[i] : span / s[i]) + 1;
+      // A window must start inside the input or its left padding.
+      if (ceilMode && (out - 1) * s[i] >= in + pb)
+        --out;
+    } else {
+      return ctx.fail("unknown auto_pad `" + autoPad + "`");
+    }
+    g.in[j] = in;
+    g.out[j] = out;
+    g.k[j] = k[i];
+    g.s[j] = s[i];
+    g.d[j] = d[i];
+    g.pb[j] = pb;
+    g.pe[j] = pe;
+    g.outShape.push_back(out);
+  }
+  return true;
+}
+
+/// Per output coordinate along one dimension: the first input coordinate of
+/// its window and the kernel taps [lo, hi) that land inside the input, plus
+/// (for count_include_pad) the number of taps inside the padded input.
+struct Taps {
+  std::vector<int64_t> start, lo, hi, padded;
+};
+
+Taps taps(const PoolGeometry &g, int j) {
+  Taps t;
+  int64_t d = g.d[j];
+  auto clip = [&](int64_t start, int64_t lower, int64_t upper, int64_t &lo, int64_t &hi) {
+    lo = start >= lower ? 0 : (lower - start + d - 1) / d;
+    hi = start >= upper ? 0 : std::min<int64_t>(g.k[j], (upper - 1 - start) / d + 1);
+    hi = std::max(hi, lo);
+  };
+  for (int64_t o = 0; o < g.out[j]; ++o) {
+    int64_t start = o * g.s[j] - g.pb[j], lo, hi, plo, phi;
+    clip(start, 0, g.in[j], lo, hi);
+    clip(start, -g.pb[j], g.in[j] + g.pe[j], plo, phi);
+    t.start.push_back(start);
+    t.lo.push_back(lo);
+    t.hi.push_back(hi);
+    t.padded.push_back(phi - plo);
+  }
+  return t;
+}
+
+/// Calls `fn(o, z, y, x)` for every output cell of one plane, with the tap
+/// tables of its three dimensions.
+template <typename F>
+inline void forEachCell(const PoolGeometry &g, const Taps (&t)[3], F fn) {
+  int64_t o = 0;
+  for (int64_t oz = 0; oz < g.out[0]; ++oz)
+    for (int64_t oy = 0; oy < g.out[1]; ++oy)
+      for (int64_t ox = 0; ox < g.out[2]; ++ox, ++o)
+        fn(o, oz, oy, ox);
+}
+
+template <typename T, bool WithIndex>
+void maxPool(const Tensor &x, Tensor &y, Tensor *indices, const PoolGeometry &g, bool colMajor) {
+  const Taps t[3] = {taps(g, 0), taps(g, 1), taps(g, 2)};
+  const T *px = x.data<T>();
+  T *py = y.data<T>();
+  int64_t *pi = WithIndex ? indices->data<int64_t>() : nullptr;
+  const int64_t inSize = g.inSize(), outSize = g.outSize(), H = g.in[1], W = g.in[2];
+  const int64_t dz = g.d[0], dy = g.d[1], dx = g.d[2], D = g.in[0];
+  parallelFor(g.planes, outSize * g.k[0] * g.k[1] * g.k[2], [&](int64_t p0, int64_t p1) {
+    for (int64_t p = p0; p < p1; ++p) {
+      const T *xp = px + p * inSize;
+      T *yp = py + p * outSize;
+      forEachCell(g, t, [&](int64_t o, int64_t oz, int64_t oy, int64_t ox) {
+        T best = std::numeric_limits<T>::lowest();
+        int64_t at = -1;
+        const int64_t xs = t[2].start[ox], xlo = t[2].lo[ox], xhi = t[2].hi[ox];
+        for (int64_t kz = t[0].lo[oz]; kz < t[0].hi[oz]; ++kz) {
+          int64_t iz = t[0].start[oz] + kz * dz;
+          for (int64_t ky = t[1].lo[oy]; ky < t[1].hi[oy]; ++ky) {
+            int64_t iy = t[1].start[oy] + ky * dy;
+            const T *row = xp + (iz * H + iy) * W + xs;
+            for (int64_t kx = xlo; kx < xhi; ++kx) {
+              T v = row[kx * dx];
+              if constexpr (WithIndex) {
+                if (v > best || at < 0) {
+                  best = v;
+                  int64_t ix = xs + kx * dx;
+                  at = colMajor ? (ix * H + iy) * D + iz : (iz * H + iy) * W + ix;
+                }
+              } else {
+                best = v > best ? v : best;
+              }
+            }
+          }
+        }
+        yp[o] = best;
+        if constexpr (WithIndex)
+          pi[p * outSize + o] = at < 0 ? -1 : p * inSize + at;
+      });
+    }
+  });
+}
+
+template <typename T>
+void maxPool(const Tensor &x, Tensor &y, Tensor *indices, const PoolGeometry &g, bool colMajor) {
+  if (indices)
+    maxPool<T, true>(x, y, indices, g, colMajor);
+  else
+    maxPool<T, false>(x, y, nullptr, g, colMajor);
+}
+
+template <typename T>
+void avgPool(const Tensor &x, Tensor &y, const PoolGeometry &g, bool includePad) {
+  const Taps t[3] = {taps(g, 0), taps(g, 1), taps(g, 2)};
+  const T *px = x.data<T>();
+  T *py = y.data<T>();
+  const int64_t inSize = g.inSize(), outSize = g.outSize(), H = g.in[1], W = g.in[2];
+  const int64_t dz = g.d[0], dy = g.d[1], dx = g.d[2];
+  parallelFor(g.planes, outSize * g.k[0] * g.k[1] * g.k[2], [&](int64_t p0, int64_t p1) {
+    for (int64_t p = p0; p < p1; ++p) {
+      const T *xp = px + p * inSize;
+      T *yp = py + p * outSize;
+      forEachCell(g, t, [&](int64_t o, int64_t oz, int64_t oy, int64_t ox) {
+        T sum = 0;
+        const int64_t xs = t[2].start[ox], xlo = t[2].lo[ox], xhi = t[2].hi[ox];
+        for (int64_t kz = t[0].lo[oz]; kz < t[0].hi[oz]; ++kz) {
+          int64_t iz = t[0].start[oz] + kz * dz;
+          for (int64_t ky = t[1].lo[oy]; ky < t[1].hi[oy]; ++ky) {
+            const T *row = xp + (iz * H + t[1].start[oy] + ky * dy) * W + xs;
+            for (int64_t kx = xlo; kx < xhi; ++kx)
+              sum += row[kx * dx];
+          }
+        }
+        int64_t count = includePad
+                            ? t[0].padded[oz] * t[1].padded[oy] * t[2].padded[ox]
+                            : (t[0].hi[oz] - t[0].lo[oz]) * (t[1].hi[oy] - t[1].lo[oy]) *
+                                  (xhi - xlo);
+        yp[o] = count > 0 ? sum / T(count) : T(0);
+      });
+    }
+  });
+}
+
+bool maxPoolKernel(KernelContext &ctx) {
+  const Tensor *x = ctx.input(0);
+  if (!x)
+    return ctx.fail("MaxPool needs an input");
+  PoolGeometry g;
+  if (!poolGeometry(ctx, x->shape(), g, /*dilations=*/true))
+    return false;
+  int64_t order = ctx.attrInt("storage_order", 0);
+  if (order != 0 && order != 1)
+    return ctx.fail("storage_order must be 0 or 1");
+  ctx.outputs[0] = Tensor(x->elem(), g.outShape);
+  Tensor *indices = nullptr;
+  if (ctx.wantsOutput(1)) {
+    ctx.outputs[1] = Tensor(ElemType::Int64, g.outShape);
+    indices = &ctx.outputs[1];
+  }
+  bool colMajor = order == 1;
+  switch (x->elem()) {
+  case ElemType::Float:
+    maxPool<float>(*x, ctx.outputs[0], indices, g, colMajor);
+    return true;
+  case ElemType::Double:
+    maxPool<double>(*x, ctx.outputs[0], indices, g, colMajor);
+    return true;
+  case ElemType::Int8:
+    maxPool<int8_t>(*x, ctx.outputs[0], indices, g, colMajor);
+    return true;
+  case ElemType::UInt8:
+    maxPool<uint8_t>(*x, ctx.outputs[0], indices, g, colMajor);
+    return true;
+  default:
+    return ctx.fail("MaxPool does not support " + typeName(x->elem()));
+  }
+}
+
+bool avgPoolKernel(KernelContext &ctx) {
+  const Tensor *x = ctx.input(0);
+  if (!x)
+    return ctx.fail("AveragePool needs an input");
+  PoolGeometry g;
+  if (!poolGeometry(ctx, x->shape(), g, /*dilations=*/ctx.opset >= 19))
+    return false;
+  bool includePad = ctx.attrInt("count_include_pad", 0) != 0;
+  ctx.outputs[0] = Tensor(x->elem(), g.outShape);
+  bool ok = TPCC_DISPATCH_FLOAT(x->elem(), false,
+                                (avgPool<T>(*x, ctx.outputs[0], g, includePad), true));
+  return ok ? true : ctx.fail("AveragePool does not support " + typeName(x->elem()));
+}
+
+template <typename T>
+void globalPool(const Tensor &x, Tensor &y, bool max) {
+  int64_t planes = x.dim(0) * x.dim(1), size = x.numel() / std::max<int64_t>(planes, 1);
+  const T *px = x.data<T>();
+  T *py = y.data<T>();
+  parallelFor(planes, size, [&](int64_t p0, int64_t p1) {
+    for (int64_t p = p0; p < p1; ++p) {
+      const T *xp = px + p * size;
+      if (max) {
+        T best = size ? xp[0] : std::numeric_limits<T>::lowest();
+        for (int64_t i = 1; i < size; ++i)
+          best = xp[i] > best ? xp[i] : best;
+        py[p] = best;
+      } else {
+        T sum = 0;
+        for (int64_t i = 0; i < size; ++i)
+          sum += xp[i];
+        py[p] = size ? sum / T(size) : T(0);
+      }
+    }
+  });
+}
+
+bool globalPoolKernel(KernelContext &ctx, bool max) {
+  const Tensor *x = ctx.input(0);
+  if (!x)
+    return ctx.fail(ctx.node.opType + " needs an input");
+  if (x->rank() < 2)
+    return ctx.fail(ctx.node.opType + " needs an N x C x ... input, not " + shapeStr(x->shape()));
+  Shape out = x->shape();
+  for (size_t i = 2; i < out.size(); ++i)
+    out[i] = 1;
+  ctx.outputs[0] = Tensor(x->elem(), out);
+  bool ok = max ? TPCC_DISPATCH_NUMERIC(x->elem(), false,
+                                        (globalPool<T>(*x, ctx.outputs[0], true), true))
+                : TPCC_DISPATCH_FLOAT(x->elem(), false,
+                                      (globalPool<T>(*x, ctx.outputs[0], false), true));
+  return ok ? true : ctx.fail(ctx.node.opType + " does not support " + typeName(x->elem()));
+}
+
+bool globalAvgPoolKernel(KernelContext &ctx) { return globalPoolKernel(ctx, false); }
+bool globalMaxPoolKernel(KernelContext &ctx) { return globalPoolKernel(ctx, true); }
+
+} // namespace
+
+void rt::registerPoolKernels(KernelRegistry &r) {
+  r.add("MaxPool", maxPoolKernel);
+  r.add("AveragePool", avgPoolKernel);
+  r.add("GlobalAveragePool", globalAvgPoolKernel);
+  r.add("GlobalMaxPool", globalMaxPoolKernel);
+}

@@ -18,6 +18,7 @@ from onnx import TensorProto, helper, numpy_helper
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lit")
 PLAN = os.path.join(ROOT, "plan", "Inputs", "models")
 BAD = os.path.join(ROOT, "model", "Inputs")
+RUN = os.path.join(ROOT, "run", "Inputs")
 
 
 def vi(name, shape, elem=TensorProto.FLOAT):
@@ -192,11 +193,94 @@ def bad_models():
         lambda m: m.graph.sparse_initializer.add().values.CopyFrom(const("sv", [1.0])))
 
 
+def bn_params(prefix, c, rng):
+    return [const(prefix + "_s", rng.uniform(0.5, 1.5, c)), const(prefix + "_b", rng.uniform(-0.5, 0.5, c)),
+            const(prefix + "_m", rng.uniform(-0.2, 0.2, c)), const(prefix + "_v", rng.uniform(0.5, 2.0, c))]
+
+
+def bn(name, x, y, prefix):
+    return node("BatchNormalization", name, [x, prefix + "_s", prefix + "_b", prefix + "_m", prefix + "_v"],
+                [y], epsilon=1e-3)
+
+
+def run_models():
+    """Models and data of the executor's lit tests (tpcc run / eval) and clean-up tests."""
+    rng = np.random.RandomState(7)  # numpy's legacy generator: the same stream everywhere
+    w = lambda name, dims: const(name, rng.normal(0, 0.3, int(np.prod(dims))), dims)
+    n = "N"
+    # Conv -> BN -> Relu -> ConvTranspose(group 2) -> BN -> Identity -> Dropout ->
+    # GlobalAveragePool -> Flatten -> Gemm(transB) -> BN -> Add(constant subgraph).
+    yield "cleanup", model(
+        [node("Conv", "conv", ["x", "W1", "B1"], ["c1"], pads=[1, 1, 1, 1]),
+         bn("bn1", "c1", "b1", "bn1"),
+         node("Relu", "relu", ["b1"], ["r1"]),
+         node("ConvTranspose", "deconv", ["r1", "W2"], ["c2"], group=2, strides=[2, 2]),
+         bn("bn2", "c2", "b2", "bn2"),
+         node("Identity", "id", ["b2"], ["i2"]),
+         node("Dropout", "drop", ["i2"], ["d2"]),
+         node("GlobalAveragePool", "gap", ["d2"], ["g"]),
+         node("Flatten", "flat", ["g"], ["f"]),
+         node("Gemm", "fc", ["f", "W3", "C3"], ["fc"], transB=1, beta=0.5),
+         bn("bn3", "fc", "b3", "bn3"),
+         node("Constant", "k", [], ["k"], value=const("kv", [0.1, 0.2, 0.3, 0.4, 0.5])),
+         node("Mul", "kk", ["k", "k"], ["k2"]),
+         node("Add", "add", ["b3", "k2"], ["y"])],
+        [vi("x", [n, 4, 6, 6])], [vi("y", [n, 5])],
+        [w("W1", [8, 4, 3, 3]), w("B1", [8]), w("W2", [8, 3, 2, 2]), w("W3", [5, 6]), w("C3", [5])]
+        + bn_params("bn1", 8, rng) + bn_params("bn2", 6, rng) + bn_params("bn3", 5, rng))
+    # An operator the executor lacks, twice, and one from another domain.
+    yield "unsupported", model(
+        [node("Relu", "relu", ["x"], ["r"]),
+         node("Einsum", "e1", ["r", "r"], ["e"], equation="ij,ij->ij"),
+         node("Einsum", "e2", ["e", "e"], ["y"], equation="ij,ij->ij"),
+         helper.make_node("Gelu", ["y"], ["z"], name="gelu", domain="com.example")],
+        [vi("x", [2, 3])], [vi("z", [2, 3])], check=False)
+    # An initializer that contradicts its declared type (a graph input with a default).
+    m = model([node("Add", "add", ["x", "W"], ["y"])], [vi("x", [2, 3])], [vi("y", [2, 3])],
+              [const("W", np.zeros(6), [2, 3])], ir=3, opset=9, check=False)
+    m.graph.input.append(vi("W", [3, 2]))
+    yield "initializer_contradicts", m.SerializeToString()
+    yield "two_inputs", model([node("Add", "add", ["a", "b"], ["y"])],
+                              [vi("a", [2, 3]), vi("b", [2, 3])], [vi("y", [2, 3])])
+
+
+def run_data():
+    rng = np.random.RandomState(11)
+    x = rng.uniform(-1, 1, (3, 4, 6, 6)).astype(np.float32)
+    yield "x.npy", x
+    yield "x_f64.npy", x.astype(np.float64)
+    yield "x_shape.npy", rng.uniform(-1, 1, (3, 4, 5, 6)).astype(np.float32)
+    bad = x.copy()
+    bad[1, 2, 3, 4] = np.nan
+    bad[2, 0, 0, 0] = np.inf
+    yield "x_nan.npy", bad
+    yield "a.npy", np.arange(6, dtype=np.float32).reshape(2, 3)
+    yield "labels.npy", np.array([0, 1, 2], dtype=np.int64)
+    yield "labels_short.npy", np.array([0, 1], dtype=np.int64)
+
+
+def save_npy(folder, name, a):
+    import io
+    buf = io.BytesIO()
+    np.save(buf, a)
+    os.makedirs(folder, exist_ok=True)
+    with open(os.path.join(folder, name), "wb") as f:
+        f.write(buf.getvalue())
+
+
 def main():
     for name, m in valid_models():
         save(m, PLAN, name + ".onnx")
     for name, m in bad_models():
         save(m, BAD, name + ".onnx")
+    for name, m in run_models():
+        save(m, RUN, name + ".onnx")
+    for name, a in run_data():
+        save_npy(RUN, name, a)
+    with open(os.path.join(RUN, "x.npy"), "rb") as f:
+        whole = f.read()
+    with open(os.path.join(RUN, "x_truncated.npy"), "wb") as f:
+        f.write(whole[:len(whole) // 2])
 
 
 if __name__ == "__main__":

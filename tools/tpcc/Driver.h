@@ -65,6 +65,8 @@ bool lookUp(llvm::StringRef what, llvm::StringRef plural, const std::string &nam
             const std::vector<std::string> &names);
 /// Writes `text` to -o (atomically) or stdout.
 int writeOutput(const Options &o, const std::string &text);
+/// `tpcc run` and `tpcc eval` (`args` starts with the command).
+int runModelCommand(const std::vector<std::string> &args);
 /// `tpcc plan`, after the specs compiled without errors.
 int runPlan(Compilation &c, const ir::Module &m, const Options &o, bool color);
 

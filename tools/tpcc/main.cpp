@@ -45,6 +45,11 @@ usage:
             [-o plan.json] [--emit=plan|ort-overrides] [--explain NODE]
                                        match MODEL's nodes to the platform's
                                        opsets, options and fusing patterns
+  tpcc run MODEL.onnx [--input [NAME=]FILE]... [--output [NAME=]FILE]...
+                                       run MODEL on .npy or .pb tensors
+  tpcc eval MODEL.onnx --data FILE [--labels FILE] [--reference OTHER.onnx]
+            [--batch N]                accuracy, agreement, SQNR, throughput
+                                       (`tpcc run --help` for details)
   tpcc --help | --version
 
 kinds for --emit:
@@ -287,6 +292,9 @@ int writeOutput(const Options &o, const std::string &text) {
 
 
 int run(int argc, char **argv) {
+  // The model commands take no specs.
+  if (argc > 1 && (llvm::StringRef(argv[1]) == "run" || llvm::StringRef(argv[1]) == "eval"))
+    return runModelCommand(std::vector<std::string>(argv + 1, argv + argc));
   Options o;
   if (int r = parseArgs(argc, argv, o); r >= 0)
     return r;

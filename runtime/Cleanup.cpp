@@ -1,0 +1,383 @@
+//===- Cleanup.cpp - Model clean-up before calibration ----------------------===//
+#include "runtime/Cleanup.h"
+
+#include "ir/graph/OnnxIO.h"
+#include "runtime/Kernel.h"
+
+#include <fmt/format.h>
+
+#include <cmath>
+#include <cstring>
+
+using namespace tpcc;
+using namespace tpcc::rt;
+using graph::Node;
+using graph::Value;
+
+/// Relinks after an edit, drops what nothing uses and re-verifies (the
+/// transforms keep the graph acyclic, so verification only reorders).
+static void finish(graph::Model &m, const std::vector<bool> &dead) {
+  graph::Graph &g = m.graph;
+  g.eraseNodes(dead);
+  g.relink();
+  g.eraseUnusedInitializers();
+  SourceManager sm;
+  DiagnosticEngine diags(sm);
+  (void)graph::verifyGraph(g, m.path, diags);
+}
+
+/// A constant the transforms may read: an initializer that is not an
+/// overridable graph input, or a Constant node's output.
+static const graph::Tensor *constantOf(const Value *v) {
+  return v && v->constant && !v->isGraphInput ? v->constant : nullptr;
+}
+
+/// A name no value of `g` has, starting from `base`.
+static std::string freshName(graph::Graph &g, const std::string &base) {
+  std::string name = base;
+  for (unsigned k = 1; g.findValue(name); ++k)
+    name = fmt::format("{}_{}", base, k);
+  return name;
+}
+
+static int64_t opsetOf(const graph::Model &m, const Node &n) {
+  return m.opsetVersion(n.domain).value_or(1);
+}
+
+//===----------------------------------------------------------------------===//
+// Identity and Dropout
+//===----------------------------------------------------------------------===//
+
+static bool isInferenceIdentity(const graph::Model &m, const Node &n) {
+  if (!n.domain.empty() || n.inputs.empty() || !n.inputs[0] || n.outputs.empty() || !n.outputs[0])
+    return false;
+  if (n.opType == "Identity")
+    return n.outputs[0]->opaqueType.empty(); // sequences and optionals stay
+  if (n.opType != "Dropout")
+    return false;
+  // The mask must be unused; training mode must be off.
+  for (size_t k = 1; k < n.outputs.size(); ++k)
+    if (n.outputs[k] && (!n.outputs[k]->uses.empty() || n.outputs[k]->isGraphOutput))
+      return false;
+  if (const Value *mode = n.input(2)) {
+    const graph::Tensor *t = constantOf(mode);
+    if (!t || t->numElements() != 1 || t->at(0) != 0)
+      return false;
+  }
+  (void)m;
+  return true;
+}
+
+unsigned rt::removeIdentities(graph::Model &m) {
+  graph::Graph &g = m.graph;
+  std::vector<bool> dead(g.nodes().size(), false);
+  unsigned removed = 0;
+  for (Node *n : g.topologicalOrder()) {
+    if (!isInferenceIdentity(m, *n))
+      continue;
+    Value *in = n->inputs[0], *out = n->outputs[0];
+    if (out->isGraphOutput)
+      continue; // the output's name is part of the model's interface
+    for (const graph::Use &u : out->uses)
+      u.node->inputs[u.index] = in;
+    dead[n->id] = true;
+    ++removed;
+  }
+  if (removed)
+    finish(m, dead);
+  return removed;
+}
+
+//===----------------------------------------------------------------------===//
+// BatchNormalization folding
+//===----------------------------------------------------------------------===//
+
+namespace {
+/// What folding one BatchNormalization into its producer needs.
+struct Fold {
+  Node *producer, *bn;
+  std::vector<double> scale, shift; ///< y = x * scale[c] + shift[c]
+};
+} // namespace
+
+static std::vector<double> values(const graph::Tensor &t) {
+  std::vector<double> v(size_t(t.numElements()));
+  for (int64_t i = 0; i < t.numElements(); ++i)
+    v[size_t(i)] = t.at(i);
+  return v;
+}
+
+/// The per-channel affine map of an inference BatchNormalization, or none.
+static std::optional<Fold> batchNormAffine(const graph::Model &m, Node &bn) {
+  if (bn.opType != "BatchNormalization" || !bn.domain.empty() || bn.inputs.size() < 5 ||
+      bn.outputs.empty() || !bn.outputs[0])
+    return std::nullopt;
+  for (size_t k = 1; k < bn.outputs.size(); ++k) // running statistics: training
+    if (bn.outputs[k])
+      return std::nullopt;
+  if (const graph::Attribute *a = bn.attr("training_mode"); a && a->i)
+    return std::nullopt;
+  if (const graph::Attribute *a = bn.attr("spatial"); a && a->i == 0)
+    return std::nullopt; // per-activation statistics (opsets < 9)
+  const graph::Tensor *s = constantOf(bn.input(1)), *b = constantOf(bn.input(2)),
+                      *mean = constantOf(bn.input(3)), *var = constantOf(bn.input(4));
+  if (!s || !b || !mean || !var)
+    return std::nullopt;
+  int64_t c = s->numElements();
+  for (const graph::Tensor *t : {s, b, mean, var})
+    if (t->dims.size() != 1 || t->numElements() != c || !graph::isFloatingPoint(t->elem))
+      return std::nullopt;
+  const graph::Attribute *epsA = bn.attr("epsilon");
+  double eps = epsA ? epsA->f : 1e-5;
+  Fold f{nullptr, &bn, {}, {}};
+  std::vector<double> sv = values(*s), bv = values(*b), mv = values(*mean), vv = values(*var);
+  for (int64_t k = 0; k < c; ++k) {
+    double scale = sv[size_t(k)] / std::sqrt(vv[size_t(k)] + eps);
+    f.scale.push_back(scale);
+    f.shift.push_back(bv[size_t(k)] - mv[size_t(k)] * scale);
+  }
+  (void)m;
+  return f;
+}
+
+/// Scales `w` (float) along `axis` (channel c of that axis by scale[c], with
+/// `channelOf` mapping the axis index to the BN channel).
+template <typename ChannelOf>
+static std::unique_ptr<graph::Tensor> scaled(const graph::Tensor &w, size_t axis,
+                                             const std::vector<double> &scale,
+                                             ChannelOf channelOf) {
+  auto out = std::make_unique<graph::Tensor>(w);
+  int64_t inner = 1;
+  for (size_t d = axis + 1; d < w.dims.size(); ++d)
+    inner *= w.dims[d];
+  int64_t extent = w.dims[axis];
+  float *p = reinterpret_cast<float *>(out->raw.data());
+  for (int64_t i = 0; i < w.numElements(); ++i)
+    p[i] = float(double(p[i]) * scale[size_t(channelOf((i / inner) % extent))]);
+  return out;
+}
+
+static bool foldInto(graph::Model &m, Fold &f) {
+  graph::Graph &g = m.graph;
+  Node &p = *f.producer;
+  const graph::Tensor *w = constantOf(p.input(1));
+  const graph::Tensor *bias = p.input(2) ? constantOf(p.input(2)) : nullptr;
+  if (!w || w->elem != graph::ElemType::Float || (p.input(2) && !bias) ||
+      (bias && bias->elem != graph::ElemType::Float))
+    return false;
+  int64_t channels = int64_t(f.scale.size());
+  std::unique_ptr<graph::Tensor> newW;
+  std::vector<double> newBias(size_t(channels), 0.0);
+  if (p.opType == "Conv" || p.opType == "ConvTranspose") {
+    if (w->dims.size() < 3)
+      return false;
+    if (bias && bias->numElements() != channels)
+      return false;
+    if (p.opType == "Conv") {
+      if (w->dims[0] != channels)
+        return false;
+      newW = scaled(*w, 0, f.scale, [](int64_t c) { return c; });
+    } else {
+      const graph::Attribute *ga = p.attr("group");
+      int64_t group = ga ? ga->i : 1, perGroupIn = w->dims[0] / std::max<int64_t>(group, 1);
+      int64_t perGroupOut = w->dims[1];
+      if (group < 1 || perGroupOut * group != channels || perGroupIn * group != w->dims[0])
+        return false;
+      // W is (C_in, C_out/group, k...): input channel c feeds group c / perGroupIn.
+      newW = std::make_unique<graph::Tensor>(*w);
+      int64_t inner = 1;
+      for (size_t d = 2; d < w->dims.size(); ++d)
+        inner *= w->dims[d];
+      float *q = reinterpret_cast<float *>(newW->raw.data());
+      for (int64_t i = 0; i < w->numElements(); ++i) {
+        int64_t c = i / (perGroupOut * inner), j = (i / inner) % perGroupOut;
+        q[i] = float(double(q[i]) * f.scale[size_t((c / perGroupIn) * perGroupOut + j)]);
+      }
+    }
+    for (int64_t c = 0; c < channels; ++c)
+      newBias[size_t(c)] = (bias ? bias->at(c) : 0.0) * f.scale[size_t(c)] + f.shift[size_t(c)];
+  } else { // Gemm: BN over the columns of a 2-D output
+    const graph::Attribute *tb = p.attr("transB"), *al = p.attr("alpha"), *be = p.attr("beta");
+    bool transB = tb && tb->i;
+    double beta = be ? be->f : 1.0;
+    (void)al;
+    if (w->dims.size() != 2 || w->dims[transB ? 0 : 1] != channels)
+      return false;
+    newW = scaled(*w, transB ? 0 : 1, f.scale, [](int64_t c) { return c; });
+    if (bias) {
+      int64_t n = bias->numElements();
+      bool perColumn = n == channels && (bias->dims.size() == 1 ||
+                                         (bias->dims.size() == 2 && bias->dims[0] == 1));
+      if (n != 1 && !perColumn)
+        return false; // C varies along the rows: cannot become a bias vector
+      for (int64_t c = 0; c < channels; ++c)
+        newBias[size_t(c)] = beta * bias->at(perColumn ? c : 0) * f.scale[size_t(c)] + f.shift[size_t(c)];
+    } else {
+      for (int64_t c = 0; c < channels; ++c)
+        newBias[size_t(c)] = f.shift[size_t(c)];
+    }
+    // The new C already holds beta.
+    bool set = false;
+    for (graph::Attribute &a : p.attributes)
+      if (a.name == "beta") {
+        a.f = 1.0;
+        set = true;
+      }
+    if (!set && beta != 1.0)
+      return false;
+  }
+  newW->name = freshName(g, w->name + "_bnfold");
+  Value *wv = g.addConstant(std::move(newW));
+  auto b = std::make_unique<graph::Tensor>();
+  b->name = freshName(g, (bias ? bias->name : p.outputs[0]->name + "_bias") + "_bnfold");
+  b->elem = graph::ElemType::Float;
+  b->dims = {channels};
+  b->raw.resize(size_t(channels) * 4);
+  for (int64_t c = 0; c < channels; ++c) {
+    float x = float(newBias[size_t(c)]);
+    std::memcpy(b->raw.data() + c * 4, &x, 4);
+  }
+  Value *bv = g.addConstant(std::move(b));
+  p.inputs[1] = wv;
+  if (p.inputs.size() < 3)
+    p.inputs.resize(3, nullptr);
+  p.inputs[2] = bv;
+  p.outputs[0] = f.bn->outputs[0]; // the producer now computes what BN did
+  return true;
+}
+
+unsigned rt::foldBatchNorms(graph::Model &m) {
+  graph::Graph &g = m.graph;
+  std::vector<bool> dead(g.nodes().size(), false);
+  unsigned folded = 0;
+  for (Node *bn : g.topologicalOrder()) {
+    std::optional<Fold> f = batchNormAffine(m, *bn);
+    if (!f)
+      continue;
+    Value *x = bn->inputs[0];
+    Node *p = x ? x->producer : nullptr;
+    if (!p || !p->domain.empty() || x->isGraphOutput || x->uses.size() != 1 ||
+        p->outputs.empty() || p->outputs[0] != x ||
+        (p->opType != "Conv" && p->opType != "ConvTranspose" && p->opType != "Gemm"))
+      continue;
+    f->producer = p;
+    if (foldInto(m, *f)) {
+      dead[bn->id] = true;
+      ++folded;
+    }
+  }
+  if (folded)
+    finish(m, dead);
+  return folded;
+}
+
+//===----------------------------------------------------------------------===//
+// Constant folding and dead nodes
+//===----------------------------------------------------------------------===//
+
+/// Folded constants larger than this (and larger than their inputs) are
+/// left to run time: Expand or Tile of a small constant would bloat the file.
+constexpr size_t kMaxFoldBytes = size_t(16) << 20;
+
+bool rt::foldConstants(graph::Model &m, DiagnosticEngine &diags, CleanupReport &report) {
+  graph::Graph &g = m.graph;
+  const KernelRegistry &reg = KernelRegistry::get();
+  std::vector<bool> dead(g.nodes().size(), false);
+  bool changed = false;
+  for (Node *n : g.topologicalOrder()) {
+    KernelFn kernel = reg.find(n->domain, n->opType);
+    if (!kernel || n->opType == "Constant" || n->hasSubgraphs() || n->outputs.empty())
+      continue;
+    bool allConstant = true;
+    size_t inputBytes = 0;
+    std::vector<Tensor> held;
+    held.reserve(n->inputs.size());
+    for (const Value *in : n->inputs) {
+      const graph::Tensor *t = in ? constantOf(in) : nullptr;
+      if (in && !t) {
+        allConstant = false;
+        break;
+      }
+      held.push_back(t ? Tensor::fromGraph(*t) : Tensor());
+      inputBytes += t ? t->raw.size() : 0;
+    }
+    // Shape of a value whose shape is known.
+    bool staticShape = false;
+    if (!allConstant && n->opType == "Shape" && n->domain.empty() && n->input(0) &&
+        n->input(0)->type.shape) {
+      staticShape = true;
+      for (const graph::Dim &d : *n->input(0)->type.shape)
+        staticShape &= d.known();
+      if (staticShape) {
+        Shape dims;
+        for (const graph::Dim &d : *n->input(0)->type.shape)
+          dims.push_back(d.value);
+        held.assign(1, Tensor(n->input(0)->type.elem == graph::ElemType::Undefined
+                                  ? graph::ElemType::Float
+                                  : n->input(0)->type.elem,
+                              dims));
+      }
+    }
+    if (!allConstant && !staticShape)
+      continue;
+    std::unique_ptr<NodeState> state;
+    KernelContext ctx(*n, opsetOf(m, *n), state);
+    for (Tensor &t : held)
+      ctx.inputs.push_back(t.defined() ? &t : nullptr);
+    ctx.outputs.resize(n->outputs.size());
+    if (!kernel(ctx)) {
+      diags.emitAt(graph::describeNode(m.path, *n), diag::err_run_node, ctx.error);
+      return false;
+    }
+    size_t outBytes = 0;
+    for (const Tensor &t : ctx.outputs)
+      outBytes += t.bytes();
+    if (outBytes > kMaxFoldBytes && outBytes > inputBytes)
+      continue;
+    for (size_t k = 0; k < n->outputs.size(); ++k) {
+      Value *out = n->outputs[k];
+      if (!out || !ctx.outputs[k].defined())
+        continue;
+      out->producer = nullptr; // what relink() will find; read by later nodes now
+      g.addConstant(std::make_unique<graph::Tensor>(ctx.outputs[k].toGraph(out->name)));
+    }
+    dead[n->id] = true;
+    ++report.folded;
+    changed = true;
+  }
+  // Nodes nothing uses, from the outputs backwards.
+  const std::vector<Node *> &order = g.topologicalOrder();
+  std::vector<unsigned> liveUses(g.values().size(), 0);
+  for (Node *n : order)
+    if (!dead[n->id])
+      for (const Value *in : n->inputs)
+        if (in)
+          ++liveUses[in->id];
+  for (size_t k = order.size(); k-- > 0;) {
+    Node *n = order[k];
+    if (dead[n->id])
+      continue;
+    bool used = false;
+    for (const Value *out : n->outputs)
+      used |= out && (liveUses[out->id] || out->isGraphOutput);
+    if (used)
+      continue;
+    dead[n->id] = true;
+    ++report.dead;
+    changed = true;
+    for (const Value *in : n->inputs)
+      if (in)
+        --liveUses[in->id];
+  }
+  if (changed)
+    finish(m, dead);
+  return true;
+}
+
+bool rt::cleanupModel(graph::Model &m, DiagnosticEngine &diags, CleanupReport &report) {
+  if (!foldConstants(m, diags, report))
+    return false;
+  report.identities += removeIdentities(m);
+  report.batchNorms += foldBatchNorms(m);
+  return true;
+}

@@ -1,0 +1,30 @@
+//===- Dnnl.cpp - oneDNN plumbing shared by the Conv and Gemm kernels -----===//
+#include "runtime/ops/Dnnl.h"
+
+using namespace tpcc;
+using namespace tpcc::rt;
+
+dnnl::engine &dnnl_util::engine() {
+  static dnnl::engine eng(dnnl::engine::kind::cpu, 0);
+  return eng;
+}
+
+dnnl::stream &dnnl_util::stream() {
+  // Streams are not thread-safe; executors on different threads get their own.
+  static thread_local dnnl::stream s(engine());
+  return s;
+}
+
+dnnl::memory::dims dnnl_util::rowMajorStrides(const Shape &s) {
+  dnnl::memory::dims st(s.size());
+  int64_t acc = 1;
+  for (size_t i = s.size(); i-- > 0;) {
+    st[i] = acc;
+    acc *= std::max<int64_t>(s[i], 1);
+  }
+  return st;
+}
+
+bool dnnl_util::isConstantValue(const graph::Value *v) {
+  return v && v->constant && !v->isGraphInput;
+}

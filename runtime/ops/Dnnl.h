@@ -1,0 +1,48 @@
+//===- Dnnl.h - oneDNN plumbing shared by the Conv and Gemm kernels -*- C++ -*-===//
+//
+// One CPU engine and stream for the whole process (oneDNN primitives are
+// bound to an engine; the executor runs nodes one after another on one
+// thread, and oneDNN parallelizes inside with the OpenMP pool the other
+// kernels use), plus conversions from our shapes to oneDNN descriptors.
+//
+//===----------------------------------------------------------------------===//
+#ifndef TPCC_RUNTIME_OPS_DNNL_H
+#define TPCC_RUNTIME_OPS_DNNL_H
+
+#include "runtime/Tensor.h"
+
+#include <oneapi/dnnl/dnnl.hpp>
+
+namespace tpcc::rt::dnnl_util {
+
+using dt = dnnl::memory::data_type;
+using tag = dnnl::memory::format_tag;
+
+dnnl::engine &engine();
+dnnl::stream &stream();
+
+inline dnnl::memory::dims toDims(const Shape &s) {
+  return dnnl::memory::dims(s.begin(), s.end());
+}
+
+/// Dense row-major strides of `s`.
+dnnl::memory::dims rowMajorStrides(const Shape &s);
+
+/// A dense row-major float descriptor of `s`.
+inline dnnl::memory::desc plainDesc(const Shape &s, dt type = dt::f32) {
+  return dnnl::memory::desc(toDims(s), type, rowMajorStrides(s));
+}
+
+/// A oneDNN memory over a tensor's buffer (oneDNN takes a non-const handle
+/// even for inputs it only reads).
+inline dnnl::memory wrap(const dnnl::memory::desc &md, const void *data) {
+  return dnnl::memory(md, engine(), const_cast<void *>(data));
+}
+
+/// Whether value `v` cannot change between runs (an initializer or Constant
+/// output that the caller cannot override), so prepared copies may be kept.
+bool isConstantValue(const graph::Value *v);
+
+} // namespace tpcc::rt::dnnl_util
+
+#endif
