@@ -177,8 +177,6 @@ bool rt::readTensorFile(llvm::StringRef path, Tensor &t, std::string &error) {
   if (!graph::loadTensorFromBuffer(bytes, path, dir.empty() ? "." : dir, g, diags)) {
     error = diags.getDiagnostics().empty() ? "not a tensor file"
                                            : diags.getDiagnostics().front().message;
-    if (error.find("TensorProto") != std::string::npos)
-      error = "neither a .npy file nor an ONNX TensorProto";
     return false;
   }
   if (g.elem == ElemType::String) {

@@ -42,12 +42,13 @@ std::unique_ptr<Executor> Executor::create(const graph::Model &model, Diagnostic
   const graph::Graph &g = model.graph;
   bool ok = true;
 
-  const KernelRegistry &reg = KernelRegistry::get();
-  for (const auto &n : g.nodes()) {
-    if (reg.find(n->domain, n->opType))
-      continue;
-    std::string op = n->domain.empty() ? n->opType : n->domain + "." + n->opType;
-    diags.emitAt(graph::describeNode(ex->where, *n), diag::err_run_unsupported_op, op);
+  // One error per missing operator, at its first node.
+  for (const auto &[op, first] : unsupportedOperators(model)) {
+    unsigned uses = 0;
+    for (const auto &n : g.nodes())
+      uses += (n->domain.empty() ? n->opType : n->domain + "." + n->opType) == op;
+    diags.emitAt(graph::describeNode(ex->where, *first), diag::err_run_unsupported_op, op,
+                 uses == 1 ? std::string() : fmt::format(" ({} nodes use it)", uses));
     ok = false;
   }
 
@@ -85,7 +86,7 @@ std::unique_ptr<Executor> Executor::create(const graph::Model &model, Diagnostic
         lastUse[in->id] = int64_t(s);
   for (size_t s = 0; s < order.size(); ++s) {
     const graph::Node *n = order[s];
-    ex->steps.push_back({n, reg.find(n->domain, n->opType), opsetOf(model, *n), {}});
+    ex->steps.push_back({n, KernelRegistry::get().find(n->domain, n->opType), opsetOf(model, *n), {}});
     // Outputs nobody reads are released right away.
     for (const graph::Value *out : n->outputs)
       if (out && lastUse[out->id] < 0)
@@ -128,7 +129,7 @@ bool Executor::checkInputs(const std::map<std::string, Tensor> &inputs,
       ok = false;
       continue;
     }
-    if (v->type.shape) {
+    if (v->type.shape && options.checkShapes) {
       const std::vector<graph::Dim> &want = *v->type.shape;
       bool fits = want.size() == t.shape().size();
       for (size_t i = 0; fits && i < want.size(); ++i) {

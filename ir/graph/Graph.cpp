@@ -244,9 +244,16 @@ void Graph::link() {
 
 void Graph::eraseNodes(const std::vector<bool> &dead) {
   std::vector<std::unique_ptr<Node>> kept;
-  for (auto &n : nodeList)
-    if (n->id >= dead.size() || !dead[n->id])
+  for (auto &n : nodeList) {
+    if (n->id >= dead.size() || !dead[n->id]) {
       kept.push_back(std::move(n));
+      continue;
+    }
+    // A Constant node's value lives in its attribute: it goes with the node.
+    for (Value *out : n->outputs)
+      if (out && !out->isInitializer)
+        out->constant = nullptr;
+  }
   nodeList = std::move(kept);
   for (size_t k = 0; k < nodeList.size(); ++k)
     nodeList[k]->id = unsigned(k);

@@ -567,7 +567,9 @@ std::unique_ptr<Model> Loader::load(llvm::StringRef bytes,
 
 bool Loader::loadTensor(llvm::StringRef bytes, Tensor &t) {
   onnx::TensorProto p;
-  if (bytes.size() > kMaxModelBytes || !p.ParseFromArray(bytes.data(), int(bytes.size()))) {
+  // Any bytes may decode as some protobuf message; a tensor has a type.
+  if (bytes.size() > kMaxModelBytes || !p.ParseFromArray(bytes.data(), int(bytes.size())) ||
+      p.data_type() == onnx::TensorProto::UNDEFINED) {
     diags.emitAt(name, diag::err_tensor_parse);
     return false;
   }

@@ -1,7 +1,413 @@
-//===- Activation.cpp - (being written) -------------------------------------------===//
+//===- Activation.cpp - Activation function kernels -------------------------===//
+//
+// Element-wise activations (Relu, LeakyRelu, PRelu, Sigmoid, HardSigmoid,
+// HardSwish, Tanh, Elu, Selu, Celu, Softplus, Softsign, ThresholdedRelu,
+// Shrink), Clip (attributes before opset 11, optional inputs after) and the
+// normalizations along an axis: Softmax, LogSoftmax and Hardmax (opset < 13:
+// the input is coerced to 2-D at `axis`; opset >= 13: one axis).
+//
+// float16/bfloat16 inputs are computed in float.
+//
+//===----------------------------------------------------------------------===//
 #include "runtime/KernelUtil.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <type_traits>
 
 using namespace tpcc;
 using namespace tpcc::rt;
 
-void rt::registerActivationKernels(KernelRegistry &r) {}
+namespace {
+
+//===----------------------------------------------------------------------===//
+// float16 / bfloat16 through float
+//===----------------------------------------------------------------------===//
+
+bool isHalf(ElemType e) { return e == ElemType::Float16 || e == ElemType::BFloat16; }
+
+Tensor widen(const Tensor &t) {
+  Tensor r(ElemType::Float, t.shape());
+  const uint16_t *s = t.data<uint16_t>();
+  float *d = r.data<float>();
+  bool bf = t.elem() == ElemType::BFloat16;
+  for (int64_t i = 0; i < t.numel(); ++i)
+    d[i] = bf ? bfloat16ToFloat(s[i]) : halfToFloat(s[i]);
+  return r;
+}
+
+Tensor narrow(const Tensor &t, ElemType e) {
+  Tensor r(e, t.shape());
+  const float *s = t.data<float>();
+  uint16_t *d = r.data<uint16_t>();
+  bool bf = e == ElemType::BFloat16;
+  for (int64_t i = 0; i < t.numel(); ++i)
+    d[i] = bf ? floatToBfloat16(s[i]) : floatToHalf(s[i]);
+  return r;
+}
+
+/// Runs `fn` on float copies of the half inputs; float outputs go back to
+/// the half type of input 0.
+bool viaFloat(KernelContext &ctx, KernelFn fn) {
+  KernelContext sub(ctx.node, ctx.opset, ctx.state);
+  std::vector<Tensor> wide(ctx.inputs.size());
+  for (size_t i = 0; i < ctx.inputs.size(); ++i) {
+    const Tensor *t = ctx.input(i);
+    if (t && isHalf(t->elem())) {
+      wide[i] = widen(*t);
+      t = &wide[i];
+    }
+    sub.inputs.push_back(t);
+  }
+  sub.outputs.resize(ctx.outputs.size());
+  if (!fn(sub))
+    return ctx.fail(sub.error);
+  ElemType half = ctx.input(0)->elem();
+  for (size_t i = 0; i < sub.outputs.size(); ++i) {
+    Tensor &o = sub.outputs[i];
+    ctx.outputs[i] = o.elem() == ElemType::Float ? narrow(o, half) : std::move(o);
+  }
+  return true;
+}
+
+bool unsupported(KernelContext &ctx, ElemType t) {
+  return ctx.fail("unsupported element type " + typeName(t));
+}
+
+//===----------------------------------------------------------------------===//
+// Element-wise activations
+//===----------------------------------------------------------------------===//
+
+/// An activation `Op` (constructed from the context, applied per element);
+/// `Ints` says whether integer types are accepted.
+template <typename Op, bool Ints, int Cost = 1> bool actKernel(KernelContext &ctx) {
+  const Tensor *x = ctx.input(0);
+  if (!x)
+    return ctx.fail("expects an input");
+  if (isHalf(x->elem()))
+    return viaFloat(ctx, actKernel<Op, Ints, Cost>);
+  Op op(ctx);
+  ctx.outputs[0] = Tensor(x->elem(), x->shape());
+  auto run = [&](auto tag) {
+    using T = decltype(tag);
+    const T *s = x->data<T>();
+    T *d = ctx.outputs[0].data<T>();
+    parallelFor(x->numel(), Cost, [&](int64_t b, int64_t e) {
+      for (int64_t i = b; i < e; ++i)
+        d[i] = op(s[i]);
+    });
+    return true;
+  };
+  bool ok;
+  if constexpr (Ints)
+    ok = TPCC_DISPATCH_NUMERIC(x->elem(), false, run(T()));
+  else
+    ok = TPCC_DISPATCH_FLOAT(x->elem(), false, run(T()));
+  return ok || unsupported(ctx, x->elem());
+}
+
+struct ReluOp {
+  explicit ReluOp(const KernelContext &) {}
+  template <typename T> T operator()(T v) const { return v > T(0) ? v : T(0); }
+};
+struct LeakyReluOp {
+  float alpha;
+  explicit LeakyReluOp(const KernelContext &c) : alpha(c.attrFloat("alpha", 0.01f)) {}
+  template <typename T> T operator()(T v) const { return v >= 0 ? v : T(alpha) * v; }
+};
+struct SigmoidOp {
+  explicit SigmoidOp(const KernelContext &) {}
+  template <typename T> T operator()(T v) const {
+    if (v >= 0)
+      return T(1) / (T(1) + std::exp(-v));
+    T e = std::exp(v);
+    return e / (T(1) + e);
+  }
+};
+struct HardSigmoidOp {
+  float alpha, beta;
+  explicit HardSigmoidOp(const KernelContext &c)
+      : alpha(c.attrFloat("alpha", 0.2f)), beta(c.attrFloat("beta", 0.5f)) {}
+  template <typename T> T operator()(T v) const {
+    return std::max(T(0), std::min(T(1), T(alpha) * v + T(beta)));
+  }
+};
+struct HardSwishOp {
+  explicit HardSwishOp(const KernelContext &) {}
+  template <typename T> T operator()(T v) const {
+    return v * std::max(T(0), std::min(T(1), v / T(6) + T(0.5)));
+  }
+};
+struct TanhOp {
+  explicit TanhOp(const KernelContext &) {}
+  template <typename T> T operator()(T v) const { return std::tanh(v); }
+};
+struct EluOp {
+  float alpha;
+  explicit EluOp(const KernelContext &c) : alpha(c.attrFloat("alpha", 1.0f)) {}
+  template <typename T> T operator()(T v) const {
+    return v >= 0 ? v : T(alpha) * (std::exp(v) - T(1));
+  }
+};
+struct CeluOp {
+  float alpha;
+  explicit CeluOp(const KernelContext &c) : alpha(c.attrFloat("alpha", 1.0f)) {}
+  template <typename T> T operator()(T v) const {
+    return std::max(T(0), v) + std::min(T(0), T(alpha) * (std::exp(v / T(alpha)) - T(1)));
+  }
+};
+struct SeluOp {
+  float alpha, gamma;
+  explicit SeluOp(const KernelContext &c)
+      : alpha(c.attrFloat("alpha", 1.67326319217681884765625f)),
+        gamma(c.attrFloat("gamma", 1.05070102214813232421875f)) {}
+  template <typename T> T operator()(T v) const {
+    return v > 0 ? T(gamma) * v : T(gamma) * (T(alpha) * std::exp(v) - T(alpha));
+  }
+};
+struct SoftplusOp {
+  explicit SoftplusOp(const KernelContext &) {}
+  template <typename T> T operator()(T v) const {
+    return v > 0 ? v + std::log1p(std::exp(-v)) : std::log1p(std::exp(v));
+  }
+};
+struct SoftsignOp {
+  explicit SoftsignOp(const KernelContext &) {}
+  template <typename T> T operator()(T v) const { return v / (T(1) + std::fabs(v)); }
+};
+struct ThresholdedReluOp {
+  float alpha;
+  explicit ThresholdedReluOp(const KernelContext &c) : alpha(c.attrFloat("alpha", 1.0f)) {}
+  template <typename T> T operator()(T v) const { return v > T(alpha) ? v : T(0); }
+};
+struct ShrinkOp {
+  float bias, lambd;
+  explicit ShrinkOp(const KernelContext &c)
+      : bias(c.attrFloat("bias", 0.0f)), lambd(c.attrFloat("lambd", 0.5f)) {}
+  template <typename T> T operator()(T v) const {
+    // Computed in double: the bias may not be representable in T.
+    double d = double(v);
+    if (d < -lambd)
+      return fromDouble<T>(d + bias);
+    if (d > lambd)
+      return fromDouble<T>(d - bias);
+    return T(0);
+  }
+  template <typename T> static T fromDouble(double d) {
+    if constexpr (std::is_integral_v<T>) {
+      if (std::isnan(d))
+        return 0;
+      if (d <= double(std::numeric_limits<T>::lowest()))
+        return std::numeric_limits<T>::lowest();
+      if (d >= double(std::numeric_limits<T>::max()))
+        return std::numeric_limits<T>::max();
+    }
+    return T(d);
+  }
+};
+
+//===----------------------------------------------------------------------===//
+// Clip and PRelu
+//===----------------------------------------------------------------------===//
+
+template <typename T> bool clipTyped(KernelContext &ctx, const Tensor &x) {
+  T lo = std::numeric_limits<T>::lowest(), hi = std::numeric_limits<T>::max();
+  if (ctx.opset < 11) {
+    if constexpr (!std::is_integral_v<T>) {
+      lo = T(ctx.attrFloat("min", -std::numeric_limits<float>::max()));
+      hi = T(ctx.attrFloat("max", std::numeric_limits<float>::max()));
+    }
+  } else {
+    for (size_t i = 1; i <= 2; ++i) {
+      const Tensor *b = ctx.input(i);
+      if (!b)
+        continue;
+      if (b->elem() != x.elem() || b->numel() != 1)
+        return ctx.fail((i == 1 ? "min" : "max") + std::string(" must be a scalar of type ") +
+                        typeName(x.elem()));
+      (i == 1 ? lo : hi) = b->data<T>()[0];
+    }
+  }
+  const T *s = x.data<T>();
+  T *d = ctx.outputs[0].data<T>();
+  parallelFor(x.numel(), 1, [&](int64_t b, int64_t e) {
+    for (int64_t i = b; i < e; ++i) {
+      T v = s[i] < lo ? lo : s[i];
+      d[i] = v > hi ? hi : v;
+    }
+  });
+  return true;
+}
+
+bool clipKernel(KernelContext &ctx) {
+  const Tensor *x = ctx.input(0);
+  if (!x)
+    return ctx.fail("expects an input");
+  if (isHalf(x->elem()))
+    return viaFloat(ctx, clipKernel);
+  ctx.outputs[0] = Tensor(x->elem(), x->shape());
+  return TPCC_DISPATCH_NUMERIC(x->elem(), unsupported(ctx, x->elem()), clipTyped<T>(ctx, *x));
+}
+
+/// x * y, wrapping for integers.
+template <typename T> T mulWrap(T x, T y) {
+  if constexpr (std::is_integral_v<T>)
+    return T(uint64_t(x) * uint64_t(y));
+  else
+    return x * y;
+}
+
+template <typename T> void preluTyped(const Tensor &x, const Tensor &slope, Tensor &out) {
+  const T *s = x.data<T>(), *a = slope.data<T>();
+  T *d = out.data<T>();
+  int64_t n = x.numel();
+  // When the slope's non-broadcast dimensions are one contiguous block
+  // [first, last] of X's dimensions, its offset is (i / inner) % mid.
+  const Shape &xs = x.shape(), &ss = slope.shape();
+  size_t off = xs.size() - ss.size();
+  int64_t first = -1, last = -1;
+  for (size_t i = 0; i < ss.size(); ++i)
+    if (ss[i] != 1) {
+      if (first < 0)
+        first = int64_t(i + off);
+      last = int64_t(i + off);
+    }
+  bool block = true;
+  int64_t mid = 1, inner = 1;
+  for (int64_t i = std::max<int64_t>(first, 0); i <= last; ++i) {
+    block = block && ss[size_t(i) - off] == xs[size_t(i)];
+    mid *= xs[size_t(i)];
+  }
+  for (size_t i = size_t(last + 1); i < xs.size(); ++i)
+    inner *= xs[i];
+  if (block) {
+    parallelFor(n, 2, [&](int64_t b, int64_t e) {
+      for (int64_t i = b; i < e; ++i)
+        d[i] = s[i] < 0 ? mulWrap(s[i], a[(i / inner) % mid]) : s[i];
+    });
+    return;
+  }
+  BroadcastIndexer bi(ss, xs);
+  parallelFor(n, 8, [&](int64_t b, int64_t e) {
+    for (int64_t i = b; i < e; ++i)
+      d[i] = s[i] < 0 ? mulWrap(s[i], a[bi.offset(i)]) : s[i];
+  });
+}
+
+bool preluKernel(KernelContext &ctx) {
+  const Tensor *x = ctx.input(0), *slope = ctx.input(1);
+  if (!x || !slope)
+    return ctx.fail("expects X and slope");
+  if (isHalf(x->elem()))
+    return viaFloat(ctx, preluKernel);
+  if (x->elem() != slope->elem())
+    return ctx.fail("slope type " + typeName(slope->elem()) + " differs from X type " +
+                    typeName(x->elem()));
+  auto s = broadcastShapes(x->shape(), slope->shape());
+  if (!s || *s != x->shape())
+    return ctx.fail("slope shape " + shapeStr(slope->shape()) + " does not broadcast to " +
+                    shapeStr(x->shape()));
+  ctx.outputs[0] = Tensor(x->elem(), x->shape());
+  return TPCC_DISPATCH_NUMERIC(x->elem(), unsupported(ctx, x->elem()),
+                               (preluTyped<T>(*x, *slope, ctx.outputs[0]), true));
+}
+
+//===----------------------------------------------------------------------===//
+// Softmax, LogSoftmax, Hardmax
+//===----------------------------------------------------------------------===//
+
+enum class Norm { Softmax, LogSoftmax, Hardmax };
+
+/// Normalizes each of the outer*inner lines of `len` elements (stride `inner`).
+template <typename T>
+void normalizeLines(const T *s, T *d, int64_t outer, int64_t len, int64_t inner, Norm kind) {
+  parallelFor(outer, len * inner * 8, [&](int64_t ob, int64_t oe) {
+    std::vector<T> mx((size_t(inner))), sum((size_t(inner)));
+    for (int64_t o = ob; o < oe; ++o) {
+      const T *x = s + o * len * inner;
+      T *y = d + o * len * inner;
+      std::fill(mx.begin(), mx.end(), -std::numeric_limits<T>::infinity());
+      std::fill(sum.begin(), sum.end(), T(0));
+      for (int64_t k = 0; k < len; ++k)
+        for (int64_t j = 0; j < inner; ++j)
+          mx[size_t(j)] = std::max(mx[size_t(j)], x[k * inner + j]);
+      if (kind == Norm::Hardmax) {
+        std::fill(y, y + len * inner, T(0));
+        for (int64_t j = 0; j < inner; ++j)
+          for (int64_t k = 0; k < len; ++k)
+            if (x[k * inner + j] == mx[size_t(j)]) {
+              y[k * inner + j] = T(1);
+              break;
+            }
+        continue;
+      }
+      for (int64_t k = 0; k < len; ++k)
+        for (int64_t j = 0; j < inner; ++j) {
+          T e = std::exp(x[k * inner + j] - mx[size_t(j)]);
+          sum[size_t(j)] += e;
+          if (kind == Norm::Softmax)
+            y[k * inner + j] = e;
+        }
+      if (kind == Norm::Softmax) {
+        for (int64_t j = 0; j < inner; ++j)
+          sum[size_t(j)] = T(1) / sum[size_t(j)];
+        for (int64_t k = 0; k < len; ++k)
+          for (int64_t j = 0; j < inner; ++j)
+            y[k * inner + j] *= sum[size_t(j)];
+      } else {
+        for (int64_t j = 0; j < inner; ++j)
+          sum[size_t(j)] = mx[size_t(j)] + std::log(sum[size_t(j)]);
+        for (int64_t k = 0; k < len; ++k)
+          for (int64_t j = 0; j < inner; ++j)
+            y[k * inner + j] = x[k * inner + j] - sum[size_t(j)];
+      }
+    }
+  });
+}
+
+template <Norm Kind> bool normKernel(KernelContext &ctx) {
+  const Tensor *x = ctx.input(0);
+  if (!x)
+    return ctx.fail("expects an input");
+  if (isHalf(x->elem()))
+    return viaFloat(ctx, normKernel<Kind>);
+  bool legacy = ctx.opset < 13;
+  int64_t rank = x->rank();
+  auto axis = normalizeAxis(ctx.attrInt("axis", legacy ? 1 : -1), rank);
+  if (!axis && !(legacy && ctx.attrInt("axis", 1) == rank))
+    return ctx.fail("axis " + std::to_string(ctx.attrInt("axis", legacy ? 1 : -1)) +
+                    " is out of range for rank " + std::to_string(rank));
+  int64_t a = axis ? *axis : rank;
+  int64_t outer = 1, len = 1, inner = 1;
+  for (int64_t i = 0; i < rank; ++i)
+    (i < a ? outer : i == a || legacy ? len : inner) *= x->dim(i);
+  ctx.outputs[0] = Tensor(x->elem(), x->shape());
+  return TPCC_DISPATCH_FLOAT(
+      x->elem(), unsupported(ctx, x->elem()),
+      (normalizeLines<T>(x->data<T>(), ctx.outputs[0].data<T>(), outer, len, inner, Kind),
+       true));
+}
+
+} // namespace
+
+void rt::registerActivationKernels(KernelRegistry &r) {
+  r.add("Relu", actKernel<ReluOp, true>);
+  r.add("LeakyRelu", actKernel<LeakyReluOp, false>);
+  r.add("Sigmoid", actKernel<SigmoidOp, false, 8>);
+  r.add("HardSigmoid", actKernel<HardSigmoidOp, false>);
+  r.add("HardSwish", actKernel<HardSwishOp, false>);
+  r.add("Tanh", actKernel<TanhOp, false, 8>);
+  r.add("Elu", actKernel<EluOp, false, 8>);
+  r.add("Celu", actKernel<CeluOp, false, 8>);
+  r.add("Selu", actKernel<SeluOp, false, 8>);
+  r.add("Softplus", actKernel<SoftplusOp, false, 8>);
+  r.add("Softsign", actKernel<SoftsignOp, false>);
+  r.add("ThresholdedRelu", actKernel<ThresholdedReluOp, false>);
+  r.add("Shrink", actKernel<ShrinkOp, true>);
+  r.add("Clip", clipKernel);
+  r.add("PRelu", preluKernel);
+  r.add("Softmax", normKernel<Norm::Softmax>);
+  r.add("LogSoftmax", normKernel<Norm::LogSoftmax>);
+  r.add("Hardmax", normKernel<Norm::Hardmax>);
+}

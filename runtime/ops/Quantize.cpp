@@ -1,7 +1,434 @@
-//===- Quantize.cpp - (being written) -------------------------------------------===//
+//===- Quantize.cpp - Quantization and type conversion kernels --------------===//
+//
+// QuantizeLinear and DequantizeLinear (per tensor, and per axis from opset
+// 13), DynamicQuantizeLinear, and Cast / CastLike between every pair of
+// float, double, float16, bfloat16, the integer types, bool and string.
+//
+// Conventions where ONNX leaves results undefined: float->integer casts
+// truncate toward zero and saturate, NaN gives 0; float->bfloat16 keeps the
+// upper 16 bits (ONNX 1.12); integer->integer casts wrap
+// (two's complement); quantization rounds half to even and saturates, NaN
+// quantizes to the zero point. Numbers print like numpy's str() (shortest
+// round-trip digits: "0.1", "1e-05", "nan", "inf"); strings parse with
+// strtod/strtoll ("NaN", "INF", "+INF", "-inf", "1e3"), unparsable ones give
+// NaN or 0.
+//
+//===----------------------------------------------------------------------===//
 #include "runtime/KernelUtil.h"
+
+#include <cerrno>
+#include <charconv>
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <limits>
+#include <type_traits>
 
 using namespace tpcc;
 using namespace tpcc::rt;
 
-void rt::registerQuantizeKernels(KernelRegistry &r) {}
+namespace {
+
+bool isHalf(ElemType e) { return e == ElemType::Float16 || e == ElemType::BFloat16; }
+
+/// `v` truncated toward zero and saturated to integer type I; NaN gives 0.
+template <typename I> I saturate(double v) {
+  if (std::isnan(v))
+    return 0;
+  if (v <= double(std::numeric_limits<I>::lowest()))
+    return std::numeric_limits<I>::lowest();
+  if (v >= double(std::numeric_limits<I>::max()))
+    return std::numeric_limits<I>::max();
+  return I(v);
+}
+
+/// Float (or float16/bfloat16 as float) element `i` of `t`.
+float floatAt(const Tensor &t, int64_t i) {
+  switch (t.elem()) {
+  case ElemType::Float: return t.data<float>()[i];
+  case ElemType::Float16: return halfToFloat(t.data<uint16_t>()[i]);
+  case ElemType::BFloat16: return bfloat16ToFloat(t.data<uint16_t>()[i]);
+  default: return float(t.at(i));
+  }
+}
+
+//===----------------------------------------------------------------------===//
+// QuantizeLinear / DequantizeLinear
+//===----------------------------------------------------------------------===//
+
+/// The per-tensor or per-axis layout of a scale: element i of the data uses
+/// channel (i / inner) % channels.
+struct QuantAxis {
+  int64_t outer = 1, channels = 1, inner = 1;
+};
+
+bool quantAxis(KernelContext &ctx, const Tensor &x, const Tensor &scale, const Tensor *zp,
+               QuantAxis &qa) {
+  if (zp && zp->numel() != scale.numel())
+    return ctx.fail("zero point shape " + shapeStr(zp->shape()) + " differs from scale shape " +
+                    shapeStr(scale.shape()));
+  qa.inner = x.numel();
+  if (scale.numel() == 1 && scale.rank() <= 1)
+    return true;
+  if (ctx.opset < 13 || scale.rank() != 1)
+    return ctx.fail("scale must be a scalar" +
+                    std::string(ctx.opset < 13 ? "" : " or a 1-D tensor") + ", not " +
+                    shapeStr(scale.shape()));
+  auto axis = normalizeAxis(ctx.attrInt("axis", 1), x.rank());
+  if (!axis)
+    return ctx.fail("axis " + std::to_string(ctx.attrInt("axis", 1)) +
+                    " is out of range for rank " + std::to_string(x.rank()));
+  if (x.dim(*axis) != scale.numel())
+    return ctx.fail("scale has " + std::to_string(scale.numel()) + " elements but axis " +
+                    std::to_string(*axis) + " of the input has " +
+                    std::to_string(x.dim(*axis)));
+  qa.outer = qa.inner = 1;
+  qa.channels = x.dim(*axis);
+  for (int64_t i = 0; i < x.rank(); ++i) {
+    if (i < *axis)
+      qa.outer *= x.dim(i);
+    else if (i > *axis)
+      qa.inner *= x.dim(i);
+  }
+  return true;
+}
+
+/// Calls `f(begin, end, channel)` for every run of elements sharing a channel.
+template <typename F> void forEachChannelRun(const QuantAxis &qa, F f) {
+  parallelFor(qa.outer * qa.channels, qa.inner * 2, [&](int64_t b, int64_t e) {
+    for (int64_t r = b; r < e; ++r)
+      f(r * qa.inner, (r + 1) * qa.inner, r % qa.channels);
+  });
+}
+
+template <typename Q>
+void quantizeTyped(const Tensor &x, const Tensor &scale, const Tensor *zp, Tensor &y,
+                   const QuantAxis &qa) {
+  Q *dst = y.data<Q>();
+  constexpr double lo = std::numeric_limits<Q>::lowest(), hi = std::numeric_limits<Q>::max();
+  forEachChannelRun(qa, [&](int64_t b, int64_t e, int64_t c) {
+    float s = floatAt(scale, c);
+    double z = zp ? double(zp->data<Q>()[c]) : 0.0;
+    for (int64_t i = b; i < e; ++i) {
+      double q = x.elem() == ElemType::Int32 ? std::nearbyint(double(x.data<int32_t>()[i]) / s)
+                                             : double(std::nearbyint(floatAt(x, i) / s));
+      q += z;
+      dst[i] = std::isnan(q) ? Q(z) : Q(q < lo ? lo : q > hi ? hi : q);
+    }
+  });
+}
+
+bool quantizeKernel(KernelContext &ctx) {
+  const Tensor *x = ctx.input(0), *scale = ctx.input(1), *zp = ctx.input(2);
+  if (!x || !scale)
+    return ctx.fail("expects x and y_scale");
+  ElemType xt = x->elem();
+  if (xt != ElemType::Float && xt != ElemType::Int32 && !isHalf(xt))
+    return ctx.fail("unsupported input type " + typeName(xt));
+  ElemType qt = zp ? zp->elem() : ElemType::UInt8;
+  if (qt != ElemType::UInt8 && qt != ElemType::Int8)
+    return ctx.fail("unsupported zero point type " + typeName(qt));
+  QuantAxis qa;
+  if (!quantAxis(ctx, *x, *scale, zp, qa))
+    return false;
+  ctx.outputs[0] = Tensor(qt, x->shape());
+  if (qt == ElemType::UInt8)
+    quantizeTyped<uint8_t>(*x, *scale, zp, ctx.outputs[0], qa);
+  else
+    quantizeTyped<int8_t>(*x, *scale, zp, ctx.outputs[0], qa);
+  return true;
+}
+
+template <typename Q>
+void dequantizeTyped(const Tensor &x, const Tensor &scale, const Tensor *zp, Tensor &y,
+                     const QuantAxis &qa) {
+  const Q *src = x.data<Q>();
+  float *dst = y.data<float>();
+  forEachChannelRun(qa, [&](int64_t b, int64_t e, int64_t c) {
+    float s = floatAt(scale, c);
+    float z = zp ? float(zp->data<Q>()[c]) : 0.0f;
+    for (int64_t i = b; i < e; ++i)
+      dst[i] = (float(src[i]) - z) * s;
+  });
+}
+
+bool dequantizeKernel(KernelContext &ctx) {
+  const Tensor *x = ctx.input(0), *scale = ctx.input(1), *zp = ctx.input(2);
+  if (!x || !scale)
+    return ctx.fail("expects x and x_scale");
+  if (zp && zp->elem() != x->elem())
+    return ctx.fail("zero point type " + typeName(zp->elem()) + " differs from input type " +
+                    typeName(x->elem()));
+  QuantAxis qa;
+  if (!quantAxis(ctx, *x, *scale, zp, qa))
+    return false;
+  ctx.outputs[0] = Tensor(ElemType::Float, x->shape());
+  switch (x->elem()) {
+  case ElemType::UInt8: dequantizeTyped<uint8_t>(*x, *scale, zp, ctx.outputs[0], qa); break;
+  case ElemType::Int8: dequantizeTyped<int8_t>(*x, *scale, zp, ctx.outputs[0], qa); break;
+  case ElemType::Int32: dequantizeTyped<int32_t>(*x, *scale, zp, ctx.outputs[0], qa); break;
+  default: return ctx.fail("unsupported input type " + typeName(x->elem()));
+  }
+  return true;
+}
+
+bool dynamicQuantizeKernel(KernelContext &ctx) {
+  const Tensor *x = ctx.input(0);
+  if (!x || x->elem() != ElemType::Float)
+    return ctx.fail("expects a float input");
+  if (ctx.outputs.size() < 3)
+    return ctx.fail("expects three outputs");
+  const float *s = x->data<float>();
+  float mn = 0, mx = 0;
+  for (int64_t i = 0; i < x->numel(); ++i)
+    if (!std::isnan(s[i])) {
+      mn = std::min(mn, s[i]);
+      mx = std::max(mx, s[i]);
+    }
+  float scale = (mx - mn) / 255.0f;
+  float zpf = scale == 0 ? 0 : std::nearbyint(-mn / scale);
+  uint8_t zp = saturate<uint8_t>(zpf);
+  Tensor &y = ctx.outputs[0] = Tensor(ElemType::UInt8, x->shape());
+  for (int64_t i = 0; i < x->numel(); ++i) {
+    float q = scale == 0 ? 0 : std::nearbyint(s[i] / scale) + float(zp);
+    y.data<uint8_t>()[i] = std::isnan(q) ? zp : saturate<uint8_t>(q);
+  }
+  ctx.outputs[1] = Tensor(ElemType::Float, {});
+  ctx.outputs[1].data<float>()[0] = scale;
+  ctx.outputs[2] = Tensor(ElemType::UInt8, {});
+  ctx.outputs[2].data<uint8_t>()[0] = zp;
+  return true;
+}
+
+//===----------------------------------------------------------------------===//
+// Cast
+//===----------------------------------------------------------------------===//
+
+struct F16 {
+  uint16_t bits;
+};
+struct BF16 {
+  uint16_t bits;
+};
+struct Bool {
+  uint8_t v;
+};
+
+/// ONNX 1.12 defines Cast to bfloat16 as keeping the upper 16 bits of the
+/// float (truncation, not rounding: its reference and test data do so); NaN
+/// stays a quiet NaN.
+uint16_t truncateToBfloat16(float f) {
+  uint32_t u;
+  std::memcpy(&u, &f, 4);
+  if (std::isnan(f))
+    return uint16_t((u >> 16) | 0x0040);
+  return uint16_t(u >> 16);
+}
+
+/// An element as a C++ arithmetic value.
+template <typename S> auto load(S s) {
+  if constexpr (std::is_same_v<S, F16>)
+    return halfToFloat(s.bits);
+  else if constexpr (std::is_same_v<S, BF16>)
+    return bfloat16ToFloat(s.bits);
+  else if constexpr (std::is_same_v<S, Bool>)
+    return uint8_t(s.v != 0);
+  else
+    return s;
+}
+
+/// An arithmetic value stored as element type D.
+template <typename D, typename V> D store(V v) {
+  if constexpr (std::is_same_v<D, F16>)
+    return F16{floatToHalf(float(v))};
+  else if constexpr (std::is_same_v<D, BF16>)
+    return BF16{truncateToBfloat16(float(v))};
+  else if constexpr (std::is_same_v<D, Bool>)
+    return Bool{uint8_t(v != V(0))};
+  else if constexpr (std::is_integral_v<D> && std::is_floating_point_v<V>)
+    return saturate<D>(double(v));
+  else
+    return D(v);
+}
+
+#define TPCC_CAST_DISPATCH(ET, NAME, CALL)                                              \
+  switch (ET) {                                                                         \
+  case ElemType::Float: { using NAME = float; CALL; }                                   \
+  case ElemType::Double: { using NAME = double; CALL; }                                 \
+  case ElemType::Float16: { using NAME = F16; CALL; }                                   \
+  case ElemType::BFloat16: { using NAME = BF16; CALL; }                                 \
+  case ElemType::Bool: { using NAME = Bool; CALL; }                                     \
+  case ElemType::Int8: { using NAME = int8_t; CALL; }                                   \
+  case ElemType::UInt8: { using NAME = uint8_t; CALL; }                                 \
+  case ElemType::Int16: { using NAME = int16_t; CALL; }                                 \
+  case ElemType::UInt16: { using NAME = uint16_t; CALL; }                               \
+  case ElemType::Int32: { using NAME = int32_t; CALL; }                                 \
+  case ElemType::UInt32: { using NAME = uint32_t; CALL; }                               \
+  case ElemType::Int64: { using NAME = int64_t; CALL; }                                 \
+  case ElemType::UInt64: { using NAME = uint64_t; CALL; }                               \
+  default: return false;                                                                \
+  }
+
+template <typename S, typename D> void castTyped(const Tensor &x, Tensor &y) {
+  const S *s = x.data<S>();
+  D *d = y.data<D>();
+  parallelFor(x.numel(), 2, [&](int64_t b, int64_t e) {
+    for (int64_t i = b; i < e; ++i)
+      d[i] = store<D>(load(s[i]));
+  });
+}
+
+template <typename S> bool castFrom(const Tensor &x, Tensor &y) {
+  TPCC_CAST_DISPATCH(y.elem(), D, (castTyped<S, D>(x, y)); return true)
+}
+
+/// The shortest decimal digits that round-trip `v` through `same`, printed
+/// like numpy's str(): positional for 1e-4 <= |v| < 1e16, else scientific.
+template <typename Same> std::string formatFloat(double v, Same same) {
+  if (std::isnan(v))
+    return "nan";
+  if (std::isinf(v))
+    return v < 0 ? "-inf" : "inf";
+  if (v == 0)
+    return std::signbit(v) ? "-0.0" : "0.0";
+  char buf[64];
+  for (int prec = 0; prec <= 17; ++prec) {
+    auto r = std::to_chars(buf, buf + sizeof buf, v, std::chars_format::scientific, prec);
+    if (same(std::strtod(std::string(buf, r.ptr).c_str(), nullptr)) || prec == 17) {
+      *r.ptr = 0;
+      break;
+    }
+  }
+  // buf: [-]d[.ddd]e(+|-)xx
+  std::string s(buf), sign, digits;
+  if (s[0] == '-') {
+    sign = "-";
+    s.erase(0, 1);
+  }
+  size_t epos = s.find('e');
+  int exp = std::atoi(s.c_str() + epos + 1);
+  for (size_t i = 0; i < epos; ++i)
+    if (s[i] != '.')
+      digits += s[i];
+  while (digits.size() > 1 && digits.back() == '0')
+    digits.pop_back();
+  double a = std::fabs(v);
+  if (a >= 1e-4 && a < 1e16) {
+    if (exp < 0)
+      return sign + "0." + std::string(size_t(-exp - 1), '0') + digits;
+    if (digits.size() <= size_t(exp) + 1)
+      return sign + digits + std::string(size_t(exp) + 1 - digits.size(), '0') + ".0";
+    return sign + digits.substr(0, size_t(exp) + 1) + "." + digits.substr(size_t(exp) + 1);
+  }
+  std::string mant = digits.substr(0, 1) + (digits.size() > 1 ? "." + digits.substr(1) : "");
+  std::string e = std::to_string(std::abs(exp));
+  return sign + mant + (exp < 0 ? "e-" : "e+") + (e.size() < 2 ? "0" : "") + e;
+}
+
+std::string elementString(const Tensor &x, int64_t i) {
+  switch (x.elem()) {
+  case ElemType::Float: {
+    float f = x.data<float>()[i];
+    return formatFloat(f, [&](double p) { return float(p) == f; });
+  }
+  case ElemType::Double: {
+    double d = x.data<double>()[i];
+    return formatFloat(d, [&](double p) { return p == d; });
+  }
+  case ElemType::Float16: {
+    uint16_t h = x.data<uint16_t>()[i];
+    return formatFloat(halfToFloat(h), [&](double p) { return floatToHalf(float(p)) == h; });
+  }
+  case ElemType::BFloat16: {
+    uint16_t h = x.data<uint16_t>()[i];
+    return formatFloat(bfloat16ToFloat(h),
+                       [&](double p) { return floatToBfloat16(float(p)) == h; });
+  }
+  case ElemType::Bool: return x.data<uint8_t>()[i] ? "True" : "False";
+  case ElemType::UInt64: return std::to_string(x.data<uint64_t>()[i]);
+  default: return std::to_string(x.intAt(i));
+  }
+}
+
+template <typename D> D parseString(const std::string &s) {
+  if constexpr (std::is_integral_v<D>) {
+    char *end = nullptr;
+    errno = 0;
+    if constexpr (std::is_unsigned_v<D>) {
+      if (s.find('-') == std::string::npos) {
+        unsigned long long u = std::strtoull(s.c_str(), &end, 10);
+        if (end != s.c_str() && *end == 0 && errno == 0)
+          return D(u);
+      }
+    } else {
+      long long l = std::strtoll(s.c_str(), &end, 10);
+      if (end != s.c_str() && *end == 0 && errno == 0)
+        return D(l);
+    }
+  }
+  double v = std::strtod(s.c_str(), nullptr);
+  if (s.empty() || (v == 0 && s.find_first_of("0123456789") == std::string::npos))
+    v = std::is_integral_v<D> ? 0.0 : std::numeric_limits<double>::quiet_NaN();
+  return store<D>(v);
+}
+
+template <typename D> void castFromString(const Tensor &x, Tensor &y) {
+  D *d = y.data<D>();
+  for (int64_t i = 0; i < x.numel(); ++i)
+    d[i] = parseString<D>(x.strings()[size_t(i)]);
+}
+
+bool castStrings(const Tensor &x, Tensor &y) {
+  if (x.elem() == ElemType::String && y.elem() == ElemType::String) {
+    y.strings() = x.strings();
+    return true;
+  }
+  if (y.elem() == ElemType::String) {
+    for (int64_t i = 0; i < x.numel(); ++i)
+      y.strings()[size_t(i)] = elementString(x, i);
+    return true;
+  }
+  TPCC_CAST_DISPATCH(y.elem(), D, castFromString<D>(x, y); return true)
+}
+
+/// Casts input 0 to `to`.
+bool castTo(KernelContext &ctx, ElemType to) {
+  const Tensor *x = ctx.input(0);
+  if (!x)
+    return ctx.fail("expects an input");
+  if (x->elem() == to) {
+    ctx.outputs[0] = *x;
+    return true;
+  }
+  Tensor &y = ctx.outputs[0] = Tensor(to, x->shape());
+  bool ok = [&]() -> bool {
+    if (x->elem() == ElemType::String || to == ElemType::String)
+      return castStrings(*x, y);
+    TPCC_CAST_DISPATCH(x->elem(), S, return castFrom<S>(*x, y))
+  }();
+  return ok || ctx.fail("unsupported cast from " + typeName(x->elem()) + " to " + typeName(to));
+}
+
+bool castKernel(KernelContext &ctx) {
+  int64_t to = ctx.attrInt("to", 0);
+  if (to > std::numeric_limits<int32_t>::max() || to < 0 || !graph::isKnownElemType(int32_t(to)))
+    return ctx.fail("unknown target type " + std::to_string(to));
+  return castTo(ctx, ElemType(to));
+}
+
+bool castLikeKernel(KernelContext &ctx) {
+  const Tensor *like = ctx.input(1);
+  if (!like)
+    return ctx.fail("expects target_type");
+  return castTo(ctx, like->elem());
+}
+
+} // namespace
+
+void rt::registerQuantizeKernels(KernelRegistry &r) {
+  r.add("QuantizeLinear", quantizeKernel);
+  r.add("DequantizeLinear", dequantizeKernel);
+  r.add("DynamicQuantizeLinear", dynamicQuantizeKernel);
+  r.add("Cast", castKernel);
+  r.add("CastLike", castLikeKernel);
+}

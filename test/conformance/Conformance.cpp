@@ -25,6 +25,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <map>
 #include <string>
 #include <vector>
@@ -113,7 +114,25 @@ static std::string compare(const rt::Tensor &got, const rt::Tensor &want) {
                      bad, got.numel(), first, got.at(first), want.at(first), worst);
 }
 
+/// The suite stores bfloat16 data as uint16 (numpy has no bfloat16): the same
+/// bits, seen as the type the model declares.
+static rt::Tensor asBfloat16(const rt::Tensor &t, graph::ElemType want) {
+  if (t.elem() != graph::ElemType::UInt16 || want != graph::ElemType::BFloat16)
+    return t;
+  rt::Tensor b(graph::ElemType::BFloat16, t.shape());
+  std::memcpy(b.raw(), t.raw(), t.bytes());
+  return b;
+}
+
 enum class Outcome { Pass, Fail, Skip };
+
+/// Cases no executor can reproduce, with the reason.
+static const std::map<std::string, std::string> kUnreproducible = {
+    {"test_training_dropout", "training-mode Dropout: its mask comes from numpy's random generator"},
+    {"test_training_dropout_mask", "training-mode Dropout: its mask comes from numpy's random generator"},
+    {"test_training_dropout_default", "training-mode Dropout: its mask comes from numpy's random generator"},
+    {"test_training_dropout_default_mask", "training-mode Dropout: its mask comes from numpy's random generator"},
+};
 
 static Outcome runCase(const std::string &dir, std::string &why) {
   SourceManager sm;
@@ -123,6 +142,12 @@ static Outcome runCase(const std::string &dir, std::string &why) {
     why = "load: " + errors(diags);
     return Outcome::Fail;
   }
+  // The executor runs tensors; sequences, maps and optionals are other types.
+  for (const auto &v : m->graph.values())
+    if (!v->opaqueType.empty() && (v->isGraphInput || v->isGraphOutput)) {
+      why = "non-tensor inputs or outputs (sequence, map or optional)";
+      return Outcome::Skip;
+    }
   auto missing = rt::Executor::unsupportedOperators(*m);
   if (!missing.empty()) {
     std::vector<std::string> ops;
@@ -146,11 +171,12 @@ static Outcome runCase(const std::string &dir, std::string &why) {
       rt::Tensor t;
       if (!readTensor(inFiles[i], t, why))
         return Outcome::Fail;
-      inputs[gin[i]->name] = t;
+      inputs[gin[i]->name] = asBfloat16(t, gin[i]->type.elem);
     }
     std::vector<rt::Tensor> outputs;
     rt::RunOptions opts;
     opts.allowNonFinite = true;
+    opts.checkShapes = false; // test_castlike_*: `like` is [1] where [3,4] is declared
     if (!ex->run(inputs, outputs, diags, opts)) {
       why = errors(diags);
       return Outcome::Fail;
@@ -164,7 +190,7 @@ static Outcome runCase(const std::string &dir, std::string &why) {
         why = fmt::format("output {} missing", i);
         return Outcome::Fail;
       }
-      std::string diff = compare(outputs[i], want);
+      std::string diff = compare(outputs[i], asBfloat16(want, outputs[i].elem()));
       if (!diff.empty()) {
         why = fmt::format("{}: output {} `{}`: {}",
                           llvm::sys::path::filename(set).str(), i,
@@ -204,7 +230,9 @@ int main(int argc, char **argv) {
     if (!filter.empty() && name.find(filter) == std::string::npos)
       continue;
     std::string why;
-    Outcome o = runCase(c, why);
+    auto unrepro = kUnreproducible.find(name);
+    Outcome o = unrepro != kUnreproducible.end() ? (why = unrepro->second, Outcome::Skip)
+                                                 : runCase(c, why);
     switch (o) {
     case Outcome::Pass:
       ++passed;

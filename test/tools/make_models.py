@@ -229,17 +229,26 @@ def run_models():
         [w("W1", [8, 4, 3, 3]), w("B1", [8]), w("W2", [8, 3, 2, 2]), w("W3", [5, 6]), w("C3", [5])]
         + bn_params("bn1", 8, rng) + bn_params("bn2", 6, rng) + bn_params("bn3", 5, rng))
     # An operator the executor lacks, twice, and one from another domain.
-    yield "unsupported", model(
+    m = model(
         [node("Relu", "relu", ["x"], ["r"]),
          node("Einsum", "e1", ["r", "r"], ["e"], equation="ij,ij->ij"),
          node("Einsum", "e2", ["e", "e"], ["y"], equation="ij,ij->ij"),
          helper.make_node("Gelu", ["y"], ["z"], name="gelu", domain="com.example")],
         [vi("x", [2, 3])], [vi("z", [2, 3])], check=False)
+    m.opset_import.append(helper.make_opsetid("com.example", 1))
+    yield "unsupported", m
     # An initializer that contradicts its declared type (a graph input with a default).
     m = model([node("Add", "add", ["x", "W"], ["y"])], [vi("x", [2, 3])], [vi("y", [2, 3])],
               [const("W", np.zeros(6), [2, 3])], ir=3, opset=9, check=False)
     m.graph.input.append(vi("W", [3, 2]))
     yield "initializer_contradicts", m.SerializeToString()
+    yield "other_head", model(
+        [node("GlobalAveragePool", "gap", ["x"], ["g"]), node("Flatten", "flat", ["g"], ["y"])],
+        [vi("x", [n, 4, 6, 6])], [vi("y", [n, 4])])
+    # Shape inference cannot see that 6 elements do not make 4x4; the kernel can.
+    yield "bad_reshape", model(
+        [node("Reshape", "reshape", ["x", "s"], ["y"])],
+        [vi("x", [2, 3]), vi("s", [2], TensorProto.INT64)], [vi("y", [4, 4])], check=False)
     yield "two_inputs", model([node("Add", "add", ["a", "b"], ["y"])],
                               [vi("a", [2, 3]), vi("b", [2, 3])], [vi("y", [2, 3])])
 
@@ -277,6 +286,9 @@ def main():
         save(m, RUN, name + ".onnx")
     for name, a in run_data():
         save_npy(RUN, name, a)
+    with open(os.path.join(RUN, "x.pb"), "wb") as f:
+        f.write(numpy_helper.from_array(np.load(os.path.join(RUN, "x.npy")), "x").SerializeToString())
+    save_npy(RUN, "shape44.npy", np.array([4, 4], dtype=np.int64))
     with open(os.path.join(RUN, "x.npy"), "rb") as f:
         whole = f.read()
     with open(os.path.join(RUN, "x_truncated.npy"), "wb") as f:

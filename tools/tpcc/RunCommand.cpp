@@ -408,8 +408,9 @@ static int evaluate(const RunOptions &o, Reporter &r) {
     llvm::outs() << fmt::format("  top-1 agreement {:.2f} % with {}\n", 100.0 * double(agree) / double(n), o.reference);
     for (size_t k = 0; k < numOut; ++k) {
       double db = noise[k] == 0 ? INFINITY : 10 * std::log10(signal[k] / noise[k]);
-      llvm::outs() << fmt::format("  SQNR `{}`  {} dB\n", model->graph.outputs()[k]->name,
-                                  std::isinf(db) ? std::string("inf (identical)") : fmt::format("{:.2f}", db));
+      llvm::outs() << fmt::format("  SQNR `{}`  {}\n", model->graph.outputs()[k]->name,
+                                  std::isinf(db) ? std::string("inf dB (identical outputs)")
+                                                 : fmt::format("{:.2f} dB", db));
     }
   }
   llvm::outs() << fmt::format("  throughput      {:.1f} samples/s ({:.3f} s in the executor)\n",
