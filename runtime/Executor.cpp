@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include <cmath>
+#include <limits>
 #include <set>
 
 using namespace tpcc;
@@ -86,7 +87,7 @@ std::unique_ptr<Executor> Executor::create(const graph::Model &model, Diagnostic
         lastUse[in->id] = int64_t(s);
   for (size_t s = 0; s < order.size(); ++s) {
     const graph::Node *n = order[s];
-    ex->steps.push_back({n, KernelRegistry::get().find(n->domain, n->opType), opsetOf(model, *n), {}});
+    ex->steps.push_back({n, KernelRegistry::get().find(n->domain, n->opType), opsetOf(model, *n), {}, {}, false, 0});
     // Outputs nobody reads are released right away.
     for (const graph::Value *out : n->outputs)
       if (out && lastUse[out->id] < 0)
@@ -96,7 +97,66 @@ std::unique_ptr<Executor> Executor::create(const graph::Model &model, Diagnostic
     if (lastUse[v->id] >= 0 && !v->isGraphOutput && !v->constant)
       ex->steps[size_t(lastUse[v->id])].release.push_back(v->id);
   ex->states.resize(ex->steps.size());
+  ex->foldActivations();
   return ex;
+}
+
+/// The bounds of a Relu or a Clip with constant bounds, when it can run as a
+/// convolution's post-op.
+static std::optional<PostOp> activationBounds(const graph::Node &n, int64_t opset,
+                                              const std::vector<Tensor> &constants) {
+  if (!n.domain.empty() || n.outputs.size() != 1 || !n.outputs[0])
+    return std::nullopt;
+  constexpr float inf = std::numeric_limits<float>::infinity();
+  if (n.opType == "Relu")
+    return PostOp{0.f, inf};
+  if (n.opType != "Clip")
+    return std::nullopt;
+  PostOp p{-inf, inf};
+  if (opset < 11) {
+    std::unique_ptr<NodeState> none;
+    KernelContext ctx(n, opset, none);
+    p.lo = ctx.attrFloat("min", -std::numeric_limits<float>::max());
+    p.hi = ctx.attrFloat("max", std::numeric_limits<float>::max());
+  } else {
+    for (size_t i = 1; i < 3; ++i) {
+      const graph::Value *b = n.input(i);
+      if (!b)
+        continue;
+      if (!b->constant || constants[b->id].elem() != ElemType::Float ||
+          constants[b->id].numel() != 1)
+        return std::nullopt;
+      (i == 1 ? p.lo : p.hi) = constants[b->id].data<float>()[0];
+    }
+  }
+  if (!(p.lo <= p.hi) || std::isnan(p.lo) || std::isnan(p.hi))
+    return std::nullopt;
+  return p;
+}
+
+void Executor::foldActivations() {
+  std::vector<int> stepOf(m.graph.nodes().size(), -1);
+  for (size_t s = 0; s < steps.size(); ++s)
+    stepOf[steps[s].node->id] = int(s);
+  for (Step &conv : steps) {
+    const graph::Node &n = *conv.node;
+    if (!n.domain.empty() || (n.opType != "Conv" && n.opType != "ConvTranspose") ||
+        n.outputs.size() != 1 || !n.outputs[0])
+      continue;
+    const graph::Value *out = n.outputs[0];
+    if (out->isGraphOutput || out->uses.size() != 1 || out->uses[0].index != 0)
+      continue;
+    const graph::Node &act = *out->uses[0].node;
+    int s = stepOf[act.id];
+    if (s < 0 || !act.outputs[0] || act.outputs[0]->isGraphOutput)
+      continue;
+    std::optional<PostOp> p = activationBounds(act, steps[size_t(s)].opset, constants);
+    if (!p)
+      continue;
+    conv.post = p;
+    steps[size_t(s)].folded = true;
+    steps[size_t(s)].foldedFrom = out->id;
+  }
 }
 
 bool Executor::checkInputs(const std::map<std::string, Tensor> &inputs,
@@ -179,10 +239,21 @@ bool Executor::run(const std::map<std::string, Tensor> &inputs, std::vector<Tens
     return values[v->id].defined() ? &values[v->id] : &constants[v->id];
   };
 
+  // Activations fold into the convolution before them unless every value
+  // must be seen as the model defines it.
+  bool fold = !options.observe;
   for (size_t s = 0; s < steps.size(); ++s) {
     const Step &step = steps[s];
     const graph::Node &n = *step.node;
+    if (fold && step.folded) { // computed by the convolution already
+      values[n.outputs[0]->id] = values[step.foldedFrom];
+      for (unsigned id : step.release)
+        values[id] = Tensor();
+      continue;
+    }
     KernelContext ctx(n, step.opset, states[s]);
+    if (fold && step.post)
+      ctx.post = &*step.post;
     ctx.inputs.reserve(n.inputs.size());
     for (const graph::Value *in : n.inputs) {
       const Tensor *t = valueOf(in);

@@ -23,6 +23,7 @@
 
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -51,6 +52,16 @@ public:
            DiagnosticEngine &diags, const RunOptions &options = {});
 
   const graph::Model &model() const { return m; }
+  /// The activation nodes (Relu, Clip with constant bounds) that run folded
+  /// into the Conv/ConvTranspose before them, as oneDNN post-ops, when
+  /// nothing observes the run: the convolution's output has no other reader
+  /// and neither value is a graph output.
+  unsigned foldedActivations() const {
+    unsigned n = 0;
+    for (const Step &s : steps)
+      n += s.folded;
+    return n;
+  }
   /// The inputs a caller must give (graph inputs without an initializer).
   const std::vector<const graph::Value *> &requiredInputs() const { return required; }
 
@@ -71,7 +82,15 @@ private:
     int64_t opset;
     /// Values (by id) whose last use is this step.
     std::vector<unsigned> release;
+    /// Conv -> Relu/Clip: the activation this step applies to its output
+    /// when nothing observes the values in between.
+    std::optional<PostOp> post;
+    /// The activation step folded into an earlier one: its output is that
+    /// step's output (`foldedFrom`: the value it reads).
+    bool folded = false;
+    unsigned foldedFrom = 0;
   };
+  void foldActivations();
   std::vector<Step> steps;
   std::vector<std::unique_ptr<NodeState>> states;
   std::vector<Tensor> constants; ///< by value id

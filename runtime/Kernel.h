@@ -34,6 +34,12 @@ struct NodeState {
   virtual ~NodeState();
 };
 
+/// An activation the executor folded into the kernel before it (Conv ->
+/// Relu / Clip): the kernel applies min(max(x, lo), hi) to its output.
+struct PostOp {
+  float lo = 0, hi = 0; ///< Relu: lo 0, hi +inf
+};
+
 struct KernelContext {
   const graph::Node &node;
   int64_t opset;
@@ -41,6 +47,9 @@ struct KernelContext {
   std::vector<Tensor> outputs;
   std::unique_ptr<NodeState> &state;
   std::string error;
+  /// Set for kernels that accept one (Conv, ConvTranspose): the activation to
+  /// apply to output 0.
+  const PostOp *post = nullptr;
 
   KernelContext(const graph::Node &node, int64_t opset, std::unique_ptr<NodeState> &state)
       : node(node), opset(opset), state(state) {}

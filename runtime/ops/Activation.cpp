@@ -93,9 +93,11 @@ template <typename Op, bool Ints, int Cost = 1> bool actKernel(KernelContext &ct
     using T = decltype(tag);
     const T *s = x->data<T>();
     T *d = ctx.outputs[0].data<T>();
-    parallelFor(x->numel(), Cost, [&](int64_t b, int64_t e) {
+    parallelFor(x->numel(), Cost, [&, s, d](int64_t b, int64_t e) {
+      const T *__restrict in = s;
+      T *__restrict out = d;
       for (int64_t i = b; i < e; ++i)
-        d[i] = op(s[i]);
+        out[i] = op(in[i]);
     });
     return true;
   };

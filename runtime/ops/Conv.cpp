@@ -17,6 +17,10 @@
 #include "runtime/KernelUtil.h"
 #include "runtime/ops/Dnnl.h"
 
+#include "llvm/ADT/bit.h"
+
+#include <algorithm>
+#include <cmath>
 #include <map>
 
 using namespace tpcc;
@@ -166,7 +170,7 @@ bool deconvGeometry(KernelContext &ctx, const Shape &x, const Shape &w, ConvGeom
 /// Builds the primitive for `g`. Weights are described in ONNX's plain
 /// layout (grouped as G x O/G x I/G x K... for oneDNN).
 void buildPlan(ConvPlan &p, bool transpose, const Shape &x, const Shape &w, const ConvGeometry &g,
-               bool hasBias) {
+               bool hasBias, const PostOp *post) {
   size_t nsp = x.size() - 2;
   int64_t G = g.group, oc = g.outShape[1], ic = x[1];
   int64_t ksize = numElements(g.kernel);
@@ -207,6 +211,15 @@ void buildPlan(ConvPlan &p, bool transpose, const Shape &x, const Shape &w, cons
     dil[i] = g.dilations[i] - 1;
   p.hasBias = hasBias;
   const dnnl::engine &eng = engine();
+  dnnl::primitive_attr attr;
+  if (post) {
+    dnnl::post_ops ops;
+    if (std::isinf(post->hi))
+      ops.append_eltwise(1.f, dnnl::algorithm::eltwise_relu, 0.f, 0.f); // lo is 0
+    else
+      ops.append_eltwise(1.f, dnnl::algorithm::eltwise_clip, post->lo, post->hi);
+    attr.set_post_ops(ops);
+  }
   auto finish = [&](const auto &pd) {
     p.src = pd.src_desc();
     p.wei = pd.weights_desc();
@@ -219,7 +232,7 @@ void buildPlan(ConvPlan &p, bool transpose, const Shape &x, const Shape &w, cons
                      : dnnl::convolution_forward::desc(
                            dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct,
                            anySrc, anyWei, anyDst, strides, dil, pl, pr);
-    dnnl::convolution_forward::primitive_desc pd(d, eng);
+    dnnl::convolution_forward::primitive_desc pd(d, attr, eng);
     finish(pd);
     p.prim = dnnl::convolution_forward(pd);
   } else {
@@ -231,7 +244,7 @@ void buildPlan(ConvPlan &p, bool transpose, const Shape &x, const Shape &w, cons
                            dnnl::prop_kind::forward_inference,
                            dnnl::algorithm::deconvolution_direct, anySrc, anyWei, anyDst, strides,
                            dil, pl, pr);
-    dnnl::deconvolution_forward::primitive_desc pd(d, eng);
+    dnnl::deconvolution_forward::primitive_desc pd(d, attr, eng);
     finish(pd);
     p.prim = dnnl::deconvolution_forward(pd);
   }
@@ -321,13 +334,20 @@ bool runConv(KernelContext &ctx, bool transpose) {
   Shape key = x->shape();
   key.insert(key.end(), w->shape().begin(), w->shape().end());
   key.push_back(b ? 1 : 0);
+  // A folded activation: part of the primitive (the same node may run with
+  // and without it).
+  const PostOp *post = extend ? nullptr : ctx.post;
+  if (post) {
+    key.push_back(int64_t(llvm::bit_cast<uint32_t>(post->lo)));
+    key.push_back(int64_t(llvm::bit_cast<uint32_t>(post->hi)));
+  }
   try {
     auto it = plans.find(key);
     if (it == plans.end()) {
       if (plans.size() >= 16)
         plans.clear();
       ConvPlan p;
-      buildPlan(p, transpose, x->shape(), w->shape(), run, b != nullptr);
+      buildPlan(p, transpose, x->shape(), w->shape(), run, b != nullptr, post);
       it = plans.emplace(key, std::move(p)).first;
     }
     ConvPlan &p = it->second;
@@ -360,8 +380,14 @@ bool runConv(KernelContext &ctx, bool transpose) {
     if (p.dstBuf)
       p.dstReorder.execute(s, p.dstBuf, userDst);
     s.wait();
-    if (extend)
+    if (extend) {
       placeExtended(part, ctx.outputs[0], g, b);
+      if (ctx.post) { // cells no input reaches hold the bias: clamp after
+        float *o = ctx.outputs[0].data<float>(), lo = ctx.post->lo, hi = ctx.post->hi;
+        for (int64_t i = 0, n = ctx.outputs[0].numel(); i < n; ++i)
+          o[i] = std::min(std::max(o[i], lo), hi);
+      }
+    }
   } catch (const dnnl::error &e) {
     plans.erase(key);
     return ctx.fail(std::string(op) + ": oneDNN failed: " + e.what());

@@ -169,8 +169,36 @@ void maxPool(const Tensor &x, Tensor &y, Tensor *indices, const PoolGeometry &g,
   });
 }
 
+/// The common CNN case, 2x2 windows with stride 2 over a 2-D plane with no
+/// padding: a tight loop over pairs of rows (a quarter of the general
+/// kernel's time).
+template <typename T> bool maxPool2x2(const Tensor &x, Tensor &y, const PoolGeometry &g) {
+  if (g.in[0] != 1 || g.k[0] != 1 || g.k[1] != 2 || g.k[2] != 2 || g.s[1] != 2 || g.s[2] != 2 ||
+      g.d[1] != 1 || g.d[2] != 1 || g.pb[1] || g.pb[2] || g.pe[1] || g.pe[2] ||
+      2 * g.out[1] > g.in[1] || 2 * g.out[2] > g.in[2])
+    return false;
+  const T *px = x.data<T>();
+  T *py = y.data<T>();
+  const int64_t H = g.in[1], W = g.in[2], OH = g.out[1], OW = g.out[2];
+  auto max = [](T a, T b) { return b > a ? b : a; };
+  parallelFor(g.planes, OH * OW * 4, [&](int64_t p0, int64_t p1) {
+    for (int64_t p = p0; p < p1; ++p)
+      for (int64_t oy = 0; oy < OH; ++oy) {
+        const T *__restrict r0 = px + (p * H + 2 * oy) * W;
+        const T *__restrict r1 = r0 + W;
+        T *__restrict out = py + (p * OH + oy) * OW;
+        for (int64_t ox = 0; ox < OW; ++ox)
+          out[ox] = max(max(max(std::numeric_limits<T>::lowest(), r0[2 * ox]), r0[2 * ox + 1]),
+                        max(r1[2 * ox], r1[2 * ox + 1]));
+      }
+  });
+  return true;
+}
+
 template <typename T>
 void maxPool(const Tensor &x, Tensor &y, Tensor *indices, const PoolGeometry &g, bool colMajor) {
+  if (!indices && maxPool2x2<T>(x, y, g))
+    return;
   if (indices)
     maxPool<T, true>(x, y, indices, g, colMajor);
   else

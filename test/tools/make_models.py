@@ -249,6 +249,22 @@ def run_models():
     yield "bad_reshape", model(
         [node("Reshape", "reshape", ["x", "s"], ["y"])],
         [vi("x", [2, 3]), vi("s", [2], TensorProto.INT64)], [vi("y", [4, 4])], check=False)
+    # Activations the executor folds into the convolution before them: Relu,
+    # Clip with constant bounds (inputs), and Clip whose output is a graph output
+    # (not folded); a Conv read by two nodes is not folded either.
+    yield "fold", model(
+        [node("Conv", "c1", ["x", "W1"], ["c1"], pads=[1, 1, 1, 1]),
+         node("Relu", "r1", ["c1"], ["r1"]),
+         node("ConvTranspose", "c2", ["r1", "W2"], ["c2"], strides=[2, 2]),
+         node("Clip", "clip", ["c2", "lo", "hi"], ["k2"]),
+         node("Conv", "c3", ["k2", "W3"], ["c3"]),
+         node("Relu", "r3", ["c3"], ["r3"]),
+         node("Add", "add", ["c3", "r3"], ["a3"]),
+         node("Conv", "c4", ["a3", "W4"], ["c4"]),
+         node("Clip", "out", ["c4", "lo"], ["y"])],
+        [vi("x", [n, 4, 6, 6])], [vi("y", [n, 2, 12, 12])],
+        [w("W1", [8, 4, 3, 3]), w("W2", [8, 3, 2, 2]), w("W3", [3, 3, 1, 1]), w("W4", [2, 3, 1, 1]),
+         const("lo", [-0.25], []), const("hi", [0.5], [])])
     yield "two_inputs", model([node("Add", "add", ["a", "b"], ["y"])],
                               [vi("a", [2, 3]), vi("b", [2, 3])], [vi("y", [2, 3])])
 
