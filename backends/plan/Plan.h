@@ -46,6 +46,11 @@ struct PlanWeight {
   ir::AttrConfig config;
   std::optional<int64_t> axis; ///< `out` axis, normalized (per channel only)
   bool quantize = false;
+  /// Filled by `tpcc quantize`: one grid per channel (or one), and the LUT
+  /// tables of LUT methods.
+  std::vector<double> scales;
+  std::vector<int64_t> zeroPoints;
+  std::vector<std::vector<int64_t>> luts;
 };
 
 struct PlanNode {
@@ -56,6 +61,8 @@ struct PlanNode {
   unsigned chosen = 0; ///< index into options->configs (the base)
   int fusingGroup = -1;
   std::vector<PlanWeight> weights;
+  /// Filled by `tpcc quantize` when bias correction changed the bias.
+  std::vector<float> correctedBias;
 
   const ir::OpConfig &config() const { return options.options->configs[chosen]; }
 };
@@ -73,6 +80,8 @@ struct PlanTensor {
   std::optional<double> scale;
   std::optional<int64_t> zeroPoint;
   std::string configId; ///< the config it follows
+  /// Filled by `tpcc quantize`: how the grid was chosen ("mse", "fixed"...).
+  std::string statistic;
 };
 
 struct FusingGroup {

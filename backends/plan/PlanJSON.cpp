@@ -47,6 +47,7 @@ private:
   void configs();
   void node(const PlanNode &n);
   void weights(const PlanNode &n);
+  void weightGrids(const PlanNode &n);
   void tensor(const PlanTensor &t);
   void group(const FusingGroup &g);
   void diagnostic(const Diagnostic &d);
@@ -116,11 +117,31 @@ void PlanWriter::weights(const PlanNode &n) {
   object(fields);
 }
 
+/// What `tpcc quantize` chose for a weight (only in calibrated plans).
+void PlanWriter::weightGrids(const PlanNode &n) {
+  std::vector<Field> fields;
+  for (const PlanWeight &w : n.weights)
+    if (!w.scales.empty())
+      fields.emplace_back(w.slot, [&] {
+        std::vector<Field> f = {
+            {"scales", [&] { array(w.scales, [&](double v) { number(v); }); }},
+            {"zero_points", [&] { array(w.zeroPoints, [&](int64_t v) { integer(v); }); }}};
+        if (!w.luts.empty())
+          f.emplace_back("luts", [&] {
+            array(w.luts, [&](const std::vector<int64_t> &t) {
+              array(t, [&](int64_t v) { integer(v); });
+            });
+          });
+        object(f);
+      });
+  object(fields);
+}
+
 void PlanWriter::node(const PlanNode &n) {
   const graph::Node &g = *n.node;
   const ir::Options &opts = *n.options.options;
-  object(
-      {{"name", [&] { string(g.displayName()); }},
+  std::vector<Field> fields = {
+      {"name", [&] { string(g.displayName()); }},
        {"index", [&] { integer(g.id); }},
        {"op_type", [&] { string(g.opType); }},
        {"domain", [&] { string(g.domain); }},
@@ -148,7 +169,18 @@ void PlanWriter::node(const PlanNode &n) {
        {"weights", [&] { weights(n); }},
        {"inputs", [&] { values(g.inputs); }},
        {"outputs", [&] { values(g.outputs); }},
-       {"subgraphs", [&] { boolean(g.hasSubgraphs()); }}});
+       {"subgraphs", [&] { boolean(g.hasSubgraphs()); }}};
+  // What `tpcc quantize` chose (calibrated plans only).
+  bool grids = false;
+  for (const PlanWeight &w : n.weights)
+    grids |= !w.scales.empty();
+  if (grids)
+    fields.emplace_back("weight_grids", [&] { weightGrids(n); });
+  if (!n.correctedBias.empty())
+    fields.emplace_back("corrected_bias", [&] {
+      array(n.correctedBias, [&](float v) { number(double(v)); });
+    });
+  object(fields);
 }
 
 void PlanWriter::tensor(const PlanTensor &t) {
@@ -174,7 +206,7 @@ void PlanWriter::tensor(const PlanTensor &t) {
            }},
           {"scale", [&] { t.scale ? number(*t.scale) : null(); }},
           {"zero_point", [&] { integerOrNull(t.zeroPoint); }},
-          {"statistic", [&] { null(); }}});
+          {"statistic", [&] { t.statistic.empty() ? null() : string(t.statistic); }}});
 }
 
 void PlanWriter::group(const FusingGroup &g) {
@@ -216,7 +248,8 @@ void PlanWriter::write() {
        {"configs", [&] { configs(); }},
        {"nodes",
         [&] {
-          linePerElement(plan.nodes, [](PlanWriter &w, const PlanNode &n) { w.node(n); });
+          linePerElement(plan.nodes,
+                         [](PlanWriter &w, const PlanNode &n) { w.node(n); });
         }},
        {"fusing_groups",
         [&] {

@@ -219,6 +219,7 @@ Value *Graph::getOrCreateValue(llvm::StringRef n) {
 }
 
 Node *Graph::addNode(std::unique_ptr<Node> n) {
+  topo.clear(); // stale until the next verifyGraph
   n->id = nodeList.size();
   nodeList.push_back(std::move(n));
   return nodeList.back().get();

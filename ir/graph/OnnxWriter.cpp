@@ -127,7 +127,15 @@ bool graph::serializeModel(const Model &m, std::string &bytes,
     ok &= writeValueInfo(*v, *gp->add_input());
   for (const auto &t : g.initializers())
     writeTensor(*t, *gp->add_initializer());
-  for (const auto &n : g.nodes()) {
+  // ONNX wants nodes sorted: the verified order when there is one (the file
+  // order for a sorted file), so edited graphs write valid files.
+  std::vector<const Node *> order(g.topologicalOrder().begin(), g.topologicalOrder().end());
+  if (order.size() != g.nodes().size()) {
+    order.clear();
+    for (const auto &n : g.nodes())
+      order.push_back(n.get());
+  }
+  for (const Node *n : order) {
     auto *np = gp->add_node();
     for (const Value *v : n->inputs)
       np->add_input(v ? v->name : "");

@@ -34,8 +34,7 @@ int driver::checkPlanArgs(Options &o) {
   return -1;
 }
 
-/// The platform `tpcc plan` is about, or null after reporting why.
-static const ir::Platform *pickPlatform(const Compilation &c, const ir::Module &m,
+const ir::Platform *driver::pickPlatform(const Compilation &c, const ir::Module &m,
                                         const Options &o) {
   std::vector<std::string> names;
   for (const ir::Platform &p : m.platforms)
@@ -67,9 +66,7 @@ static const ir::Platform *pickPlatform(const Compilation &c, const ir::Module &
   return m.findPlatform(name);
 }
 
-/// The capabilities for `p`: the one named, or the one of `p` or of its
-/// nearest parent that has any.
-static const ir::Capabilities *pickCapabilities(const ir::Module &m,
+const ir::Capabilities *driver::pickCapabilities(const ir::Module &m,
                                                 const ir::Platform &p,
                                                 const Options &o) {
   std::vector<std::string> all;

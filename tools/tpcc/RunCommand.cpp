@@ -271,32 +271,6 @@ static int runOnce(const RunOptions &o, Reporter &r) {
   return ExitOK;
 }
 
-/// A progress bar on stderr, redrawn at most ten times a second.
-class Progress {
-public:
-  Progress(bool enabled, int64_t total) : enabled(enabled), total(total) {}
-  void update(int64_t done) {
-    if (!enabled)
-      return;
-    auto now = std::chrono::steady_clock::now();
-    if (done < total && now - last < std::chrono::milliseconds(100))
-      return;
-    last = now;
-    int width = 30, filled = total ? int(width * done / total) : width;
-    llvm::errs() << "\r  [" << std::string(size_t(filled), '#')
-                 << std::string(size_t(width - filled), ' ') << "] " << done << "/" << total
-                 << " samples";
-    if (done == total)
-      llvm::errs() << "\r" << std::string(60, ' ') << "\r";
-    llvm::errs().flush();
-  }
-
-private:
-  bool enabled;
-  int64_t total;
-  std::chrono::steady_clock::time_point last;
-};
-
 static int64_t argmaxRow(const rt::Tensor &t, int64_t row, int64_t width) {
   int64_t best = 0;
   for (int64_t k = 1; k < width; ++k)

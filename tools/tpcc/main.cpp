@@ -45,6 +45,14 @@ usage:
             [-o plan.json] [--emit=plan|ort-overrides] [--explain NODE]
                                        match MODEL's nodes to the platform's
                                        opsets, options and fusing patterns
+  tpcc quantize --platform NAME|FILE.tpc [--recipe NAME|FILE.tpc]
+            --calib [NAME=]FILE|DIR... MODEL.onnx -o OUT.onnx
+            [--plan-out plan.json] [--report report.json] [--batch N]
+                                       calibrate MODEL and write it in QDQ
+                                       form for the platform
+  tpcc apply --plan PLAN.json MODEL.onnx -o OUT.onnx
+                                       rewrite MODEL as a (calibrated, maybe
+                                       edited) plan says
   tpcc run MODEL.onnx [--input [NAME=]FILE]... [--output [NAME=]FILE]...
                                        run MODEL on .npy or .pb tensors
   tpcc eval MODEL.onnx --data FILE [--labels FILE] [--reference OTHER.onnx]
@@ -78,6 +86,16 @@ options:
                       when there is one for the platform (or for a parent)
   --explain NODE      (plan) print every binding tried on NODE with each
                       predicate's value, its options, weights and fusing
+  --recipe NAME|FILE  (quantize) the recipe (threshold methods, corrections,
+                      overrides); default: MSE thresholds, bias correction
+  --calib [NAME=]FILE|DIR
+                      (quantize) calibration data: .npy/.pb files or folders of
+                      them (one sample or a batch each); repeat per input
+  --plan-out FILE     (quantize) the plan with the chosen scales and zero points
+  --report FILE       (quantize) per-tensor bits, methods, thresholds, SQNR (JSON)
+  --batch N           (quantize) calibration batch size (default 32)
+  --progress=auto|always|never
+                      (quantize) progress bar on stderr (auto: on a terminal)
   --format=markdown|html
                       (doc) Markdown (default) or a standalone HTML page
   --aimet-comment     (aimet) also list the warnings in a top-level "comment"
@@ -146,6 +164,31 @@ static int parseArgs(int argc, char **argv, Options &o) {
       if (r < 0 || v.empty())
         return usageError("--capabilities needs a capabilities name");
       o.capabilities = v;
+    } else if ((r = value("--recipe", v))) {
+      if (r < 0 || v.empty())
+        return usageError("--recipe needs a recipe name or .tpc file");
+      o.recipe = v;
+    } else if ((r = value("--calib", v))) {
+      if (r < 0 || v.empty())
+        return usageError("--calib needs a file or folder of calibration data");
+      o.calib.push_back(v);
+    } else if ((r = value("--plan-out", v))) {
+      if (r < 0 || v.empty())
+        return usageError("--plan-out needs a file name");
+      o.planOut = v;
+    } else if ((r = value("--report", v))) {
+      if (r < 0 || v.empty())
+        return usageError("--report needs a file name");
+      o.report = v;
+    } else if ((r = value("--batch", v))) {
+      if (r < 0 || v.empty() || v.find_first_not_of("0123456789") != std::string::npos ||
+          v.size() > 6 || std::stoll(v) == 0)
+        return usageError("--batch takes a positive number");
+      o.batch = std::stoll(v);
+    } else if ((r = value("--progress", v))) {
+      if (r < 0 || (v != "auto" && v != "always" && v != "never"))
+        return usageError("--progress takes auto, always or never");
+      o.progress = v;
     } else if ((r = value("--explain", v))) {
       if (r < 0 || v.empty())
         return usageError("--explain needs a node name");
@@ -191,18 +234,24 @@ static int parseArgs(int argc, char **argv, Options &o) {
       o.command = a;
     } else if (o.command == "doc" && o.name.empty()) {
       o.name = a;
-    } else if (o.command == "plan" && llvm::StringRef(a).endswith(".onnx")) {
+    } else if ((o.command == "plan" || o.command == "quantize") &&
+               llvm::StringRef(a).endswith(".onnx")) {
       if (!o.model.empty())
-        return usageError("plan takes one model; found `" + o.model + "` and `" + a + "`");
+        return usageError(o.command + " takes one model; found `" + o.model + "` and `" + a +
+                          "`");
       o.model = a;
     } else {
       o.inputs.push_back(a);
     }
   }
   if (o.command != "check" && o.command != "emit" && o.command != "doc" &&
-      o.command != "plan")
+      o.command != "plan" && o.command != "quantize")
     return usageError("unknown command `" + o.command +
-                      "`; expected `check`, `emit`, `doc` or `plan`");
+                      "`; expected `check`, `emit`, `doc`, `plan`, `quantize`, `run` or `eval`");
+  if (o.command == "quantize")
+    return checkQuantizeArgs(o);
+  if (!o.recipe.empty() || !o.calib.empty() || !o.planOut.empty() || !o.report.empty())
+    return usageError("--recipe, --calib, --plan-out and --report work with `tpcc quantize`");
   if (o.command == "plan")
     return checkPlanArgs(o);
   if (!o.explain.empty())
@@ -295,6 +344,8 @@ int run(int argc, char **argv) {
   // The model commands take no specs.
   if (argc > 1 && (llvm::StringRef(argv[1]) == "run" || llvm::StringRef(argv[1]) == "eval"))
     return runModelCommand(std::vector<std::string>(argv + 1, argv + argc));
+  if (argc > 1 && llvm::StringRef(argv[1]) == "apply")
+    return runApplyCommand(std::vector<std::string>(argv + 1, argv + argc));
   Options o;
   if (int r = parseArgs(argc, argv, o); r >= 0)
     return r;
@@ -314,10 +365,14 @@ int run(int argc, char **argv) {
 
   PhaseTimer timer(o.time);
   std::vector<std::string> inputs = o.inputs;
-  if (inputs.empty()) { // doc / mct-json / aimet with a name: the library
+  // plan / quantize with a platform by name: the library is searched too.
+  bool platformByName = (o.command == "plan" || o.command == "quantize") && !o.platform.empty() &&
+                        !llvm::StringRef(o.platform).endswith(".tpc");
+  if (inputs.empty() || platformByName) { // doc / mct-json / aimet with a name: the library
     std::vector<std::string> dirs = o.includeDirs;
     dirs.push_back(fo.stdlibDir);
-    inputs = libraryFiles(dirs);
+    for (const std::string &f : libraryFiles(dirs))
+      inputs.push_back(f);
   }
   bool ioError = failed(loadFiles(c, inputs));
   timer.done("parse");
@@ -343,6 +398,8 @@ int run(int argc, char **argv) {
     return ExitOK;
   if (o.command == "plan")
     return runPlan(c, module, o, color);
+  if (o.command == "quantize")
+    return runQuantize(c, module, o, color);
 
   // Name lookups for the single-entity outputs.
   const ir::Platform *platform = nullptr;

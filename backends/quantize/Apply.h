@@ -1,0 +1,29 @@
+//===- Apply.h - A calibrated plan back into a QDQ spec ---------*- C++ -*-===//
+//
+// `tpcc apply --plan plan.json MODEL -o OUT.onnx`: the plan `tpcc quantize
+// --plan-out` wrote (and a user may have edited) is read back into the
+// QDQSpec the rewrite takes, with no calibration: activation grids come from
+// each tensor's scale, zero point, bits and range; weight grids from the
+// weight_grids the quantizer recorded (a weight without them gets its
+// threshold chosen from its values, which needs no data); corrected biases
+// from corrected_bias. The plan must be for this model: same node count and
+// the same name and operator at every index.
+//
+//===----------------------------------------------------------------------===//
+#ifndef TPCC_BACKENDS_QUANTIZE_APPLY_H
+#define TPCC_BACKENDS_QUANTIZE_APPLY_H
+
+#include "backends/quantize/Quantizer.h"
+
+#include "llvm/ADT/StringRef.h"
+
+namespace tpcc::quant {
+
+/// Parses `json` (the plan file `where`) against `m` (loaded and cleaned up
+/// as `tpcc quantize` does). False after diagnostics.
+bool specFromPlan(llvm::StringRef json, llvm::StringRef where, const graph::Model &m,
+                  QuantizeResult &result, DiagnosticEngine &diags);
+
+} // namespace tpcc::quant
+
+#endif

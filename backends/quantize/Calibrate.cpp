@@ -1,0 +1,222 @@
+//===- Calibrate.cpp - Calibration data and statistics ----------------------===//
+#include "backends/quantize/Calibrate.h"
+
+#include "runtime/DataIO.h"
+
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Path.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+using namespace tpcc;
+using namespace tpcc::quant;
+
+/// The data files of `path`: itself, or the .npy/.pb files of a folder.
+static bool listFiles(const std::string &path, std::vector<std::string> &files,
+                      std::string &error) {
+  if (!llvm::sys::fs::is_directory(path)) {
+    if (!llvm::sys::fs::exists(path)) {
+      error = "no such file or folder";
+      return false;
+    }
+    files.push_back(path);
+    return true;
+  }
+  std::error_code ec;
+  for (llvm::sys::fs::directory_iterator it(path, ec), e; it != e && !ec; it.increment(ec)) {
+    llvm::StringRef ext = llvm::sys::path::extension(it->path());
+    if (ext == ".npy" || ext == ".pb")
+      files.push_back(it->path());
+  }
+  if (ec) {
+    error = ec.message();
+    return false;
+  }
+  std::sort(files.begin(), files.end());
+  if (files.empty()) {
+    error = "the folder holds no .npy or .pb files";
+    return false;
+  }
+  return true;
+}
+
+std::unique_ptr<CalibrationData> CalibrationData::open(const std::vector<std::string> &specs,
+                                                       const rt::Executor &ex, int64_t batch,
+                                                       DiagnosticEngine &diags) {
+  auto d = std::make_unique<CalibrationData>();
+  d->batch = std::max<int64_t>(1, batch);
+  const auto &inputs = ex.requiredInputs();
+  bool ok = true;
+  for (const std::string &spec : specs) {
+    std::string name, path = spec;
+    size_t eq = spec.find('=');
+    if (eq != std::string::npos && !llvm::sys::fs::exists(spec)) {
+      name = spec.substr(0, eq);
+      path = spec.substr(eq + 1);
+    }
+    const graph::Value *in = nullptr;
+    if (name.empty()) {
+      if (inputs.size() != 1) {
+        diags.emitAt(spec, diag::err_calib_input,
+                     spec, fmt::format("the model has {} inputs; give each as NAME=FILE", inputs.size()));
+        ok = false;
+        continue;
+      }
+      in = inputs[0];
+    } else {
+      for (const graph::Value *v : inputs)
+        if (v->name == name)
+          in = v;
+      if (!in) {
+        std::vector<std::string> names;
+        for (const graph::Value *v : inputs)
+          names.push_back("`" + v->name + "`");
+        diags.emitAt(spec, diag::err_calib_input, spec,
+                     fmt::format("the model has no input `{}`; its inputs are {}", name,
+                                 fmt::join(names, ", ")));
+        ok = false;
+        continue;
+      }
+    }
+    Source *s = nullptr;
+    for (Source &o : d->sources)
+      if (o.input == in)
+        s = &o;
+    if (!s) {
+      d->sources.push_back(Source{in, {}, 0, {}, 0});
+      s = &d->sources.back();
+    }
+    std::string error;
+    if (!listFiles(path, s->files, error)) {
+      diags.emitAt(path, diag::err_calib_input, path, error);
+      ok = false;
+    }
+  }
+  if (ok && d->sources.empty()) {
+    diags.emitAt("", diag::err_calib_empty, "give --calib FILE|DIR");
+    ok = false;
+  }
+  if (ok && d->sources.size() != inputs.size()) {
+    for (const graph::Value *v : inputs) {
+      bool fed = false;
+      for (const Source &s : d->sources)
+        fed |= s.input == v;
+      if (!fed)
+        diags.emitAt("", diag::err_calib_empty,
+                     fmt::format("nothing feeds model input `{}`; give {}=FILE|DIR", v->name,
+                                 v->name));
+    }
+    ok = false;
+  }
+  return ok ? std::move(d) : nullptr;
+}
+
+void CalibrationData::rewind() {
+  for (Source &s : sources) {
+    s.file = 0;
+    s.row = 0;
+    s.current = rt::Tensor();
+  }
+  if (!error && delivered > knownTotal)
+    knownTotal = delivered;
+  delivered = 0;
+}
+
+/// Loads the next file of `s` that has rows left; false at the end.
+bool CalibrationData::fill(Source &s, DiagnosticEngine &diags) {
+  while (!s.current.defined() || s.row >= s.current.dim(0)) {
+    if (s.file >= s.files.size())
+      return false;
+    const std::string &path = s.files[s.file++];
+    rt::Tensor t;
+    std::string err;
+    if (!rt::readTensorFile(path, t, err)) {
+      diags.emitAt(path, diag::err_calib_input, path, err);
+      error = true;
+      return false;
+    }
+    const graph::Value &in = *s.input;
+    size_t rank = in.type.shape ? in.type.shape->size() : t.shape().size();
+    if (t.elem() != in.type.elem && in.type.elem != graph::ElemType::Undefined) {
+      diags.emitAt(path, diag::err_calib_mismatch, path, in.name,
+                   fmt::format("its elements are {}, the input's are {}",
+                               graph::toString(t.elem()), graph::toString(in.type.elem)));
+      error = true;
+      return false;
+    }
+    if (t.shape().size() + 1 == rank) { // one sample
+      rt::Shape one = t.shape();
+      one.insert(one.begin(), 1);
+      t = t.reshaped(one);
+    } else if (t.shape().size() != rank) {
+      diags.emitAt(path, diag::err_calib_mismatch, path, in.name,
+                   fmt::format("shape {} is neither one sample nor a batch of {}",
+                               rt::shapeStr(t.shape()), in.type.str()));
+      error = true;
+      return false;
+    }
+    if (t.rank() == 0 || t.dim(0) == 0)
+      continue;
+    s.current = t;
+    s.row = 0;
+  }
+  return true;
+}
+
+bool CalibrationData::next(std::map<std::string, rt::Tensor> &feed, DiagnosticEngine &diags) {
+  feed.clear();
+  if (error)
+    return false;
+  int64_t rows = -1;
+  for (Source &s : sources) {
+    if (!fill(s, diags))
+      return false;
+    int64_t e = std::min(s.current.dim(0), s.row + batch);
+    rows = rows < 0 ? e - s.row : std::min(rows, e - s.row);
+  }
+  for (Source &s : sources) {
+    feed[s.input->name] =
+        s.row == 0 && rows == s.current.dim(0) ? s.current : s.current.rows(s.row, s.row + rows);
+    s.row += rows;
+  }
+  delivered += rows;
+  return true;
+}
+
+bool quant::collectStatistics(rt::Executor &ex, CalibrationData &data,
+                              const std::vector<StatsRequest> &requests,
+                              std::vector<std::unique_ptr<TensorStats>> &stats,
+                              const std::function<void(int64_t)> &progress,
+                              DiagnosticEngine &diags) {
+  const graph::Graph &g = ex.model().graph;
+  stats.clear();
+  stats.resize(g.values().size());
+  for (const StatsRequest &r : requests)
+    stats[r.value->id] = std::make_unique<TensorStats>(r.channelAxis);
+  auto hook = [&](const graph::Value &v, const rt::Tensor &t) {
+    TensorStats *s = v.id < stats.size() ? stats[v.id].get() : nullptr;
+    if (s && t.elem() == graph::ElemType::Float)
+      s->add(t.data<float>(), t.shape());
+  };
+  rt::RunOptions options;
+  options.observe = hook;
+  data.rewind();
+  std::map<std::string, rt::Tensor> feed;
+  std::vector<rt::Tensor> outputs;
+  while (data.next(feed, diags)) {
+    if (!ex.run(feed, outputs, diags, options))
+      return false;
+    if (progress)
+      progress(data.samples());
+  }
+  if (data.failed())
+    return false;
+  if (data.samples() == 0) {
+    diags.emitAt("", diag::err_calib_empty, "the calibration files hold no samples");
+    return false;
+  }
+  data.rewind();
+  return true;
+}

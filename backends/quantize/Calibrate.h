@@ -1,0 +1,78 @@
+//===- Calibrate.h - Calibration data and statistics ------------*- C++ -*-===//
+//
+// Calibration data (`--calib`): `.npy` / TensorProto `.pb` files, or folders
+// of them (sorted by name), each holding one sample (the model input's rank
+// minus the batch dimension) or a batch of samples; a file given as
+// NAME=FILE feeds input NAME, otherwise the model's single input. Batches of
+// `batch` samples are cut from larger files and read one file at a time, so
+// memory holds one file and the statistics, not the data set.
+//
+// collectStatistics runs the float model over every batch and feeds each
+// tensor the quantizer asked for into its TensorStats.
+//
+//===----------------------------------------------------------------------===//
+#ifndef TPCC_BACKENDS_QUANTIZE_CALIBRATE_H
+#define TPCC_BACKENDS_QUANTIZE_CALIBRATE_H
+
+#include "backends/quantize/Histogram.h"
+#include "runtime/Executor.h"
+#include "support/Diagnostics.h"
+
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace tpcc::quant {
+
+class CalibrationData {
+public:
+  /// Resolves `specs` ([NAME=]FILE|DIR) against the inputs of `ex`'s model.
+  /// Reports unknown inputs, missing files and empty folders to `diags`.
+  static std::unique_ptr<CalibrationData> open(const std::vector<std::string> &specs,
+                                               const rt::Executor &ex, int64_t batch,
+                                               DiagnosticEngine &diags);
+  /// The next batch (every input fed), or false at the end or after an error
+  /// (`failed()` tells which; errors go to `diags`).
+  bool next(std::map<std::string, rt::Tensor> &feed, DiagnosticEngine &diags);
+  bool failed() const { return error; }
+  void rewind();
+  /// Samples delivered since the last rewind.
+  int64_t samples() const { return delivered; }
+  /// All samples, when known without reading the data (every file read
+  /// once); 0 before the first full pass.
+  int64_t total() const { return knownTotal; }
+
+private:
+  struct Source {
+    const graph::Value *input;
+    std::vector<std::string> files;
+    size_t file = 0;
+    rt::Tensor current; ///< the file being cut into batches (batch-shaped)
+    int64_t row = 0;
+  };
+  bool fill(Source &s, DiagnosticEngine &diags);
+  std::vector<Source> sources;
+  int64_t batch = 32;
+  int64_t delivered = 0, knownTotal = 0;
+  bool error = false;
+};
+
+/// What to collect for one tensor.
+struct StatsRequest {
+  const graph::Value *value = nullptr;
+  int channelAxis = -1; ///< per-channel min/max/mean along this axis; -1: none
+};
+
+/// Runs the model over all of `data`; fills `stats` (by value id, only the
+/// requested ones are non-null). `progress(samples)` is called after each
+/// batch. False after errors.
+bool collectStatistics(rt::Executor &ex, CalibrationData &data,
+                       const std::vector<StatsRequest> &requests,
+                       std::vector<std::unique_ptr<TensorStats>> &stats,
+                       const std::function<void(int64_t)> &progress, DiagnosticEngine &diags);
+
+} // namespace tpcc::quant
+
+#endif

@@ -1,0 +1,254 @@
+//===- Histogram.cpp - Activation statistics --------------------------------===//
+//
+// Batch histograms follow numpy.histogram (the binning MCT's collector uses)
+// on float64 data; merging follows MCT's interpolate_histogram (numpy.interp
+// of the cumulative counts). See Histogram.h and algorithms.md section 3.
+//
+//===----------------------------------------------------------------------===//
+#include "backends/quantize/Histogram.h"
+
+#include <algorithm>
+#include <cassert>
+#include <cmath>
+#include <limits>
+
+using namespace tpcc::quant;
+
+/// numpy.linspace(lo, hi, bins + 1): i * step + lo, the last edge exactly hi,
+/// computed as numpy does so edges match bit for bit.
+static std::vector<double> linspaceEdges(double lo, double hi, int bins) {
+  std::vector<double> e(size_t(bins) + 1);
+  double step = (hi - lo) / double(bins);
+  for (int i = 0; i < bins; ++i)
+    e[i] = double(i) * step + lo;
+  e[bins] = hi;
+  return e;
+}
+
+double Histogram::total() const {
+  double s = 0;
+  for (double c : counts)
+    s += c;
+  return s;
+}
+
+/// The min and max of n > 0 floats, in four lanes so the loop carries no
+/// dependency from one element to the next.
+static void minMax(const float *x, int64_t n, double &lo, double &hi) {
+  float l[4] = {x[0], x[0], x[0], x[0]}, h[4] = {x[0], x[0], x[0], x[0]};
+  int64_t i = 0;
+  for (; i + 4 <= n; i += 4)
+    for (int j = 0; j < 4; ++j) {
+      l[j] = x[i + j] < l[j] ? x[i + j] : l[j];
+      h[j] = x[i + j] > h[j] ? x[i + j] : h[j];
+    }
+  for (; i < n; ++i) {
+    l[0] = x[i] < l[0] ? x[i] : l[0];
+    h[0] = x[i] > h[0] ? x[i] : h[0];
+  }
+  lo = std::min(std::min(l[0], l[1]), std::min(l[2], l[3]));
+  hi = std::max(std::max(h[0], h[1]), std::max(h[2], h[3]));
+}
+
+/// numpy.histogram(data, bins) given the data's min and max.
+static Histogram binned(const float *data, int64_t n, double lo, double hi, int bins) {
+  Histogram h;
+  // numpy widens an empty range to [v - 0.5, v + 0.5]: the constant lands in
+  // the middle bin.
+  if (lo == hi) {
+    lo -= 0.5;
+    hi += 0.5;
+  }
+  h.edges = linspaceEdges(lo, hi, bins);
+  std::vector<int64_t> counts(size_t(bins), 0);
+  const double perUnit = double(bins) / (hi - lo);
+  const double *e = h.edges.data();
+  for (int64_t i = 0; i < n; ++i) {
+    double v = data[i];
+    // A first guess from the position, corrected against the actual edges
+    // as numpy does: every value lands in the bin whose edges bracket it
+    // (the last bin closed), whatever the guess's rounding.
+    int64_t k = std::clamp<int64_t>(int64_t((v - lo) * perUnit), 0, bins - 1);
+    if (v < e[k])
+      --k;
+    else if (k != bins - 1 && v >= e[k + 1])
+      ++k;
+    ++counts[k];
+  }
+  h.counts.assign(counts.begin(), counts.end());
+  return h;
+}
+
+Histogram Histogram::of(const float *data, int64_t n, int bins) {
+  if (n <= 0 || bins <= 0)
+    return Histogram();
+  double lo, hi;
+  minMax(data, n, lo, hi);
+  return binned(data, n, lo, hi, bins);
+}
+
+std::vector<double> Histogram::rebin(const Histogram &h, const std::vector<double> &edges) {
+  std::vector<double> out(edges.empty() ? 0 : edges.size() - 1, 0.0);
+  if (h.empty() || edges.size() < 2)
+    return out;
+  // The same edges: the interpolation is the identity; copying keeps counts
+  // exact (a merged histogram re-merged onto unchanged edges stays as is).
+  if (edges == h.edges)
+    return h.counts;
+  const std::vector<double> &xp = h.edges;
+  std::vector<double> cum(xp.size());
+  cum[0] = 0;
+  for (size_t i = 0; i < h.counts.size(); ++i)
+    cum[i + 1] = cum[i] + h.counts[i];
+  // numpy.interp: constant beyond the ends, linear inside.
+  size_t j = 0;
+  double prev = 0;
+  for (size_t i = 0; i < edges.size(); ++i) {
+    double x = edges[i], y;
+    if (x <= xp.front()) {
+      y = cum.front();
+    } else if (x >= xp.back()) {
+      y = cum.back();
+    } else {
+      while (xp[j + 1] <= x)
+        ++j;
+      double dx = xp[j + 1] - xp[j];
+      y = x == xp[j] || dx <= 0 ? cum[j] : (cum[j + 1] - cum[j]) / dx * (x - xp[j]) + cum[j];
+    }
+    if (i > 0)
+      out[i - 1] = y - prev;
+    prev = y;
+  }
+  return out;
+}
+
+Histogram Histogram::merge(const std::vector<Histogram> &hs, int bins) {
+  Histogram m;
+  double lo = std::numeric_limits<double>::infinity(), hi = -lo;
+  for (const Histogram &h : hs) {
+    if (h.empty())
+      continue;
+    lo = std::min(lo, h.edges.front());
+    hi = std::max(hi, h.edges.back());
+  }
+  if (!(lo <= hi))
+    return m;
+  m.edges = linspaceEdges(lo, hi, bins);
+  m.counts.assign(size_t(bins), 0.0);
+  for (const Histogram &h : hs) {
+    if (h.empty())
+      continue;
+    std::vector<double> c = rebin(h, m.edges);
+    for (int i = 0; i < bins; ++i)
+      m.counts[i] += c[i];
+  }
+  return m;
+}
+
+void Histogram::removeOutliers(double z) {
+  if (empty() || std::isinf(z) || std::isnan(z))
+    return;
+  double n = 0, s = 0;
+  for (size_t i = 0; i < counts.size(); ++i) {
+    n += counts[i];
+    s += edges[i] * counts[i];
+  }
+  if (n <= 0)
+    return;
+  double mu = s / n, v = 0;
+  for (size_t i = 0; i < counts.size(); ++i)
+    v += (edges[i] - mu) * (edges[i] - mu) * counts[i];
+  double sigma = std::sqrt(v / n);
+  // All mass on one lower edge: every z-score is 0/0; nothing is an outlier.
+  if (!(sigma > 0))
+    return;
+  for (size_t i = 0; i < counts.size(); ++i)
+    if (std::abs(edges[i] - mu) / sigma > z)
+      counts[i] = 0;
+}
+
+double Histogram::minNonEmpty() const {
+  for (size_t i = 0; i < counts.size(); ++i)
+    if (counts[i] > 0)
+      return edges[i];
+  return 0;
+}
+
+double Histogram::maxNonEmpty() const {
+  for (size_t i = counts.size(); i-- > 0;)
+    if (counts[i] > 0)
+      return edges[i + 1];
+  return 0;
+}
+
+//===----------------------------------------------------------------------===//
+// TensorStats
+//===----------------------------------------------------------------------===//
+
+void TensorStats::fold() {
+  if (pending.empty())
+    return;
+  if (!merged.empty())
+    pending.push_back(std::move(merged));
+  merged = Histogram::merge(pending);
+  pending.clear();
+}
+
+void TensorStats::add(const float *data, const std::vector<int64_t> &shape) {
+  int64_t n = 1;
+  for (int64_t d : shape)
+    n *= d;
+  if (n <= 0)
+    return;
+  double bmin, bmax;
+  minMax(data, n, bmin, bmax);
+  lo = nBatches == 0 ? bmin : std::min(lo, bmin);
+  hi = nBatches == 0 ? bmax : std::max(hi, bmax);
+
+  if (axis >= 0 && size_t(axis) < shape.size()) {
+    int64_t channels = shape[axis], outer = 1, inner = 1;
+    for (int i = 0; i < axis; ++i)
+      outer *= shape[i];
+    for (size_t i = size_t(axis) + 1; i < shape.size(); ++i)
+      inner *= shape[i];
+    assert((cmin.empty() || int64_t(cmin.size()) == channels) &&
+           "the channel count changed between batches");
+    bool first = cmin.empty();
+    if (first) {
+      cmin.assign(size_t(channels), 0);
+      cmax.assign(size_t(channels), 0);
+      meanSum.assign(size_t(channels), 0);
+    }
+    for (int64_t c = 0; c < channels && c < int64_t(cmin.size()); ++c) {
+      double mn = data[c * inner], mx = mn, sum = 0;
+      for (int64_t o = 0; o < outer; ++o) {
+        const float *p = data + (o * channels + c) * inner;
+        double pmn, pmx;
+        minMax(p, inner, pmn, pmx);
+        mn = std::min(mn, pmn);
+        mx = std::max(mx, pmx);
+        for (int64_t i = 0; i < inner; ++i)
+          sum += p[i];
+      }
+      cmin[c] = first ? mn : std::min(cmin[c], mn);
+      cmax[c] = first ? mx : std::max(cmax[c], mx);
+      meanSum[c] += sum / double(outer * inner);
+    }
+  }
+  ++nBatches;
+  pending.push_back(binned(data, n, bmin, bmax, kHistogramBins));
+  if (int(pending.size()) >= kMergeEvery)
+    fold();
+}
+
+const Histogram &TensorStats::histogram() {
+  fold();
+  return merged;
+}
+
+std::vector<double> TensorStats::channelMean() const {
+  std::vector<double> m(meanSum.size());
+  for (size_t c = 0; c < m.size(); ++c)
+    m[c] = nBatches ? meanSum[c] / double(nBatches) : 0.0;
+  return m;
+}

@@ -1,0 +1,90 @@
+//===- QDQ.h - Rewriting a model into QDQ form ------------------*- C++ -*-===//
+//
+// The last step of `tpcc quantize`: given the grid chosen for every quantized
+// activation tensor and weight, rewrite the model into the QDQ form of
+// ../shared/design/architecture.md ("The quantized model"):
+//
+//  - a quantized weight becomes an integer initializer (int8/uint8; values of
+//    narrower grids and LUT tables stay inside the 8-bit container) followed
+//    by DequantizeLinear, per axis when the weight has one grid per channel;
+//  - a quantized activation tensor gets a QuantizeLinear -> DequantizeLinear
+//    pair; every consumer reads the DequantizeLinear output; a graph output
+//    keeps its name (the pair ends in it);
+//  - a bias the platform quantizes becomes int32 with scale
+//    input_scale * weight_scale (per channel) and zero point 0; a bias it does
+//    not quantize stays float.
+//
+// Matching (which tensors, which grids) is the quantizer's job; this file
+// only rewrites. The result passes the ONNX checker.
+//
+//===----------------------------------------------------------------------===//
+#ifndef TPCC_BACKENDS_QUANTIZE_QDQ_H
+#define TPCC_BACKENDS_QUANTIZE_QDQ_H
+
+#include "backends/quantize/Grid.h"
+#include "ir/graph/Graph.h"
+#include "support/Diagnostics.h"
+
+#include <string>
+#include <vector>
+
+namespace tpcc::quant {
+
+/// One activation tensor to quantize.
+struct ActivationQDQ {
+  std::string value; ///< the tensor's name
+  QuantGrid grid;
+};
+
+/// One weight input to store quantized.
+struct WeightQDQ {
+  std::string node;       ///< the consuming node's name (unique after naming)
+  unsigned inputIndex = 0;
+  int64_t axis = -1;       ///< per-channel axis of the weight, -1: per tensor
+  std::vector<QuantGrid> grids; ///< one per channel along `axis`, or one
+};
+
+/// A bias input to store as int32 = round(b / (s_in * s_w[c])).
+struct BiasQDQ {
+  std::string node;
+  unsigned inputIndex = 0;
+  std::string inputActivation; ///< the activation whose scale s_in applies
+  std::string weightNode;      ///< the WeightQDQ whose scales s_w apply
+  unsigned weightInput = 1;
+};
+
+struct QDQSpec {
+  std::vector<ActivationQDQ> activations;
+  std::vector<WeightQDQ> weights;
+  std::vector<BiasQDQ> biases;
+  /// An activation grid narrower than its 8-bit container (bits < 8: its
+  /// integers fill only part of int8/uint8) gets a Clip to the grid's range
+  /// before its QuantizeLinear, so the model computes exactly the grid's values. ONNX
+  /// Runtime then runs the Clip in float and does not fuse the producer into
+  /// an integer kernel; without the Clip, values outside the grid but inside
+  /// the container survive.
+  bool clipNarrowActivations = true;
+};
+
+/// Rewrites `m` in place. The default-domain opset must be >= 10, and >= 13
+/// when any weight is per channel (the quantizer converts older models first).
+/// Returns false after diagnostics (a named tensor or node that does not
+/// exist, a weight that is not a float constant, a grid wider than 8 bits);
+/// the model is then unchanged, as the whole spec is checked before any edit.
+///
+/// New tensors and nodes are named after the original tensor (`W_quantized`,
+/// `W_scale`, `W_zero_point`, node `W_DequantizeLinear` and its output
+/// `W_DequantizeLinear_Output`; `v_QuantizeLinear`, `v_QuantizeLinear_Output`,
+/// ...; a quantized graph output's producer now writes `v_float`), with `_1`,
+/// `_2`... appended on a collision. One weight quantized alike for several
+/// nodes shares one DequantizeLinear; quantized differently, each gets its own
+/// copy. Float initializers and Constant nodes nothing reads any more go.
+///
+/// Node pointers into `m` do not survive: the nodes are re-created in an
+/// order that keeps the written file topologically sorted (the ONNX checker
+/// requires it), each new node next to its producer or first consumer.
+bool rewriteToQDQ(graph::Model &m, const QDQSpec &spec, DiagnosticEngine &diags);
+
+} // namespace tpcc::quant
+
+#endif

@@ -1,0 +1,552 @@
+//===- Quantizer.cpp - Calibration, thresholds, corrections -----------------===//
+//
+// The order follows MCT (algorithms.md 4): statistics on the float model,
+// then activation thresholds, weight thresholds, bias correction. Tensors
+// whose producer only moves values (MaxPool, Reshape, Flatten, Transpose...)
+// and whose input is quantized get their input's grid again: numerically the
+// identity (the op's outputs are already grid values), and what lets ONNX
+// Runtime keep such chains in integers.
+//
+//===----------------------------------------------------------------------===//
+#include "backends/quantize/Quantizer.h"
+
+#include "backends/quantize/Lut.h"
+#include "backends/quantize/Threshold.h"
+#include "runtime/KernelUtil.h"
+
+#include "llvm/ADT/StringSet.h"
+
+#include <fmt/format.h>
+
+#include <chrono>
+#include <cmath>
+#include <limits>
+
+using namespace tpcc;
+using namespace tpcc::quant;
+using graph::Node;
+using graph::Value;
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+double since(Clock::time_point t) {
+  return std::chrono::duration<double>(Clock::now() - t).count();
+}
+
+/// Ops whose outputs are values of their first input (or zero): a grid of
+/// the input is a grid of the output.
+bool movesValues(const Node &n) {
+  static const llvm::StringSet<> ops = {"MaxPool", "Reshape", "Flatten", "Transpose",
+                                        "Squeeze", "Unsqueeze", "Identity", "Dropout",
+                                        "Slice", "Gather", "Split", "Expand", "Tile",
+                                        "SpaceToDepth", "DepthToSpace"};
+  return n.domain.empty() && ops.contains(n.opType);
+}
+
+bool isLinear(const Node &n) {
+  return n.domain.empty() && (n.opType == "Conv" || n.opType == "Gemm");
+}
+
+struct Activation {
+  ir::QuantMethod method;
+  int bits;
+  ir::Signedness signedness;
+};
+
+class Quantizer {
+public:
+  Quantizer(const plan::Plan &plan, const QuantizeOptions &o, QuantizeResult &r,
+            DiagnosticEngine &diags)
+      : plan(plan), recipe(o.recipe), o(o), result(r), diags(diags),
+        grids(plan.model->graph.values().size()) {}
+
+  bool run(rt::Executor &ex, CalibrationData &data);
+
+private:
+  Activation effective(const plan::PlanTensor &t) const {
+    Activation a{t.method, t.bits, t.signedness};
+    if (recipe.activationBits)
+      a.bits = *recipe.activationBits;
+    if (recipe.activationMethod && !ir::isLut(*recipe.activationMethod))
+      a.method = *recipe.activationMethod;
+    return a;
+  }
+  std::vector<StatsRequest> requests() const;
+  bool activationGrid(const plan::PlanTensor &t, TensorStats *s);
+  bool weights(const plan::PlanNode &pn);
+  void correctBias(const plan::PlanNode &pn, const WeightQDQ &w, const rt::Tensor &kernel,
+                   TensorStats *inputStats);
+  void report(const plan::PlanTensor &t, const QuantGrid &g, const std::string &how);
+
+  const plan::Plan &plan;
+  const ir::Recipe &recipe;
+  const QuantizeOptions &o;
+  QuantizeResult &result;
+  DiagnosticEngine &diags;
+  std::vector<std::optional<QuantGrid>> grids; ///< activation grids by value id
+  std::vector<std::unique_ptr<TensorStats>> stats;
+};
+
+std::vector<StatsRequest> Quantizer::requests() const {
+  std::vector<int> axis(plan.model->graph.values().size(), -2); // -2: not requested
+  for (const plan::PlanTensor &t : plan.tensors)
+    if (t.quantize && !t.preserving && !(t.scale && t.zeroPoint))
+      axis[t.value->id] = -1;
+  if (recipe.biasCorrection)
+    for (const plan::PlanNode &pn : plan.nodes)
+      if (isLinear(*pn.node) && pn.node->input(0) && !pn.node->input(0)->constant)
+        axis[pn.node->input(0)->id] = 1;
+  std::vector<StatsRequest> out;
+  for (const auto &v : plan.model->graph.values())
+    if (axis[v->id] > -2)
+      out.push_back({v.get(), axis[v->id]});
+  return out;
+}
+
+void Quantizer::report(const plan::PlanTensor &t, const QuantGrid &g, const std::string &how) {
+  TensorReport r;
+  r.tensor = t.value->name;
+  if (t.producer) {
+    r.node = t.producer->node->displayName();
+    r.opType = t.producer->node->opType;
+    r.opset = t.producer->opset ? t.producer->opset->name : "(default)";
+  } else {
+    r.node = "(input)";
+    r.opset = "(default)";
+  }
+  r.config = t.configId;
+  r.method = g.method;
+  r.bits = g.bits;
+  r.isSigned = g.qmin < 0;
+  r.threshold = how;
+  r.scale = g.scale;
+  r.zeroPoint = g.zeroPoint;
+  r.lo = g.lo;
+  r.hi = g.hi;
+  result.tensors.push_back(std::move(r));
+}
+
+bool Quantizer::activationGrid(const plan::PlanTensor &t, TensorStats *s) {
+  Activation a = effective(t);
+  const std::string &name = t.value->name;
+  if (a.bits > 8) {
+    diags.emitAt(plan.modelName, diag::err_quant_unsupported,
+                 fmt::format("tensor `{}`: {}-bit activations need 16-bit QuantizeLinear "
+                             "(ONNX opset 21), which libonnx 1.12 lacks",
+                             name, a.bits));
+    return false;
+  }
+  QuantGrid g;
+  std::string how;
+  if (t.scale && t.zeroPoint) { // fixed by the platform
+    bool isSigned = *t.zeroPoint < 0 || a.signedness == ir::Signedness::Signed;
+    g.method = a.method;
+    g.bits = a.bits;
+    g.isSigned = isSigned;
+    g.scale = *t.scale;
+    g.zeroPoint = *t.zeroPoint;
+    g.qmin = isSigned ? -(int64_t(1) << (a.bits - 1)) : 0;
+    g.qmax = isSigned ? (int64_t(1) << (a.bits - 1)) - 1 : (int64_t(1) << a.bits) - 1;
+    g.lo = g.scale * double(g.qmin - g.zeroPoint);
+    g.hi = g.scale * double(g.qmax - g.zeroPoint);
+    g.threshold = std::max(-g.lo, g.hi);
+    how = "fixed";
+  } else if (t.range && std::isfinite(t.range->first) && std::isfinite(t.range->second)) {
+    // A bounded op (Sigmoid, Softmax...): no clipping on its known range.
+    double lo = t.range->first, hi = t.range->second;
+    bool isSigned = lo < 0;
+    if (a.method == ir::QuantMethod::Uniform)
+      g = uniformGrid(lo, hi, a.bits);
+    else if (a.method == ir::QuantMethod::PowerOfTwo)
+      g = powerOfTwoGrid(std::max(-lo, hi), a.bits, isSigned);
+    else
+      g = symmetricGrid(std::max(-lo, hi), a.bits, isSigned);
+    how = "known range";
+  } else {
+    if (!s || s->batches() == 0) {
+      diags.emitAt(plan.modelName, diag::err_quant_unsupported,
+                   fmt::format("tensor `{}` has no statistics (it is not a float tensor "
+                               "the model computes)", name));
+      return false;
+    }
+    Histogram h = s->histogram();
+    h.removeOutliers(recipe.zThreshold);
+    bool isSigned;
+    if (a.signedness == ir::Signedness::Signed)
+      isSigned = true;
+    else if (a.signedness == ir::Signedness::Unsigned)
+      isSigned = false;
+    else if (t.range)
+      isSigned = t.range->first < 0;
+    else
+      isSigned = h.minNonEmpty() < 0;
+    SelectionOptions so;
+    so.error = recipe.activationThreshold;
+    so.p = recipe.lp;
+    so.minThreshold = recipe.minThreshold;
+    g = selectActivationGrid(h, a.method, a.bits, isSigned, so);
+    how = ir::toString(recipe.activationThreshold);
+  }
+  grids[t.value->id] = g;
+  report(t, g, how);
+  return true;
+}
+
+/// The fake-quantized values of a weight under `w`'s grids.
+std::vector<float> fakeQuantized(const rt::Tensor &t, const WeightQDQ &w) {
+  const float *x = t.data<float>();
+  std::vector<float> q(size_t(t.numel()));
+  int64_t inner = 1, channels = 1;
+  if (w.axis >= 0) {
+    channels = t.dim(w.axis);
+    for (int64_t d = w.axis + 1; d < t.rank(); ++d)
+      inner *= t.dim(d);
+  }
+  for (int64_t i = 0; i < t.numel(); ++i)
+    q[size_t(i)] = float(w.grids[size_t((i / inner) % channels)].quantize(x[i]));
+  return q;
+}
+
+bool Quantizer::weights(const plan::PlanNode &pn) {
+  const Node &n = *pn.node;
+  for (const plan::PlanWeight &pw : pn.weights) {
+    if (pw.slot == "bias" || !pw.quantize || !pw.input || !pw.input->constant ||
+        recipe.quantizeWeights == false)
+      continue;
+    ir::AttrConfig c = pw.config;
+    if (recipe.weightsBits)
+      c.bits = *recipe.weightsBits;
+    if (recipe.weightsMethod)
+      c.method = *recipe.weightsMethod;
+    if (recipe.perChannel)
+      c.perChannel = *recipe.perChannel;
+    rt::Tensor t = rt::Tensor::fromGraph(*pw.input->constant);
+    if (t.elem() != graph::ElemType::Float)
+      continue;
+    int64_t bad = 0;
+    for (int64_t i = 0; i < t.numel(); ++i)
+      bad += !std::isfinite(t.data<float>()[i]);
+    if (bad) {
+      diags.emitAt(plan.modelName, diag::err_quant_constant_nonfinite, pw.input->name, bad);
+      return false;
+    }
+    if (c.bits > 8 || (ir::isLut(c.method) && c.lutBits.value_or(8) > 8)) {
+      diags.emitAt(plan.modelName, diag::err_quant_unsupported,
+                   fmt::format("weight `{}` of `{}`: {}-bit weights do not fit the 8-bit "
+                               "integer containers of the QDQ model",
+                               pw.input->name, n.displayName(), c.bits));
+      return false;
+    }
+    WeightQDQ w;
+    w.node = n.name;
+    w.inputIndex = unsigned(pw.inputIndex);
+    int64_t outer = 1, channels = 1, inner = t.numel();
+    if (c.perChannel && pw.axis && t.rank() > 0) {
+      w.axis = *pw.axis;
+      channels = t.dim(w.axis);
+      inner = 1;
+      for (int64_t d = w.axis + 1; d < t.rank(); ++d)
+        inner *= t.dim(d);
+      outer = t.numel() / std::max<int64_t>(1, channels * inner);
+    }
+    w.grids.resize(size_t(channels));
+    SelectionOptions so;
+    so.error = recipe.weightsThreshold;
+    so.p = recipe.lp;
+    so.minThreshold = recipe.minThreshold;
+    const float *x = t.data<float>();
+    rt::parallelFor(channels, 1 << 16, [&](int64_t b, int64_t e) {
+      std::vector<float> v(size_t(outer * inner));
+      for (int64_t ch = b; ch < e; ++ch) {
+        for (int64_t o = 0; o < outer; ++o)
+          std::copy(x + (o * channels + ch) * inner, x + (o * channels + ch + 1) * inner,
+                    v.begin() + o * inner);
+        w.grids[size_t(ch)] =
+            ir::isLut(c.method)
+                ? selectLutGrid(v.data(), int64_t(v.size()), c.method, c.bits, c.lutBits.value_or(8))
+                : selectWeightGrid(v.data(), int64_t(v.size()), c.method, c.bits,
+                                   w.axis >= 0, so);
+      }
+    });
+    TensorReport r;
+    r.tensor = pw.input->name;
+    r.node = n.displayName();
+    r.opType = n.opType;
+    r.opset = pn.opset ? pn.opset->name : "(default)";
+    r.config = pn.options.configId(pn.chosen);
+    r.weight = true;
+    r.method = c.method;
+    r.bits = c.bits;
+    r.isSigned = true;
+    r.threshold = ir::isLut(c.method) ? "k-means" : ir::toString(recipe.weightsThreshold);
+    r.scale = w.grids[0].scale;
+    r.channels = channels;
+    r.lo = w.grids[0].lo;
+    r.hi = w.grids[0].hi;
+    result.tensors.push_back(std::move(r));
+    if (recipe.biasCorrection && isLinear(n) && pw.inputIndex == 1)
+      correctBias(pn, w, t, n.input(0) ? stats[n.input(0)->id].get() : nullptr);
+    result.spec.weights.push_back(std::move(w));
+  }
+  return true;
+}
+
+/// MCT's bias correction (algorithms.md 4): c_o = sum_i E[o,i] mu_i with E the
+/// kernel's quantization error summed over its spatial taps and mu the mean of
+/// input channel i on the calibration data; b <- b - c.
+void Quantizer::correctBias(const plan::PlanNode &pn, const WeightQDQ &w,
+                            const rt::Tensor &kernel, TensorStats *inputStats) {
+  const Node &n = *pn.node;
+  if (!inputStats)
+    return;
+  std::vector<double> mu = inputStats->channelMean();
+  std::vector<float> q = fakeQuantized(kernel, w);
+  const float *x = kernel.data<float>();
+  std::vector<double> corr;
+  std::unique_ptr<rt::NodeState> none;
+  rt::KernelContext attrs(n, 13, none);
+  double scale = 1;
+  if (n.opType == "Conv") {
+    if (kernel.rank() < 3)
+      return;
+    int64_t O = kernel.dim(0), Cg = kernel.dim(1), G = attrs.attrInt("group", 1);
+    int64_t taps = kernel.numel() / std::max<int64_t>(1, O * Cg);
+    if (G < 1 || int64_t(mu.size()) != Cg * G || O % G)
+      return;
+    corr.assign(size_t(O), 0);
+    for (int64_t oc = 0; oc < O; ++oc) {
+      int64_t g = oc / (O / G);
+      for (int64_t i = 0; i < Cg; ++i) {
+        double e = 0;
+        for (int64_t k = 0; k < taps; ++k) {
+          size_t at = size_t((oc * Cg + i) * taps + k);
+          e += double(q[at]) - double(x[at]);
+        }
+        corr[size_t(oc)] += e * mu[size_t(g * Cg + i)];
+      }
+    }
+  } else { // Gemm: y = alpha A B + beta C
+    if (attrs.attrInt("transA", 0) != 0 || kernel.rank() != 2)
+      return;
+    bool transB = attrs.attrInt("transB", 0) != 0;
+    int64_t K = transB ? kernel.dim(1) : kernel.dim(0), N = transB ? kernel.dim(0) : kernel.dim(1);
+    double beta = attrs.attrFloat("beta", 1.f);
+    if (int64_t(mu.size()) != K || beta == 0)
+      return;
+    scale = attrs.attrFloat("alpha", 1.f) / beta;
+    corr.assign(size_t(N), 0);
+    for (int64_t k = 0; k < K; ++k)
+      for (int64_t j = 0; j < N; ++j) {
+        size_t at = size_t(transB ? j * K + k : k * N + j);
+        corr[size_t(j)] += (double(q[at]) - double(x[at])) * mu[size_t(k)];
+      }
+  }
+  std::vector<float> bias(corr.size(), 0.f);
+  if (const Value *b = n.input(2)) {
+    if (!b->constant || b->constant->elem != graph::ElemType::Float ||
+        b->constant->dims != std::vector<int64_t>{int64_t(corr.size())})
+      return; // a bias of another shape (a scalar Gemm C): left as it is
+    rt::Tensor bt = rt::Tensor::fromGraph(*b->constant);
+    std::copy(bt.data<float>(), bt.data<float>() + bt.numel(), bias.begin());
+  }
+  for (size_t i = 0; i < bias.size(); ++i)
+    bias[i] = float(double(bias[i]) - scale * corr[i]);
+  result.biases.emplace_back(n.name, std::move(bias));
+}
+
+bool Quantizer::run(rt::Executor &ex, CalibrationData &data) {
+  auto t0 = Clock::now();
+  auto progress = [&](int64_t done) {
+    if (o.progress)
+      o.progress("calibration", done, data.total());
+  };
+  if (!collectStatistics(ex, data, requests(), stats, progress, diags))
+    return false;
+  result.samples = data.total();
+  result.seconds[0] = since(t0);
+
+  t0 = Clock::now();
+  const graph::Graph &g = plan.model->graph;
+  bool ok = true;
+  // Activations, inputs first, then in topological order (plan order).
+  for (const plan::PlanTensor &t : plan.tensors) {
+    if (!t.quantize || recipe.quantizeActivations == false)
+      continue;
+    if (t.preserving) {
+      const Value *in = t.producer ? t.producer->node->input(0) : nullptr;
+      if (in && grids[in->id])
+        grids[t.value->id] = grids[in->id];
+      continue;
+    }
+    ok &= activationGrid(t, stats[t.value->id].get());
+  }
+  if (!ok)
+    return false;
+  for (const auto &v : g.values())
+    if (grids[v->id])
+      result.spec.activations.push_back({v->name, *grids[v->id]});
+  result.seconds[1] = since(t0);
+
+  t0 = Clock::now();
+  for (const plan::PlanNode &pn : plan.nodes)
+    if (!weights(pn))
+      return false;
+  completeSpec(*plan.model, result);
+  result.seconds[2] = since(t0);
+  return true;
+}
+
+} // namespace
+
+bool quant::quantizePlan(const plan::Plan &plan, rt::Executor &floatEx, CalibrationData &data,
+                         const QuantizeOptions &options, QuantizeResult &result,
+                         DiagnosticEngine &diags) {
+  Quantizer q(plan, options, result, diags);
+  return q.run(floatEx, data);
+}
+
+void quant::completeSpec(const graph::Model &m, QuantizeResult &result) {
+  const graph::Graph &g = m.graph;
+  std::vector<const QuantGrid *> grids(g.values().size(), nullptr);
+  for (const ActivationQDQ &a : result.spec.activations)
+    if (const Value *v = g.findValue(a.value))
+      grids[v->id] = &a.grid;
+  std::vector<ActivationQDQ> added;
+  for (const Node *n : g.topologicalOrder()) {
+    if (!movesValues(*n) || !n->input(0) || !grids[n->input(0)->id])
+      continue;
+    for (const Value *out : n->outputs)
+      if (out && !grids[out->id] && out->type.elem == graph::ElemType::Float) {
+        added.push_back({out->name, *grids[n->input(0)->id]});
+        grids[out->id] = grids[n->input(0)->id];
+      }
+  }
+  for (ActivationQDQ &a : added) // grids point into spec.activations: append last
+    result.spec.activations.push_back(std::move(a));
+  // Biases of linear ops whose input and kernel are quantized: int32 on the
+  // accumulator's grid (what integer kernels need).
+  for (const WeightQDQ &w : result.spec.weights) {
+    const Node *n = nullptr;
+    for (const auto &x : g.nodes())
+      if (x->name == w.node)
+        n = x.get();
+    if (!n || w.inputIndex != 1 || !n->domain.empty() ||
+        (n->opType != "Conv" && n->opType != "ConvTranspose" && n->opType != "Gemm"))
+      continue;
+    const Value *in = n->input(0);
+    if (!in || !grids[in->id])
+      continue;
+    if (n->opType == "Gemm") {
+      std::unique_ptr<rt::NodeState> none;
+      rt::KernelContext attrs(*n, 13, none);
+      if (attrs.attrFloat("alpha", 1.f) != 1.f || attrs.attrFloat("beta", 1.f) != 1.f)
+        continue;
+    }
+    const Value *b = n->input(2);
+    bool corrected = false;
+    for (const auto &[name, values] : result.biases)
+      corrected |= name == w.node;
+    if ((b && b->constant && b->constant->elem == graph::ElemType::Float &&
+         b->constant->dims.size() == 1) ||
+        corrected)
+      result.spec.biases.push_back({w.node, 2, in->name, w.node, 1});
+  }
+}
+
+void quant::applyBiases(graph::Model &m, const QuantizeResult &result) {
+  graph::Graph &g = m.graph;
+  for (const auto &[node, values] : result.biases) {
+    Node *n = nullptr;
+    for (const auto &x : g.nodes())
+      if (x->name == node)
+        n = x.get();
+    if (!n)
+      continue;
+    // A new name: the original bias may feed other nodes too.
+    std::string base = n->input(2) ? n->input(2)->name + "_corrected" : node + "_bias";
+    auto t = std::make_unique<graph::Tensor>();
+    t->name = base;
+    for (int k = 1; g.findValue(t->name); ++k)
+      t->name = base + std::to_string(k);
+    t->elem = graph::ElemType::Float;
+    t->dims = {int64_t(values.size())};
+    t->raw.assign(reinterpret_cast<const char *>(values.data()), values.size() * sizeof(float));
+    Value *v = g.addConstant(std::move(t));
+    if (n->inputs.size() < 3)
+      n->inputs.resize(3, nullptr);
+    n->inputs[2] = v;
+  }
+  g.relink();
+  g.eraseUnusedInitializers();
+}
+
+bool quant::measureLayers(rt::Executor &floatEx, rt::Executor &quantEx, CalibrationData &data,
+                          int64_t maxSamples, QuantizeResult &result, DiagnosticEngine &diags) {
+  auto t0 = Clock::now();
+  // Every model output is measured, quantized or not.
+  for (const Value *v : floatEx.model().graph.outputs()) {
+    bool listed = false;
+    for (const TensorReport &r : result.tensors)
+      listed |= !r.weight && r.tensor == v->name;
+    if (listed)
+      continue;
+    TensorReport r;
+    r.tensor = v->name;
+    r.node = v->producer ? v->producer->displayName() : "(input)";
+    r.opType = v->producer ? v->producer->opType : "";
+    r.opset = "(output)";
+    r.quantized = false;
+    r.bits = 32;
+    result.tensors.push_back(std::move(r));
+  }
+  std::map<std::string, size_t> wanted;
+  for (size_t i = 0; i < result.tensors.size(); ++i)
+    if (!result.tensors[i].weight)
+      wanted[result.tensors[i].tensor] = i;
+  std::vector<double> signal(result.tensors.size(), 0), noise(result.tensors.size(), 0);
+  std::map<std::string, rt::Tensor> ref;
+  auto keep = [&](const graph::Value &v, const rt::Tensor &t) {
+    if (wanted.count(v.name) && t.elem() == graph::ElemType::Float)
+      ref[v.name] = t;
+  };
+  auto compare = [&](const graph::Value &v, const rt::Tensor &t) {
+    auto w = wanted.find(v.name);
+    auto r = ref.find(v.name);
+    if (w == wanted.end() || r == ref.end() || t.elem() != graph::ElemType::Float ||
+        t.numel() != r->second.numel())
+      return;
+    const float *a = r->second.data<float>(), *b = t.data<float>();
+    double s = 0, e = 0;
+    for (int64_t i = 0; i < t.numel(); ++i) {
+      s += double(a[i]) * a[i];
+      e += (double(b[i]) - a[i]) * (double(b[i]) - a[i]);
+    }
+    signal[w->second] += s;
+    noise[w->second] += e;
+  };
+  rt::RunOptions fo, qo;
+  fo.observe = keep;
+  qo.observe = compare;
+  data.rewind();
+  std::map<std::string, rt::Tensor> feed;
+  std::vector<rt::Tensor> out;
+  while (data.samples() < maxSamples && data.next(feed, diags)) {
+    ref.clear();
+    if (!floatEx.run(feed, out, diags, fo) || !quantEx.run(feed, out, diags, qo))
+      return false;
+  }
+  if (data.failed())
+    return false;
+  data.rewind();
+  for (size_t i = 0; i < result.tensors.size(); ++i) {
+    TensorReport &r = result.tensors[i];
+    if (r.weight || signal[i] == 0)
+      continue;
+    r.measured = true;
+    r.sqnr = noise[i] == 0 ? std::numeric_limits<double>::infinity()
+                           : 10 * std::log10(signal[i] / noise[i]);
+  }
+  result.seconds[3] = since(t0);
+  return true;
+}

@@ -1,0 +1,84 @@
+//===- Quantizer.h - Calibration, thresholds, corrections -------*- C++ -*-===//
+//
+// `tpcc quantize` without the file handling: given the plan of a (cleaned,
+// BN-folded) float model and calibration data, collect the statistics of
+// every quantized tensor, choose each activation's and weight's grid as the
+// recipe says (algorithms.md), compute the bias corrections, and describe
+// the QDQ model to write (QDQSpec). measureLayers then compares the
+// rewritten model with the float one, tensor by tensor.
+//
+//===----------------------------------------------------------------------===//
+#ifndef TPCC_BACKENDS_QUANTIZE_QUANTIZER_H
+#define TPCC_BACKENDS_QUANTIZE_QUANTIZER_H
+
+#include "backends/plan/Plan.h"
+#include "backends/quantize/Calibrate.h"
+#include "backends/quantize/QDQ.h"
+
+#include <functional>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace tpcc::quant {
+
+struct QuantizeOptions {
+  ir::Recipe recipe; ///< defaults when the user names none
+  /// Called with a phase name and its progress (done of total; total 0 when
+  /// unknown).
+  std::function<void(const char *, int64_t, int64_t)> progress;
+};
+
+/// One row of the summary table and the report.
+struct TensorReport {
+  std::string tensor, node, opType, opset, config;
+  bool weight = false; ///< a weight (else an activation)
+  bool quantized = true; ///< false: a float model output, measured only
+  ir::QuantMethod method = ir::QuantMethod::Symmetric;
+  int bits = 8;
+  bool isSigned = true;
+  std::string threshold; ///< the threshold method that chose the grid
+  double scale = 0;      ///< the first channel's for per-channel weights
+  int64_t zeroPoint = 0;
+  int64_t channels = 1;
+  double lo = 0, hi = 0; ///< the grid's range
+  double sqnr = 0;       ///< dB, filled by measureLayers (inf: exact)
+  bool measured = false;
+};
+
+struct QuantizeResult {
+  QDQSpec spec;
+  std::vector<TensorReport> tensors;
+  /// New float biases after bias correction: (node name, bias values); a
+  /// node without a bias input gets one.
+  std::vector<std::pair<std::string, std::vector<float>>> biases;
+  int64_t samples = 0;
+  double seconds[4] = {0, 0, 0, 0}; ///< calibration, thresholds, corrections, measuring
+};
+
+/// Calibrates and chooses every grid. `floatEx` runs `plan.model`.
+bool quantizePlan(const plan::Plan &plan, rt::Executor &floatEx, CalibrationData &data,
+                  const QuantizeOptions &options, QuantizeResult &result,
+                  DiagnosticEngine &diags);
+
+/// Completes `result.spec` from its activation and weight grids, the same
+/// for `tpcc quantize` and `tpcc apply`: tensors that ops moving values
+/// (MaxPool, Reshape, Flatten...) compute from a quantized input get its grid
+/// again (numerically the identity; it lets ONNX Runtime stay in integers),
+/// and biases of Conv/ConvTranspose/Gemm whose input and kernel are
+/// quantized become int32 on the accumulator grid.
+void completeSpec(const graph::Model &m, QuantizeResult &result);
+
+/// Writes the corrected biases of `result` into `m` (a copy of the plan's
+/// model, by node names).
+void applyBiases(graph::Model &m, const QuantizeResult &result);
+
+/// Runs both models over `data` (at most `maxSamples`) and fills the SQNR of
+/// every activation tensor of `result.tensors` (the value of that name in
+/// the quantized model against the float one).
+bool measureLayers(rt::Executor &floatEx, rt::Executor &quantEx, CalibrationData &data,
+                   int64_t maxSamples, QuantizeResult &result, DiagnosticEngine &diags);
+
+} // namespace tpcc::quant
+
+#endif

@@ -1,0 +1,504 @@
+//===- Threshold.cpp - Threshold and range selection ------------------------===//
+//
+// MCT's threshold searches (qparams_search.py, error_functions.py) over the
+// grids of Grid.h, as algorithms.md section 2 states them. Every function is
+// pure: weight channels may be searched in parallel.
+//
+//===----------------------------------------------------------------------===//
+#include "backends/quantize/Threshold.h"
+#include "backends/quantize/Lut.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <utility>
+
+using namespace tpcc;
+using namespace tpcc::quant;
+using ir::QuantMethod;
+using ir::ThresholdMethod;
+
+namespace {
+
+constexpr double kInf = std::numeric_limits<double>::infinity();
+constexpr double kTolerance = 1e-11;      // the stop rule of the iterative searches
+constexpr double kLow = 0.7, kHigh = 1.2; // search factors
+
+/// Round half to even, as np.round. Exact for |y| < 2^51 in the default
+/// rounding mode; callers round clipped grid positions (|y| <= 2^bits). Two
+/// adds instead of a libm call keep the weight searches' inner loop fast.
+inline double rnd(double y) {
+  constexpr double kMagic = 6755399441055744.0; // 1.5 * 2^52
+  return (y + kMagic) - kMagic;
+}
+
+/// 2^ceil(log2 max(x, minT)) (MCT's max_power_of_two).
+double maxPowerOfTwo(double x, double minT) {
+  return std::exp2(std::ceil(std::log2(std::max(x, minT))));
+}
+
+/// numpy.linspace(lo, hi, num)[i], computed as numpy does.
+double linspaceAt(double lo, double hi, int num, int i) {
+  if (i == num - 1)
+    return hi;
+  return double(i) * ((hi - lo) / double(num - 1)) + lo;
+}
+
+/// A grid as the error functions apply it: q(x) = step * rnd((clip(x, lo, hi)
+/// - base) / step) + base, base 0 for symmetric grids (MCT's quantize_tensor)
+/// and a' for uniform ones (uniform_quantize_tensor). LUT grids go through
+/// QuantGrid itself.
+struct Quantizer {
+  double lo = 0, hi = 0, step = 1, base = 0;
+  const QuantGrid *lut = nullptr;
+
+  double index(double x) const {
+    if (lut)
+      return double(lut->toInt(x));
+    double c = x < lo ? lo : (x > hi ? hi : x);
+    return rnd((c - base) / step);
+  }
+  double value(double x) const { return lut ? lut->quantize(x) : step * index(x) + base; }
+};
+
+Quantizer quantizerOf(const QuantGrid &g) {
+  Quantizer q;
+  if (!g.lut.empty()) {
+    q.lut = &g;
+    return q;
+  }
+  q.lo = g.lo;
+  q.hi = g.hi;
+  q.step = g.scale;
+  q.base = g.method == QuantMethod::Uniform ? g.lo : 0;
+  return q;
+}
+
+enum class Norm { Square, Abs, Pow };
+
+Norm normOf(ThresholdMethod m, double p) {
+  if (m == ThresholdMethod::MAE || (m == ThresholdMethod::LP && p == 1))
+    return Norm::Abs;
+  if (m == ThresholdMethod::LP && p != 2)
+    return Norm::Pow;
+  return Norm::Square;
+}
+
+template <Norm K> inline double norm(double d, double p) {
+  if constexpr (K == Norm::Square)
+    return d * d;
+  else if constexpr (K == Norm::Abs)
+    return std::abs(d);
+  else
+    return std::pow(std::abs(d), p);
+}
+
+/// Σ |q(x) - x|^p over the values: four accumulators in a fixed order, so
+/// results are reproducible. (SIMD through vector extensions, or multiplying
+/// by 1/step instead of MCT's division, each measured only 10-25% faster.)
+template <Norm K> double sumValues(const float *x, int64_t n, const Quantizer &q, double p) {
+  const double lo = q.lo, hi = q.hi, step = q.step, base = q.base;
+  auto err = [&](double v) {
+    double c = v < lo ? lo : (v > hi ? hi : v);
+    return norm<K>(step * rnd((c - base) / step) + base - v, p);
+  };
+  double s0 = 0, s1 = 0, s2 = 0, s3 = 0;
+  int64_t i = 0;
+  for (; i + 4 <= n; i += 4) {
+    s0 += err(x[i]);
+    s1 += err(x[i + 1]);
+    s2 += err(x[i + 2]);
+    s3 += err(x[i + 3]);
+  }
+  for (; i < n; ++i)
+    s0 += err(x[i]);
+  return (s0 + s1) + (s2 + s3);
+}
+
+/// Normalizes `p` to sum 1, then smooths it as MCT's _smooth_distribution:
+/// eps = min non-zero p / (2 len) added to zeros, taken evenly from non-zeros.
+void normalizeAndSmooth(std::vector<double> &p) {
+  double sum = 0, minNz = kInf;
+  size_t zeros = 0;
+  for (double v : p)
+    sum += v;
+  for (double &v : p) {
+    v /= sum;
+    if (v == 0)
+      ++zeros;
+    else
+      minNz = std::min(minNz, v);
+  }
+  if (zeros == 0)
+    return;
+  double eps = minNz / (2.0 * double(p.size()));
+  double take = eps * double(zeros) / double(p.size() - zeros);
+  for (double &v : p)
+    v = v == 0 ? eps : v - take;
+}
+
+/// The error of one candidate against either raw values or a histogram (bin
+/// lower edges as values); KL always goes through a histogram (for weights,
+/// a 2048-bin histogram of the values, built once).
+class Objective {
+public:
+  Objective(const Histogram &h, ThresholdMethod m, double p) : method(m), p(p), hist(&h) {
+    prepare();
+  }
+  Objective(const float *x, int64_t n, ThresholdMethod m, double p) : method(m), p(p), x(x), n(n) {
+    if (m == ThresholdMethod::KL) {
+      own = Histogram::of(x, n);
+      hist = &own;
+    }
+    prepare();
+  }
+  Objective(const Objective &) = delete;
+  Objective &operator=(const Objective &) = delete;
+
+  /// `q` quantizes; [rmin, rmax] is the KL range (ignored otherwise).
+  double operator()(const Quantizer &q, double rmin, double rmax) {
+    if (method == ThresholdMethod::KL)
+      return kl(q, rmin, rmax);
+    if (!hist) {
+      if (n == 0)
+        return 0;
+      if (q.lut) {
+        double s = 0;
+        for (int64_t i = 0; i < n; ++i)
+          s += normAny(q.value(x[i]) - x[i]);
+        return s / double(n);
+      }
+      switch (normOf(method, p)) {
+      case Norm::Square:
+        return sumValues<Norm::Square>(x, n, q, p) / double(n);
+      case Norm::Abs:
+        return sumValues<Norm::Abs>(x, n, q, p) / double(n);
+      case Norm::Pow:
+        return sumValues<Norm::Pow>(x, n, q, p) / double(n);
+      }
+    }
+    if (total <= 0)
+      return 0;
+    double s = 0;
+    for (size_t i = 0; i < ev.size(); ++i)
+      s += cv[i] * normAny(q.value(ev[i]) - ev[i]);
+    return s / total;
+  }
+
+private:
+  ThresholdMethod method;
+  double p;
+  const float *x = nullptr;
+  int64_t n = 0;
+  const Histogram *hist = nullptr;
+  Histogram own;
+  std::vector<double> ev, cv; ///< lower edges and counts of non-empty bins
+  double total = 0;
+  std::vector<double> pf, pq; ///< KL scratch, reused across candidates
+
+  void prepare() {
+    if (!hist)
+      return;
+    for (size_t i = 0; i < hist->counts.size(); ++i) {
+      total += hist->counts[i];
+      if (hist->counts[i] != 0) {
+        ev.push_back(hist->edges[i]);
+        cv.push_back(hist->counts[i]);
+      }
+    }
+  }
+
+  double normAny(double d) const {
+    switch (normOf(method, p)) {
+    case Norm::Square:
+      return d * d;
+    case Norm::Abs:
+      return std::abs(d);
+    case Norm::Pow:
+      return std::pow(std::abs(d), p);
+    }
+    return 0;
+  }
+
+  /// MCT's _kl_error_histogram: bins [first, last) are kept, with the counts
+  /// outside added to the first and last kept bin (P); each quantized value's
+  /// count is spread over the kept bins mapping to it with non-zero count (Q).
+  double kl(const Quantizer &q, double rmin, double rmax) {
+    if (!hist || hist->empty() || !(rmin < rmax))
+      return kInf;
+    const std::vector<double> &e = hist->edges, &c = hist->counts;
+    if (!(e.back() >= rmin && e.front() < rmax))
+      return kInf;
+    size_t firstGe = size_t(std::lower_bound(e.begin(), e.end(), rmin) - e.begin());
+    size_t first = firstGe > 0 ? firstGe - 1 : 0;
+    size_t last = size_t(std::lower_bound(e.begin(), e.end(), rmax) - e.begin()) - 1;
+    if (first >= last)
+      return 0;
+    size_t len = last - first;
+    pf.assign(c.begin() + first, c.begin() + last);
+    if (std::all_of(pf.begin(), pf.end(), [](double v) { return v == 0; }))
+      return kInf;
+    for (size_t i = 0; i < first; ++i)
+      pf.front() += c[i];
+    for (size_t i = last; i < c.size(); ++i)
+      pf.back() += c[i];
+    // q is monotone, so the bins sharing a quantized value are runs.
+    pq.assign(len, 0.0);
+    for (size_t i = 0; i < len;) {
+      double k = q.index(e[first + i]);
+      size_t j = i, positive = 0;
+      double sum = 0;
+      for (; j < len && q.index(e[first + j]) == k; ++j) {
+        sum += c[first + j];
+        positive += c[first + j] > 0;
+      }
+      double share = sum / (double(positive) + 1e-6); // MCT's guard against 0/0
+      for (size_t m = i; m < j; ++m)
+        pq[m] = c[first + m] > 0 ? share : 0.0;
+      i = j;
+    }
+    normalizeAndSmooth(pq);
+    normalizeAndSmooth(pf);
+    double d = 0;
+    for (size_t i = 0; i < len; ++i)
+      d += pf[i] * std::log(pf[i] / pq[i]);
+    return d;
+  }
+};
+
+/// The KL range of a threshold grid: [-t, t] signed (and always for POT
+/// activations, as MCT), [0, t] unsigned symmetric.
+std::pair<double, double> klRange(QuantMethod m, double t, bool isSigned) {
+  if (isSigned || m == QuantMethod::PowerOfTwo)
+    return {-t, t};
+  return {0.0, t};
+}
+
+void record(SearchTrace *trace, int iterations, int evaluations) {
+  if (trace) {
+    trace->iterations = iterations;
+    trace->evaluations = evaluations;
+  }
+}
+
+/// POT search: 2^(1+ceil(log2 m)-i), i = 0..count-1, the first minimum wins.
+template <class Loss>
+double searchPowerOfTwo(double m, int count, double minT, Loss &&loss, SearchTrace *trace) {
+  double top = 2 * maxPowerOfTwo(m, minT), bestT = top, bestL = kInf;
+  for (int i = 0; i < count; ++i) {
+    double t = top / std::exp2(i);
+    double l = loss(t);
+    if (i == 0 || l < bestL) {
+      bestT = t;
+      bestL = l;
+    }
+  }
+  record(trace, 0, count);
+  return std::max(bestT, minT);
+}
+
+/// The symmetric iterative search (qparams_symmetric_iterative_minimization).
+template <class Loss>
+double searchSymmetric(double t0, int iterations, int decFreq, Loss &&loss, SearchTrace *trace) {
+  constexpr int kCandidates = 30;
+  double alpha = kLow, beta = kHigh;
+  double t = t0, bestT = t0, bestL = loss(t0);
+  int evals = 1, k = 0;
+  while (k < iterations) {
+    double prev = bestL, lo = t * alpha, hi = t * beta;
+    double ct = lo, cl = kInf;
+    for (int i = 0; i < kCandidates; ++i) {
+      double c = linspaceAt(lo, hi, kCandidates, i);
+      double l = loss(c);
+      if (i == 0 || l < cl) {
+        ct = c;
+        cl = l;
+      }
+    }
+    evals += kCandidates;
+    t = ct; // the next range centres on this iteration's best, even if worse
+    if (cl < prev) {
+      bestT = ct;
+      bestL = cl;
+    }
+    double gain = prev - cl;
+    bool stop = gain > 0 && gain < kTolerance;
+    if (!stop && k % decFreq == 0) {
+      alpha = std::min(alpha * 1.02, 0.97);
+      beta = std::max(beta * 0.98, 1.03);
+    }
+    ++k;
+    if (stop)
+      break;
+  }
+  record(trace, k, evals);
+  return bestT;
+}
+
+/// The uniform range search (iterative_uniform_dynamic_range_search):
+/// candidates (alpha*a, beta*b) over an N x N grid of factors, alpha outer.
+template <class Loss>
+std::pair<double, double> searchUniform(double a0, double b0, int samples, int iterations,
+                                        Loss &&loss, SearchTrace *trace) {
+  std::vector<double> f(static_cast<size_t>(samples));
+  for (int i = 0; i < samples; ++i)
+    f[i] = linspaceAt(kLow, kHigh, samples, i);
+  double a = a0, b = b0, bestA = a0, bestB = b0, bestL = loss(a0, b0);
+  int evals = 1, k = 0;
+  while (k < iterations) {
+    double prev = bestL, ca = a, cb = b, cl = kInf;
+    bool firstCand = true;
+    for (double fa : f)
+      for (double fb : f) {
+        double l = loss(a * fa, b * fb);
+        if (firstCand || l < cl) {
+          ca = a * fa;
+          cb = b * fb;
+          cl = l;
+          firstCand = false;
+        }
+      }
+    evals += samples * samples;
+    a = ca;
+    b = cb;
+    if (cl < prev) {
+      bestA = ca;
+      bestB = cb;
+      bestL = cl;
+    }
+    ++k;
+    double gain = prev - cl;
+    if (gain > 0 && gain < kTolerance)
+      break;
+  }
+  record(trace, k, evals);
+  return {bestA, bestB};
+}
+
+/// The largest |upper edge| of non-empty bins (activations' no-clipping t).
+double histogramMaxAbs(const Histogram &h) {
+  double m = 0;
+  for (size_t i = 0; i < h.counts.size(); ++i)
+    if (h.counts[i] > 0)
+      m = std::max(m, std::abs(h.edges[i + 1]));
+  return m;
+}
+
+} // namespace
+
+double quant::histogramError(const Histogram &h, const QuantGrid &g, const SelectionOptions &o) {
+  Objective obj(h, o.error, o.p);
+  auto [rmin, rmax] = g.method == QuantMethod::Uniform ? std::make_pair(g.lo, g.hi)
+                                                       : klRange(g.method, g.threshold, g.isSigned);
+  return obj(quantizerOf(g), rmin, rmax);
+}
+
+double quant::valuesError(const float *x, int64_t n, const QuantGrid &g,
+                          const SelectionOptions &o) {
+  Objective obj(x, n, o.error, o.p);
+  if (o.error != ThresholdMethod::KL)
+    return obj(quantizerOf(g), 0, 0);
+  // MCT's tensor KL quantizes the histogram edges on a uniform grid over the
+  // range, whatever the method.
+  auto [rmin, rmax] = g.method == QuantMethod::Uniform
+                          ? std::make_pair(g.lo, g.hi)
+                          : std::make_pair(g.isSigned ? -g.threshold : 0.0, g.threshold);
+  QuantGrid u = uniformGrid(rmin, rmax, g.bits);
+  return obj(quantizerOf(u), rmin, rmax);
+}
+
+QuantGrid quant::selectActivationGrid(const Histogram &h, QuantMethod method, int bits,
+                                      bool isSigned, const SelectionOptions &o) {
+  const double minT = o.minThreshold;
+  record(o.trace, 0, 0);
+  if (ir::isLut(method))
+    return selectLutActivationGrid(h, method, bits, kLutMultiplierBits, isSigned, minT);
+  bool noClip = o.error == ThresholdMethod::NoClipping || h.total() <= 0;
+  Objective obj(h, o.error, o.p);
+
+  if (method == QuantMethod::Uniform) {
+    double a = h.minNonEmpty(), b = h.maxNonEmpty();
+    if (noClip)
+      return uniformGrid(a, b, bits);
+    auto [ra, rb] = searchUniform(
+        a, b, 12, 30,
+        [&](double ca, double cb) { return obj(quantizerOf(uniformGrid(ca, cb, bits)), ca, cb); },
+        o.trace);
+    return uniformGrid(ra, rb, bits);
+  }
+
+  double tmax = histogramMaxAbs(h);
+  auto loss = [&](double t) {
+    auto [rmin, rmax] = klRange(method, t, isSigned);
+    return obj(quantizerOf(symmetricGrid(t, bits, isSigned)), rmin, rmax);
+  };
+  if (method == QuantMethod::PowerOfTwo) {
+    if (noClip)
+      return powerOfTwoGrid(maxPowerOfTwo(tmax, minT), bits, isSigned);
+    // The candidates start above the largest |edge|, empty bins included.
+    double m = 0;
+    for (double e : h.edges)
+      m = std::max(m, std::abs(e));
+    return powerOfTwoGrid(searchPowerOfTwo(m, 20, minT, loss, o.trace), bits, isSigned);
+  }
+  double t0 = std::max(minT, tmax);
+  if (noClip)
+    return symmetricGrid(t0, bits, isSigned);
+  double t = searchSymmetric(t0, 20, 4, loss, o.trace);
+  return symmetricGrid(std::max(minT, t), bits, isSigned);
+}
+
+QuantGrid quant::selectWeightGrid(const float *x, int64_t n, QuantMethod method, int bits,
+                                  bool perChannel, const SelectionOptions &o) {
+  const double minT = o.minThreshold;
+  record(o.trace, 0, 0);
+  if (ir::isLut(method))
+    return selectLutGrid(x, n, method, bits, kLutMultiplierBits);
+  double mn = 0, mx = 0;
+  if (n > 0) {
+    mn = mx = x[0];
+    for (int64_t i = 1; i < n; ++i) {
+      mn = std::min(mn, double(x[i]));
+      mx = std::max(mx, double(x[i]));
+    }
+  }
+  bool noClip = o.error == ThresholdMethod::NoClipping || n == 0;
+  Objective obj(x, n, o.error, o.p);
+
+  if (method == QuantMethod::Uniform) {
+    if (noClip)
+      return uniformGrid(mn, mx, bits);
+    auto [ra, rb] = searchUniform(
+        mn, mx, 8, perChannel ? 10 : 30,
+        [&](double ca, double cb) { return obj(quantizerOf(uniformGrid(ca, cb, bits)), ca, cb); },
+        o.trace);
+    return uniformGrid(ra, rb, bits);
+  }
+
+  double m = weightNoClippingMax(mn, mx, bits);
+  // Weights are signed. KL quantizes the values' histogram uniformly over
+  // [-t, t] (MCT's _kl_error_function).
+  auto loss = [&](double t) {
+    if (o.error == ThresholdMethod::KL)
+      return obj(quantizerOf(uniformGrid(-t, t, bits)), -t, t);
+    return obj(quantizerOf(symmetricGrid(t, bits, true)), -t, t);
+  };
+  if (method == QuantMethod::PowerOfTwo) {
+    if (noClip)
+      return powerOfTwoGrid(maxPowerOfTwo(m, minT), bits, true);
+    return powerOfTwoGrid(searchPowerOfTwo(m, 10, minT, loss, o.trace), bits, true);
+  }
+  double t0 = std::max(minT, m);
+  if (noClip)
+    return symmetricGrid(t0, bits, true);
+  double t = perChannel ? searchSymmetric(t0, 15, 3, loss, o.trace)
+                        : searchSymmetric(t0, 40, 5, loss, o.trace);
+  return symmetricGrid(std::max(minT, t), bits, true);
+}
+
+double quant::weightNoClippingMax(double min, double max, int bits) {
+  // The largest positive value lands on t - scale; 1-bit grids have no
+  // positive level (MCT's expansion factor 0).
+  double f = bits > 1 ? std::exp2(bits - 1) / (std::exp2(bits - 1) - 1) : 0.0;
+  return std::max(-min, max * f);
+}

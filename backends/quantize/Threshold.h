@@ -1,0 +1,64 @@
+//===- Threshold.h - Threshold and range selection (algorithms.md 2) -*- C++ -*-===//
+//
+// Chooses the grid of one activation tensor (from its histogram) or of one
+// weight tensor or channel (from its values), for every threshold method of
+// the recipe (no_clipping, mse, mae, lp, kl) and every quantization method
+// (power_of_two, symmetric, uniform; LUT methods in Lut.h), exactly as MCT
+// defines the searches, so results are comparable.
+//
+//===----------------------------------------------------------------------===//
+#ifndef TPCC_BACKENDS_QUANTIZE_THRESHOLD_H
+#define TPCC_BACKENDS_QUANTIZE_THRESHOLD_H
+
+#include "backends/quantize/Grid.h"
+#include "backends/quantize/Histogram.h"
+#include "ir/TpcIR.h"
+
+#include <cstdint>
+
+namespace tpcc::quant {
+
+/// What one selection did: filled when SelectionOptions::trace is set (tests
+/// and diagnostics; give each concurrent selection its own).
+struct SearchTrace {
+  /// Iterations of the symmetric or uniform search run (the stop rule may
+  /// end it before the schedule's count); 0 for no_clipping and POT.
+  int iterations = 0;
+  /// Error evaluations, the starting point included.
+  int evaluations = 0;
+};
+
+struct SelectionOptions {
+  ir::ThresholdMethod error = ir::ThresholdMethod::MSE;
+  double p = 2;                         ///< lp
+  double minThreshold = 1.0 / 65536;    ///< every threshold is floored here
+  SearchTrace *trace = nullptr;         ///< optional: receives what the search did
+};
+
+/// The error of quantizing the histogram `h` (bin lower edges as values)
+/// with `g` under `o.error` (MSE, MAE, LP; KL: the KL divergence of
+/// algorithms.md 2). Smaller is better.
+double histogramError(const Histogram &h, const QuantGrid &g, const SelectionOptions &o);
+/// The error of quantizing `n` values with `g` (MSE, MAE, LP; KL through a
+/// 2048-bin histogram of the values).
+double valuesError(const float *x, int64_t n, const QuantGrid &g, const SelectionOptions &o);
+
+/// The grid of an activation tensor with histogram `h` (outliers already
+/// removed). `isSigned`: decided by the caller (platform signedness, known
+/// output range, or a negative non-empty bin). For method Uniform the
+/// signedness is ignored.
+QuantGrid selectActivationGrid(const Histogram &h, ir::QuantMethod method, int bits,
+                               bool isSigned, const SelectionOptions &o);
+
+/// The grid of one weight tensor or channel: `n` values at `x` (signed
+/// always). `perChannel` picks the per-channel search iteration counts.
+QuantGrid selectWeightGrid(const float *x, int64_t n, ir::QuantMethod method, int bits,
+                           bool perChannel, const SelectionOptions &o);
+
+/// The weights' no-clipping threshold M = max(-min, max * 2^(bits-1) /
+/// (2^(bits-1) - 1)): the largest positive value lands on t - scale.
+double weightNoClippingMax(double min, double max, int bits);
+
+} // namespace tpcc::quant
+
+#endif
