@@ -157,6 +157,18 @@ bool CalibrationData::fill(Source &s, DiagnosticEngine &diags) {
       error = true;
       return false;
     }
+    if (in.type.shape) // the sample dimensions the model fixes
+      for (size_t i = 1; i < rank; ++i) {
+        const graph::Dim &d = (*in.type.shape)[i];
+        if (d.known() && d.value != t.dim(int64_t(i))) {
+          diags.emitAt(path, diag::err_calib_mismatch, path, in.name,
+                       fmt::format("its samples are {}, the input's are {}",
+                                   rt::shapeStr(rt::Shape(t.shape().begin() + 1, t.shape().end())),
+                                   in.type.str()));
+          error = true;
+          return false;
+        }
+      }
     if (t.rank() == 0 || t.dim(0) == 0)
       continue;
     s.current = t;

@@ -188,9 +188,31 @@ double Histogram::maxNonEmpty() const {
 void TensorStats::fold() {
   if (pending.empty())
     return;
+  // Histogram::merge of the pending batches then `merged`, in that order,
+  // with one batch's edges materialized at a time.
+  double glo = merged.empty() ? pending[0].lo : std::min(pending[0].lo, merged.edges.front());
+  double ghi = merged.empty() ? pending[0].hi : std::max(pending[0].hi, merged.edges.back());
+  for (const Batch &b : pending) {
+    glo = std::min(glo, b.lo);
+    ghi = std::max(ghi, b.hi);
+  }
+  Histogram out;
+  out.edges = linspaceEdges(glo, ghi, kHistogramBins);
+  out.counts.assign(size_t(kHistogramBins), 0.0);
+  auto addRebinned = [&](const Histogram &h) {
+    std::vector<double> c = Histogram::rebin(h, out.edges);
+    for (int i = 0; i < kHistogramBins; ++i)
+      out.counts[i] += c[i];
+  };
+  for (const Batch &b : pending) {
+    Histogram h;
+    h.edges = linspaceEdges(b.lo, b.hi, int(b.counts.size()));
+    h.counts.assign(b.counts.begin(), b.counts.end());
+    addRebinned(h);
+  }
   if (!merged.empty())
-    pending.push_back(std::move(merged));
-  merged = Histogram::merge(pending);
+    addRebinned(merged);
+  merged = std::move(out);
   pending.clear();
 }
 
@@ -236,7 +258,9 @@ void TensorStats::add(const float *data, const std::vector<int64_t> &shape) {
     }
   }
   ++nBatches;
-  pending.push_back(binned(data, n, bmin, bmax, kHistogramBins));
+  // Counts are integers below 2^32 (a batch is far smaller than 16 GiB).
+  Histogram h = binned(data, n, bmin, bmax, kHistogramBins);
+  pending.push_back({h.edges.front(), h.edges.back(), {h.counts.begin(), h.counts.end()}});
   if (int(pending.size()) >= kMergeEvery)
     fold();
 }

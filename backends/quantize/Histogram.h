@@ -5,8 +5,9 @@
 // Each batch gets its own histogram over [batch min, batch max] (float64
 // edges); batches merge onto edges from the global min to the global max by
 // linear interpolation of each batch histogram's cumulative counts, as MCT
-// does. Memory is bounded: one histogram and the channel vectors per tensor,
-// whatever the number of samples.
+// does. Memory is bounded whatever the number of samples: one histogram, a
+// few compact batch histograms waiting to be merged, and the channel vectors
+// per tensor.
 //
 //===----------------------------------------------------------------------===//
 #ifndef TPCC_BACKENDS_QUANTIZE_HISTOGRAM_H
@@ -47,12 +48,13 @@ struct Histogram {
 
 /// Collects the statistics of one tensor over many batches.
 ///
-/// Batch histograms wait in `pending` and are merged (Histogram::merge) into
-/// the running histogram every kMergeEvery batches and when histogram() is
-/// asked for. Up to kMergeEvery batches this is exactly MCT's single merge;
-/// beyond, the running histogram is itself re-binned onto the widened edges
-/// by the same interpolation (exact when the global range did not grow), a
-/// difference within interpolation error that keeps memory bounded.
+/// Batch histograms wait in `pending` (8 KiB each: their range and integer
+/// counts) and are merged, as Histogram::merge does, into the running
+/// histogram every kMergeEvery batches and when histogram() is asked for.
+/// Up to kMergeEvery batches this is exactly MCT's single merge; beyond, the
+/// running histogram is itself re-binned onto the widened edges by the same
+/// interpolation (exact when the global range did not grow), a difference
+/// within interpolation error that keeps memory bounded.
 class TensorStats {
 public:
   static constexpr int kMergeEvery = 32;
@@ -77,9 +79,13 @@ private:
   double lo = 0, hi = 0;
   int64_t nBatches = 0;
   std::vector<double> cmin, cmax, meanSum;
-  /// Batch histograms not merged yet; merged into `merged` in groups so
-  /// memory stays bounded.
-  std::vector<Histogram> pending;
+  /// A batch histogram not merged yet: its edges are numpy.linspace(lo, hi,
+  /// 2049), rebuilt bit for bit when merged.
+  struct Batch {
+    double lo, hi;
+    std::vector<uint32_t> counts;
+  };
+  std::vector<Batch> pending;
   Histogram merged;
   /// Merges `pending` (and `merged`) into `merged`.
   void fold();

@@ -66,9 +66,9 @@ void put(Tensor &t, int64_t i, double x) {
   }
 }
 
-/// Where a node goes in the written order: original nodes at (position, 0);
-/// a weight's DequantizeLinear just before its first consumer; an
-/// activation's Q/DQ pair just after the producer (position -1: the inputs).
+/// Where a node goes in the written order: original nodes at (position, 0); a weight's
+/// DequantizeLinear just before its first consumer; an activation's Q/DQ just after the
+/// producer (position -1: the inputs).
 struct Place {
   int64_t pos = 0, sub = 0;
   bool operator<(const Place &o) const { return pos != o.pos ? pos < o.pos : sub < o.sub; }
@@ -288,7 +288,10 @@ std::string Rewriter::freshNode(const std::string &base) {
 
 Value *Rewriter::constant(std::unique_ptr<Tensor> t, const std::string &base) {
   t->name = freshValue(base);
-  return g.addConstant(std::move(t));
+  Value *v = g.addConstant(std::move(t));
+  if (m.irVersion < 4) // initializers are graph inputs before IR version 4
+    g.addInput(v);
+  return v;
 }
 
 /// A new value of type `e` with the shape of `like` (when known).
@@ -476,10 +479,8 @@ bool Rewriter::reorder() {
 
 bool Rewriter::apply() {
   const std::vector<Node *> &topo = g.topologicalOrder();
-  for (size_t k = 0; k < g.nodes().size(); ++k) {
-    Node *n = topo.size() == g.nodes().size() ? topo[k] : g.nodes()[k].get();
-    places[n] = {int64_t(k), 0};
-  }
+  for (size_t k = 0; k < g.nodes().size(); ++k)
+    places[topo.size() == g.nodes().size() ? topo[k] : g.nodes()[k].get()] = {int64_t(k), 0};
   for (const BiasQDQ &b : spec.biases)
     rewriteBias(b);
   for (const WeightQDQ &w : spec.weights)
@@ -491,8 +492,7 @@ bool Rewriter::apply() {
 }
 
 bool quant::rewriteToQDQ(graph::Model &m, const QDQSpec &spec, DiagnosticEngine &diags) {
-  if (spec.activations.empty() && spec.weights.empty() && spec.biases.empty())
-    return true;
   Rewriter r(m, spec, diags);
-  return r.check() && r.apply();
+  bool none = spec.activations.empty() && spec.weights.empty() && spec.biases.empty();
+  return none || (r.check() && r.apply());
 }

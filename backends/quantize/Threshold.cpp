@@ -209,15 +209,8 @@ private:
   }
 
   double normAny(double d) const {
-    switch (normOf(method, p)) {
-    case Norm::Square:
-      return d * d;
-    case Norm::Abs:
-      return std::abs(d);
-    case Norm::Pow:
-      return std::pow(std::abs(d), p);
-    }
-    return 0;
+    Norm k = normOf(method, p);
+    return k == Norm::Square ? d * d : k == Norm::Abs ? std::abs(d) : std::pow(std::abs(d), p);
   }
 
   /// MCT's _kl_error_histogram: bins [first, last) are kept, with the counts

@@ -19,6 +19,7 @@ ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lit")
 PLAN = os.path.join(ROOT, "plan", "Inputs", "models")
 BAD = os.path.join(ROOT, "model", "Inputs")
 RUN = os.path.join(ROOT, "run", "Inputs")
+QUANT = os.path.join(ROOT, "quantize", "Inputs")
 
 
 def vi(name, shape, elem=TensorProto.FLOAT):
@@ -269,6 +270,27 @@ def run_models():
                               [vi("a", [2, 3]), vi("b", [2, 3])], [vi("y", [2, 3])])
 
 
+def quantize_models():
+    """Models of the quantizer's lit tests."""
+    rng = np.random.RandomState(5)
+    w = lambda name, dims: const(name, rng.normal(0, 0.3, int(np.prod(dims))), dims)
+    bad = rng.normal(0, 0.3, 8 * 1 * 3 * 3)
+    bad[4] = np.nan
+    yield "nan_weight", model(
+        [node("Conv", "conv", ["x", "W", "B"], ["c"], pads=[1, 1, 1, 1]),
+         node("Relu", "relu", ["c"], ["y"])],
+        [vi("x", [1, 1, 8, 8])], [vi("y", [1, 8, 8, 8])],
+        [const("W", bad, [8, 1, 3, 3]), w("B", [8])])
+
+
+def quantize_data():
+    rng = np.random.RandomState(13)
+    yield "x1.npy", rng.uniform(0, 1, (1, 8, 8)).astype(np.float32)
+    yield "zero.npy", np.zeros((0, 1, 8, 8), np.float32)
+    yield "f64.npy", rng.uniform(0, 1, (4, 1, 8, 8))
+    yield "shape.npy", rng.uniform(0, 1, (4, 1, 9, 9)).astype(np.float32)
+
+
 def run_data():
     rng = np.random.RandomState(11)
     x = rng.uniform(-1, 1, (3, 4, 6, 6)).astype(np.float32)
@@ -302,6 +324,10 @@ def main():
         save(m, RUN, name + ".onnx")
     for name, a in run_data():
         save_npy(RUN, name, a)
+    for name, m in quantize_models():
+        save(m, QUANT, name + ".onnx")
+    for name, a in quantize_data():
+        save_npy(QUANT, name, a)
     with open(os.path.join(RUN, "x.pb"), "wb") as f:
         f.write(numpy_helper.from_array(np.load(os.path.join(RUN, "x.npy")), "x").SerializeToString())
     save_npy(RUN, "shape44.npy", np.array([4, 4], dtype=np.int64))

@@ -57,11 +57,9 @@ def make_inputs(path, work, models_dir):
     return feeds
 
 
-def check(path, args, models_dir):
-    base = os.path.basename(path)
-    work = os.path.join(args.work, base.replace(".onnx", ""))
-    os.makedirs(work, exist_ok=True)
-    feeds = make_inputs(path, work, models_dir)
+def run_both(path, feeds, args, work):
+    """Runs `path` through ORT and `tpcc run` on `feeds`; returns (output names,
+    ORT outputs, tpcc outputs) or a string saying what failed."""
     env = dict(os.environ, NODE_PATH=args.node_modules)
     ort = subprocess.run(["node", ORT_RUN, path, os.path.join(work, "ort")] +
                          [f"{n}={f}" for n, f in feeds], env=env, capture_output=True, text=True)
@@ -74,12 +72,25 @@ def check(path, args, models_dir):
     tp = subprocess.run(cmd, capture_output=True, text=True)
     if tp.returncode:
         return f"tpcc run failed: {tp.stderr.strip()}"
+    want = [np.load(os.path.join(work, f"ort{k}.npy")) for k in range(len(names))]
+    got = [np.load(os.path.join(work, f"tpcc{k}.npy")) for k in range(len(names))]
+    for n, w, g in zip(names, want, got):
+        if w.shape != g.shape or w.dtype != g.dtype:
+            return f"output `{n}`: tpcc gives {g.dtype}{list(g.shape)}, ORT {w.dtype}{list(w.shape)}"
+    return names, want, got
+
+
+def check(path, args, models_dir):
+    base = os.path.basename(path)
+    work = os.path.join(args.work, base.replace(".onnx", ""))
+    os.makedirs(work, exist_ok=True)
+    feeds = make_inputs(path, work, models_dir)
+    r = run_both(path, feeds, args, work)
+    if isinstance(r, str):
+        return r
+    names, wants, gots = r
     worst = []
-    for k, n in enumerate(names):
-        want = np.load(os.path.join(work, f"ort{k}.npy"))
-        got = np.load(os.path.join(work, f"tpcc{k}.npy"))
-        if want.shape != got.shape or want.dtype != got.dtype:
-            return f"output `{n}`: tpcc gives {got.dtype}{list(got.shape)}, ORT {want.dtype}{list(want.shape)}"
+    for n, want, got in zip(names, wants, gots):
         scale = max(float(np.max(np.abs(want))), 1e-6) if want.size else 1.0
         rel = float(np.max(np.abs(got.astype(np.float64) - want))) / scale if want.size else 0.0
         worst.append(f"{n} {rel:.2e}")

@@ -1,0 +1,112 @@
+#!/usr/bin/python3
+"""ort_quantized.py - quantized models through ONNX Runtime and through tpcc.
+
+Each shared model (fashion_cnn, digits_cnn) is quantized with `tpcc quantize` for
+each shipped platform (imx500, tflite, qnnpack, default; imx500 also with 4-bit
+weights) on its calibration set. The QDQ model then runs on 64 calibration samples
+through ONNX Runtime (onnxruntime-node, which uses its integer kernels) and through
+`tpcc run`; every output element must agree within one quantization step of that
+output (its scale, from the --report JSON). When test/ort/ort_optimized.js exists,
+the model ORT optimizes must contain integer kernels (QLinearConv, QGemm,
+QLinearMatMul, MatMulInteger...).
+
+usage: ort_quantized.py --tpcc BIN --node-modules DIR --work DIR --models DIR
+Exit 0: all agree; 1: a disagreement or a failure; 77: Node.js or onnxruntime-node
+is missing (the reason printed).
+"""
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+
+import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from ort_crosscheck import run_both  # noqa: E402
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ORT_OPTIMIZED = os.path.join(HERE, "..", "ort", "ort_optimized.js")
+INTEGER_OPS = {"QLinearConv", "QGemm", "QLinearMatMul", "MatMulInteger", "ConvInteger",
+               "MatMulIntegerToFloat", "DynamicQuantizeMatMul"}
+MODELS = [("fashion_cnn.onnx", "fashion_calib_x.npy"), ("digits_cnn.onnx", "digits_calib_x.npy")]
+CASES = [("imx500", None), ("tflite", None), ("qnnpack", None), ("default", None),
+         ("imx500", "recipe w4 { weights_bits: 4 }")]
+
+
+def check(model, calib, platform, recipe, args):
+    tag = f"{model.replace('.onnx', '')}.{platform}" + (".w4" if recipe else "")
+    work = os.path.join(args.work, tag)
+    os.makedirs(work, exist_ok=True)
+    out, report = os.path.join(work, "q.onnx"), os.path.join(work, "report.json")
+    cmd = [args.tpcc, "quantize", "--platform", platform, "--calib",
+           os.path.join(args.models, calib), os.path.join(args.models, model), "-o", out,
+           "--report", report, "--progress=never"]
+    if recipe:
+        rfile = os.path.join(work, "recipe.tpc")
+        with open(rfile, "w") as f:
+            f.write(recipe + "\n")
+        cmd += ["--recipe", rfile]
+    q = subprocess.run(cmd, capture_output=True, text=True)
+    if q.returncode:
+        return tag, f"tpcc quantize failed: {q.stderr.strip()}"
+    steps = {t["name"]: t["scale"] for t in json.load(open(report))["tensors"]
+             if t["kind"] == "activation"}
+    x = np.load(os.path.join(args.models, calib))[:64].astype(np.float32)
+    feed = os.path.join(work, "x.npy")
+    np.save(feed, x)
+    r = run_both(out, [("input", feed)], args, work)
+    if isinstance(r, str):
+        return tag, r
+    notes = []
+    for name, want, got in zip(*r):
+        if name not in steps:
+            return tag, f"output `{name}` is not quantized; no step to compare within"
+        diff = float(np.max(np.abs(got.astype(np.float64) - want)))
+        steps_off = diff / steps[name]
+        notes.append(f"{name} max |tpcc-ort| = {steps_off:.2f} steps")
+        if steps_off > 1 + 1e-6:
+            return tag, f"output `{name}`: tpcc and ORT differ by {steps_off:.2f} quantization steps"
+    if os.path.exists(ORT_OPTIMIZED):
+        env = dict(os.environ, NODE_PATH=args.node_modules)
+        o = subprocess.run(["node", ORT_OPTIMIZED, out, "--save", os.path.join(work, "optimized.onnx")],
+                           env=env, capture_output=True, text=True)
+        if o.returncode:
+            return tag, f"ORT optimization failed: {o.stderr.strip()}"
+        line = [l for l in o.stdout.splitlines() if l.startswith("ops:")]
+        ops = {op.split(":")[-1] for op in (line[0].split()[1:] if line else [])}
+        integer = sorted(ops & INTEGER_OPS)
+        if not integer:
+            return tag, f"ORT ran no integer kernel; its optimized graph has {' '.join(sorted(ops))}"
+        notes.append("ORT kernels " + " ".join(integer))
+    return tag, "; ".join(notes)
+
+
+def main():
+    p = argparse.ArgumentParser()
+    p.add_argument("--tpcc", required=True)
+    p.add_argument("--node-modules", required=True)
+    p.add_argument("--work", required=True)
+    p.add_argument("--models", required=True)
+    args = p.parse_args()
+    if not shutil.which("node"):
+        print("SKIPPED: Node.js is not installed (scripts/setup installs it)")
+        return 77
+    if not os.path.isdir(os.path.join(args.node_modules, "onnxruntime-node")):
+        print(f"SKIPPED: onnxruntime-node is not installed in {args.node_modules}")
+        return 77
+    failed = total = 0
+    for model, calib in MODELS:
+        for platform, recipe in CASES:
+            total += 1
+            tag, note = check(model, calib, platform, recipe, args)
+            ok = not note.startswith(("tpcc", "ONNX", "output", "ORT ran", "ORT opt"))
+            print(f"{'ok  ' if ok else 'FAIL'} {tag}: {note}")
+            failed += not ok
+    print(f"ort quantized check: {total - failed} agree, {failed} differ, of {total} models")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
