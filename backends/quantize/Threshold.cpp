@@ -226,8 +226,16 @@ private:
     size_t first = firstGe > 0 ? firstGe - 1 : 0;
     size_t last = size_t(std::lower_bound(e.begin(), e.end(), rmax) - e.begin()) - 1;
     if (first >= last)
-      return 0;
+      return c.size() > 1 ? kInf : 0; // inside one bin: see below
     size_t len = last - first;
+    // Unlike MCT: a range narrower than the grid has levels cannot be judged
+    // at the histogram's resolution (Q equals P there, KL is 0, and the
+    // search would clip almost everything: POT activations picked 2^-16).
+    // TensorRT's entropy calibration keeps at least 128 bins for the same
+    // reason; the candidate needs one bin per level.
+    double levels = q.lut ? double(q.lut->lut.size()) : (q.hi - q.lo) / q.step + 1;
+    if (double(len) < levels && len + 1 < c.size())
+      return kInf;
     pf.assign(c.begin() + first, c.begin() + last);
     if (std::all_of(pf.begin(), pf.end(), [](double v) { return v == 0; }))
       return kInf;

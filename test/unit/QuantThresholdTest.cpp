@@ -109,11 +109,12 @@ TEST(QuantThreshold, ActivationSearchesMatchReference) {
   QuantGrid pot =
       selectActivationGrid(h, QuantMethod::PowerOfTwo, 8, true, opts(ThresholdMethod::MSE));
   EXPECT_EQ(pot.threshold, 4.0);
-  // KL over POT candidates: a range inside one bin scores 0 (MCT), so the
-  // search lands on 2^-9 (bins are 2^-8 wide).
+  // KL over POT candidates: in MCT a range inside one bin scores 0, so its
+  // search lands on 2^-9 (bins are 2^-8 wide). Ranges narrower than one bin
+  // per grid level are refused here, so KL picks a threshold near MSE's.
   EXPECT_EQ(selectActivationGrid(h, QuantMethod::PowerOfTwo, 8, true, opts(ThresholdMethod::KL))
                 .threshold,
-            0.001953125);
+            4.0);
   // Uniform: numpy's best range [-2.8414992800594767, 3.8074586914024464],
   // made zero-exact: [-2.842103603487646, 3.8068543679742777].
   QuantGrid u = selectActivationGrid(h, QuantMethod::Uniform, 8, true, opts(ThresholdMethod::MSE));
