@@ -97,6 +97,8 @@ std::unique_ptr<Executor> Executor::create(const graph::Model &model, Diagnostic
     if (lastUse[v->id] >= 0 && !v->isGraphOutput && !v->constant)
       ex->steps[size_t(lastUse[v->id])].release.push_back(v->id);
   ex->states.resize(ex->steps.size());
+  if (!ex->precompute(diags))
+    return nullptr;
   ex->foldActivations();
   return ex;
 }
@@ -132,6 +134,43 @@ static std::optional<PostOp> activationBounds(const graph::Node &n, int64_t opse
   if (!(p.lo <= p.hi) || std::isnan(p.lo) || std::isnan(p.hi))
     return std::nullopt;
   return p;
+}
+
+/// Nodes whose inputs are all constants (DequantizeLinear of quantized
+/// weights, shape arithmetic) run once here instead of on every batch.
+/// Random operators and outputs over 64 MiB are left to run time.
+bool Executor::precompute(DiagnosticEngine &diags) {
+  constexpr size_t kMaxBytes = size_t(64) << 20;
+  for (size_t s = 0; s < steps.size(); ++s) {
+    Step &step = steps[s];
+    const graph::Node &n = *step.node;
+    if (!step.kernel || n.outputs.empty() || llvm::StringRef(n.opType).startswith("Random") ||
+        n.opType == "Bernoulli" || n.hasSubgraphs())
+      continue;
+    bool constant = true;
+    for (const graph::Value *in : n.inputs)
+      constant &= !in || (constants[in->id].defined() && !in->isGraphInput); // inputs may be fed
+    if (!constant)
+      continue;
+    KernelContext ctx(n, step.opset, states[s]);
+    for (const graph::Value *in : n.inputs)
+      ctx.inputs.push_back(in ? &constants[in->id] : nullptr);
+    ctx.outputs.resize(n.outputs.size());
+    if (!step.kernel(ctx)) {
+      diags.emitAt(graph::describeNode(where, n), diag::err_run_node, ctx.error);
+      return false;
+    }
+    size_t bytes = 0;
+    for (const Tensor &t : ctx.outputs)
+      bytes += t.bytes();
+    if (bytes > kMaxBytes)
+      continue;
+    for (size_t i = 0; i < n.outputs.size(); ++i)
+      if (n.outputs[i])
+        constants[n.outputs[i]->id] = std::move(ctx.outputs[i]);
+    step.precomputed = true;
+  }
+  return true;
 }
 
 void Executor::foldActivations() {
@@ -245,6 +284,13 @@ bool Executor::run(const std::map<std::string, Tensor> &inputs, std::vector<Tens
   for (size_t s = 0; s < steps.size(); ++s) {
     const Step &step = steps[s];
     const graph::Node &n = *step.node;
+    if (step.precomputed) {
+      if (options.observe)
+        for (const graph::Value *out : n.outputs)
+          if (out)
+            options.observe(*out, constants[out->id]);
+      continue;
+    }
     if (fold && step.folded) { // computed by the convolution already
       values[n.outputs[0]->id] = values[step.foldedFrom];
       for (unsigned id : step.release)

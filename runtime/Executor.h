@@ -89,8 +89,12 @@ private:
     /// step's output (`foldedFrom`: the value it reads).
     bool folded = false;
     unsigned foldedFrom = 0;
+    /// Every input is a constant: computed once by create(); its outputs are
+    /// in `constants`.
+    bool precomputed = false;
   };
   void foldActivations();
+  bool precompute(DiagnosticEngine &diags);
   std::vector<Step> steps;
   std::vector<std::unique_ptr<NodeState>> states;
   std::vector<Tensor> constants; ///< by value id

@@ -57,3 +57,48 @@ std::optional<int64_t> rt::normalizeAxis(int64_t axis, int64_t rank) {
     return std::nullopt;
   return axis < 0 ? axis + rank : axis;
 }
+
+bool rt::isHalf(ElemType e) { return e == ElemType::Float16 || e == ElemType::BFloat16; }
+
+static Tensor widen(const Tensor &t) {
+  Tensor r(ElemType::Float, t.shape());
+  const uint16_t *s = t.data<uint16_t>();
+  float *d = r.data<float>();
+  bool bf = t.elem() == ElemType::BFloat16;
+  for (int64_t i = 0; i < t.numel(); ++i)
+    d[i] = bf ? bfloat16ToFloat(s[i]) : halfToFloat(s[i]);
+  return r;
+}
+
+static Tensor narrow(const Tensor &t, ElemType e) {
+  Tensor r(e, t.shape());
+  const float *s = t.data<float>();
+  uint16_t *d = r.data<uint16_t>();
+  bool bf = e == ElemType::BFloat16;
+  for (int64_t i = 0; i < t.numel(); ++i)
+    d[i] = bf ? floatToBfloat16(s[i]) : floatToHalf(s[i]);
+  return r;
+}
+
+bool rt::viaFloat(KernelContext &ctx, KernelFn fn, size_t typeInput) {
+  KernelContext sub(ctx.node, ctx.opset, ctx.state);
+  std::vector<Tensor> wide(ctx.inputs.size());
+  for (size_t i = 0; i < ctx.inputs.size(); ++i) {
+    const Tensor *t = ctx.input(i);
+    if (t && isHalf(t->elem())) {
+      wide[i] = widen(*t);
+      t = &wide[i];
+    }
+    sub.inputs.push_back(t);
+  }
+  sub.outputs.resize(ctx.outputs.size());
+  if (!fn(sub))
+    return ctx.fail(sub.error);
+  const Tensor *ti = ctx.input(typeInput);
+  for (size_t i = 0; i < sub.outputs.size(); ++i) {
+    Tensor &o = sub.outputs[i];
+    bool back = ti && isHalf(ti->elem()) && o.elem() == ElemType::Float;
+    ctx.outputs[i] = back ? narrow(o, ti->elem()) : std::move(o);
+  }
+  return true;
+}

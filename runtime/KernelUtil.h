@@ -40,6 +40,12 @@ void parallelFor(int64_t n, int64_t costPerItem, F fn) {
   }
 }
 
+bool isHalf(ElemType e);
+/// Runs `fn` on float copies of the float16/bfloat16 inputs; its float
+/// outputs go back to the half type of input `typeInput` when that one is
+/// half (the kernels compute in float and round once, as ONNX's reference).
+bool viaFloat(KernelContext &ctx, KernelFn fn, size_t typeInput = 0);
+
 /// The broadcast shape of `a` and `b` (ONNX multidirectional broadcasting),
 /// or none when they do not broadcast.
 std::optional<Shape> broadcastShapes(const Shape &a, const Shape &b);

@@ -21,56 +21,6 @@ using namespace tpcc::rt;
 
 namespace {
 
-//===----------------------------------------------------------------------===//
-// float16 / bfloat16 through float
-//===----------------------------------------------------------------------===//
-
-bool isHalf(ElemType e) { return e == ElemType::Float16 || e == ElemType::BFloat16; }
-
-Tensor widen(const Tensor &t) {
-  Tensor r(ElemType::Float, t.shape());
-  const uint16_t *s = t.data<uint16_t>();
-  float *d = r.data<float>();
-  bool bf = t.elem() == ElemType::BFloat16;
-  for (int64_t i = 0; i < t.numel(); ++i)
-    d[i] = bf ? bfloat16ToFloat(s[i]) : halfToFloat(s[i]);
-  return r;
-}
-
-Tensor narrow(const Tensor &t, ElemType e) {
-  Tensor r(e, t.shape());
-  const float *s = t.data<float>();
-  uint16_t *d = r.data<uint16_t>();
-  bool bf = e == ElemType::BFloat16;
-  for (int64_t i = 0; i < t.numel(); ++i)
-    d[i] = bf ? floatToBfloat16(s[i]) : floatToHalf(s[i]);
-  return r;
-}
-
-/// Runs `fn` on float copies of the half inputs; float outputs go back to
-/// the half type of input 0.
-bool viaFloat(KernelContext &ctx, KernelFn fn) {
-  KernelContext sub(ctx.node, ctx.opset, ctx.state);
-  std::vector<Tensor> wide(ctx.inputs.size());
-  for (size_t i = 0; i < ctx.inputs.size(); ++i) {
-    const Tensor *t = ctx.input(i);
-    if (t && isHalf(t->elem())) {
-      wide[i] = widen(*t);
-      t = &wide[i];
-    }
-    sub.inputs.push_back(t);
-  }
-  sub.outputs.resize(ctx.outputs.size());
-  if (!fn(sub))
-    return ctx.fail(sub.error);
-  ElemType half = ctx.input(0)->elem();
-  for (size_t i = 0; i < sub.outputs.size(); ++i) {
-    Tensor &o = sub.outputs[i];
-    ctx.outputs[i] = o.elem() == ElemType::Float ? narrow(o, half) : std::move(o);
-  }
-  return true;
-}
-
 bool unsupported(KernelContext &ctx, ElemType t) {
   return ctx.fail("unsupported element type " + typeName(t));
 }

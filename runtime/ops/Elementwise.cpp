@@ -163,57 +163,6 @@ void binaryApply(const Tensor &a, const Tensor &b, Tensor &out, int64_t cost, F 
   });
 }
 
-//===----------------------------------------------------------------------===//
-// float16 / bfloat16 through float
-//===----------------------------------------------------------------------===//
-
-bool isHalf(ElemType e) { return e == ElemType::Float16 || e == ElemType::BFloat16; }
-
-Tensor widen(const Tensor &t) {
-  Tensor r(ElemType::Float, t.shape());
-  const uint16_t *s = t.data<uint16_t>();
-  float *d = r.data<float>();
-  bool bf = t.elem() == ElemType::BFloat16;
-  for (int64_t i = 0; i < t.numel(); ++i)
-    d[i] = bf ? bfloat16ToFloat(s[i]) : halfToFloat(s[i]);
-  return r;
-}
-
-Tensor narrow(const Tensor &t, ElemType e) {
-  Tensor r(e, t.shape());
-  const float *s = t.data<float>();
-  uint16_t *d = r.data<uint16_t>();
-  bool bf = e == ElemType::BFloat16;
-  for (int64_t i = 0; i < t.numel(); ++i)
-    d[i] = bf ? floatToBfloat16(s[i]) : floatToHalf(s[i]);
-  return r;
-}
-
-/// Runs `fn` on float copies of the float16/bfloat16 inputs; float outputs
-/// go back to the half type of input `typeInput` when that one was half.
-bool viaFloat(KernelContext &ctx, KernelFn fn, size_t typeInput) {
-  KernelContext sub(ctx.node, ctx.opset, ctx.state);
-  std::vector<Tensor> wide(ctx.inputs.size());
-  for (size_t i = 0; i < ctx.inputs.size(); ++i) {
-    const Tensor *t = ctx.input(i);
-    if (t && isHalf(t->elem())) {
-      wide[i] = widen(*t);
-      t = &wide[i];
-    }
-    sub.inputs.push_back(t);
-  }
-  sub.outputs.resize(ctx.outputs.size());
-  if (!fn(sub))
-    return ctx.fail(sub.error);
-  const Tensor *ti = ctx.input(typeInput);
-  for (size_t i = 0; i < sub.outputs.size(); ++i) {
-    Tensor &o = sub.outputs[i];
-    bool back = ti && isHalf(ti->elem()) && o.elem() == ElemType::Float;
-    ctx.outputs[i] = back ? narrow(o, ti->elem()) : std::move(o);
-  }
-  return true;
-}
-
 bool anyHalf(const KernelContext &ctx) {
   for (size_t i = 0; i < ctx.inputs.size(); ++i)
     if (ctx.input(i) && isHalf(ctx.input(i)->elem()))
@@ -399,7 +348,7 @@ bool unsupported(KernelContext &ctx, ElemType t) {
 
 template <typename Op, int Cost = 1> bool arithKernel(KernelContext &ctx) {
   if (anyHalf(ctx))
-    return viaFloat(ctx, arithKernel<Op, Cost>, 0);
+    return viaFloat(ctx, arithKernel<Op, Cost>);
   Shape shape;
   if (!binaryPrologue(ctx, true, shape))
     return false;
@@ -439,7 +388,7 @@ template <typename B> bool powWithBase(const Tensor &a, const Tensor &b, Tensor 
 
 bool powKernel(KernelContext &ctx) {
   if (anyHalf(ctx))
-    return viaFloat(ctx, powKernel, 0);
+    return viaFloat(ctx, powKernel);
   Shape shape;
   if (!binaryPrologue(ctx, false, shape))
     return false;
@@ -452,7 +401,7 @@ bool powKernel(KernelContext &ctx) {
 /// Comparisons: bool output.
 template <typename Cmp> bool compareKernel(KernelContext &ctx) {
   if (anyHalf(ctx))
-    return viaFloat(ctx, compareKernel<Cmp>, 0);
+    return viaFloat(ctx, compareKernel<Cmp>);
   Shape shape;
   if (!binaryPrologue(ctx, true, shape))
     return false;
@@ -498,7 +447,7 @@ template <typename Op, bool Ints, int Cost = 1> bool unaryKernel(KernelContext &
   if (!x)
     return ctx.fail("expects one input");
   if (isHalf(x->elem()))
-    return viaFloat(ctx, unaryKernel<Op, Ints, Cost>, 0);
+    return viaFloat(ctx, unaryKernel<Op, Ints, Cost>);
   ctx.outputs[0] = Tensor(x->elem(), x->shape());
   auto run = [&](auto tag) {
     using T = decltype(tag);
@@ -583,7 +532,7 @@ bool isNaNKernel(KernelContext &ctx) {
   if (!x)
     return ctx.fail("expects one input");
   if (isHalf(x->elem()))
-    return viaFloat(ctx, isNaNKernel, 0);
+    return viaFloat(ctx, isNaNKernel);
   ctx.outputs[0] = Tensor(ElemType::Bool, x->shape());
   uint8_t *d = ctx.outputs[0].data<uint8_t>();
   return TPCC_DISPATCH_FLOAT(x->elem(), unsupported(ctx, x->elem()), [&] {
@@ -598,7 +547,7 @@ bool isInfKernel(KernelContext &ctx) {
   if (!x)
     return ctx.fail("expects one input");
   if (isHalf(x->elem()))
-    return viaFloat(ctx, isInfKernel, 0);
+    return viaFloat(ctx, isInfKernel);
   bool pos = ctx.attrInt("detect_positive", 1), neg = ctx.attrInt("detect_negative", 1);
   ctx.outputs[0] = Tensor(ElemType::Bool, x->shape());
   uint8_t *d = ctx.outputs[0].data<uint8_t>();
@@ -614,7 +563,7 @@ bool isInfKernel(KernelContext &ctx) {
 /// Min, Max, Sum, Mean over any number of broadcast inputs.
 template <typename Op, bool IsMean = false> bool variadicKernel(KernelContext &ctx) {
   if (anyHalf(ctx))
-    return viaFloat(ctx, variadicKernel<Op, IsMean>, 0);
+    return viaFloat(ctx, variadicKernel<Op, IsMean>);
   std::vector<const Tensor *> in;
   for (size_t i = 0; i < ctx.inputs.size(); ++i)
     if (ctx.input(i))

@@ -29,8 +29,6 @@ using namespace tpcc::rt;
 
 namespace {
 
-bool isHalf(ElemType e) { return e == ElemType::Float16 || e == ElemType::BFloat16; }
-
 /// `v` truncated toward zero and saturated to integer type I; NaN gives 0.
 template <typename I> I saturate(double v) {
   if (std::isnan(v))

@@ -22,37 +22,6 @@ using namespace tpcc::rt;
 namespace {
 
 //===----------------------------------------------------------------------===//
-// float16 / bfloat16 through float
-//===----------------------------------------------------------------------===//
-
-bool isHalf(ElemType e) { return e == ElemType::Float16 || e == ElemType::BFloat16; }
-
-/// Runs `fn` with input 0 converted to float; float outputs go back to its
-/// half type.
-bool viaFloat(KernelContext &ctx, KernelFn fn) {
-  const Tensor &x = *ctx.input(0);
-  Tensor wide(ElemType::Float, x.shape());
-  bool bf = x.elem() == ElemType::BFloat16;
-  for (int64_t i = 0; i < x.numel(); ++i) {
-    uint16_t h = x.data<uint16_t>()[i];
-    wide.data<float>()[i] = bf ? bfloat16ToFloat(h) : halfToFloat(h);
-  }
-  KernelContext sub(ctx.node, ctx.opset, ctx.state);
-  sub.inputs = ctx.inputs;
-  sub.inputs[0] = &wide;
-  sub.outputs.resize(ctx.outputs.size());
-  if (!fn(sub))
-    return ctx.fail(sub.error);
-  const Tensor &o = sub.outputs[0];
-  Tensor &n = ctx.outputs[0] = Tensor(x.elem(), o.shape());
-  for (int64_t i = 0; i < o.numel(); ++i) {
-    float f = o.data<float>()[i];
-    n.data<uint16_t>()[i] = bf ? floatToBfloat16(f) : floatToHalf(f);
-  }
-  return true;
-}
-
-//===----------------------------------------------------------------------===//
 // Reducers: an accumulator type A, init(), step(a, v), finish(a, count)
 //===----------------------------------------------------------------------===//
 
