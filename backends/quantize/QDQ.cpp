@@ -1,9 +1,10 @@
 //===- QDQ.cpp - Rewriting a model into QDQ form ----------------------------===//
 //
-// Three phases: check the whole spec (every problem reported, the model left
-// untouched on an error); rewire node inputs and add the new initializers and
-// Q/DQ nodes (appended, each with the place it belongs at); then re-create the
-// node list in that order, relink, drop what nothing reads and re-verify.
+// Two phases: check the whole spec (every problem reported, the model left
+// untouched on an error); then rewire node inputs, append the new
+// initializers and Q/DQ nodes, relink, drop what nothing reads any more and
+// re-verify (the verifier's topological order, which the writer follows,
+// puts each new node before its readers).
 //
 //===----------------------------------------------------------------------===//
 #include "backends/quantize/QDQ.h"
@@ -66,14 +67,6 @@ void put(Tensor &t, int64_t i, double x) {
   }
 }
 
-/// Where a node goes in the written order: original nodes at (position, 0); a weight's
-/// DequantizeLinear just before its first consumer; an activation's Q/DQ just after the
-/// producer (position -1: the inputs).
-struct Place {
-  int64_t pos = 0, sub = 0;
-  bool operator<(const Place &o) const { return pos != o.pos ? pos < o.pos : sub < o.sub; }
-};
-
 class Rewriter {
 public:
   Rewriter(graph::Model &m, const QDQSpec &spec, DiagnosticEngine &diags)
@@ -103,15 +96,14 @@ private:
   std::string freshNode(const std::string &base);
   Value *constant(std::unique_ptr<Tensor> t, const std::string &base);
   Value *typed(const std::string &base, ElemType e, const Value &like);
-  Node *addNode(const char *op, const std::string &name, std::vector<Value *> ins, Value *out,
-                Place at);
+  Node *addNode(const char *op, const std::string &name, std::vector<Value *> ins, Value *out);
   void storeQuantized(Node *n, unsigned index, std::unique_ptr<Tensor> q,
                       const std::vector<double> &scales, const std::vector<int64_t> &zps,
                       int64_t axis);
   void rewriteWeight(const WeightQDQ &w);
   void rewriteBias(const BiasQDQ &b);
   void rewriteActivation(const ActivationQDQ &a);
-  bool reorder();
+  bool finish();
 
   graph::Model &m;
   graph::Graph &g;
@@ -121,14 +113,16 @@ private:
   std::map<std::string, Node *> nodesByName;
   std::map<std::pair<std::string, unsigned>, size_t> weightIndex; ///< (node, input) -> weights[]
   std::map<std::string, const QuantGrid *> activationGrid;
-  std::map<const Node *, Place> places;
   bool saidPerAxis = false;
-  /// Orders new nodes that share a position: weight DequantizeLinear before
-  /// the original node, in creation order; activation Q/DQ after it.
-  int64_t before = std::numeric_limits<int64_t>::min() / 2, after = 0;
   /// A constant stored quantized: the same source stored alike (same
   /// integers, scales, zero points, axis) shares its DequantizeLinear.
-  struct Stored { const Value *source; int64_t axis; std::string q, s, zp; Node *dq; };
+  struct Stored {
+    const Value *source;
+    int64_t axis;
+    ElemType elem;
+    std::string q, s, zp; ///< raw data
+    Node *dq;
+  };
   std::vector<Stored> stored;
   std::set<const Node *> sourceConstants; ///< Constant nodes whose outputs were replaced
 };
@@ -305,15 +299,13 @@ Value *Rewriter::typed(const std::string &base, ElemType e, const Value &like) {
 }
 
 Node *Rewriter::addNode(const char *op, const std::string &name, std::vector<Value *> ins,
-                        Value *out, Place at) {
+                        Value *out) {
   auto n = std::make_unique<Node>();
   n->name = name;
   n->opType = op;
   n->inputs = std::move(ins);
   n->outputs = {out};
-  Node *added = g.addNode(std::move(n));
-  places[added] = at;
-  return added;
+  return g.addNode(std::move(n));
 }
 
 /// Input `index` of `n` becomes DequantizeLinear(q, scales, zps[, axis]) of new
@@ -328,23 +320,22 @@ void Rewriter::storeQuantized(Node *n, unsigned index, std::unique_ptr<Tensor> q
     put(*zp, int64_t(c), double(zps[c]));
   }
   Value *src = n->inputs[index];
-  Place at{places[n].pos, ++before};
   for (Stored &d : stored)
-    if (d.source == src && d.axis == axis && d.q == q->raw && d.s == s->raw && d.zp == zp->raw) {
+    if (d.source == src && d.axis == axis && d.elem == q->elem && d.q == q->raw &&
+        d.s == s->raw && d.zp == zp->raw) {
       n->inputs[index] = d.dq->outputs[0];
-      places[d.dq] = std::min(places[d.dq], at);
       return;
     }
   if (src->producer)
     sourceConstants.insert(src->producer);
   const std::string &base = src->constant->name;
-  Stored d{src, axis, q->raw, s->raw, zp->raw, nullptr};
+  Stored d{src, axis, q->elem, q->raw, s->raw, zp->raw, nullptr};
   Value *qv = constant(std::move(q), base + "_quantized");
   Value *out = typed(base + "_DequantizeLinear_Output", ElemType::Float, *qv);
   d.dq = addNode("DequantizeLinear", freshNode(base + "_DequantizeLinear"),
                  {qv, constant(std::move(s), base + "_scale"),
                   constant(std::move(zp), base + "_zero_point")},
-                 out, at);
+                 out);
   if (axis >= 0)
     d.dq->attributes.push_back(attribute("axis", axis));
   stored.push_back(std::move(d));
@@ -397,7 +388,6 @@ void Rewriter::rewriteActivation(const ActivationQDQ &a) {
   const QuantGrid &q = a.grid;
   ElemType ct = containerOf({q});
   std::vector<graph::Use> uses = v->uses;
-  int64_t pos = v->producer ? places[v->producer].pos : -1;
   auto scalar = [&](ElemType e, double x, const char *suffix) {
     auto t = newTensor(e, {});
     put(*t, 0, x);
@@ -419,7 +409,7 @@ void Rewriter::rewriteActivation(const ActivationQDQ &a) {
     float s32 = float(q.scale);
     float lo = s32 * float(q.qmin - q.zeroPoint), hi = s32 * float(q.qmax - q.zeroPoint);
     Value *clipped = typed(v->name + "_Clip_Output", ElemType::Float, *v);
-    Node *clip = addNode("Clip", freshNode(v->name + "_Clip"), {in}, clipped, {pos, ++after});
+    Node *clip = addNode("Clip", freshNode(v->name + "_Clip"), {in}, clipped);
     if (m.opsetVersion("").value_or(1) >= 11) {
       clip->inputs.push_back(scalar(ElemType::Float, lo, "_clip_min"));
       clip->inputs.push_back(scalar(ElemType::Float, hi, "_clip_max"));
@@ -429,48 +419,23 @@ void Rewriter::rewriteActivation(const ActivationQDQ &a) {
     in = clipped;
   }
   Value *qv = typed(v->name + "_QuantizeLinear_Output", ct, *v);
-  addNode("QuantizeLinear", freshNode(v->name + "_QuantizeLinear"), {in, s, zp}, qv,
-          {pos, ++after});
-  addNode("DequantizeLinear", freshNode(v->name + "_DequantizeLinear"), {qv, s, zp}, out,
-          {pos, ++after});
+  addNode("QuantizeLinear", freshNode(v->name + "_QuantizeLinear"), {in, s, zp}, qv);
+  addNode("DequantizeLinear", freshNode(v->name + "_DequantizeLinear"), {qv, s, zp}, out);
   if (!renamed)
     for (const graph::Use &u : uses)
       u.node->inputs[u.index] = out;
 }
 
-/// Re-creates the nodes in the order of their places (Graph can only append),
-/// without the Constant nodes whose outputs nothing reads any more.
-bool Rewriter::reorder() {
+/// Drops the Constant nodes and initializers nothing reads any more; the
+/// verifier sorts the appended nodes in.
+bool Rewriter::finish() {
   g.relink();
-  std::vector<Node *> order;
-  for (const auto &n : g.nodes()) {
-    bool dead = sourceConstants.count(n.get()) != 0;
-    for (const Value *out : n->outputs)
-      dead &= !out || (out->uses.empty() && !out->isGraphOutput);
-    if (!dead)
-      order.push_back(n.get());
-  }
-  std::stable_sort(order.begin(), order.end(),
-                   [&](const Node *a, const Node *b) { return places[a] < places[b]; });
-  // A Constant node's output points into the node's attribute (or at a
-  // tensor the graph owns): re-point it at the copy's.
-  std::vector<std::unique_ptr<Node>> copies;
-  std::map<const Tensor *, const Tensor *> moved;
-  std::vector<std::pair<Value *, const Tensor *>> constants;
-  for (Node *n : order) {
-    copies.push_back(std::make_unique<Node>(*n));
-    for (size_t i = 0; i < n->attributes.size(); ++i)
-      if (!n->attributes[i].tensors.empty())
-        moved[&n->attributes[i].tensors[0]] = &copies.back()->attributes[i].tensors[0];
-    for (Value *out : n->outputs)
-      if (out && !out->isInitializer && out->constant)
-        constants.emplace_back(out, out->constant);
-  }
-  g.eraseNodes(std::vector<bool>(g.nodes().size(), true));
-  for (auto &copy : copies)
-    g.addNode(std::move(copy));
-  for (auto [v, t] : constants)
-    v->constant = moved.count(t) ? moved[t] : t;
+  std::vector<bool> dead(g.nodes().size(), false);
+  for (const Node *n : sourceConstants)
+    dead[n->id] = std::all_of(n->outputs.begin(), n->outputs.end(), [](const Value *out) {
+      return !out || (out->uses.empty() && !out->isGraphOutput);
+    });
+  g.eraseNodes(dead);
   g.relink();
   g.eraseUnusedInitializers();
   g.relink(); // the removed initializers' values drop out of value_info
@@ -478,9 +443,6 @@ bool Rewriter::reorder() {
 }
 
 bool Rewriter::apply() {
-  const std::vector<Node *> &topo = g.topologicalOrder();
-  for (size_t k = 0; k < g.nodes().size(); ++k)
-    places[topo.size() == g.nodes().size() ? topo[k] : g.nodes()[k].get()] = {int64_t(k), 0};
   for (const BiasQDQ &b : spec.biases)
     rewriteBias(b);
   for (const WeightQDQ &w : spec.weights)
@@ -488,7 +450,7 @@ bool Rewriter::apply() {
   g.relink();
   for (const ActivationQDQ &a : spec.activations)
     rewriteActivation(a);
-  return reorder();
+  return finish();
 }
 
 bool quant::rewriteToQDQ(graph::Model &m, const QDQSpec &spec, DiagnosticEngine &diags) {

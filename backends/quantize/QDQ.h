@@ -79,10 +79,8 @@ struct QDQSpec {
 /// `_2`... appended on a collision. One weight quantized alike for several
 /// nodes shares one DequantizeLinear; quantized differently, each gets its own
 /// copy. Float initializers and Constant nodes nothing reads any more go.
-///
-/// Node pointers into `m` do not survive: the nodes are re-created in an
-/// order that keeps the written file topologically sorted (the ONNX checker
-/// requires it), each new node next to its producer or first consumer.
+/// New nodes are appended to the node list; the graph's topological order
+/// (set by the final verification, followed by the writer) places them.
 bool rewriteToQDQ(graph::Model &m, const QDQSpec &spec, DiagnosticEngine &diags);
 
 } // namespace tpcc::quant
