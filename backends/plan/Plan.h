@@ -102,6 +102,10 @@ struct Plan {
   /// Every options any node uses (for the plan's `configs` table), in order
   /// of first use.
   std::vector<OptionsRef> usedOptions;
+  /// Filled by `tpcc quantize`: the recipe's corrections that changed the
+  /// model (key `corrections`, absent when empty); `tpcc apply` does not
+  /// replay them and refuses such plans.
+  std::vector<std::string> corrections;
 
   const PlanTensor *tensorOf(const graph::Value *v) const;
   std::vector<int> tensorIndex; ///< by value id; -1 when not a tensor entry

@@ -239,8 +239,8 @@ void PlanWriter::diagnostic(const Diagnostic &d) {
 }
 
 void PlanWriter::write() {
-  object(
-      {{"plan_version", [&] { integer(1); }},
+  std::vector<Field> fields = {
+       {"plan_version", [&] { integer(1); }},
        {"platform", [&] { string(plan.platform->name); }},
        {"capabilities", [&] { string(plan.capabilities->name); }},
        {"framework", [&] { string(plan.capabilities->framework); }},
@@ -270,7 +270,13 @@ void PlanWriter::write() {
         }},
        {"diagnostics", [&] {
           array(diags, [&](const Diagnostic &d) { diagnostic(d); });
-        }}});
+        }}};
+  // Written by `tpcc quantize` only when a correction changed the model.
+  if (!plan.corrections.empty())
+    fields.push_back({"corrections", [&] {
+                        array(plan.corrections, [&](const std::string &c) { string(c); });
+                      }});
+  object(fields);
 }
 
 void plan::emitPlanJSON(const Plan &plan, const std::vector<Diagnostic> &diags,

@@ -7,7 +7,10 @@
 // weight_grids the quantizer recorded (a weight without them gets its
 // threshold chosen from its values, which needs no data); corrected biases
 // from corrected_bias. The plan must be for this model: same node count and
-// the same name and operator at every index.
+// the same name and operator at every index. A plan that records model
+// corrections (`corrections`: relu_unbound_correction, channel equalization,
+// shift_negative, input_scaling change weights or add nodes) is refused:
+// apply does not replay them.
 //
 //===----------------------------------------------------------------------===//
 #ifndef TPCC_BACKENDS_QUANTIZE_APPLY_H

@@ -110,6 +110,11 @@ std::unique_ptr<CalibrationData> CalibrationData::open(const std::vector<std::st
     }
     ok = false;
   }
+  // A batch size the model fixes wins over --batch.
+  for (const Source &s : d->sources)
+    if (s.input->type.shape && !s.input->type.shape->empty() &&
+        (*s.input->type.shape)[0].known() && (*s.input->type.shape)[0].value > 0)
+      d->batch = (*s.input->type.shape)[0].value;
   return ok ? std::move(d) : nullptr;
 }
 

@@ -240,21 +240,25 @@ void TensorStats::add(const float *data, const std::vector<int64_t> &shape) {
       cmin.assign(size_t(channels), 0);
       cmax.assign(size_t(channels), 0);
       meanSum.assign(size_t(channels), 0);
+      squareSum.assign(size_t(channels), 0);
     }
     for (int64_t c = 0; c < channels && c < int64_t(cmin.size()); ++c) {
-      double mn = data[c * inner], mx = mn, sum = 0;
+      double mn = data[c * inner], mx = mn, sum = 0, squares = 0;
       for (int64_t o = 0; o < outer; ++o) {
         const float *p = data + (o * channels + c) * inner;
         double pmn, pmx;
         minMax(p, inner, pmn, pmx);
         mn = std::min(mn, pmn);
         mx = std::max(mx, pmx);
-        for (int64_t i = 0; i < inner; ++i)
+        for (int64_t i = 0; i < inner; ++i) {
           sum += p[i];
+          squares += double(p[i]) * p[i];
+        }
       }
       cmin[c] = first ? mn : std::min(cmin[c], mn);
       cmax[c] = first ? mx : std::max(cmax[c], mx);
       meanSum[c] += sum / double(outer * inner);
+      squareSum[c] += squares / double(outer * inner);
     }
   }
   ++nBatches;
@@ -275,4 +279,13 @@ std::vector<double> TensorStats::channelMean() const {
   for (size_t c = 0; c < m.size(); ++c)
     m[c] = nBatches ? meanSum[c] / double(nBatches) : 0.0;
   return m;
+}
+
+std::vector<double> TensorStats::channelVariance() const {
+  std::vector<double> v(meanSum.size());
+  for (size_t c = 0; c < v.size() && nBatches; ++c) {
+    double mean = meanSum[c] / double(nBatches), square = squareSum[c] / double(nBatches);
+    v[c] = std::max(0.0, square - mean * mean);
+  }
+  return v;
 }

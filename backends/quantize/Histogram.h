@@ -72,13 +72,17 @@ public:
   const std::vector<double> &channelMax() const { return cmax; }
   /// The average of per-batch channel means.
   std::vector<double> channelMean() const;
+  /// Per channel: the average of per-batch means of x^2 minus the squared
+  /// channelMean() (equal batches: the variance over all samples; used by
+  /// activation channel equalization). Empty without an axis.
+  std::vector<double> channelVariance() const;
   int64_t batches() const { return nBatches; }
 
 private:
   int axis;
   double lo = 0, hi = 0;
   int64_t nBatches = 0;
-  std::vector<double> cmin, cmax, meanSum;
+  std::vector<double> cmin, cmax, meanSum, squareSum;
   /// A batch histogram not merged yet: its edges are numpy.linspace(lo, hi,
   /// 2049), rebuilt bit for bit when merged.
   struct Batch {

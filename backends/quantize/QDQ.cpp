@@ -138,10 +138,16 @@ bool Rewriter::checkInput(const std::string &node, unsigned index, const char *r
   std::string at = graph::describeNode(where, *n);
   Value *v = n->input(index);
   if (!v || !v->constant)
-    return v ? fail(at, diag::err_qdq_not_constant, node, index, v->name)
-             : fail(at, diag::err_qdq_no_input, node, index);
+    return v ? fail(at, diag::err_qdq_spec,
+                    fmt::format("input {} `{}` of node `{}` is not a constant; only constants "
+                                "are stored quantized",
+                                index, v->name, node))
+             : fail(at, diag::err_qdq_spec,
+                    fmt::format("node `{}` has no input {} to quantize", node, index));
   if (v->constant->elem != ElemType::Float)
-    return fail(at, diag::err_qdq_not_float, role, v->name, graph::toString(v->constant->elem));
+    return fail(at, diag::err_qdq_spec,
+                fmt::format("{} `{}` is {}; only float tensors are quantized", role, v->name,
+                            graph::toString(v->constant->elem)));
   return true;
 }
 
@@ -182,9 +188,10 @@ bool Rewriter::checkWeight(const WeightQDQ &w) {
     if (!checkGrid(t.name, q, "weights", containerOf(w.grids)))
       return false;
   if (c > 1 && m.opsetVersion("").value_or(1) < 13 && !std::exchange(saidPerAxis, true))
-    return fail(where, diag::err_qdq_opset,
-                fmt::format("per-axis DequantizeLinear (weight `{}` of `{}`)", t.name, w.node),
-                13, m.opsetVersion("").value_or(1));
+    return fail(where, diag::err_qdq_spec,
+                fmt::format("per-axis DequantizeLinear (weight `{}` of `{}`) needs ai.onnx opset "
+                            "13, but the model imports opset {}; convert the model first",
+                            t.name, w.node, m.opsetVersion("").value_or(1)));
   return true;
 }
 
@@ -194,7 +201,8 @@ bool Rewriter::checkBias(const BiasQDQ &b) {
   Node *n = nodeNamed(b.node);
   const Tensor &t = *n->inputs[b.inputIndex]->constant;
   auto bad = [&](std::string why) {
-    return fail(graph::describeNode(where, *n), diag::err_qdq_bias, b.node, b.inputIndex, why);
+    return fail(graph::describeNode(where, *n), diag::err_qdq_spec,
+                fmt::format("bias input {} of node `{}`: {}", b.inputIndex, b.node, why));
   };
   if (!activationGrid.count(b.inputActivation))
     return bad(fmt::format("its input scale comes from `{}`, which is not quantized",
@@ -226,8 +234,10 @@ bool Rewriter::checkActivation(const ActivationQDQ &a) {
   if (!activationGrid.emplace(a.value, &a.grid).second)
     return fail(where, diag::err_qdq_duplicate, fmt::format("`{}`", a.value));
   if (v->hasTypeInfo && v->type.elem != ElemType::Float)
-    return fail(where, diag::err_qdq_not_float, "activation", a.value,
-                v->opaqueType.empty() ? graph::toString(v->type.elem) : "not a tensor");
+    return fail(where, diag::err_qdq_spec,
+                fmt::format("activation `{}` is {}; only float tensors are quantized", a.value,
+                            v->opaqueType.empty() ? graph::toString(v->type.elem)
+                                                  : "not a tensor"));
   if (!a.grid.lut.empty())
     return fail(where, diag::err_qdq_grid, a.value,
                 "QuantizeLinear cannot restrict an activation to a LUT table");
@@ -239,7 +249,10 @@ bool Rewriter::check() {
     nodesByName.emplace(n->displayName(), n.get());
   int64_t opset = m.opsetVersion("").value_or(1);
   if (opset < 10)
-    return fail(where, diag::err_qdq_opset, "QuantizeLinear/DequantizeLinear", 10, opset);
+    return fail(where, diag::err_qdq_spec,
+                fmt::format("QuantizeLinear/DequantizeLinear needs ai.onnx opset 10, but the model "
+                            "imports opset {}; convert the model first",
+                            opset));
   bool ok = true;
   for (size_t k = 0; k < spec.weights.size(); ++k) {
     const WeightQDQ &w = spec.weights[k];

@@ -1,7 +1,8 @@
 //===- Quantizer.cpp - Calibration, thresholds, corrections -----------------===//
 //
 // The order follows MCT (algorithms.md 4): statistics on the float model,
-// then activation thresholds, weight thresholds, bias correction. Tensors
+// then activation thresholds, input scaling and shift-negative correction
+// (GraphEdits.cpp), weight thresholds, bias correction. Tensors
 // whose producer only moves values (MaxPool, Reshape, Flatten, Transpose...)
 // and whose input is quantized get their input's grid again: numerically the
 // identity (the op's outputs are already grid values), and what lets ONNX
@@ -10,6 +11,7 @@
 //===----------------------------------------------------------------------===//
 #include "backends/quantize/Quantizer.h"
 
+#include "backends/quantize/GraphEdits.h"
 #include "backends/quantize/Lut.h"
 #include "backends/quantize/Threshold.h"
 #include "runtime/KernelUtil.h"
@@ -21,6 +23,7 @@
 #include <chrono>
 #include <cmath>
 #include <limits>
+#include <set>
 
 using namespace tpcc;
 using namespace tpcc::quant;
@@ -32,16 +35,6 @@ namespace {
 using Clock = std::chrono::steady_clock;
 double since(Clock::time_point t) {
   return std::chrono::duration<double>(Clock::now() - t).count();
-}
-
-/// Ops whose outputs are values of their first input (or zero): a grid of
-/// the input is a grid of the output.
-bool movesValues(const Node &n) {
-  static const llvm::StringSet<> ops = {"MaxPool", "Reshape", "Flatten", "Transpose",
-                                        "Squeeze", "Unsqueeze", "Identity", "Dropout",
-                                        "Slice", "Gather", "Split", "Expand", "Tile",
-                                        "SpaceToDepth", "DepthToSpace"};
-  return n.domain.empty() && ops.contains(n.opType);
 }
 
 bool isLinear(const Node &n) {
@@ -76,7 +69,9 @@ private:
   bool activationGrid(const plan::PlanTensor &t, TensorStats *s);
   bool weights(const plan::PlanNode &pn);
   void correctBias(const plan::PlanNode &pn, const WeightQDQ &w, const rt::Tensor &kernel,
-                   TensorStats *inputStats);
+                   TensorStats *inputStats, const edits::LinearAdjust *adjust);
+  bool biasCorrected(const plan::PlanNode &pn, const WeightQDQ &w, const rt::Tensor &kernel,
+                     TensorStats *inputStats, const edits::LinearAdjust *adjust);
   void report(const plan::PlanTensor &t, const QuantGrid &g, const std::string &how);
 
   const plan::Plan &plan;
@@ -86,6 +81,8 @@ private:
   DiagnosticEngine &diags;
   std::vector<std::optional<QuantGrid>> grids; ///< activation grids by value id
   std::vector<std::unique_ptr<TensorStats>> stats;
+  std::map<std::string, edits::LinearAdjust> adjust; ///< by linear node name
+  std::set<std::string> biasWritten;
 };
 
 std::vector<StatsRequest> Quantizer::requests() const {
@@ -224,6 +221,10 @@ bool Quantizer::weights(const plan::PlanNode &pn) {
     rt::Tensor t = rt::Tensor::fromGraph(*pw.input->constant);
     if (t.elem() != graph::ElemType::Float)
       continue;
+    auto adj = adjust.find(n.name);
+    const edits::LinearAdjust *a = adj == adjust.end() ? nullptr : &adj->second;
+    if (a && a->kernel && pw.inputIndex == 1 && int64_t(a->kernel->size()) == t.numel())
+      std::copy(a->kernel->begin(), a->kernel->end(), t.data<float>()); // input_scaling
     int64_t bad = 0;
     for (int64_t i = 0; i < t.numel(); ++i)
       bad += !std::isfinite(t.data<float>()[i]);
@@ -264,7 +265,8 @@ bool Quantizer::weights(const plan::PlanNode &pn) {
                     v.begin() + o * inner);
         w.grids[size_t(ch)] =
             ir::isLut(c.method)
-                ? selectLutGrid(v.data(), int64_t(v.size()), c.method, c.bits, c.lutBits.value_or(8))
+                ? selectLutGrid(v.data(), int64_t(v.size()), c.method, c.bits,
+                                c.lutBits.value_or(8))
                 : selectWeightGrid(v.data(), int64_t(v.size()), c.method, c.bits,
                                    w.axis >= 0, so);
       }
@@ -285,8 +287,8 @@ bool Quantizer::weights(const plan::PlanNode &pn) {
     r.lo = w.grids[0].lo;
     r.hi = w.grids[0].hi;
     result.tensors.push_back(std::move(r));
-    if (recipe.biasCorrection && isLinear(n) && pw.inputIndex == 1)
-      correctBias(pn, w, t, n.input(0) ? stats[n.input(0)->id].get() : nullptr);
+    if ((recipe.biasCorrection || (a && a->bias)) && isLinear(n) && pw.inputIndex == 1)
+      correctBias(pn, w, t, n.input(0) ? stats[n.input(0)->id].get() : nullptr, a);
     result.spec.weights.push_back(std::move(w));
   }
   return true;
@@ -295,12 +297,31 @@ bool Quantizer::weights(const plan::PlanNode &pn) {
 /// MCT's bias correction (algorithms.md 4): c_o = sum_i E[o,i] mu_i with E the
 /// kernel's quantization error summed over its spatial taps and mu the mean of
 /// input channel i on the calibration data; b <- b - c.
+///
+/// With shift_negative the input's mean moves by delta and the bias starts
+/// from the compensated one; with input_scaling the mean is scaled by t/m.
 void Quantizer::correctBias(const plan::PlanNode &pn, const WeightQDQ &w,
-                            const rt::Tensor &kernel, TensorStats *inputStats) {
+                            const rt::Tensor &kernel, TensorStats *inputStats,
+                            const edits::LinearAdjust *adjust) {
   const Node &n = *pn.node;
-  if (!inputStats)
+  if (adjust && adjust->bias) {
+    biasWritten.insert(n.name);
+    if (!recipe.biasCorrection || !inputStats || !biasCorrected(pn, w, kernel, inputStats, adjust))
+      result.biases.emplace_back(n.name, *adjust->bias);
     return;
+  }
+  if (inputStats)
+    biasCorrected(pn, w, kernel, inputStats, adjust);
+}
+
+/// Writes the corrected bias of `pn`; false when it cannot (shapes).
+bool Quantizer::biasCorrected(const plan::PlanNode &pn, const WeightQDQ &w,
+                              const rt::Tensor &kernel, TensorStats *inputStats,
+                              const edits::LinearAdjust *adjust) {
+  const Node &n = *pn.node;
   std::vector<double> mu = inputStats->channelMean();
+  for (double &x : mu)
+    x = adjust ? x * adjust->inputScale + adjust->inputShift : x;
   std::vector<float> q = fakeQuantized(kernel, w);
   const float *x = kernel.data<float>();
   std::vector<double> corr;
@@ -309,11 +330,11 @@ void Quantizer::correctBias(const plan::PlanNode &pn, const WeightQDQ &w,
   double scale = 1;
   if (n.opType == "Conv") {
     if (kernel.rank() < 3)
-      return;
+      return false;
     int64_t O = kernel.dim(0), Cg = kernel.dim(1), G = attrs.attrInt("group", 1);
     int64_t taps = kernel.numel() / std::max<int64_t>(1, O * Cg);
     if (G < 1 || int64_t(mu.size()) != Cg * G || O % G)
-      return;
+      return false;
     corr.assign(size_t(O), 0);
     for (int64_t oc = 0; oc < O; ++oc) {
       int64_t g = oc / (O / G);
@@ -328,12 +349,12 @@ void Quantizer::correctBias(const plan::PlanNode &pn, const WeightQDQ &w,
     }
   } else { // Gemm: y = alpha A B + beta C
     if (attrs.attrInt("transA", 0) != 0 || kernel.rank() != 2)
-      return;
+      return false;
     bool transB = attrs.attrInt("transB", 0) != 0;
     int64_t K = transB ? kernel.dim(1) : kernel.dim(0), N = transB ? kernel.dim(0) : kernel.dim(1);
     double beta = attrs.attrFloat("beta", 1.f);
     if (int64_t(mu.size()) != K || beta == 0)
-      return;
+      return false;
     scale = attrs.attrFloat("alpha", 1.f) / beta;
     corr.assign(size_t(N), 0);
     for (int64_t k = 0; k < K; ++k)
@@ -343,16 +364,21 @@ void Quantizer::correctBias(const plan::PlanNode &pn, const WeightQDQ &w,
       }
   }
   std::vector<float> bias(corr.size(), 0.f);
-  if (const Value *b = n.input(2)) {
+  if (adjust && adjust->bias) {
+    if (adjust->bias->size() != corr.size())
+      return false;
+    bias = *adjust->bias;
+  } else if (const Value *b = n.input(2)) {
     if (!b->constant || b->constant->elem != graph::ElemType::Float ||
         b->constant->dims != std::vector<int64_t>{int64_t(corr.size())})
-      return; // a bias of another shape (a scalar Gemm C): left as it is
+      return false; // a bias of another shape (a scalar Gemm C): left as it is
     rt::Tensor bt = rt::Tensor::fromGraph(*b->constant);
     std::copy(bt.data<float>(), bt.data<float>() + bt.numel(), bias.begin());
   }
   for (size_t i = 0; i < bias.size(); ++i)
     bias[i] = float(double(bias[i]) - scale * corr[i]);
   result.biases.emplace_back(n.name, std::move(bias));
+  return true;
 }
 
 bool Quantizer::run(rt::Executor &ex, CalibrationData &data) {
@@ -383,16 +409,32 @@ bool Quantizer::run(rt::Executor &ex, CalibrationData &data) {
   }
   if (!ok)
     return false;
+  // Post-threshold corrections: new tensors in the QDQ copy, grids moved.
+  edits::PostThreshold post{plan, recipe, grids, stats, result, {}, {}, {}};
+  if (recipe.inputScaling && recipe.quantizeActivations != false)
+    edits::decideInputScaling(post);
+  if (recipe.shiftNegative.enabled && recipe.quantizeActivations != false)
+    edits::decideShiftNegative(post);
+  adjust = std::move(post.linear);
   for (const auto &v : g.values())
     if (grids[v->id])
       result.spec.activations.push_back({v->name, *grids[v->id]});
+  for (ActivationQDQ &a : post.added)
+    result.spec.activations.push_back(std::move(a));
   result.seconds[1] = since(t0);
 
   t0 = Clock::now();
   for (const plan::PlanNode &pn : plan.nodes)
     if (!weights(pn))
       return false;
-  completeSpec(*plan.model, result);
+  for (const auto &[node, a] : adjust) {
+    if (a.bias && !biasWritten.count(node)) // its kernel is not quantized
+      result.biases.emplace_back(node, *a.bias);
+    if (a.kernel)
+      result.kernels.push_back({node, 1, *a.kernel});
+  }
+  if (result.edits.empty())
+    completeSpec(*plan.model, result); // else applyCorrections completes it
   result.seconds[2] = since(t0);
   return true;
 }
@@ -406,147 +448,3 @@ bool quant::quantizePlan(const plan::Plan &plan, rt::Executor &floatEx, Calibrat
   return q.run(floatEx, data);
 }
 
-void quant::completeSpec(const graph::Model &m, QuantizeResult &result) {
-  const graph::Graph &g = m.graph;
-  std::vector<const QuantGrid *> grids(g.values().size(), nullptr);
-  for (const ActivationQDQ &a : result.spec.activations)
-    if (const Value *v = g.findValue(a.value))
-      grids[v->id] = &a.grid;
-  std::vector<ActivationQDQ> added;
-  for (const Node *n : g.topologicalOrder()) {
-    if (!movesValues(*n) || !n->input(0) || !grids[n->input(0)->id])
-      continue;
-    for (const Value *out : n->outputs)
-      if (out && !grids[out->id] && out->type.elem == graph::ElemType::Float) {
-        added.push_back({out->name, *grids[n->input(0)->id]});
-        grids[out->id] = grids[n->input(0)->id];
-      }
-  }
-  for (ActivationQDQ &a : added) // grids point into spec.activations: append last
-    result.spec.activations.push_back(std::move(a));
-  // Biases of linear ops whose input and kernel are quantized: int32 on the
-  // accumulator's grid (what integer kernels need).
-  for (const WeightQDQ &w : result.spec.weights) {
-    const Node *n = nullptr;
-    for (const auto &x : g.nodes())
-      if (x->name == w.node)
-        n = x.get();
-    if (!n || w.inputIndex != 1 || !n->domain.empty() ||
-        (n->opType != "Conv" && n->opType != "ConvTranspose" && n->opType != "Gemm"))
-      continue;
-    const Value *in = n->input(0);
-    if (!in || !grids[in->id])
-      continue;
-    if (n->opType == "Gemm") {
-      std::unique_ptr<rt::NodeState> none;
-      rt::KernelContext attrs(*n, 13, none);
-      if (attrs.attrFloat("alpha", 1.f) != 1.f || attrs.attrFloat("beta", 1.f) != 1.f)
-        continue;
-    }
-    const Value *b = n->input(2);
-    bool corrected = false;
-    for (const auto &[name, values] : result.biases)
-      corrected |= name == w.node;
-    if ((b && b->constant && b->constant->elem == graph::ElemType::Float &&
-         b->constant->dims.size() == 1) ||
-        corrected)
-      result.spec.biases.push_back({w.node, 2, in->name, w.node, 1});
-  }
-}
-
-void quant::applyBiases(graph::Model &m, const QuantizeResult &result) {
-  graph::Graph &g = m.graph;
-  for (const auto &[node, values] : result.biases) {
-    Node *n = nullptr;
-    for (const auto &x : g.nodes())
-      if (x->name == node)
-        n = x.get();
-    if (!n)
-      continue;
-    // A new name: the original bias may feed other nodes too.
-    std::string base = n->input(2) ? n->input(2)->name + "_corrected" : node + "_bias";
-    auto t = std::make_unique<graph::Tensor>();
-    t->name = base;
-    for (int k = 1; g.findValue(t->name); ++k)
-      t->name = base + std::to_string(k);
-    t->elem = graph::ElemType::Float;
-    t->dims = {int64_t(values.size())};
-    t->raw.assign(reinterpret_cast<const char *>(values.data()), values.size() * sizeof(float));
-    Value *v = g.addConstant(std::move(t));
-    if (n->inputs.size() < 3)
-      n->inputs.resize(3, nullptr);
-    n->inputs[2] = v;
-  }
-  g.relink();
-  g.eraseUnusedInitializers();
-}
-
-bool quant::measureLayers(rt::Executor &floatEx, rt::Executor &quantEx, CalibrationData &data,
-                          int64_t maxSamples, QuantizeResult &result, DiagnosticEngine &diags) {
-  auto t0 = Clock::now();
-  // Every model output is measured, quantized or not.
-  for (const Value *v : floatEx.model().graph.outputs()) {
-    bool listed = false;
-    for (const TensorReport &r : result.tensors)
-      listed |= !r.weight && r.tensor == v->name;
-    if (listed)
-      continue;
-    TensorReport r;
-    r.tensor = v->name;
-    r.node = v->producer ? v->producer->displayName() : "(input)";
-    r.opType = v->producer ? v->producer->opType : "";
-    r.opset = "(output)";
-    r.quantized = false;
-    r.bits = 32;
-    result.tensors.push_back(std::move(r));
-  }
-  std::map<std::string, size_t> wanted;
-  for (size_t i = 0; i < result.tensors.size(); ++i)
-    if (!result.tensors[i].weight)
-      wanted[result.tensors[i].tensor] = i;
-  std::vector<double> signal(result.tensors.size(), 0), noise(result.tensors.size(), 0);
-  std::map<std::string, rt::Tensor> ref;
-  auto keep = [&](const graph::Value &v, const rt::Tensor &t) {
-    if (wanted.count(v.name) && t.elem() == graph::ElemType::Float)
-      ref[v.name] = t;
-  };
-  auto compare = [&](const graph::Value &v, const rt::Tensor &t) {
-    auto w = wanted.find(v.name);
-    auto r = ref.find(v.name);
-    if (w == wanted.end() || r == ref.end() || t.elem() != graph::ElemType::Float ||
-        t.numel() != r->second.numel())
-      return;
-    const float *a = r->second.data<float>(), *b = t.data<float>();
-    double s = 0, e = 0;
-    for (int64_t i = 0; i < t.numel(); ++i) {
-      s += double(a[i]) * a[i];
-      e += (double(b[i]) - a[i]) * (double(b[i]) - a[i]);
-    }
-    signal[w->second] += s;
-    noise[w->second] += e;
-  };
-  rt::RunOptions fo, qo;
-  fo.observe = keep;
-  qo.observe = compare;
-  data.rewind();
-  std::map<std::string, rt::Tensor> feed;
-  std::vector<rt::Tensor> out;
-  while (data.samples() < maxSamples && data.next(feed, diags)) {
-    ref.clear();
-    if (!floatEx.run(feed, out, diags, fo) || !quantEx.run(feed, out, diags, qo))
-      return false;
-  }
-  if (data.failed())
-    return false;
-  data.rewind();
-  for (size_t i = 0; i < result.tensors.size(); ++i) {
-    TensorReport &r = result.tensors[i];
-    if (r.weight || signal[i] == 0)
-      continue;
-    r.measured = true;
-    r.sqnr = noise[i] == 0 ? std::numeric_limits<double>::infinity()
-                           : 10 * std::log10(signal[i] / noise[i]);
-  }
-  result.seconds[3] = since(t0);
-  return true;
-}

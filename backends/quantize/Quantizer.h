@@ -4,8 +4,10 @@
 // BN-folded) float model and calibration data, collect the statistics of
 // every quantized tensor, choose each activation's and weight's grid as the
 // recipe says (algorithms.md), compute the bias corrections, and describe
-// the QDQ model to write (QDQSpec). measureLayers then compares the
-// rewritten model with the float one, tensor by tensor.
+// the QDQ model to write (QDQSpec), and the post-threshold graph edits
+// (shift_negative, input_scaling; Corrections.h) for the QDQ copy.
+// measureLayers then compares the rewritten model with the float one,
+// tensor by tensor.
 //
 //===----------------------------------------------------------------------===//
 #ifndef TPCC_BACKENDS_QUANTIZE_QUANTIZER_H
@@ -13,6 +15,7 @@
 
 #include "backends/plan/Plan.h"
 #include "backends/quantize/Calibrate.h"
+#include "backends/quantize/Corrections.h"
 #include "backends/quantize/QDQ.h"
 
 #include <functional>
@@ -52,6 +55,11 @@ struct QuantizeResult {
   /// New float biases after bias correction: (node name, bias values); a
   /// node without a bias input gets one.
   std::vector<std::pair<std::string, std::vector<float>>> biases;
+  /// Post-threshold edits of the QDQ copy (shift_negative, input_scaling)
+  /// and the kernels they scale. When there are edits, `spec` is completed
+  /// by applyCorrections (on the edited copy), not by quantizePlan.
+  std::vector<GraphEdit> edits;
+  std::vector<ConstantEdit> kernels;
   int64_t samples = 0;
   double seconds[4] = {0, 0, 0, 0}; ///< calibration, thresholds, corrections, measuring
 };
@@ -72,6 +80,12 @@ void completeSpec(const graph::Model &m, QuantizeResult &result);
 /// Writes the corrected biases of `result` into `m` (a copy of the plan's
 /// model, by node names).
 void applyBiases(graph::Model &m, const QuantizeResult &result);
+
+/// Writes everything the corrections changed into `m` (the QDQ copy of the
+/// plan's model, before rewriteToQDQ): corrected biases (applyBiases),
+/// scaled kernels and graph edits, then completes `result.spec` on the
+/// edited model when quantizePlan deferred it. False after diagnostics.
+bool applyCorrections(graph::Model &m, QuantizeResult &result, DiagnosticEngine &diags);
 
 /// Runs both models over `data` (at most `maxSamples`) and fills the SQNR of
 /// every activation tensor of `result.tensors` (the value of that name in

@@ -51,6 +51,11 @@ std::string serializeTensor(const Tensor &t);
 LogicalResult verifyGraph(Graph &g, llvm::StringRef where,
                           DiagnosticEngine &diags);
 
+/// `m` converted to ai.onnx opset `version` by libonnx's version converter
+/// (it adapts each operator across versions), loaded again; null after a
+/// diagnostic (an operator the converter cannot move).
+std::unique_ptr<Model> convertOpset(const Model &m, int64_t version, DiagnosticEngine &diags);
+
 /// The model as ONNX bytes (tensor data inline, as raw_data).
 bool serializeModel(const Model &m, std::string &bytes, std::string &error);
 /// Writes the model to `path` atomically.

@@ -3,9 +3,10 @@
 // Picks the platform, capabilities and recipe; loads the model twice (the
 // float reference and the copy that becomes the QDQ model), cleans both up
 // the same way (BN folding, constant folding, Identity/Dropout removal) and
-// names unnamed nodes; plans the float copy; calibrates and chooses every
-// grid (backends/quantize); writes the corrected biases and the QDQ rewrite
-// into the second copy; measures each quantized tensor's SQNR against the
+// names unnamed nodes; plans the float copy; applies the recipe's
+// pre-statistics corrections to both copies (and plans again); calibrates
+// and chooses every grid (backends/quantize); writes the corrections and the
+// QDQ rewrite into the second copy; measures each quantized tensor's SQNR against the
 // float model; writes the model (and the plan and report) atomically, and
 // nothing at all after an error.
 //
@@ -76,10 +77,19 @@ static bool pickRecipe(const Compilation &c, const ir::Module &m, const Options 
 /// Loads and cleans up the model; unnamed nodes get names (`Conv_3`) so the
 /// two copies and the plan agree on them.
 static std::unique_ptr<graph::Model> prepare(const std::string &path, DiagnosticEngine &diags,
-                                             rt::CleanupReport &report) {
+                                             rt::CleanupReport &report, bool warn = true) {
   std::unique_ptr<graph::Model> m = graph::loadModel(path, diags);
   if (!m || diags.hasErrors())
     return nullptr;
+  // Per-axis DequantizeLinear (per-channel weights) needs opset 13.
+  int64_t opset = m->opsetVersion("").value_or(1);
+  if (opset < 13) {
+    if (warn)
+      diags.emitAt(path, diag::warn_quant_opset, opset, 13);
+    m = graph::convertOpset(*m, 13, diags);
+    if (!m || diags.hasErrors())
+      return nullptr;
+  }
   if (!rt::cleanupModel(*m, diags, report))
     return nullptr;
   graph::Graph &g = m->graph;
@@ -103,13 +113,16 @@ static std::string dB(double v) {
 }
 
 static void printSummary(const quant::QuantizeResult &r, const std::string &model,
-                         const std::string &out, llvm::raw_ostream &os) {
+                         const std::string &out, const std::vector<std::string> &corrections,
+                         llvm::raw_ostream &os) {
   unsigned acts = 0, weights = 0;
   for (const quant::TensorReport &t : r.tensors)
     if (t.quantized)
       (t.weight ? weights : acts)++;
   os << fmt::format("quantize: {} -> {} ({} calibration samples)\n", model, out, r.samples);
   os << fmt::format("  {} activation tensors and {} weights quantized\n", acts, weights);
+  for (const std::string &c : corrections)
+    os << "  correction: " << c << "\n";
   os << fmt::format("  {:<34} {:<14} {:>4} {:<13} {:<11} {:>10} {:>8}\n", "tensor", "opset",
                     "bits", "method", "threshold", "scale", "SQNR dB");
   for (const quant::TensorReport &t : r.tensors) {
@@ -132,7 +145,8 @@ static void printSummary(const quant::QuantizeResult &r, const std::string &mode
 }
 
 static void writeReport(const quant::QuantizeResult &r, const Options &o,
-                        const ir::Platform &p, const ir::Recipe &recipe, llvm::raw_ostream &os) {
+                        const ir::Platform &p, const ir::Recipe &recipe,
+                        const std::vector<std::string> &corrections, llvm::raw_ostream &os) {
   llvm::json::OStream j(os, 2);
   j.object([&] {
     j.attribute("report_version", 1);
@@ -141,6 +155,10 @@ static void writeReport(const quant::QuantizeResult &r, const Options &o,
     j.attribute("model", o.model);
     j.attribute("output", o.output);
     j.attribute("calibration_samples", r.samples);
+    j.attributeArray("corrections", [&] {
+      for (const std::string &c : corrections)
+        j.value(c);
+    });
     j.attributeObject("seconds", [&] {
       j.attribute("calibration", r.seconds[0]);
       j.attribute("thresholds", r.seconds[1]);
@@ -246,7 +264,7 @@ int driver::runQuantize(Compilation &c, const ir::Module &m, const Options &o, b
   std::unique_ptr<graph::Model> floatModel = prepare(o.model, c.diags, cleanup);
   if (!floatModel)
     return fail();
-  std::unique_ptr<graph::Model> quantModel = prepare(o.model, c.diags, cleanup2);
+  std::unique_ptr<graph::Model> quantModel = prepare(o.model, c.diags, cleanup2, false);
   if (!quantModel)
     return fail();
   timer.done("load");
@@ -263,6 +281,26 @@ int driver::runQuantize(Compilation &c, const ir::Module &m, const Options &o, b
       quant::CalibrationData::open(o.calib, *floatEx, o.batch, c.diags);
   if (!data)
     return fail();
+  std::vector<std::string> corrections;
+  if (recipe.reluUnboundCorrection || recipe.activationChannelEqualization) {
+    // Weight edits that keep the float model's outputs: both copies, then a
+    // new plan (the Clip bounds changed) and executor.
+    quant::PreCorrections pre;
+    if (!quant::findPreStatisticsCorrections(p, recipe, *floatEx, *data, pre, c.diags))
+      return fail();
+    if (!pre.empty()) {
+      floatEx.reset();
+      if (!quant::applyPreStatisticsCorrections(*floatModel, pre, c.diags) ||
+          !quant::applyPreStatisticsCorrections(*quantModel, pre, c.diags))
+        return fail();
+      DiagnosticEngine again(c.sources); // the first plan reported everything
+      p = plan::buildPlan(m, *platform, *caps, fw, *floatModel, again);
+      floatEx = rt::Executor::create(*floatModel, c.diags);
+      if (!floatEx)
+        return fail();
+      corrections = pre.describe();
+    }
+  }
 
   bool bar = o.progress == "always" ||
              (o.progress == "auto" && llvm::sys::Process::StandardErrIsDisplayed());
@@ -287,8 +325,10 @@ int driver::runQuantize(Compilation &c, const ir::Module &m, const Options &o, b
     return fail();
   timer.done("calibrate");
 
-  quant::applyBiases(*quantModel, result);
-  if (!quant::rewriteToQDQ(*quantModel, result.spec, c.diags) ||
+  for (const quant::GraphEdit &e : result.edits)
+    corrections.push_back(e.describe());
+  if (!quant::applyCorrections(*quantModel, result, c.diags) ||
+      !quant::rewriteToQDQ(*quantModel, result.spec, c.diags) ||
       failed(graph::verifyGraph(quantModel->graph, o.output, c.diags)))
     return fail();
   timer.done("rewrite");
@@ -305,6 +345,7 @@ int driver::runQuantize(Compilation &c, const ir::Module &m, const Options &o, b
   }
   if (!o.planOut.empty()) {
     fillPlan(p, result);
+    p.corrections = corrections;
     std::vector<Diagnostic> none;
     auto write = [&](llvm::raw_ostream &os) { plan::emitPlanJSON(p, none, c.sources, os); };
     if (!writeFileAtomically(o.planOut, write, error)) {
@@ -313,14 +354,16 @@ int driver::runQuantize(Compilation &c, const ir::Module &m, const Options &o, b
     }
   }
   if (!o.report.empty()) {
-    auto write = [&](llvm::raw_ostream &os) { writeReport(result, o, *platform, recipe, os); };
+    auto write = [&](llvm::raw_ostream &os) {
+      writeReport(result, o, *platform, recipe, corrections, os);
+    };
     if (!writeFileAtomically(o.report, write, error)) {
       llvm::errs() << "tpcc: error: cannot write `" << o.report << "`: " << error << "\n";
       return ExitUsage;
     }
   }
   timer.done("write");
-  printSummary(result, o.model, o.output, llvm::outs());
+  printSummary(result, o.model, o.output, corrections, llvm::outs());
   return ExitOK;
 }
 

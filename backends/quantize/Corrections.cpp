@@ -1,0 +1,313 @@
+//===- Corrections.cpp - Pre-statistics corrections -------------------------===//
+//
+// relu_unbound_correction and activation_channel_equalization (see
+// Corrections.h), and the graph helpers the corrections share.
+//
+//===----------------------------------------------------------------------===//
+#include "backends/quantize/Corrections.h"
+
+#include "backends/quantize/GraphEdits.h"
+#include "ir/graph/OnnxIO.h"
+
+#include <fmt/format.h>
+
+#include <cmath>
+
+using namespace tpcc;
+using namespace tpcc::quant;
+using namespace tpcc::quant::edits;
+using graph::Node;
+using graph::Value;
+
+//===----------------------------------------------------------------------===//
+// Helpers
+//===----------------------------------------------------------------------===//
+
+Node *edits::nodeNamed(const graph::Graph &g, llvm::StringRef name) {
+  for (const auto &n : g.nodes())
+    if (n->name == name)
+      return n.get();
+  return nullptr;
+}
+
+std::vector<float> edits::floatValues(const Value *v) {
+  if (!v || !v->constant || v->isGraphInput || v->constant->elem != graph::ElemType::Float)
+    return {};
+  std::vector<float> out(size_t(v->constant->numElements()));
+  for (size_t i = 0; i < out.size(); ++i)
+    out[i] = float(v->constant->at(int64_t(i)));
+  return out;
+}
+
+Node *edits::singleConsumer(const Value *v, unsigned *index) {
+  if (!v || v->isGraphOutput || v->uses.size() != 1)
+    return nullptr;
+  if (index)
+    *index = v->uses[0].index;
+  return v->uses[0].node;
+}
+
+std::string edits::freshName(const graph::Graph &g, const std::string &base,
+                             std::set<std::string> &taken, bool nodes) {
+  auto used = [&](const std::string &n) {
+    return taken.count(n) || (nodes ? nodeNamed(g, n) != nullptr : g.findValue(n) != nullptr);
+  };
+  std::string name = base;
+  for (unsigned k = 1; used(name); ++k)
+    name = fmt::format("{}_{}", base, k);
+  taken.insert(name);
+  return name;
+}
+
+void edits::setConstant(graph::Graph &g, Node &n, unsigned index, const std::vector<float> &values,
+                        const std::vector<int64_t> &dims, const std::string &base) {
+  auto t = std::make_unique<graph::Tensor>();
+  std::set<std::string> none;
+  t->name = freshName(g, base, none);
+  t->elem = graph::ElemType::Float;
+  t->dims = dims;
+  t->raw.assign(reinterpret_cast<const char *>(values.data()), values.size() * sizeof(float));
+  Value *v = g.addConstant(std::move(t));
+  if (n.inputs.size() <= index)
+    n.inputs.resize(index + 1, nullptr);
+  n.inputs[index] = v;
+}
+
+std::vector<int64_t> edits::intsAttr(const Node &n, const char *name) {
+  const graph::Attribute *a = n.attr(name);
+  return a ? a->ints : std::vector<int64_t>{};
+}
+int64_t edits::intAttr(const Node &n, const char *name, int64_t dflt) {
+  const graph::Attribute *a = n.attr(name);
+  return a ? a->i : dflt;
+}
+std::string edits::stringAttr(const Node &n, const char *name, const char *dflt) {
+  const graph::Attribute *a = n.attr(name);
+  return a ? a->s : dflt;
+}
+
+//===----------------------------------------------------------------------===//
+// Finding
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+bool isOp(const Node *n, llvm::StringRef op) { return n && n->domain.empty() && n->opType == op; }
+bool isLinearOp(const Node *n) { return isOp(n, "Conv") || isOp(n, "Gemm"); }
+
+/// A linear node whose kernel (and bias, when present) are float constants.
+bool constantParams(const Node *n) {
+  if (!isLinearOp(n) || floatValues(n->input(1)).empty())
+    return false;
+  if (isOp(n, "Gemm") && (intAttr(*n, "transA", 0) != 0 || n->input(1)->constant->dims.size() != 2))
+    return false;
+  const Value *b = n->input(2);
+  return !b || (!floatValues(b).empty() && b->constant->dims.size() == 1);
+}
+
+/// The Clip bounds, when both are known constants.
+bool clipBounds(const Node &n, double &lo, double &hi) {
+  if (n.inputs.size() > 1 || !n.attr("max")) {
+    std::vector<float> a = floatValues(n.input(1)), b = floatValues(n.input(2));
+    if (a.size() != 1 || b.size() != 1)
+      return false;
+    lo = a[0], hi = b[0];
+    return true;
+  }
+  lo = n.attr("min") ? n.attr("min")->f : -INFINITY;
+  hi = n.attr("max")->f;
+  return true;
+}
+
+void findReluBounds(const plan::Plan &plan, const ir::Recipe &recipe, PreCorrections &out) {
+  for (const plan::PlanNode &pn : plan.nodes) {
+    const Node *clip = pn.node;
+    double lo, hi;
+    if (!isOp(clip, "Clip") || !clipBounds(*clip, lo, hi) || lo != 0 || !(hi > 0) ||
+        std::exp2(std::round(std::log2(hi))) == hi)
+      continue;
+    const Value *in = clip->input(0), *outV = clip->outputs[0];
+    Node *first = in ? in->producer : nullptr;
+    unsigned index = 0;
+    Node *second = singleConsumer(outV, &index);
+    if (!constantParams(first) || singleConsumer(in) != clip || !constantParams(second) ||
+        index != 0)
+      continue;
+    const plan::PlanTensor *t = plan.tensorOf(outV);
+    ir::QuantMethod method = t ? t->method : ir::QuantMethod::Symmetric;
+    if (recipe.activationMethod && !ir::isLut(*recipe.activationMethod))
+      method = *recipe.activationMethod;
+    if (!t || !t->quantize || method != ir::QuantMethod::PowerOfTwo)
+      continue;
+    out.reluBounds.push_back({clip->name, first->name, second->name, hi, hi / 8});
+  }
+}
+
+struct EqCandidate {
+  const Node *relu, *first, *second;
+};
+
+std::vector<EqCandidate> equalizationCandidates(const plan::Plan &plan) {
+  std::vector<EqCandidate> out;
+  for (const plan::PlanNode &pn : plan.nodes) {
+    const Node *relu = pn.node;
+    if (!isOp(relu, "Relu"))
+      continue;
+    const Value *in = relu->input(0);
+    Node *first = in ? in->producer : nullptr;
+    unsigned index = 0;
+    Node *second = singleConsumer(relu->outputs[0], &index);
+    if (isOp(first, "Conv") && isOp(second, "Conv") && singleConsumer(in) == relu &&
+        index == 0 && constantParams(first) && constantParams(second) &&
+        first->input(1)->constant->dims.size() >= 3 &&
+        second->input(1)->constant->dims.size() >= 3)
+      out.push_back({relu, first, second});
+  }
+  return out;
+}
+
+} // namespace
+
+bool quant::findPreStatisticsCorrections(const plan::Plan &plan, const ir::Recipe &recipe,
+                                         rt::Executor &ex, CalibrationData &data,
+                                         PreCorrections &out, DiagnosticEngine &diags) {
+  if (recipe.reluUnboundCorrection)
+    findReluBounds(plan, recipe, out);
+  if (!recipe.activationChannelEqualization)
+    return true;
+  std::vector<EqCandidate> cands = equalizationCandidates(plan);
+  if (cands.empty())
+    return true;
+  std::vector<StatsRequest> requests;
+  for (const EqCandidate &c : cands)
+    requests.push_back({c.relu->outputs[0], 1});
+  std::vector<std::unique_ptr<TensorStats>> stats;
+  if (!collectStatistics(ex, data, requests, stats, [](int64_t) {}, diags))
+    return false;
+  for (const EqCandidate &c : cands) {
+    const TensorStats *s = stats[c.relu->outputs[0]->id].get();
+    int64_t channels = c.first->input(1)->constant->dims[0];
+    if (!s || int64_t(s->channelVariance().size()) != channels)
+      continue;
+    ChannelEqualization e{c.relu->name, c.first->name, c.second->name, {}};
+    bool any = false;
+    for (double var : s->channelVariance()) {
+      double sigma = std::sqrt(var);
+      e.factors.push_back(sigma > 1 ? 1 / sigma : 1.0); // e = min(1, 1/sigma')
+      any |= sigma > 1;
+    }
+    if (any)
+      out.equalizations.push_back(std::move(e));
+  }
+  return true;
+}
+
+//===----------------------------------------------------------------------===//
+// Applying
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+/// Multiplies the kernel (and bias) of `n`: output channel o by out[o] (for
+/// Gemm: column o), input channel i by in[i]; an empty vector is all ones.
+void scaleLinear(graph::Graph &g, Node &n, const std::vector<double> &out,
+                 const std::vector<double> &in, const std::string &suffix) {
+  const graph::Tensor &k = *n.input(1)->constant;
+  std::vector<float> w = floatValues(n.input(1));
+  std::vector<int64_t> dims = k.dims;
+  auto factor = [](const std::vector<double> &f, int64_t i) {
+    return f.empty() ? 1.0 : f[size_t(i)];
+  };
+  if (n.opType == "Conv") {
+    int64_t O = dims[0], Cg = dims[1], taps = int64_t(w.size()) / std::max<int64_t>(1, O * Cg);
+    int64_t G = intAttr(n, "group", 1);
+    for (int64_t o = 0; o < O; ++o)
+      for (int64_t i = 0; i < Cg; ++i) {
+        double f = factor(out, o) * factor(in, (o / std::max<int64_t>(1, O / G)) * Cg + i);
+        for (int64_t t = 0; t < taps; ++t)
+          w[size_t((o * Cg + i) * taps + t)] = float(w[size_t((o * Cg + i) * taps + t)] * f);
+      }
+  } else { // Gemm, transA = 0: B is [K, N] or [N, K] (transB)
+    bool transB = intAttr(n, "transB", 0) != 0;
+    int64_t K = transB ? dims[1] : dims[0], N = transB ? dims[0] : dims[1];
+    for (int64_t kk = 0; kk < K; ++kk)
+      for (int64_t j = 0; j < N; ++j) {
+        size_t at = size_t(transB ? j * K + kk : kk * N + j);
+        w[at] = float(w[at] * factor(out, j) * factor(in, kk));
+      }
+  }
+  setConstant(g, n, 1, w, dims, n.input(1)->name + suffix);
+  if (n.input(2) && !out.empty()) {
+    std::vector<float> b = floatValues(n.input(2));
+    for (size_t o = 0; o < b.size(); ++o)
+      b[o] = float(b[o] * factor(out, int64_t(o)));
+    setConstant(g, n, 2, b, n.input(2)->constant->dims, n.input(2)->name + suffix);
+  }
+}
+
+} // namespace
+
+bool quant::applyPreStatisticsCorrections(graph::Model &m, const PreCorrections &pre,
+                                          DiagnosticEngine &diags) {
+  graph::Graph &g = m.graph;
+  auto missing = [&](const std::string &what) {
+    diags.emitAt(m.path, diag::err_quant_unsupported,
+                 fmt::format("correction: the model has no node `{}`", what));
+    return false;
+  };
+  for (const ReluBound &r : pre.reluBounds) {
+    Node *clip = nodeNamed(g, r.clip), *first = nodeNamed(g, r.first),
+         *second = nodeNamed(g, r.second);
+    if (!clip || !first || !second)
+      return missing(!clip ? r.clip : !first ? r.first : r.second);
+    const std::vector<int64_t> &d1 = first->input(1)->constant->dims;
+    bool transB = first->opType == "Gemm" && intAttr(*first, "transB", 0) != 0;
+    int64_t outs = first->opType == "Conv" || transB ? d1[0] : d1[1];
+    scaleLinear(g, *first, std::vector<double>(size_t(outs), 1 / r.ratio), {}, "_relu_bound");
+    std::vector<float> w = floatValues(second->input(1)); // W2 <- W2 * r
+    for (float &x : w)
+      x = float(x * r.ratio);
+    setConstant(g, *second, 1, w, second->input(1)->constant->dims,
+                second->input(1)->name + "_relu_bound");
+    double bound = r.bound / r.ratio; // 8
+    if (clip->input(2))
+      setConstant(g, *clip, 2, {float(bound)}, clip->input(2)->constant->dims,
+                  clip->input(2)->name + "_relu_bound");
+    else
+      for (graph::Attribute &a : clip->attributes)
+        if (a.name == "max")
+          a.f = bound;
+    g.relink();
+  }
+  for (const ChannelEqualization &e : pre.equalizations) {
+    Node *first = nodeNamed(g, e.first), *second = nodeNamed(g, e.second);
+    if (!first || !second)
+      return missing(!first ? e.first : e.second);
+    std::vector<double> inverse;
+    for (double f : e.factors)
+      inverse.push_back(1 / f);
+    scaleLinear(g, *first, e.factors, {}, "_equalized");
+    scaleLinear(g, *second, {}, inverse, "_equalized");
+    g.relink();
+  }
+  g.relink();
+  g.eraseUnusedInitializers();
+  g.relink();
+  return succeeded(graph::verifyGraph(g, m.path, diags));
+}
+
+std::vector<std::string> PreCorrections::describe() const {
+  std::vector<std::string> out;
+  for (const ReluBound &r : reluBounds)
+    out.push_back(fmt::format("relu_unbound_correction: `{}` bound {} -> 8 (`{}` / {}, `{}` * {})",
+                              r.clip, r.bound, r.first, r.ratio, r.second, r.ratio));
+  for (const ChannelEqualization &e : equalizations) {
+    double lo = 1;
+    for (double f : e.factors)
+      lo = std::min(lo, f);
+    out.push_back(fmt::format("activation_channel_equalization: `{}` -> `{}` -> `{}` (smallest "
+                              "factor {:.4g})",
+                              e.first, e.relu, e.second, lo));
+  }
+  return out;
+}

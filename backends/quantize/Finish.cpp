@@ -1,0 +1,196 @@
+//===- Finish.cpp - Completing the spec, writing corrections, measuring -----===//
+//
+// What follows the grid choices: completeSpec (the grids of value-moving ops
+// and int32 biases), applyCorrections (corrected biases, scaled kernels and
+// graph edits written into the QDQ copy) and measureLayers (per-tensor SQNR
+// of the QDQ model against the float one).
+//
+//===----------------------------------------------------------------------===//
+#include "backends/quantize/Quantizer.h"
+
+#include "runtime/KernelUtil.h"
+
+#include "llvm/ADT/StringSet.h"
+
+#include <chrono>
+#include <cmath>
+#include <limits>
+
+using namespace tpcc;
+using namespace tpcc::quant;
+using graph::Node;
+using graph::Value;
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+double since(Clock::time_point t) {
+  return std::chrono::duration<double>(Clock::now() - t).count();
+}
+
+/// Ops whose outputs are values of their first input (or zero): a grid of
+/// the input is a grid of the output.
+bool movesValues(const Node &n) {
+  static const llvm::StringSet<> ops = {"MaxPool", "Reshape", "Flatten", "Transpose",
+                                        "Squeeze", "Unsqueeze", "Identity", "Dropout",
+                                        "Slice", "Gather", "Split", "Expand", "Tile",
+                                        "SpaceToDepth", "DepthToSpace"};
+  return n.domain.empty() && ops.contains(n.opType);
+}
+
+} // namespace
+
+void quant::completeSpec(const graph::Model &m, QuantizeResult &result) {
+  const graph::Graph &g = m.graph;
+  std::vector<const QuantGrid *> grids(g.values().size(), nullptr);
+  for (const ActivationQDQ &a : result.spec.activations)
+    if (const Value *v = g.findValue(a.value))
+      grids[v->id] = &a.grid;
+  std::vector<ActivationQDQ> added;
+  for (const Node *n : g.topologicalOrder()) {
+    if (!movesValues(*n) || !n->input(0) || !grids[n->input(0)->id])
+      continue;
+    for (const Value *out : n->outputs)
+      if (out && !grids[out->id] && out->type.elem == graph::ElemType::Float) {
+        added.push_back({out->name, *grids[n->input(0)->id]});
+        grids[out->id] = grids[n->input(0)->id];
+      }
+  }
+  for (ActivationQDQ &a : added) // grids point into spec.activations: append last
+    result.spec.activations.push_back(std::move(a));
+  // Biases of linear ops whose input and kernel are quantized: int32 on the
+  // accumulator's grid (what integer kernels need).
+  for (const WeightQDQ &w : result.spec.weights) {
+    const Node *n = nullptr;
+    for (const auto &x : g.nodes())
+      if (x->name == w.node)
+        n = x.get();
+    if (!n || w.inputIndex != 1 || !n->domain.empty() ||
+        (n->opType != "Conv" && n->opType != "ConvTranspose" && n->opType != "Gemm"))
+      continue;
+    const Value *in = n->input(0);
+    if (!in || !grids[in->id])
+      continue;
+    if (n->opType == "Gemm") {
+      std::unique_ptr<rt::NodeState> none;
+      rt::KernelContext attrs(*n, 13, none);
+      if (attrs.attrFloat("alpha", 1.f) != 1.f || attrs.attrFloat("beta", 1.f) != 1.f)
+        continue;
+    }
+    const Value *b = n->input(2);
+    bool corrected = false;
+    for (const auto &[name, values] : result.biases)
+      corrected |= name == w.node;
+    if ((b && b->constant && b->constant->elem == graph::ElemType::Float &&
+         b->constant->dims.size() == 1) ||
+        corrected)
+      result.spec.biases.push_back({w.node, 2, in->name, w.node, 1});
+  }
+}
+
+void quant::applyBiases(graph::Model &m, const QuantizeResult &result) {
+  graph::Graph &g = m.graph;
+  for (const auto &[node, values] : result.biases) {
+    Node *n = nullptr;
+    for (const auto &x : g.nodes())
+      if (x->name == node)
+        n = x.get();
+    if (!n)
+      continue;
+    // A new name: the original bias may feed other nodes too.
+    std::string base = n->input(2) ? n->input(2)->name + "_corrected" : node + "_bias";
+    auto t = std::make_unique<graph::Tensor>();
+    t->name = base;
+    for (int k = 1; g.findValue(t->name); ++k)
+      t->name = base + std::to_string(k);
+    t->elem = graph::ElemType::Float;
+    t->dims = {int64_t(values.size())};
+    t->raw.assign(reinterpret_cast<const char *>(values.data()), values.size() * sizeof(float));
+    Value *v = g.addConstant(std::move(t));
+    if (n->inputs.size() < 3)
+      n->inputs.resize(3, nullptr);
+    n->inputs[2] = v;
+  }
+  g.relink();
+  g.eraseUnusedInitializers();
+}
+
+bool quant::applyCorrections(graph::Model &m, QuantizeResult &result, DiagnosticEngine &diags) {
+  applyBiases(m, result);
+  if (result.edits.empty() && result.kernels.empty())
+    return true;
+  if (!applyGraphEdits(m, result.edits, result.kernels, diags))
+    return false;
+  completeSpec(m, result); // deferred by quantizePlan: the new tensors are only here
+  return true;
+}
+
+bool quant::measureLayers(rt::Executor &floatEx, rt::Executor &quantEx, CalibrationData &data,
+                          int64_t maxSamples, QuantizeResult &result, DiagnosticEngine &diags) {
+  auto t0 = Clock::now();
+  // Every model output is measured, quantized or not.
+  for (const Value *v : floatEx.model().graph.outputs()) {
+    bool listed = false;
+    for (const TensorReport &r : result.tensors)
+      listed |= !r.weight && r.tensor == v->name;
+    if (listed)
+      continue;
+    TensorReport r;
+    r.tensor = v->name;
+    r.node = v->producer ? v->producer->displayName() : "(input)";
+    r.opType = v->producer ? v->producer->opType : "";
+    r.opset = "(output)";
+    r.quantized = false;
+    r.bits = 32;
+    result.tensors.push_back(std::move(r));
+  }
+  std::map<std::string, size_t> wanted;
+  for (size_t i = 0; i < result.tensors.size(); ++i)
+    if (!result.tensors[i].weight)
+      wanted[result.tensors[i].tensor] = i;
+  std::vector<double> signal(result.tensors.size(), 0), noise(result.tensors.size(), 0);
+  std::map<std::string, rt::Tensor> ref;
+  auto keep = [&](const graph::Value &v, const rt::Tensor &t) {
+    if (wanted.count(v.name) && t.elem() == graph::ElemType::Float)
+      ref[v.name] = t;
+  };
+  auto compare = [&](const graph::Value &v, const rt::Tensor &t) {
+    auto w = wanted.find(v.name);
+    auto r = ref.find(v.name);
+    if (w == wanted.end() || r == ref.end() || t.elem() != graph::ElemType::Float ||
+        t.numel() != r->second.numel())
+      return;
+    const float *a = r->second.data<float>(), *b = t.data<float>();
+    double s = 0, e = 0;
+    for (int64_t i = 0; i < t.numel(); ++i) {
+      s += double(a[i]) * a[i];
+      e += (double(b[i]) - a[i]) * (double(b[i]) - a[i]);
+    }
+    signal[w->second] += s;
+    noise[w->second] += e;
+  };
+  rt::RunOptions fo, qo;
+  fo.observe = keep;
+  qo.observe = compare;
+  data.rewind();
+  std::map<std::string, rt::Tensor> feed;
+  std::vector<rt::Tensor> out;
+  while (data.samples() < maxSamples && data.next(feed, diags)) {
+    ref.clear();
+    if (!floatEx.run(feed, out, diags, fo) || !quantEx.run(feed, out, diags, qo))
+      return false;
+  }
+  if (data.failed())
+    return false;
+  data.rewind();
+  for (size_t i = 0; i < result.tensors.size(); ++i) {
+    TensorReport &r = result.tensors[i];
+    if (r.weight || signal[i] == 0)
+      continue;
+    r.measured = true;
+    r.sqnr = noise[i] == 0 ? std::numeric_limits<double>::infinity()
+                           : 10 * std::log10(signal[i] / noise[i]);
+  }
+  result.seconds[3] = since(t0);
+  return true;
+}

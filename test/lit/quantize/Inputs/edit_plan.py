@@ -1,0 +1,15 @@
+# Edits a calibrated plan the way a user might get it wrong (apply-edited-plan.test).
+# usage: edit_plan.py PLAN.json unknown|wide|scale|zero|duplicate|grids OUT.json
+import json, sys
+p = json.load(open(sys.argv[1]))
+what = sys.argv[2]
+t = next(t for t in p["tensors"] if t["name"] == "logits")
+if what == "unknown": t["name"] = "nosuch"
+if what == "wide": t["bits"] = 16
+if what == "scale": t["scale"] = -0.5
+if what == "zero": t["zero_point"] = 300
+if what == "duplicate": p["tensors"].append(dict(t))
+if what == "grids":
+    n = next(n for n in p["nodes"] if "weight_grids" in n)
+    n["weight_grids"]["kernel"]["scales"].pop(); n["weight_grids"]["kernel"]["zero_points"].pop()
+json.dump(p, open(sys.argv[3], "w"))

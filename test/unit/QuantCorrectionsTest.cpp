@@ -1,0 +1,220 @@
+//===- QuantCorrectionsTest.cpp - Model corrections keep the float model ---===//
+//
+// The recipe's corrections (backends/quantize/Corrections.h) on the models of
+// test/lit/quantize/Inputs/corrections (test/tools/make_correction_models.py):
+// the pre-statistics corrections must leave the float outputs unchanged, and
+// so must the graph edits together with their compensation (shift_negative:
+// Add(+delta), bias - delta * sum W, padding with delta; input_scaling:
+// Mul(t/m), kernel * m/t), the borders of padded convolutions included. The
+// lit tests corrections-*.test show what each changes in the QDQ model.
+//
+//===----------------------------------------------------------------------===//
+#include "backends/quantize/Corrections.h"
+#include "backends/quantize/Histogram.h"
+#include "ir/graph/OnnxIO.h"
+#include "runtime/DataIO.h"
+#include "runtime/Executor.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+using namespace tpcc;
+using namespace tpcc::quant;
+
+namespace {
+
+const std::string kInputs = TPCC_SOURCE_DIR "/test/lit/quantize/Inputs/corrections/";
+
+struct Loaded {
+  SourceManager sm;
+  DiagnosticEngine diags{sm};
+  std::unique_ptr<graph::Model> model;
+};
+
+std::unique_ptr<Loaded> load(const std::string &name) {
+  auto l = std::make_unique<Loaded>();
+  l->model = graph::loadModel(kInputs + name + ".onnx", l->diags);
+  EXPECT_TRUE(l->model && !l->diags.hasErrors());
+  return l;
+}
+
+/// The output of `l` on the first 8 samples of NAME_calib.npy.
+std::vector<float> run(Loaded &l, const std::string &name) {
+  rt::Tensor x;
+  std::string error;
+  EXPECT_TRUE(rt::readTensorFile(kInputs + name + "_calib.npy", x, error)) << error;
+  auto ex = rt::Executor::create(*l.model, l.diags);
+  EXPECT_TRUE(ex);
+  std::vector<rt::Tensor> out;
+  if (!ex || !ex->run({{"x", x.rows(0, 8)}}, out, l.diags) || out.empty())
+    return {};
+  return std::vector<float>(out[0].data<float>(), out[0].data<float>() + out[0].numel());
+}
+
+void expectClose(const std::vector<float> &a, const std::vector<float> &b, double tol) {
+  ASSERT_EQ(a.size(), b.size());
+  ASSERT_FALSE(a.empty());
+  double worst = 0, scale = 0;
+  for (size_t i = 0; i < a.size(); ++i) {
+    worst = std::max(worst, std::abs(double(a[i]) - b[i]));
+    scale = std::max(scale, std::abs(double(a[i])));
+  }
+  EXPECT_LE(worst, tol * scale) << "largest difference " << worst << " of " << scale;
+}
+
+const graph::Node *nodeNamed(const graph::Model &m, const std::string &name) {
+  for (const auto &n : m.graph.nodes())
+    if (n->name == name)
+      return n.get();
+  return nullptr;
+}
+
+unsigned count(const graph::Model &m, const std::string &op) {
+  unsigned n = 0;
+  for (const auto &node : m.graph.nodes())
+    n += node->opType == op;
+  return n;
+}
+
+} // namespace
+
+TEST(QuantCorrections, ReluBoundKeepsOutputsAndBoundsAtEight) {
+  auto l = load("relu6");
+  std::vector<float> before = run(*l, "relu6");
+  PreCorrections pre;
+  pre.reluBounds.push_back({"relu6", "conv1", "conv2", 6, 0.75});
+  ASSERT_TRUE(applyPreStatisticsCorrections(*l->model, pre, l->diags));
+  const graph::Node *clip = nodeNamed(*l->model, "relu6");
+  ASSERT_TRUE(clip && clip->input(2) && clip->input(2)->constant);
+  EXPECT_EQ(clip->input(2)->constant->at(0), 8.0);
+  expectClose(before, run(*l, "relu6"), 1e-5);
+  ASSERT_EQ(pre.describe().size(), 1u);
+  EXPECT_NE(pre.describe()[0].find("relu_unbound_correction: `relu6` bound 6 -> 8"),
+            std::string::npos);
+}
+
+TEST(QuantCorrections, ChannelEqualizationKeepsOutputs) {
+  auto l = load("ace");
+  std::vector<float> before = run(*l, "ace");
+  PreCorrections pre;
+  pre.equalizations.push_back({"relu", "conv1", "conv2", {1.0 / 30, 0.5, 1, 1}});
+  ASSERT_TRUE(applyPreStatisticsCorrections(*l->model, pre, l->diags));
+  // The first kernel's channel 0 shrank 30 times.
+  const graph::Node *c1 = nodeNamed(*l->model, "conv1");
+  auto original = load("ace");
+  const graph::Node *o1 = nodeNamed(*original->model, "conv1");
+  EXPECT_NEAR(c1->input(1)->constant->at(0) * 30, o1->input(1)->constant->at(0), 1e-4);
+  expectClose(before, run(*l, "ace"), 1e-5);
+}
+
+TEST(QuantCorrections, ShiftNegativeEditWithCompensationKeepsOutputs) {
+  auto l = load("snc");
+  std::vector<float> before = run(*l, "snc");
+  const double delta = 0.375;
+  // The compensation the quantizer computes: b2 <- b2 - delta * sum W2[o].
+  const graph::Node *c2 = nodeNamed(*l->model, "conv2");
+  const graph::Tensor &w = *c2->input(1)->constant, &b = *c2->input(2)->constant;
+  int64_t outs = w.dims[0], per = w.numElements() / outs;
+  std::vector<float> compensated(static_cast<size_t>(outs));
+  for (int64_t o = 0; o < outs; ++o) {
+    double sum = 0;
+    for (int64_t i = 0; i < per; ++i)
+      sum += w.at(o * per + i);
+    compensated[size_t(o)] = float(b.at(o) - delta * sum);
+  }
+  GraphEdit e;
+  e.kind = GraphEdit::ShiftNegative;
+  e.value = "a";
+  e.node = "hswish_shift_negative";
+  e.output = "a_shifted";
+  e.constant = delta;
+  e.convNode = "conv2";
+  e.padNode = "conv2_pad";
+  e.padOutput = "a_shifted_padded";
+  ASSERT_TRUE(applyGraphEdits(*l->model, {e}, {{"conv2", 2, compensated}}, l->diags));
+  EXPECT_EQ(count(*l->model, "Add"), 1u);
+  EXPECT_EQ(count(*l->model, "Pad"), 1u);
+  const graph::Node *conv = nodeNamed(*l->model, "conv2");
+  ASSERT_TRUE(conv && conv->input(0));
+  EXPECT_EQ(conv->input(0)->name, "a_shifted_padded");
+  for (const graph::Attribute &a : conv->attributes) {
+    if (a.name == "pads") {
+      EXPECT_EQ(a.ints, std::vector<int64_t>(4, 0));
+    }
+  }
+  expectClose(before, run(*l, "snc"), 1e-5);
+  EXPECT_NE(e.describe().find("`conv2` padding made explicit"), std::string::npos);
+}
+
+TEST(QuantCorrections, ShiftWithoutPaddingValueChangesBorders) {
+  // The same edit but the Conv keeps padding with zeros: the borders differ,
+  // which is why the padding must become delta.
+  auto l = load("snc");
+  std::vector<float> before = run(*l, "snc");
+  GraphEdit e;
+  e.value = "a";
+  e.node = "shift";
+  e.output = "a_shifted";
+  e.constant = 0.375;
+  const graph::Node *c2 = nodeNamed(*l->model, "conv2");
+  const graph::Tensor &w = *c2->input(1)->constant, &b = *c2->input(2)->constant;
+  int64_t outs = w.dims[0], per = w.numElements() / outs;
+  std::vector<float> compensated(static_cast<size_t>(outs));
+  for (int64_t o = 0; o < outs; ++o) {
+    double sum = 0;
+    for (int64_t i = 0; i < per; ++i)
+      sum += w.at(o * per + i);
+    compensated[size_t(o)] = float(b.at(o) - e.constant * sum);
+  }
+  ASSERT_TRUE(applyGraphEdits(*l->model, {e}, {{"conv2", 2, compensated}}, l->diags));
+  std::vector<float> after = run(*l, "snc");
+  ASSERT_EQ(after.size(), before.size());
+  // Interior pixel (1,1) of channel 0, sample 0 agrees; corner (0,0) does not.
+  EXPECT_NEAR(after[9], before[9], 1e-4);
+  EXPECT_GT(std::abs(after[0] - before[0]), 1e-3);
+}
+
+TEST(QuantCorrections, InputScalingEditWithScaledKernelKeepsOutputs) {
+  auto l = load("inscale");
+  std::vector<float> before = run(*l, "inscale");
+  const double factor = 0.125 / 0.07; // t / m
+  const graph::Node *c1 = nodeNamed(*l->model, "conv1");
+  const graph::Tensor &w = *c1->input(1)->constant;
+  std::vector<float> kernel(size_t(w.numElements()));
+  for (int64_t i = 0; i < w.numElements(); ++i)
+    kernel[size_t(i)] = float(w.at(i) / factor);
+  GraphEdit e;
+  e.kind = GraphEdit::InputScaling;
+  e.value = "x";
+  e.node = "x_input_scaling";
+  e.output = "x_scaled";
+  e.constant = factor;
+  ASSERT_TRUE(applyGraphEdits(*l->model, {e}, {{"conv1", 1, kernel}}, l->diags));
+  EXPECT_EQ(count(*l->model, "Mul"), 1u);
+  EXPECT_EQ(nodeNamed(*l->model, "conv1")->input(0)->name, "x_scaled");
+  expectClose(before, run(*l, "inscale"), 1e-5);
+}
+
+TEST(QuantCorrections, EditOfMissingTensorFails) {
+  auto l = load("snc");
+  GraphEdit e;
+  e.value = "nosuch";
+  e.node = "n";
+  e.output = "o";
+  EXPECT_FALSE(applyGraphEdits(*l->model, {e}, {}, l->diags));
+  EXPECT_TRUE(l->diags.hasErrors());
+}
+
+TEST(QuantCorrections, ChannelVariance) {
+  TensorStats s(1);
+  // Two batches of [1, 2, 2]: channel 0 {1, 3} then {5, 7}; channel 1 constant 2.
+  float a[] = {1, 3, 2, 2}, b[] = {5, 7, 2, 2};
+  s.add(a, {1, 2, 2});
+  s.add(b, {1, 2, 2});
+  std::vector<double> v = s.channelVariance();
+  ASSERT_EQ(v.size(), 2u);
+  EXPECT_DOUBLE_EQ(v[0], 5.0); // mean 4, E[x^2] = (1 + 9 + 25 + 49) / 4 = 21
+  EXPECT_DOUBLE_EQ(v[1], 0.0);
+  EXPECT_EQ(s.channelMean(), (std::vector<double>{4, 2}));
+}
