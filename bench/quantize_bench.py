@@ -16,7 +16,6 @@ import argparse
 import gzip
 import os
 import re
-import resource
 import subprocess
 import sys
 import time
@@ -52,12 +51,21 @@ def quantize(args, platform, model, calib, out, recipe=None):
            "--progress=never"]
     if recipe:
         cmd += ["--recipe", recipe]
-    before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
-    text, wall = run(cmd)
-    peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+    # os.wait4 gives this child's own peak memory (RUSAGE_CHILDREN is the
+    # maximum over every child so far).
+    t0 = time.time()
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    out_fd, err_fd = proc.stdout, proc.stderr
+    _, status, usage = os.wait4(proc.pid, 0)
+    wall = time.time() - t0
+    text, err = out_fd.read(), err_fd.read()
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    if proc.returncode:
+        sys.exit(" ".join(cmd) + " failed:\n" + err)
+    peak = usage.ru_maxrss
     times = re.search(r"time: calibration ([\d.]+) s, thresholds ([\d.]+) s, weights and "
                       r"corrections ([\d.]+) s, measuring ([\d.]+) s", text).groups()
-    return [float(t) for t in times], wall, max(peak, before) / 1024
+    return [float(t) for t in times], wall, peak / 1024
 
 
 def main():
