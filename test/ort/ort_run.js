@@ -5,46 +5,8 @@
 // usage: node ort_run.js MODEL.onnx OUT_PREFIX NAME=INPUT.npy...
 //   writes OUT_PREFIX<k>.npy for output k and prints the output names.
 'use strict';
-const fs = require('fs');
 const ort = require('onnxruntime-node');
-
-const DTYPES = {
-  '<f4': ['float32', Float32Array], '<f8': ['float64', Float64Array],
-  '<i8': ['int64', BigInt64Array], '<i4': ['int32', Int32Array],
-  '|u1': ['uint8', Uint8Array], '|i1': ['int8', Int8Array],
-};
-
-function readNpy(path) {
-  const buf = fs.readFileSync(path);
-  if (buf.toString('latin1', 0, 6) !== '\x93NUMPY') throw new Error(path + ': not a .npy file');
-  const major = buf[6];
-  const hlen = major === 1 ? buf.readUInt16LE(8) : buf.readUInt32LE(8);
-  const start = major === 1 ? 10 : 12;
-  const header = buf.toString('latin1', start, start + hlen);
-  const descr = /'descr':\s*'([^']+)'/.exec(header)[1];
-  const shape = /'shape':\s*\(([^)]*)\)/.exec(header)[1].split(',')
-    .map((s) => s.trim()).filter((s) => s.length).map(Number);
-  if (!DTYPES[descr]) throw new Error(path + ': unsupported dtype ' + descr);
-  const [type, Ctor] = DTYPES[descr];
-  const body = buf.subarray(start + hlen);
-  const data = new Ctor(body.buffer.slice(body.byteOffset, body.byteOffset + body.length));
-  return new ort.Tensor(type, data, shape);
-}
-
-function writeNpy(path, tensor) {
-  const descr = Object.keys(DTYPES).find((k) => DTYPES[k][0] === tensor.type);
-  if (!descr) throw new Error('cannot write output of type ' + tensor.type);
-  const dims = tensor.dims.length === 1 ? `(${tensor.dims[0]},)` : `(${tensor.dims.join(', ')})`;
-  let header = `{'descr': '${descr}', 'fortran_order': False, 'shape': ${dims}, }`;
-  const total = Math.ceil((10 + header.length + 1) / 64) * 64;
-  header = header.padEnd(total - 10 - 1, ' ') + '\n';
-  const pre = Buffer.alloc(10);
-  pre.write('\x93NUMPY', 0, 'latin1');
-  pre[6] = 1; pre[7] = 0;
-  pre.writeUInt16LE(header.length, 8);
-  const data = Buffer.from(tensor.data.buffer, tensor.data.byteOffset, tensor.data.byteLength);
-  fs.writeFileSync(path, Buffer.concat([pre, Buffer.from(header, 'latin1'), data]));
-}
+const { readNpy, writeNpy } = require('./npy');
 
 async function main() {
   const [model, prefix, ...pairs] = process.argv.slice(2);
