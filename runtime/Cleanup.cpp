@@ -27,9 +27,11 @@ static void finish(graph::Model &m, const std::vector<bool> &dead) {
 }
 
 /// A constant the transforms may read: an initializer that is not an
-/// overridable graph input, or a Constant node's output.
-static const graph::Tensor *constantOf(const Value *v) {
-  return v && v->constant && !v->isGraphInput ? v->constant : nullptr;
+/// overridable graph input, or a Constant node's output. Before IR version 4
+/// every initializer had to be listed as a graph input too; there the listing
+/// does not make it overridable (ONNX Runtime reads it the same way).
+static const graph::Tensor *constantOf(const graph::Model &m, const Value *v) {
+  return v && v->constant && (!v->isGraphInput || m.irVersion < 4) ? v->constant : nullptr;
 }
 
 /// A name no value of `g` has, starting from `base`.
@@ -60,7 +62,7 @@ static bool isInferenceIdentity(const graph::Model &m, const Node &n) {
     if (n.outputs[k] && (!n.outputs[k]->uses.empty() || n.outputs[k]->isGraphOutput))
       return false;
   if (const Value *mode = n.input(2)) {
-    const graph::Tensor *t = constantOf(mode);
+    const graph::Tensor *t = constantOf(m, mode);
     if (!t || t->numElements() != 1 || t->at(0) != 0)
       return false;
   }
@@ -119,8 +121,8 @@ static std::optional<Fold> batchNormAffine(const graph::Model &m, Node &bn) {
     return std::nullopt;
   if (const graph::Attribute *a = bn.attr("spatial"); a && a->i == 0)
     return std::nullopt; // per-activation statistics (opsets < 9)
-  const graph::Tensor *s = constantOf(bn.input(1)), *b = constantOf(bn.input(2)),
-                      *mean = constantOf(bn.input(3)), *var = constantOf(bn.input(4));
+  const graph::Tensor *s = constantOf(m, bn.input(1)), *b = constantOf(m, bn.input(2)),
+                      *mean = constantOf(m, bn.input(3)), *var = constantOf(m, bn.input(4));
   if (!s || !b || !mean || !var)
     return std::nullopt;
   int64_t c = s->numElements();
@@ -160,8 +162,8 @@ static std::unique_ptr<graph::Tensor> scaled(const graph::Tensor &w, size_t axis
 static bool foldInto(graph::Model &m, Fold &f) {
   graph::Graph &g = m.graph;
   Node &p = *f.producer;
-  const graph::Tensor *w = constantOf(p.input(1));
-  const graph::Tensor *bias = p.input(2) ? constantOf(p.input(2)) : nullptr;
+  const graph::Tensor *w = constantOf(m, p.input(1));
+  const graph::Tensor *bias = p.input(2) ? constantOf(m, p.input(2)) : nullptr;
   if (!w || w->elem != graph::ElemType::Float || (p.input(2) && !bias) ||
       (bias && bias->elem != graph::ElemType::Float))
     return false;
@@ -293,7 +295,7 @@ bool rt::foldConstants(graph::Model &m, DiagnosticEngine &diags, CleanupReport &
     std::vector<Tensor> held;
     held.reserve(n->inputs.size());
     for (const Value *in : n->inputs) {
-      const graph::Tensor *t = in ? constantOf(in) : nullptr;
+      const graph::Tensor *t = in ? constantOf(m, in) : nullptr;
       if (in && !t) {
         allConstant = false;
         break;
