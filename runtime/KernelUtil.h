@@ -9,7 +9,9 @@
 
 #include "runtime/Kernel.h"
 
+#include <cmath>
 #include <cstdint>
+#include <limits>
 #include <optional>
 #include <string>
 
@@ -38,6 +40,18 @@ void parallelFor(int64_t n, int64_t costPerItem, F fn) {
     if (b < e)
       fn(b, e);
   }
+}
+
+/// `v` truncated toward zero and saturated to integer type I; NaN gives 0
+/// (float -> integer Cast, and arithmetic results stored as integers).
+template <typename I> I saturate(double v) {
+  if (std::isnan(v))
+    return 0;
+  if (v <= double(std::numeric_limits<I>::lowest()))
+    return std::numeric_limits<I>::lowest();
+  if (v >= double(std::numeric_limits<I>::max()))
+    return std::numeric_limits<I>::max();
+  return I(v);
 }
 
 bool isHalf(ElemType e);

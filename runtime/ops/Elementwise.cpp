@@ -176,17 +176,6 @@ bool anyHalf(const KernelContext &ctx) {
 
 template <typename T> constexpr bool isInt = std::is_integral_v<T>;
 
-/// `v` truncated toward zero and saturated to I; NaN gives 0.
-template <typename I> I saturate(double v) {
-  if (std::isnan(v))
-    return 0;
-  if (v <= double(std::numeric_limits<I>::lowest()))
-    return std::numeric_limits<I>::lowest();
-  if (v >= double(std::numeric_limits<I>::max()))
-    return std::numeric_limits<I>::max();
-  return I(v);
-}
-
 struct AddOp {
   template <typename T> T operator()(T a, T b) const {
     if constexpr (isInt<T>)

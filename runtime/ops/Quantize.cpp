@@ -29,17 +29,6 @@ using namespace tpcc::rt;
 
 namespace {
 
-/// `v` truncated toward zero and saturated to integer type I; NaN gives 0.
-template <typename I> I saturate(double v) {
-  if (std::isnan(v))
-    return 0;
-  if (v <= double(std::numeric_limits<I>::lowest()))
-    return std::numeric_limits<I>::lowest();
-  if (v >= double(std::numeric_limits<I>::max()))
-    return std::numeric_limits<I>::max();
-  return I(v);
-}
-
 /// Float (or float16/bfloat16 as float) element `i` of `t`.
 float floatAt(const Tensor &t, int64_t i) {
   switch (t.elem()) {
