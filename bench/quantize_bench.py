@@ -5,8 +5,9 @@ fashion_cnn (Fashion-MNIST, float 86.44 % on the 10,000 test images) is quantize
 with its 500-image calibration set for imx500, tflite, qnnpack and default at W8A8 and
 with 4-bit weights; each QDQ model is evaluated on the full test set (accuracy, logit
 SQNR against the float model, through `tpcc eval`). digits_cnn is quantized for
-imx500 with its 200 calibration digits and its logit SQNR measured on the 450
-held-out digits. Then `tpcc quantize` is timed (calibration, thresholds, weights and
+every platform with its 200 calibration digits (imx500_v4 also with its last Gemm's
+16-bit-output candidate, `--choose`) and its logit SQNR measured on the 450
+held-out digits and on the calibration digits. Then `tpcc quantize` is timed (calibration, thresholds, weights and
 corrections, measuring; wall and peak memory) with 100, 500 and 5,000 calibration
 images (the 5,000 from the Fashion-MNIST training set).
 
@@ -39,16 +40,17 @@ def run(cmd):
 
 
 def evaluate(args, model, x, y, ref):
-    out, _ = run([args.tpcc, "eval", model, "--data", x, "--labels", y, "--reference", ref,
+    labels = ["--labels", y] if y else []
+    out, _ = run([args.tpcc, "eval", model, "--data", x, *labels, "--reference", ref,
                   "--progress=never"])
-    acc = float(re.search(r"accuracy\s+([\d.]+) %", out).group(1))
+    acc = float(re.search(r"accuracy\s+([\d.]+) %", out).group(1)) if y else None
     sqnr = re.search(r"SQNR `[^`]+`\s+([\d.]+|inf)", out).group(1)
     return acc, sqnr
 
 
-def quantize(args, platform, model, calib, out, recipe=None):
+def quantize(args, platform, model, calib, out, recipe=None, extra=()):
     cmd = [args.tpcc, "quantize", "--platform", platform, "--calib", calib, model, "-o", out,
-           "--progress=never"]
+           "--progress=never", *extra]
     if recipe:
         cmd += ["--recipe", recipe]
     # os.wait4 gives this child's own peak memory (RUSAGE_CHILDREN is the
@@ -100,12 +102,19 @@ def main():
     print(f"target (W8A8 within 0.3 points of float): {'MET' if worst8 <= 0.3 else 'NOT MET'}")
 
     digits = os.path.join(args.models, "digits_cnn.onnx")
-    out = os.path.join(w, "digits.imx500.onnx")
-    quantize(args, "imx500", digits, os.path.join(args.models, "digits_calib_x.npy"), out)
-    acc, sqnr = evaluate(args, out, os.path.join(args.models, "digits_test_x.npy"),
-                         os.path.join(args.models, "digits_test_y.npy"), digits)
-    print(f"digits_cnn imx500 W8A8: accuracy {acc:.2f} %, logit SQNR {sqnr} dB on the 450 held-out "
+    dcalib, dx, dy = (os.path.join(args.models, f) for f in
+                      ("digits_calib_x.npy", "digits_test_x.npy", "digits_test_y.npy"))
+    print(f"\ndigits_cnn W8A8 (float 99.33 %), logit SQNR on the 450 held-out / 200 calibration "
           f"digits (peers: about 41-43 dB)")
+    a16 = ["--choose", "/f/f.11/Gemm=FullyConnected.3"]
+    for platform, extra, tag in (("imx500", (), ""), ("imx500_v4", (), ""),
+                                 ("imx500_v4", a16, " + 16-bit logits"), ("tflite", (), ""),
+                                 ("qnnpack", (), ""), ("default", (), "")):
+        out = os.path.join(w, "digits.q.onnx")
+        quantize(args, platform, digits, dcalib, out, extra=extra)
+        acc, sqnr = evaluate(args, out, dx, dy, digits)
+        _, csqnr = evaluate(args, out, dcalib, None, digits)
+        print(f"  {platform + tag:<27} accuracy {acc:.2f} %  SQNR {sqnr} / {csqnr} dB")
 
     print(f"\n{'calibration':>11} {'calibrate':>9} {'thresholds':>10} {'weights':>8} {'measure':>8} "
           f"{'wall':>7} {'peak MB':>8}")

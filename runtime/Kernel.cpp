@@ -61,9 +61,7 @@ const KernelRegistry &KernelRegistry::get() {
 }
 
 KernelFn KernelRegistry::find(llvm::StringRef domain, llvm::StringRef opType) const {
-  if (!domain.empty() && domain != "ai.onnx")
-    return nullptr;
-  auto it = kernels.find(opType);
+  auto it = kernels.find(qualified(domain, opType));
   return it == kernels.end() ? nullptr : it->second;
 }
 

@@ -88,12 +88,20 @@ public:
 
   /// Registers the kernel of `opType` in the default (ai.onnx) domain.
   void add(llvm::StringRef opType, KernelFn fn) { kernels[opType] = fn; }
-  /// The kernel of an ai.onnx operator, or null.
+  /// Registers the kernel of `opType` in another domain (`com.microsoft`).
+  void add(llvm::StringRef domain, llvm::StringRef opType, KernelFn fn) {
+    kernels[qualified(domain, opType)] = fn;
+  }
+  /// The kernel of an operator, or null.
   KernelFn find(llvm::StringRef domain, llvm::StringRef opType) const;
-  /// Every registered operator, sorted.
+  /// Every registered operator, sorted (`domain.op` outside ai.onnx).
   std::vector<std::string> operators() const;
 
 private:
+  static std::string qualified(llvm::StringRef domain, llvm::StringRef opType) {
+    return domain.empty() || domain == "ai.onnx" ? opType.str()
+                                                 : domain.str() + "." + opType.str();
+  }
   llvm::StringMap<KernelFn> kernels;
 };
 

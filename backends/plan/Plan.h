@@ -24,6 +24,7 @@
 
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace tpcc::plan {
@@ -58,7 +59,7 @@ struct PlanNode {
   const ir::Opset *opset = nullptr;       ///< null: unmatched
   const ir::OpBinding *binding = nullptr; ///< the binding that matched
   OptionsRef options;
-  unsigned chosen = 0; ///< index into options->configs (the base)
+  unsigned chosen = 0; ///< index into options->configs (the base or a choice)
   int fusingGroup = -1;
   std::vector<PlanWeight> weights;
   /// Filled by `tpcc quantize` when bias correction changed the bias.
@@ -111,12 +112,19 @@ struct Plan {
   std::vector<int> tensorIndex; ///< by value id; -1 when not a tensor entry
 };
 
-/// Builds the plan. Errors (a node matching two opsets) and warnings go to
-/// `diags`; the plan is complete either way (a node with two matches takes
-/// the first).
+/// `--choose NODE=CONFIG`, in command-line order: node NODE (its name as the
+/// plan prints it) takes candidate CONFIG (a config id, `FullyConnected.3`)
+/// instead of its options' base.
+using Choices = std::vector<std::pair<std::string, std::string>>;
+
+/// Builds the plan. Errors (a node matching two opsets, a choice naming no
+/// node, a config that is not the node's candidate, or a node twice) and
+/// warnings go to `diags`; the plan is complete either way (a node with two
+/// matches takes the first, a node with a bad choice keeps its base).
 Plan buildPlan(const ir::Module &m, const ir::Platform &p,
                const ir::Capabilities &caps, const ir::Framework *fw,
-               graph::Model &model, DiagnosticEngine &diags);
+               graph::Model &model, DiagnosticEngine &diags,
+               const Choices &choices = {});
 
 /// Finds the fusing groups (global longest-pattern-first, topological order)
 /// and records them in `plan.groups` and each node's `fusingGroup`.

@@ -78,13 +78,25 @@ void plan::printSummary(const Plan &plan, llvm::raw_ostream &os) {
     auto it = perOpset.find(o.name);
     if (it == perOpset.end())
       continue;
+    // The base, not the example's config, which --choose may have changed.
     const PlanNode &n = *example[o.name];
-    os << fmt::format("  {:<22} {:>7}  {}: {}\n", o.name, it->second,
-                      configLabel(n, n.chosen), configSummary(n.config()));
+    unsigned base = n.options.options->base;
+    os << fmt::format("  {:<22} {:>7}  {}: {}\n", o.name, it->second, configLabel(n, base),
+                      configSummary(n.options.options->configs[base]));
   }
   if (matched + constants != g.nodes().size())
     os << fmt::format("  {:<22} {:>7}  {}\n", "(default)", g.nodes().size() - matched - constants,
                       configSummary(plan.platform->defaultOptions.baseConfig()));
+  std::vector<const PlanNode *> chosen;
+  for (const PlanNode &n : plan.nodes)
+    if (n.chosen != n.options.options->base)
+      chosen.push_back(&n);
+  if (!chosen.empty())
+    os << fmt::format("  other than the base (--choose): {} node{}\n", chosen.size(),
+                      chosen.size() == 1 ? "" : "s");
+  for (const PlanNode *n : chosen)
+    os << fmt::format("    {} -> {}: {}\n", n->node->displayName(), configLabel(*n, n->chosen),
+                      configSummary(n->config()));
 
   std::map<const ir::Fusing *, unsigned> perPattern;
   for (const FusingGroup &fg : plan.groups)
@@ -196,8 +208,9 @@ void plan::printExplanation(const Plan &plan, const PlanNode &pn,
     os << "opset: none; the node takes the platform's default options\n";
 
   const ir::Options &opts = *pn.options.options;
-  os << fmt::format("options {}: {} candidate(s), chosen {} (the base)\n", pn.options.owner,
-                    opts.configs.size(), configLabel(pn, pn.chosen));
+  os << fmt::format("options {}: {} candidate(s), chosen {} ({})\n", pn.options.owner,
+                    opts.configs.size(), configLabel(pn, pn.chosen),
+                    pn.chosen == opts.base ? "the base" : "by --choose");
   for (unsigned i = 0; i < opts.configs.size(); ++i) {
     const ir::OpConfig &c = opts.configs[i];
     std::vector<std::string> bits;

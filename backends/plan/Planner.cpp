@@ -63,9 +63,12 @@ public:
     }
   }
 
-  Plan run() {
+  Plan run(const Choices &choices) {
     for (const auto &n : model.graph.nodes())
       match(*n);
+    // Before anything reads a node's config: weights, tensors and the
+    // input-bit checks all follow the chosen one.
+    applyChoices(choices);
     for (PlanNode &pn : plan.nodes)
       planWeights(pn);
     findFusingGroups(plan);
@@ -77,6 +80,7 @@ public:
 private:
   std::string where(const Node &n) const { return graph::describeNode(plan.modelName, n); }
   void match(Node &n);
+  void applyChoices(const Choices &choices);
   void planWeights(PlanNode &pn);
   void planTensors();
   void planOutput(const PlanNode &pn, const Value *v, PlanTensor &t);
@@ -133,6 +137,49 @@ void Planner::match(Node &n) {
   if (usedOwners.insert(pn.options.owner).second)
     plan.usedOptions.push_back(pn.options);
   plan.nodes.push_back(std::move(pn));
+}
+
+void Planner::applyChoices(const Choices &choices) {
+  if (choices.empty())
+    return;
+  llvm::StringMap<unsigned> byName; // the first node of each name, as --explain
+  std::vector<std::string> names;
+  for (const PlanNode &pn : plan.nodes) {
+    byName.try_emplace(pn.node->displayName(), pn.node->id);
+    names.push_back(pn.node->displayName());
+  }
+  // The config each node was first chosen with: a second choice is an error
+  // even when it agrees, since one of the two is likely a typo.
+  std::vector<const std::string *> chosenAs(plan.nodes.size(), nullptr);
+  for (const auto &[name, config] : choices) {
+    auto it = byName.find(name);
+    if (it == byName.end()) {
+      diags.emitAt(plan.modelName, diag::err_plan_choose_no_node, name, config,
+                   didYouMean(name, names));
+      continue;
+    }
+    PlanNode &pn = plan.nodes[it->second];
+    if (const std::string *first = chosenAs[it->second]) {
+      diags.emitAt(where(*pn.node), diag::err_plan_choose_twice, name, *first, config);
+      continue;
+    }
+    chosenAs[it->second] = &config;
+    std::optional<unsigned> index;
+    std::vector<std::string> candidates;
+    for (unsigned i = 0; i < pn.options.options->configs.size(); ++i) {
+      if (pn.options.configId(i) == config)
+        index = i;
+      const std::string &cname = pn.options.options->configs[i].name;
+      candidates.push_back("`" + pn.options.configId(i) + "`" +
+                           (cname.empty() ? "" : " (`" + cname + "`)"));
+    }
+    if (!index) {
+      diags.emitAt(where(*pn.node), diag::err_plan_choose_not_candidate, name, config,
+                   llvm::join(candidates, ", "));
+      continue;
+    }
+    pn.chosen = *index;
+  }
 }
 
 void Planner::planWeights(PlanNode &pn) {
@@ -323,6 +370,7 @@ void Planner::checkInputBits() {
 
 Plan plan::buildPlan(const ir::Module &, const ir::Platform &p,
                      const ir::Capabilities &caps, const ir::Framework *fw,
-                     graph::Model &model, DiagnosticEngine &diags) {
-  return Planner(p, caps, fw, model, diags).run();
+                     graph::Model &model, DiagnosticEngine &diags,
+                     const Choices &choices) {
+  return Planner(p, caps, fw, model, diags).run(choices);
 }

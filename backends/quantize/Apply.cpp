@@ -118,8 +118,8 @@ bool PlanReader::node(const json::Object &n) {
         continue;
       auto method = ir::parseQuantMethod(w->getString("method").getValueOr(""));
       int bits = int(w->getInteger("bits").getValueOr(8));
-      if (!method || bits < 2 || bits > 8)
-        return fail(fmt::format("node `{}` weight `{}`: a method and 2 to 8 bits are needed",
+      if (!method || bits < 2 || bits > 16)
+        return fail(fmt::format("node `{}` weight `{}`: a method and 2 to 16 bits are needed",
                                 name, slot.str()));
       WeightQDQ q;
       q.node = node->name;

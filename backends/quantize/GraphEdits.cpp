@@ -2,12 +2,12 @@
 //
 // Post-threshold corrections (algorithms.md 4): decided from the float
 // model's statistics and grids, written into the QDQ copy by
-// applyGraphEdits. Differences from MCT: the activation whose output is
-// shifted is not requantized to 16 bits (the QDQ model has 8-bit Q/DQ
-// only): it stays float and the Add output carries the quantization; the
-// bypass tensors on the path get unsigned grids of their own thresholds (or
-// recomputed from shifted histograms with recompute_threshold). The
-// parameter search option does not exist.
+// applyGraphEdits. As MCT, the activation whose output is shifted is
+// requantized to 16 bits with its own threshold (com.microsoft int16 Q/DQ)
+// and the Add output gets the unsigned 8-bit grid; the bypass tensors on the
+// path get unsigned grids of their own thresholds (or recomputed from
+// shifted histograms with recompute_threshold). The parameter search option
+// does not exist.
 //
 //===----------------------------------------------------------------------===//
 #include "backends/quantize/GraphEdits.h"
@@ -19,7 +19,9 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
+#include <optional>
 
 using namespace tpcc;
 using namespace tpcc::quant;
@@ -238,9 +240,24 @@ void edits::decideShiftNegative(PostThreshold &s) {
       e.padNode = pad->name;
     std::string how;
     QuantGrid shifted = unsignedGrid(s, *grid, st, delta, how);
-    grid.reset();
+    // The activation keeps its threshold on a 16-bit grid (MCT): its report
+    // row stays, the 8-bit one moves to the Add's output.
+    auto row = std::find_if(s.result.tensors.begin(), s.result.tensors.end(),
+                            [&](const TensorReport &r) { return !r.weight && r.tensor == v->name; });
+    std::optional<TensorReport> wideRow;
+    if (row != s.result.tensors.end())
+      wideRow = *row;
+    *grid = grid->method == ir::QuantMethod::PowerOfTwo ? powerOfTwoGrid(th, 16, true)
+                                                        : symmetricGrid(th, 16, true);
     s.added.push_back({e.output, shifted});
     updateReport(s, v->name, e.output, e.node, "Add", shifted, how);
+    if (wideRow) {
+      wideRow->bits = 16;
+      wideRow->scale = grid->scale;
+      wideRow->lo = grid->lo;
+      wideRow->hi = grid->hi;
+      s.result.tensors.insert(row, *wideRow);
+    }
     QuantGrid lastGrid = shifted;
     bool lastQuantized = true;
     for (const Value *p : path) {

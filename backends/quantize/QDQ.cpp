@@ -30,13 +30,38 @@ using graph::Value;
 
 namespace {
 
-/// The 8-bit type holding the grids' integers: int8 when some are negative.
+/// How many bits a grid's integers take: its width, or for a LUT grid (whose
+/// `bits` count table entries) the width of the table's integer range.
+int integerBits(const QuantGrid &g) {
+  int b = g.bits;
+  while (!g.lut.empty() && b < 62 && (int64_t(1) << b) < g.qmax - g.qmin + 1)
+    ++b;
+  return b;
+}
+
+/// The integer type holding the grids' integers: 8 bits wide when the grids
+/// are, else 16; signed when some integers are negative.
 ElemType containerOf(const std::vector<QuantGrid> &grids) {
   bool negative = std::any_of(grids.begin(), grids.end(), [](auto &g) { return g.qmin < 0; });
+  bool wide = std::any_of(grids.begin(), grids.end(), [](auto &g) { return integerBits(g) > 8; });
+  if (wide)
+    return negative ? ElemType::Int16 : ElemType::UInt16;
   return negative ? ElemType::Int8 : ElemType::UInt8;
 }
-int64_t containerMin(ElemType t) { return t == ElemType::Int8 ? -128 : 0; }
-int64_t containerMax(ElemType t) { return containerMin(t) + 255; }
+int64_t containerMin(ElemType t) {
+  return t == ElemType::Int8 ? -128 : t == ElemType::Int16 ? -32768 : 0;
+}
+int64_t containerMax(ElemType t) {
+  bool wide = t == ElemType::Int16 || t == ElemType::UInt16;
+  return containerMin(t) + (wide ? 65535 : 255);
+}
+
+/// 16-bit integers need ONNX Runtime's com.microsoft QuantizeLinear /
+/// DequantizeLinear: ai.onnx has them from opset 21, which libonnx 1.12 (and
+/// so the checker every output passes) does not know.
+const char *qdqDomain(ElemType t) {
+  return t == ElemType::Int16 || t == ElemType::UInt16 ? "com.microsoft" : "";
+}
 
 /// An INT attribute, or a FLOAT one when `f` is given.
 graph::Attribute attribute(const char *name, int64_t i, float f = NAN) {
@@ -56,12 +81,14 @@ std::unique_ptr<Tensor> newTensor(ElemType e, std::vector<int64_t> dims) {
   return t;
 }
 
-/// Stores `x` as element `i` of `t` (int8, uint8, int32 or float).
+/// Stores `x` as element `i` of `t` (an integer container, int32 or float).
 void put(Tensor &t, int64_t i, double x) {
   auto as = [&](auto v) { std::memcpy(t.raw.data() + size_t(i) * sizeof v, &v, sizeof v); };
   switch (t.elem) {
   case ElemType::Int8: return as(int8_t(x));
   case ElemType::UInt8: return as(uint8_t(x));
+  case ElemType::Int16: return as(int16_t(x));
+  case ElemType::UInt16: return as(uint16_t(x));
   case ElemType::Int32: return as(int32_t(x));
   default: return as(float(x));
   }
@@ -96,7 +123,8 @@ private:
   std::string freshNode(const std::string &base);
   Value *constant(std::unique_ptr<Tensor> t, const std::string &base);
   Value *typed(const std::string &base, ElemType e, const Value &like);
-  Node *addNode(const char *op, const std::string &name, std::vector<Value *> ins, Value *out);
+  Node *addNode(const char *op, const std::string &name, std::vector<Value *> ins, Value *out,
+                const char *domain = "");
   void storeQuantized(Node *n, unsigned index, std::unique_ptr<Tensor> q,
                       const std::vector<double> &scales, const std::vector<int64_t> &zps,
                       int64_t axis);
@@ -153,8 +181,8 @@ bool Rewriter::checkInput(const std::string &node, unsigned index, const char *r
 
 bool Rewriter::checkGrid(const std::string &name, const QuantGrid &q, const char *what,
                          ElemType t) {
-  if (q.bits > 8)
-    return fail(where, diag::err_qdq_wide_grid, name, q.bits, what);
+  if (integerBits(q) > 16)
+    return fail(where, diag::err_qdq_wide_grid, name, integerBits(q), what);
   float s = float(q.scale);
   if (!(q.scale > 0) || !std::isfinite(s) || !(s > 0))
     return fail(where, diag::err_qdq_grid, name,
@@ -312,10 +340,13 @@ Value *Rewriter::typed(const std::string &base, ElemType e, const Value &like) {
 }
 
 Node *Rewriter::addNode(const char *op, const std::string &name, std::vector<Value *> ins,
-                        Value *out) {
+                        Value *out, const char *domain) {
   auto n = std::make_unique<Node>();
   n->name = name;
   n->opType = op;
+  n->domain = domain;
+  if (*domain && !m.opsetVersion(domain))
+    m.opsets.push_back({domain, 1});
   n->inputs = std::move(ins);
   n->outputs = {out};
   return g.addNode(std::move(n));
@@ -345,10 +376,11 @@ void Rewriter::storeQuantized(Node *n, unsigned index, std::unique_ptr<Tensor> q
   Stored d{src, axis, q->elem, q->raw, s->raw, zp->raw, nullptr};
   Value *qv = constant(std::move(q), base + "_quantized");
   Value *out = typed(base + "_DequantizeLinear_Output", ElemType::Float, *qv);
+  ElemType elem = qv->constant->elem;
   d.dq = addNode("DequantizeLinear", freshNode(base + "_DequantizeLinear"),
                  {qv, constant(std::move(s), base + "_scale"),
                   constant(std::move(zp), base + "_zero_point")},
-                 out);
+                 out, qdqDomain(elem));
   if (axis >= 0)
     d.dq->attributes.push_back(attribute("axis", axis));
   stored.push_back(std::move(d));
@@ -432,8 +464,10 @@ void Rewriter::rewriteActivation(const ActivationQDQ &a) {
     in = clipped;
   }
   Value *qv = typed(v->name + "_QuantizeLinear_Output", ct, *v);
-  addNode("QuantizeLinear", freshNode(v->name + "_QuantizeLinear"), {in, s, zp}, qv);
-  addNode("DequantizeLinear", freshNode(v->name + "_DequantizeLinear"), {qv, s, zp}, out);
+  addNode("QuantizeLinear", freshNode(v->name + "_QuantizeLinear"), {in, s, zp}, qv,
+          qdqDomain(ct));
+  addNode("DequantizeLinear", freshNode(v->name + "_DequantizeLinear"), {qv, s, zp}, out,
+          qdqDomain(ct));
   if (!renamed)
     for (const graph::Use &u : uses)
       u.node->inputs[u.index] = out;

@@ -10,6 +10,9 @@
 //  - a quantized activation tensor gets a QuantizeLinear -> DequantizeLinear
 //    pair; every consumer reads the DequantizeLinear output; a graph output
 //    keeps its name (the pair ends in it);
+//  - grids of 9 to 16 bits use int16/uint16 and ONNX Runtime's com.microsoft
+//    QuantizeLinear/DequantizeLinear (ai.onnx has 16-bit ones only from opset
+//    21, beyond libonnx 1.12); the model then imports com.microsoft version 1;
 //  - a bias the platform quantizes becomes int32 with scale
 //    input_scale * weight_scale (per channel) and zero point 0; a bias it does
 //    not quantize stays float.
@@ -69,7 +72,7 @@ struct QDQSpec {
 /// Rewrites `m` in place. The default-domain opset must be >= 10, and >= 13
 /// when any weight is per channel (the quantizer converts older models first).
 /// Returns false after diagnostics (a named tensor or node that does not
-/// exist, a weight that is not a float constant, a grid wider than 8 bits);
+/// exist, a weight that is not a float constant, a grid wider than 16 bits);
 /// the model is then unchanged, as the whole spec is checked before any edit.
 ///
 /// New tensors and nodes are named after the original tensor (`W_quantized`,

@@ -127,10 +127,10 @@ void Quantizer::report(const plan::PlanTensor &t, const QuantGrid &g, const std:
 bool Quantizer::activationGrid(const plan::PlanTensor &t, TensorStats *s) {
   Activation a = effective(t);
   const std::string &name = t.value->name;
-  if (a.bits > 8) {
+  if (a.bits > 16) {
     diags.emitAt(plan.modelName, diag::err_quant_unsupported,
-                 fmt::format("tensor `{}`: {}-bit activations need 16-bit QuantizeLinear "
-                             "(ONNX opset 21), which libonnx 1.12 lacks",
+                 fmt::format("tensor `{}`: {}-bit activations do not fit the 16-bit integers "
+                             "of QDQ models",
                              name, a.bits));
     return false;
   }
@@ -232,11 +232,12 @@ bool Quantizer::weights(const plan::PlanNode &pn) {
       diags.emitAt(plan.modelName, diag::err_quant_constant_nonfinite, pw.input->name, bad);
       return false;
     }
-    if (c.bits > 8 || (ir::isLut(c.method) && c.lutBits.value_or(8) > 8)) {
+    int width = ir::isLut(c.method) ? c.lutBits.value_or(8) : c.bits;
+    if (width > 16) {
       diags.emitAt(plan.modelName, diag::err_quant_unsupported,
-                   fmt::format("weight `{}` of `{}`: {}-bit weights do not fit the 8-bit "
-                               "integer containers of the QDQ model",
-                               pw.input->name, n.displayName(), c.bits));
+                   fmt::format("weight `{}` of `{}`: {}-bit weights do not fit the 16-bit "
+                               "integers of QDQ models",
+                               pw.input->name, n.displayName(), width));
       return false;
     }
     WeightQDQ w;

@@ -1,7 +1,9 @@
 //===- Quantize.cpp - Quantization and type conversion kernels --------------===//
 //
 // QuantizeLinear and DequantizeLinear (per tensor, and per axis from opset
-// 13), DynamicQuantizeLinear, and Cast / CastLike between every pair of
+// 13), ONNX Runtime's com.microsoft QuantizeLinear / DequantizeLinear (int8,
+// uint8, int16, uint16; per axis; what 16-bit QDQ models use before ONNX
+// opset 21), DynamicQuantizeLinear, and Cast / CastLike between every pair of
 // float, double, float16, bfloat16, the integer types, bool and string.
 //
 // Conventions where ONNX leaves results undefined: float->integer casts
@@ -49,17 +51,19 @@ struct QuantAxis {
   int64_t outer = 1, channels = 1, inner = 1;
 };
 
+/// `contrib`: the com.microsoft operator, per axis at any opset version.
 bool quantAxis(KernelContext &ctx, const Tensor &x, const Tensor &scale, const Tensor *zp,
-               QuantAxis &qa) {
+               QuantAxis &qa, bool contrib) {
   if (zp && zp->numel() != scale.numel())
     return ctx.fail("zero point shape " + shapeStr(zp->shape()) + " differs from scale shape " +
                     shapeStr(scale.shape()));
   qa.inner = x.numel();
   if (scale.numel() == 1 && scale.rank() <= 1)
     return true;
-  if (ctx.opset < 13 || scale.rank() != 1)
+  bool perAxis = contrib || ctx.opset >= 13;
+  if (!perAxis || scale.rank() != 1)
     return ctx.fail("scale must be a scalar" +
-                    std::string(ctx.opset < 13 ? "" : " or a 1-D tensor") + ", not " +
+                    std::string(perAxis ? " or a 1-D tensor" : "") + ", not " +
                     shapeStr(scale.shape()));
   auto axis = normalizeAxis(ctx.attrInt("axis", 1), x.rank());
   if (!axis)
@@ -105,7 +109,7 @@ void quantizeTyped(const Tensor &x, const Tensor &scale, const Tensor *zp, Tenso
   });
 }
 
-bool quantizeKernel(KernelContext &ctx) {
+bool quantize(KernelContext &ctx, bool contrib) {
   const Tensor *x = ctx.input(0), *scale = ctx.input(1), *zp = ctx.input(2);
   if (!x || !scale)
     return ctx.fail("expects x and y_scale");
@@ -113,18 +117,24 @@ bool quantizeKernel(KernelContext &ctx) {
   if (xt != ElemType::Float && xt != ElemType::Int32 && !isHalf(xt))
     return ctx.fail("unsupported input type " + typeName(xt));
   ElemType qt = zp ? zp->elem() : ElemType::UInt8;
-  if (qt != ElemType::UInt8 && qt != ElemType::Int8)
+  bool wide = contrib && (qt == ElemType::UInt16 || qt == ElemType::Int16);
+  if (qt != ElemType::UInt8 && qt != ElemType::Int8 && !wide)
     return ctx.fail("unsupported zero point type " + typeName(qt));
   QuantAxis qa;
-  if (!quantAxis(ctx, *x, *scale, zp, qa))
+  if (!quantAxis(ctx, *x, *scale, zp, qa, contrib))
     return false;
-  ctx.outputs[0] = Tensor(qt, x->shape());
-  if (qt == ElemType::UInt8)
-    quantizeTyped<uint8_t>(*x, *scale, zp, ctx.outputs[0], qa);
-  else
-    quantizeTyped<int8_t>(*x, *scale, zp, ctx.outputs[0], qa);
+  Tensor &y = ctx.outputs[0] = Tensor(qt, x->shape());
+  switch (qt) {
+  case ElemType::UInt8: quantizeTyped<uint8_t>(*x, *scale, zp, y, qa); break;
+  case ElemType::Int8: quantizeTyped<int8_t>(*x, *scale, zp, y, qa); break;
+  case ElemType::UInt16: quantizeTyped<uint16_t>(*x, *scale, zp, y, qa); break;
+  default: quantizeTyped<int16_t>(*x, *scale, zp, y, qa); break;
+  }
   return true;
 }
+
+bool quantizeKernel(KernelContext &ctx) { return quantize(ctx, false); }
+bool contribQuantizeKernel(KernelContext &ctx) { return quantize(ctx, true); }
 
 template <typename Q>
 void dequantizeTyped(const Tensor &x, const Tensor &scale, const Tensor *zp, Tensor &y,
@@ -139,7 +149,7 @@ void dequantizeTyped(const Tensor &x, const Tensor &scale, const Tensor *zp, Ten
   });
 }
 
-bool dequantizeKernel(KernelContext &ctx) {
+bool dequantize(KernelContext &ctx, bool contrib) {
   const Tensor *x = ctx.input(0), *scale = ctx.input(1), *zp = ctx.input(2);
   if (!x || !scale)
     return ctx.fail("expects x and x_scale");
@@ -147,17 +157,25 @@ bool dequantizeKernel(KernelContext &ctx) {
     return ctx.fail("zero point type " + typeName(zp->elem()) + " differs from input type " +
                     typeName(x->elem()));
   QuantAxis qa;
-  if (!quantAxis(ctx, *x, *scale, zp, qa))
+  if (!quantAxis(ctx, *x, *scale, zp, qa, contrib))
     return false;
-  ctx.outputs[0] = Tensor(ElemType::Float, x->shape());
-  switch (x->elem()) {
-  case ElemType::UInt8: dequantizeTyped<uint8_t>(*x, *scale, zp, ctx.outputs[0], qa); break;
-  case ElemType::Int8: dequantizeTyped<int8_t>(*x, *scale, zp, ctx.outputs[0], qa); break;
-  case ElemType::Int32: dequantizeTyped<int32_t>(*x, *scale, zp, ctx.outputs[0], qa); break;
-  default: return ctx.fail("unsupported input type " + typeName(x->elem()));
+  ElemType xt = x->elem();
+  if ((xt == ElemType::UInt16 || xt == ElemType::Int16) && !contrib)
+    return ctx.fail("unsupported input type " + typeName(xt));
+  Tensor &y = ctx.outputs[0] = Tensor(ElemType::Float, x->shape());
+  switch (xt) {
+  case ElemType::UInt8: dequantizeTyped<uint8_t>(*x, *scale, zp, y, qa); break;
+  case ElemType::Int8: dequantizeTyped<int8_t>(*x, *scale, zp, y, qa); break;
+  case ElemType::UInt16: dequantizeTyped<uint16_t>(*x, *scale, zp, y, qa); break;
+  case ElemType::Int16: dequantizeTyped<int16_t>(*x, *scale, zp, y, qa); break;
+  case ElemType::Int32: dequantizeTyped<int32_t>(*x, *scale, zp, y, qa); break;
+  default: return ctx.fail("unsupported input type " + typeName(xt));
   }
   return true;
 }
+
+bool dequantizeKernel(KernelContext &ctx) { return dequantize(ctx, false); }
+bool contribDequantizeKernel(KernelContext &ctx) { return dequantize(ctx, true); }
 
 bool dynamicQuantizeKernel(KernelContext &ctx) {
   const Tensor *x = ctx.input(0);
@@ -415,6 +433,8 @@ bool castLikeKernel(KernelContext &ctx) {
 void rt::registerQuantizeKernels(KernelRegistry &r) {
   r.add("QuantizeLinear", quantizeKernel);
   r.add("DequantizeLinear", dequantizeKernel);
+  r.add("com.microsoft", "QuantizeLinear", contribQuantizeKernel);
+  r.add("com.microsoft", "DequantizeLinear", contribDequantizeKernel);
   r.add("DynamicQuantizeLinear", dynamicQuantizeKernel);
   r.add("Cast", castKernel);
   r.add("CastLike", castLikeKernel);

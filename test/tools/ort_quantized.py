@@ -3,7 +3,8 @@
 
 Each shared model (fashion_cnn, digits_cnn) is quantized with `tpcc quantize` for
 each shipped platform (imx500, tflite, qnnpack, default; imx500 also with 4-bit
-weights) on its calibration set. The QDQ model then runs on 64 calibration samples
+weights, imx500_v4 with a 16-bit output through com.microsoft Q/DQ) on its
+calibration set. The QDQ model then runs on 64 calibration samples
 through ONNX Runtime (onnxruntime-node, which uses its integer kernels) and through
 `tpcc run`; every output element must agree within one quantization step of that
 output (its scale, from the --report JSON). When test/ort/ort_optimized.js exists,
@@ -31,18 +32,23 @@ ORT_OPTIMIZED = os.path.join(HERE, "..", "ort", "ort_optimized.js")
 INTEGER_OPS = {"QLinearConv", "QGemm", "QLinearMatMul", "MatMulInteger", "ConvInteger",
                "MatMulIntegerToFloat", "DynamicQuantizeMatMul"}
 MODELS = [("fashion_cnn.onnx", "fashion_calib_x.npy"), ("digits_cnn.onnx", "digits_calib_x.npy")]
-CASES = [("imx500", None), ("tflite", None), ("qnnpack", None), ("default", None),
-         ("imx500", "recipe w4 { weights_bits: 4 }")]
+# (platform, recipe, the last Gemm's candidate config or None, tag suffix)
+CASES = [("imx500", None, None, ""), ("tflite", None, None, ""), ("qnnpack", None, None, ""),
+         ("default", None, None, ""), ("imx500", "recipe w4 { weights_bits: 4 }", None, ".w4"),
+         ("imx500_v4", None, "FullyConnected.3", ".a16out")]
+LAST_GEMM = {"fashion_cnn.onnx": "/13/Gemm", "digits_cnn.onnx": "/f/f.11/Gemm"}
 
 
-def check(model, calib, platform, recipe, args):
-    tag = f"{model.replace('.onnx', '')}.{platform}" + (".w4" if recipe else "")
+def check(model, calib, platform, recipe, choose, suffix, args):
+    tag = f"{model.replace('.onnx', '')}.{platform}{suffix}"
     work = os.path.join(args.work, tag)
     os.makedirs(work, exist_ok=True)
     out, report = os.path.join(work, "q.onnx"), os.path.join(work, "report.json")
     cmd = [args.tpcc, "quantize", "--platform", platform, "--calib",
            os.path.join(args.models, calib), os.path.join(args.models, model), "-o", out,
            "--report", report, "--progress=never"]
+    if choose:
+        cmd += ["--choose", f"{LAST_GEMM[model]}={choose}"]
     if recipe:
         rfile = os.path.join(work, "recipe.tpc")
         with open(rfile, "w") as f:
@@ -98,9 +104,9 @@ def main():
         return 77
     failed = total = 0
     for model, calib in MODELS:
-        for platform, recipe in CASES:
+        for case in CASES:
             total += 1
-            tag, note = check(model, calib, platform, recipe, args)
+            tag, note = check(model, calib, *case, args)
             ok = not note.startswith(("tpcc", "ONNX", "output", "ORT ran", "ORT opt"))
             print(f"{'ok  ' if ok else 'FAIL'} {tag}: {note}")
             failed += not ok

@@ -2,8 +2,8 @@
 //
 // Predicate semantics on nodes (schema defaults, constant scalar inputs,
 // shapes, `none`), fusing rules (single consumer, graph outputs, longest
-// pattern first), Rule 13 at plan time and the input-bit check, each on a
-// small graph built here with the ONNX protobuf classes.
+// pattern first), Rule 13 at plan time, the input-bit check and --choose,
+// each on a small graph built here with the ONNX protobuf classes.
 //
 //===----------------------------------------------------------------------===//
 #include "backends/plan/Plan.h"
@@ -137,14 +137,15 @@ protected:
       test_util::printDiagnostics(c);
   }
   /// Loads `b`'s model and plans it with capabilities `caps`.
-  plan::Plan planOf(const GraphBuilder &b, const char *caps = "chip_fw") {
+  plan::Plan planOf(const GraphBuilder &b, const char *caps = "chip_fw",
+                    const plan::Choices &choices = {}) {
     model = graph::loadModelFromBuffer(b.bytes(), "m.onnx", ".", c.diags);
     EXPECT_TRUE(model);
     if (!model)
       return {};
     return plan::buildPlan(module, *module.findPlatform("chip"),
                            *module.findCapabilities(caps), module.findFramework("fw"),
-                           *model, c.diags);
+                           *model, c.diags, choices);
   }
   const plan::PlanNode &node(const plan::Plan &p, const std::string &name) {
     for (const plan::PlanNode &n : p.nodes)
@@ -317,6 +318,38 @@ TEST_F(PlanTest, InputBitsMismatchNamesBothNodesAndTheFix) {
             "m.onnx: node 'mul' (Mul): `mul` takes 8-bit inputs (config `a8`), but "
             "its input `s` from `sig` is quantized to 16 bits; fix: config `wide_in` "
             "of `mul` accepts 16 bits");
+}
+
+TEST_F(PlanTest, ChoosingTheFixSilencesTheInputBitWarning) {
+  GraphBuilder b;
+  b.input("x");
+  b.node("Sigmoid", "sig", {"x"}, {"s"});
+  b.node("Mul", "mul", {"s", "x"}, {"y"});
+  b.output("y");
+  // The fix the warning above suggests: `wide_in`, Narrow's second config.
+  plan::Plan p = planOf(b, "chip_fw", {{"mul", "Narrow.1"}});
+  EXPECT_TRUE(messages().empty());
+  EXPECT_EQ(node(p, "mul").chosen, 1u);
+  EXPECT_EQ(node(p, "mul").config().name, "wide_in");
+  EXPECT_EQ(p.tensorOf(model->graph.findValue("y"))->configId, "Narrow.1");
+}
+
+TEST_F(PlanTest, BadChoicesAreErrorsAndKeepTheBase) {
+  GraphBuilder b;
+  b.input("x");
+  b.node("Mul", "mul", {"x", "x"}, {"y"});
+  b.output("y");
+  plan::Plan p = planOf(b, "chip_fw",
+                        {{"mull", "Narrow.1"}, {"mul", "Narrow.2"}, {"mul", "Narrow.1"}});
+  std::vector<std::string> m = messages();
+  ASSERT_EQ(m.size(), 3u);
+  EXPECT_EQ(m[0], "m.onnx: --choose `mull=Narrow.1`: the model has no node named `mull`; "
+                  "did you mean `mul`?");
+  EXPECT_EQ(m[1], "m.onnx: node 'mul' (Mul): --choose `mul=Narrow.2`: `Narrow.2` is not one "
+                  "of the node's candidate configs: `Narrow.0` (`a8`), `Narrow.1` (`wide_in`)");
+  EXPECT_EQ(m[2], "m.onnx: node 'mul' (Mul): --choose `mul` is given twice, with `Narrow.2` "
+                  "and `Narrow.1`; choose each node once");
+  EXPECT_EQ(node(p, "mul").chosen, 0u);
 }
 
 TEST_F(PlanTest, PreservingOpFollowsItsInput) {

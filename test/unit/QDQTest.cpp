@@ -326,6 +326,39 @@ TEST(QDQ, LutWeightsStoreTableEntries) {
   EXPECT_GT(used.size(), 3u);
 }
 
+TEST(QDQ, SixteenBitGridsUseComMicrosoftQDQ) {
+  auto l = load("conv.onnx");
+  rt::Tensor x = input("x_img.npy");
+  Ranges r;
+  std::vector<float> fp = run(*l->m, x, &r);
+  quant::QDQSpec s = linearSpec(*l->m, r, "conv", false);
+  s.activations[0].grid = actGrid(r, "x", false, 16);
+  s.activations[1].grid = actGrid(r, "y", true, 16);
+  s.weights = {weightGrids(*l->m, "conv", 1, 0, 12)};
+  ASSERT_TRUE(rewrite(*l, s));
+  const graph::Model &m = *l->m;
+  EXPECT_EQ(init(m, "x_zero_point")->elem, graph::ElemType::UInt16);
+  EXPECT_EQ(init(m, "y_zero_point")->elem, graph::ElemType::Int16);
+  EXPECT_EQ(init(m, "W_quantized")->elem, graph::ElemType::Int16);
+  EXPECT_EQ(init(m, "B_quantized")->elem, graph::ElemType::Int32);
+  EXPECT_EQ(m.opsetVersion("com.microsoft"), 1);
+  // 16-bit Q/DQ in com.microsoft; the int32 bias keeps ai.onnx's DequantizeLinear.
+  unsigned contrib = 0;
+  for (const auto &n : m.graph.nodes())
+    if (n->opType == "QuantizeLinear" || n->opType == "DequantizeLinear") {
+      bool bias = n->name == "B_DequantizeLinear";
+      EXPECT_EQ(n->domain, bias ? "" : "com.microsoft") << n->name;
+      contrib += !bias;
+    }
+  EXPECT_EQ(contrib, 5u);
+  expectValidOnnx(m);
+  // 12-bit weights and 16-bit activations: far closer to the float model
+  // than one step of an 8-bit output grid.
+  std::vector<float> got = run(m, x);
+  EXPECT_LE(maxDiff(fp, got), actGrid(r, "y", true, 8).scale / 16);
+  EXPECT_GT(maxDiff(fp, got), 0.0);
+}
+
 TEST(QDQ, ReportsBadSpecsAndLeavesTheModelUnchanged) {
   using Edit = std::function<void(quant::QDQSpec &, graph::Model &)>;
   auto expectError = [](const Edit &edit, const std::string &message) {
@@ -343,8 +376,8 @@ TEST(QDQ, ReportsBadSpecsAndLeavesTheModelUnchanged) {
   };
   using S = quant::QDQSpec;
   using M = graph::Model;
-  expectError([](S &s, M &) { s.activations[1].grid.bits = 16; },
-              "`y`: 16-bit activations need opset 21 Q/DQ");
+  expectError([](S &s, M &) { s.activations[1].grid.bits = 17; },
+              "`y`: 17-bit activations do not fit the 16-bit integers of QDQ models");
   expectError([](S &, M &m) { m.opsets[0].version = 11; },
               "per-axis DequantizeLinear (weight `W` of `conv`) needs ai.onnx opset 13, but "
               "the model imports opset 11; convert the model first");
@@ -496,4 +529,17 @@ TEST(QDQOrt, GemmFusesIntoQGemmAndMatMulIntoQLinearMatMul) {
                     return s;
                   }))
       GTEST_SKIP() << kNoOrt;
+}
+
+TEST(QDQOrt, SixteenBitOutputRunsInOrt) {
+  // ORT runs com.microsoft's 16-bit QuantizeLinear/DequantizeLinear; the Conv
+  // before a 16-bit output is not an 8-bit integer kernel, so it runs in float.
+  const char *ops = "QuantizeLinear DequantizeLinear DequantizeLinear DequantizeLinear Conv "
+                    "com.microsoft:QuantizeLinear com.microsoft:DequantizeLinear";
+  if (!checkOrt("conv.onnx", "x_img.npy", ops, [](const graph::Model &m, const Ranges &r) {
+        quant::QDQSpec s = linearSpec(m, r, "conv", false);
+        s.activations[1].grid = actGrid(r, "y", true, 16);
+        return s;
+      }))
+    GTEST_SKIP() << kNoOrt;
 }

@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <chrono>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace tpcc::driver {
@@ -25,6 +26,8 @@ struct Options {
   std::string format;
   std::string model;   ///< plan: the .onnx input
   std::string explain; ///< plan: --explain NODE
+  /// plan, quantize: --choose NODE=CONFIG (repeatable), in order.
+  std::vector<std::pair<std::string, std::string>> choose;
   // quantize
   std::string recipe;             ///< --recipe NAME|FILE.tpc
   std::vector<std::string> calib; ///< --calib [NAME=]FILE|DIR (repeatable)

@@ -126,7 +126,7 @@ int driver::runPlan(Compilation &c, const ir::Module &m, const Options &o, bool 
     return io ? ExitUsage : ExitInputErrors;
   }
   static plan::Plan p;
-  p = plan::buildPlan(m, *platform, *caps, fw, *model, c.diags);
+  p = plan::buildPlan(m, *platform, *caps, fw, *model, c.diags, o.choose);
   timer.done("plan");
 
   const plan::PlanNode *explained = nullptr;

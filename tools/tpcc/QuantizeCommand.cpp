@@ -269,7 +269,7 @@ int driver::runQuantize(Compilation &c, const ir::Module &m, const Options &o, b
     return fail();
   timer.done("load");
 
-  plan::Plan p = plan::buildPlan(m, *platform, *caps, fw, *floatModel, c.diags);
+  plan::Plan p = plan::buildPlan(m, *platform, *caps, fw, *floatModel, c.diags, o.choose);
   if (c.diags.hasErrors())
     return fail();
   timer.done("plan");
@@ -294,7 +294,7 @@ int driver::runQuantize(Compilation &c, const ir::Module &m, const Options &o, b
           !quant::applyPreStatisticsCorrections(*quantModel, pre, c.diags))
         return fail();
       DiagnosticEngine again(c.sources); // the first plan reported everything
-      p = plan::buildPlan(m, *platform, *caps, fw, *floatModel, again);
+      p = plan::buildPlan(m, *platform, *caps, fw, *floatModel, again, o.choose);
       floatEx = rt::Executor::create(*floatModel, c.diags);
       if (!floatEx)
         return fail();

@@ -43,11 +43,13 @@ usage:
                                        a readable table of platform NAME
   tpcc plan --platform NAME|FILE.tpc [--capabilities NAME] [FILE...] MODEL.onnx
             [-o plan.json] [--emit=plan|ort-overrides] [--explain NODE]
+            [--choose NODE=CONFIG]...
                                        match MODEL's nodes to the platform's
                                        opsets, options and fusing patterns
   tpcc quantize --platform NAME|FILE.tpc [--recipe NAME|FILE.tpc]
             --calib [NAME=]FILE|DIR... MODEL.onnx -o OUT.onnx
             [--plan-out plan.json] [--report report.json] [--batch N]
+            [--choose NODE=CONFIG]...
                                        calibrate MODEL and write it in QDQ
                                        form for the platform
   tpcc apply --plan PLAN.json MODEL.onnx -o OUT.onnx
@@ -86,6 +88,10 @@ options:
                       when there is one for the platform (or for a parent)
   --explain NODE      (plan) print every binding tried on NODE with each
                       predicate's value, its options, weights and fusing
+  --choose NODE=CONFIG
+                      (plan, quantize) NODE takes candidate CONFIG (a config
+                      id from the plan, e.g. FullyConnected.3) instead of its
+                      options' base; repeat per node
   --recipe NAME|FILE  (quantize) the recipe (threshold methods, corrections,
                       overrides); default: MSE thresholds, bias correction
   --calib [NAME=]FILE|DIR
@@ -193,6 +199,13 @@ static int parseArgs(int argc, char **argv, Options &o) {
       if (r < 0 || v.empty())
         return usageError("--explain needs a node name");
       o.explain = v;
+    } else if ((r = value("--choose", v))) {
+      // Node names may hold `=`; config ids (`Conv.1`) never do.
+      size_t eq = v.rfind('=');
+      if (r < 0 || eq == std::string::npos || eq == 0 || eq + 1 == v.size())
+        return usageError("--choose takes NODE=CONFIG, a node name and one of its candidate "
+                          "config ids (e.g. /f/f.11/Gemm=FullyConnected.3)");
+      o.choose.emplace_back(v.substr(0, eq), v.substr(eq + 1));
     } else if ((r = value("--format", v))) {
       if (r < 0 || (v != "markdown" && v != "html"))
         return usageError("--format takes markdown or html");
@@ -256,6 +269,8 @@ static int parseArgs(int argc, char **argv, Options &o) {
     return checkPlanArgs(o);
   if (!o.explain.empty())
     return usageError("--explain works with `tpcc plan`");
+  if (!o.choose.empty())
+    return usageError("--choose works with `tpcc plan` and `tpcc quantize`");
   if (o.command == "doc" && o.name.empty())
     return usageError("doc needs a platform name: `tpcc doc NAME [FILE...]`");
   if (o.command == "emit" && o.emit != "json" && o.emit != "ast" &&

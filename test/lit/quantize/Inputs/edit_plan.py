@@ -5,7 +5,7 @@ p = json.load(open(sys.argv[1]))
 what = sys.argv[2]
 t = next(t for t in p["tensors"] if t["name"] == "logits")
 if what == "unknown": t["name"] = "nosuch"
-if what == "wide": t["bits"] = 16
+if what == "wide": t["bits"] = 17
 if what == "scale": t["scale"] = -0.5
 if what == "zero": t["zero_point"] = 300
 if what == "duplicate": p["tensors"].append(dict(t))
