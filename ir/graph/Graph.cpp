@@ -1,5 +1,6 @@
 //===- Graph.cpp - The model IR -------------------------------------------===//
 
+#include <algorithm>
 #include "ir/graph/Graph.h"
 
 #include <fmt/format.h>
@@ -273,15 +274,19 @@ Value *Graph::addConstant(std::unique_ptr<Tensor> t) {
   return v;
 }
 
-void Graph::eraseUnusedInitializers() {
+void Graph::eraseUnusedInitializers(bool inputsToo) {
   std::vector<std::unique_ptr<Tensor>> kept;
   for (auto &t : initList) {
     Value *v = findValue(t->name);
-    if (v && (!v->uses.empty() || v->isGraphOutput || v->isGraphInput)) {
+    if (v && (!v->uses.empty() || v->isGraphOutput || (v->isGraphInput && !inputsToo))) {
       kept.push_back(std::move(t));
     } else if (v) {
       v->constant = nullptr;
       v->isInitializer = false;
+      if (v->isGraphInput) {
+        v->isGraphInput = false;
+        inputList.erase(std::find(inputList.begin(), inputList.end(), v));
+      }
     }
   }
   initList = std::move(kept);

@@ -232,9 +232,11 @@ public:
   void eraseNodes(const std::vector<bool> &dead);
   /// Adds initializer `t` as the constant of the value of its name.
   Value *addConstant(std::unique_ptr<Tensor> t);
-  /// Removes initializers that no node and no graph output uses (graph
-  /// inputs with a default keep theirs).
-  void eraseUnusedInitializers();
+  /// Removes initializers that no node and no graph output uses. A graph
+  /// input with a default keeps its initializer, unless `inputsToo` (models
+  /// before IR version 4, which list every initializer as an input): then
+  /// the input goes with it.
+  void eraseUnusedInitializers(bool inputsToo = false);
   /// Recomputes uses and producers from the nodes; a value that nothing
   /// defines or uses any more drops out of the written value_info.
   void relink();
