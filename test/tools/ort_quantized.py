@@ -4,7 +4,9 @@
 Each shared model (fashion_cnn, digits_cnn) is quantized with `tpcc quantize` for
 each shipped platform (imx500, tflite, qnnpack, default; imx500 also with 4-bit
 weights, imx500_v4 with a 16-bit output through com.microsoft Q/DQ) on its
-calibration set. The QDQ model then runs on 64 calibration samples
+calibration set; the public zoo models (mnist-8, squeezenet_cifar10, HAR-CNN,
+KWS-DNN_S: old opsets and IR versions, NHWC with Transposes, Concat, Softmax) for
+imx500 and default on 32 random samples, as their data sets are not here. The QDQ model then runs on 64 calibration samples
 through ONNX Runtime (onnxruntime-node, which uses its integer kernels) and through
 `tpcc run`; every output element must agree within one quantization step of that
 output (its scale, from the --report JSON). When test/ort/ort_optimized.js exists,
@@ -25,27 +27,49 @@ import sys
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from ort_crosscheck import run_both  # noqa: E402
+from ort_crosscheck import inputs_of, run_both  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ORT_OPTIMIZED = os.path.join(HERE, "..", "ort", "ort_optimized.js")
 INTEGER_OPS = {"QLinearConv", "QGemm", "QLinearMatMul", "MatMulInteger", "ConvInteger",
                "MatMulIntegerToFloat", "DynamicQuantizeMatMul"}
-MODELS = [("fashion_cnn.onnx", "fashion_calib_x.npy"), ("digits_cnn.onnx", "digits_calib_x.npy")]
+MODELS = ["fashion_cnn.onnx", "digits_cnn.onnx"]
 # (platform, recipe, the last Gemm's candidate config or None, tag suffix)
 CASES = [("imx500", None, None, ""), ("tflite", None, None, ""), ("qnnpack", None, None, ""),
          ("default", None, None, ""), ("imx500", "recipe w4 { weights_bits: 4 }", None, ".w4"),
          ("imx500_v4", None, "FullyConnected.3", ".a16out")]
 LAST_GEMM = {"fashion_cnn.onnx": "/13/Gemm", "digits_cnn.onnx": "/f/f.11/Gemm"}
+ZOO = ["mnist-8.onnx", "squeezenet_cifar10.onnx", "HAR-CNN.onnx", "KWS-DNN_S.onnx"]
+ZOO_CASES = [("imx500", None, None, ""), ("default", None, None, "")]
 
 
-def check(model, calib, platform, recipe, choose, suffix, args):
+def shared_data(model, args, work):
+    """The model's calibration file, and its first 64 samples as the input."""
+    calib = os.path.join(args.models, model.replace("_cnn.onnx", "_calib_x.npy"))
+    feed = os.path.join(work, "x.npy")
+    np.save(feed, np.load(calib)[:64].astype(np.float32))
+    return calib, [("input", feed)]
+
+
+def zoo_data(model, args, work):
+    """32 random samples in [0, 1) to calibrate on; the model's own batch of
+    them (batch 8 when symbolic) as the input."""
+    (name, _, shape), = inputs_of(os.path.join(args.models, "zoo", model))
+    x = np.random.RandomState(7).uniform(0, 1, [32] + shape[1:]).astype(np.float32)
+    calib, feed = os.path.join(work, "calib.npy"), os.path.join(work, "x.npy")
+    np.save(calib, x)
+    np.save(feed, x[:shape[0]])
+    return calib, [(name, feed)]
+
+
+def check(model, data, platform, recipe, choose, suffix, args):
     tag = f"{model.replace('.onnx', '')}.{platform}{suffix}"
     work = os.path.join(args.work, tag)
     os.makedirs(work, exist_ok=True)
+    calib, feeds = data(model, args, work)
+    path = os.path.join(args.models, "zoo" if data is zoo_data else "", model)
     out, report = os.path.join(work, "q.onnx"), os.path.join(work, "report.json")
-    cmd = [args.tpcc, "quantize", "--platform", platform, "--calib",
-           os.path.join(args.models, calib), os.path.join(args.models, model), "-o", out,
+    cmd = [args.tpcc, "quantize", "--platform", platform, "--calib", calib, path, "-o", out,
            "--report", report, "--progress=never"]
     if choose:
         cmd += ["--choose", f"{LAST_GEMM[model]}={choose}"]
@@ -59,10 +83,7 @@ def check(model, calib, platform, recipe, choose, suffix, args):
         return tag, f"tpcc quantize failed: {q.stderr.strip()}"
     steps = {t["name"]: t["scale"] for t in json.load(open(report))["tensors"]
              if t["kind"] == "activation"}
-    x = np.load(os.path.join(args.models, calib))[:64].astype(np.float32)
-    feed = os.path.join(work, "x.npy")
-    np.save(feed, x)
-    r = run_both(out, [("input", feed)], args, work)
+    r = run_both(out, feeds, args, work)
     if isinstance(r, str):
         return tag, r
     notes = []
@@ -103,13 +124,14 @@ def main():
         print(f"SKIPPED: onnxruntime-node is not installed in {args.node_modules}")
         return 77
     failed = total = 0
-    for model, calib in MODELS:
-        for case in CASES:
-            total += 1
-            tag, note = check(model, calib, *case, args)
-            ok = not note.startswith(("tpcc", "ONNX", "output", "ORT ran", "ORT opt"))
-            print(f"{'ok  ' if ok else 'FAIL'} {tag}: {note}")
-            failed += not ok
+    runs = [(m, shared_data, c) for m in MODELS for c in CASES] + \
+           [(m, zoo_data, c) for m in ZOO for c in ZOO_CASES]
+    for model, data, case in runs:
+        total += 1
+        tag, note = check(model, data, *case, args)
+        ok = not note.startswith(("tpcc", "ONNX", "output", "ORT ran", "ORT opt"))
+        print(f"{'ok  ' if ok else 'FAIL'} {tag}: {note}")
+        failed += not ok
     print(f"ort quantized check: {total - failed} agree, {failed} differ, of {total} models")
     return 1 if failed else 0
 
