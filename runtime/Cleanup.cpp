@@ -20,7 +20,7 @@ static void finish(graph::Model &m, const std::vector<bool> &dead) {
   graph::Graph &g = m.graph;
   g.eraseNodes(dead);
   g.relink();
-  g.eraseUnusedInitializers(m.irVersion < 4);
+  m.eraseUnusedInitializers();
   SourceManager sm;
   DiagnosticEngine diags(sm);
   (void)graph::verifyGraph(g, m.path, diags);

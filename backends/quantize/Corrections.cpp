@@ -291,7 +291,7 @@ bool quant::applyPreStatisticsCorrections(graph::Model &m, const PreCorrections 
     g.relink();
   }
   g.relink();
-  g.eraseUnusedInitializers(m.irVersion < 4);
+  m.eraseUnusedInitializers();
   g.relink();
   return succeeded(graph::verifyGraph(g, m.path, diags));
 }

@@ -112,7 +112,7 @@ void quant::applyBiases(graph::Model &m, const QuantizeResult &result) {
     n->inputs[2] = v;
   }
   g.relink();
-  g.eraseUnusedInitializers(m.irVersion < 4);
+  m.eraseUnusedInitializers();
 }
 
 bool quant::applyCorrections(graph::Model &m, QuantizeResult &result, DiagnosticEngine &diags) {

@@ -421,7 +421,7 @@ bool quant::applyGraphEdits(graph::Model &m, const std::vector<GraphEdit> &edits
     }
     g.relink();
   }
-  g.eraseUnusedInitializers(m.irVersion < 4);
+  m.eraseUnusedInitializers();
   g.relink();
   return succeeded(graph::verifyGraph(g, m.path, diags));
 }

@@ -219,14 +219,7 @@ std::vector<double> quant::kmeans1d(const std::vector<double> &values,
 
 QuantGrid quant::selectLutGrid(const float *x, int64_t n, QuantMethod method, int bits,
                                int lutBits) {
-  double mn = 0, mx = 0;
-  if (n > 0) {
-    mn = mx = x[0];
-    for (int64_t i = 1; i < n; ++i) {
-      mn = std::min(mn, double(x[i]));
-      mx = std::max(mx, double(x[i]));
-    }
-  }
+  auto [mn, mx] = valueRange(x, n);
   double m = weightNoClippingMax(mn, mx, bits);
   double t = method == QuantMethod::LutPot ? powerOfTwoCeil(std::max(m, kMinThreshold))
                                            : std::max(m, kMinThreshold);

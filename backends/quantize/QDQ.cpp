@@ -484,7 +484,7 @@ bool Rewriter::finish() {
     });
   g.eraseNodes(dead);
   g.relink();
-  g.eraseUnusedInitializers(m.irVersion < 4);
+  m.eraseUnusedInitializers();
   g.relink(); // the removed initializers' values drop out of value_info
   return succeeded(graph::verifyGraph(g, where, diags));
 }

@@ -449,20 +449,24 @@ QuantGrid quant::selectActivationGrid(const Histogram &h, QuantMethod method, in
   return symmetricGrid(std::max(minT, t), bits, isSigned);
 }
 
+std::pair<double, double> quant::valueRange(const float *x, int64_t n) {
+  if (n <= 0)
+    return {0, 0};
+  double mn = x[0], mx = x[0];
+  for (int64_t i = 1; i < n; ++i) {
+    mn = std::min(mn, double(x[i]));
+    mx = std::max(mx, double(x[i]));
+  }
+  return {mn, mx};
+}
+
 QuantGrid quant::selectWeightGrid(const float *x, int64_t n, QuantMethod method, int bits,
                                   bool perChannel, const SelectionOptions &o) {
   const double minT = o.minThreshold;
   record(o.trace, 0, 0);
   if (ir::isLut(method))
     return selectLutGrid(x, n, method, bits, kLutMultiplierBits);
-  double mn = 0, mx = 0;
-  if (n > 0) {
-    mn = mx = x[0];
-    for (int64_t i = 1; i < n; ++i) {
-      mn = std::min(mn, double(x[i]));
-      mx = std::max(mx, double(x[i]));
-    }
-  }
+  auto [mn, mx] = valueRange(x, n);
   bool noClip = o.error == ThresholdMethod::NoClipping || n == 0;
   Objective obj(x, n, o.error, o.p);
 

@@ -15,6 +15,7 @@
 #include "ir/TpcIR.h"
 
 #include <cstdint>
+#include <utility>
 
 namespace tpcc::quant {
 
@@ -54,6 +55,9 @@ QuantGrid selectActivationGrid(const Histogram &h, ir::QuantMethod method, int b
 /// always). `perChannel` picks the per-channel search iteration counts.
 QuantGrid selectWeightGrid(const float *x, int64_t n, ir::QuantMethod method, int bits,
                            bool perChannel, const SelectionOptions &o);
+
+/// The smallest and largest of `n` values at `x` ({0, 0} when n is 0).
+std::pair<double, double> valueRange(const float *x, int64_t n);
 
 /// The weights' no-clipping threshold M = max(-min, max * 2^(bits-1) /
 /// (2^(bits-1) - 1)): the largest positive value lands on t - scale.

@@ -270,6 +270,9 @@ struct Model {
   /// The opset version imported for `domain` ("" and "ai.onnx" are the same),
   /// or none.
   std::optional<int64_t> opsetVersion(llvm::StringRef domain) const;
+  /// Graph::eraseUnusedInitializers, their input entries too before IR
+  /// version 4 (where every initializer is listed as a graph input).
+  void eraseUnusedInitializers() { graph.eraseUnusedInitializers(irVersion < 4); }
 };
 
 /// Structural equality of two models (used by the round-trip tests): same
