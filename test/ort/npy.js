@@ -1,5 +1,6 @@
 // npy.js - .npy files to and from ONNX Runtime tensors, for the Node scripts
-// beside it (little-endian numeric dtypes, C order; what numpy.save writes).
+// beside it (little-endian numeric dtypes, C order; what numpy.save writes),
+// and the NAME=FILE.npy feeds / PREFIX<k>.npy outputs they share.
 'use strict';
 const fs = require('fs');
 const ort = require('onnxruntime-node');
@@ -42,4 +43,22 @@ function writeNpy(path, tensor) {
   fs.writeFileSync(path, Buffer.concat([pre, Buffer.from(header, 'latin1'), data]));
 }
 
-module.exports = { readNpy, writeNpy };
+// Session feeds from NAME=FILE.npy arguments.
+function readFeeds(pairs) {
+  const feeds = {};
+  for (const p of pairs) {
+    const eq = p.indexOf('=');
+    feeds[p.slice(0, eq)] = readNpy(p.slice(eq + 1));
+  }
+  return feeds;
+}
+
+// Writes output k of `session` to PREFIX<k>.npy and prints its name.
+function writeOutputs(session, results, prefix) {
+  session.outputNames.forEach((name, k) => {
+    writeNpy(`${prefix}${k}.npy`, results[name]);
+    console.log(name);
+  });
+}
+
+module.exports = { readNpy, writeNpy, readFeeds, writeOutputs };

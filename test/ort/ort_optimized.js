@@ -15,7 +15,7 @@ const fs = require('fs');
 const os = require('os');
 const path = require('path');
 const ort = require('onnxruntime-node');
-const { readNpy, writeNpy } = require('./npy');
+const { readFeeds, writeOutputs } = require('./npy');
 
 // A minimal protobuf reader: the fields of one message as [number, wire type,
 // value] (varints as Numbers, length-delimited fields as Buffers).
@@ -82,18 +82,8 @@ async function main() {
       intraOpNumThreads: 1, graphOptimizationLevel: level, optimizedModelFilePath: optimized,
     });
     console.log('ops: ' + opTypes(fs.readFileSync(optimized)).join(' '));
-    if (prefix !== undefined) {
-      const feeds = {};
-      for (const p of pairs) {
-        const eq = p.indexOf('=');
-        feeds[p.slice(0, eq)] = readNpy(p.slice(eq + 1));
-      }
-      const results = await session.run(feeds);
-      session.outputNames.forEach((name, k) => {
-        writeNpy(`${prefix}${k}.npy`, results[name]);
-        console.log(name);
-      });
-    }
+    if (prefix !== undefined)
+      writeOutputs(session, await session.run(readFeeds(pairs)), prefix);
   } finally {
     if (tmp) fs.rmSync(tmp, { recursive: true, force: true });
   }

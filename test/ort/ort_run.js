@@ -6,7 +6,7 @@
 //   writes OUT_PREFIX<k>.npy for output k and prints the output names.
 'use strict';
 const ort = require('onnxruntime-node');
-const { readNpy, writeNpy } = require('./npy');
+const { readFeeds, writeOutputs } = require('./npy');
 
 async function main() {
   const [model, prefix, ...pairs] = process.argv.slice(2);
@@ -14,16 +14,7 @@ async function main() {
   const session = await ort.InferenceSession.create(model, {
     intraOpNumThreads: 1, graphOptimizationLevel: 'basic',
   });
-  const feeds = {};
-  for (const p of pairs) {
-    const eq = p.indexOf('=');
-    feeds[p.slice(0, eq)] = readNpy(p.slice(eq + 1));
-  }
-  const results = await session.run(feeds);
-  session.outputNames.forEach((name, k) => {
-    writeNpy(`${prefix}${k}.npy`, results[name]);
-    console.log(name);
-  });
+  writeOutputs(session, await session.run(readFeeds(pairs)), prefix);
 }
 
 main().catch((e) => { console.error('ort_run: ' + e.message); process.exit(1); });

@@ -57,6 +57,15 @@ def make_inputs(path, work, models_dir):
     return feeds
 
 
+def ort_missing(node_modules):
+    """Why ONNX Runtime cannot run here (Node.js or onnxruntime-node missing), or None."""
+    if not shutil.which("node"):
+        return "Node.js is not installed (scripts/setup installs it)"
+    if not os.path.isdir(os.path.join(node_modules, "onnxruntime-node")):
+        return f"onnxruntime-node is not installed in {node_modules} (scripts/setup installs it)"
+    return None
+
+
 def run_both(path, feeds, args, work):
     """Runs `path` through ORT and `tpcc run` on `feeds`; returns (output names,
     ORT outputs, tpcc outputs) or a string saying what failed."""
@@ -107,11 +116,9 @@ def main():
     p.add_argument("--work", required=True)
     p.add_argument("dirs", nargs="+")
     args = p.parse_args()
-    if not shutil.which("node"):
-        print("SKIPPED: Node.js is not installed (scripts/setup installs it)")
-        return 77
-    if not os.path.isdir(os.path.join(args.node_modules, "onnxruntime-node")):
-        print(f"SKIPPED: onnxruntime-node is not installed in {args.node_modules} (scripts/setup installs it)")
+    missing = ort_missing(args.node_modules)
+    if missing:
+        print("SKIPPED: " + missing)
         return 77
     models = []
     for d in args.dirs:

@@ -20,14 +20,13 @@ is missing (the reason printed).
 import argparse
 import json
 import os
-import shutil
 import subprocess
 import sys
 
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from ort_crosscheck import inputs_of, run_both  # noqa: E402
+from ort_crosscheck import inputs_of, ort_missing, run_both  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ORT_OPTIMIZED = os.path.join(HERE, "..", "ort", "ort_optimized.js")
@@ -117,11 +116,9 @@ def main():
     p.add_argument("--work", required=True)
     p.add_argument("--models", required=True)
     args = p.parse_args()
-    if not shutil.which("node"):
-        print("SKIPPED: Node.js is not installed (scripts/setup installs it)")
-        return 77
-    if not os.path.isdir(os.path.join(args.node_modules, "onnxruntime-node")):
-        print(f"SKIPPED: onnxruntime-node is not installed in {args.node_modules}")
+    missing = ort_missing(args.node_modules)
+    if missing:
+        print("SKIPPED: " + missing)
         return 77
     failed = total = 0
     runs = [(m, shared_data, c) for m in MODELS for c in CASES] + \

@@ -77,6 +77,22 @@ unsigned count(const graph::Model &m, const std::string &op) {
   return n;
 }
 
+/// The bias shift_negative gives Conv `node` for an input shifted by
+/// `delta`: b <- b - delta * sum W[o] (what the quantizer computes).
+std::vector<float> compensatedBias(const graph::Model &m, const std::string &node, double delta) {
+  const graph::Node *c = nodeNamed(m, node);
+  const graph::Tensor &w = *c->input(1)->constant, &b = *c->input(2)->constant;
+  int64_t outs = w.dims[0], per = w.numElements() / outs;
+  std::vector<float> compensated(static_cast<size_t>(outs));
+  for (int64_t o = 0; o < outs; ++o) {
+    double sum = 0;
+    for (int64_t i = 0; i < per; ++i)
+      sum += w.at(o * per + i);
+    compensated[size_t(o)] = float(b.at(o) - delta * sum);
+  }
+  return compensated;
+}
+
 } // namespace
 
 TEST(QuantCorrections, ReluBoundKeepsOutputsAndBoundsAtEight) {
@@ -112,17 +128,7 @@ TEST(QuantCorrections, ShiftNegativeEditWithCompensationKeepsOutputs) {
   auto l = load("snc");
   std::vector<float> before = run(*l, "snc");
   const double delta = 0.375;
-  // The compensation the quantizer computes: b2 <- b2 - delta * sum W2[o].
-  const graph::Node *c2 = nodeNamed(*l->model, "conv2");
-  const graph::Tensor &w = *c2->input(1)->constant, &b = *c2->input(2)->constant;
-  int64_t outs = w.dims[0], per = w.numElements() / outs;
-  std::vector<float> compensated(static_cast<size_t>(outs));
-  for (int64_t o = 0; o < outs; ++o) {
-    double sum = 0;
-    for (int64_t i = 0; i < per; ++i)
-      sum += w.at(o * per + i);
-    compensated[size_t(o)] = float(b.at(o) - delta * sum);
-  }
+  std::vector<float> compensated = compensatedBias(*l->model, "conv2", delta);
   GraphEdit e;
   e.kind = GraphEdit::ShiftNegative;
   e.value = "a";
@@ -157,16 +163,7 @@ TEST(QuantCorrections, ShiftWithoutPaddingValueChangesBorders) {
   e.node = "shift";
   e.output = "a_shifted";
   e.constant = 0.375;
-  const graph::Node *c2 = nodeNamed(*l->model, "conv2");
-  const graph::Tensor &w = *c2->input(1)->constant, &b = *c2->input(2)->constant;
-  int64_t outs = w.dims[0], per = w.numElements() / outs;
-  std::vector<float> compensated(static_cast<size_t>(outs));
-  for (int64_t o = 0; o < outs; ++o) {
-    double sum = 0;
-    for (int64_t i = 0; i < per; ++i)
-      sum += w.at(o * per + i);
-    compensated[size_t(o)] = float(b.at(o) - e.constant * sum);
-  }
+  std::vector<float> compensated = compensatedBias(*l->model, "conv2", e.constant);
   ASSERT_TRUE(applyGraphEdits(*l->model, {e}, {{"conv2", 2, compensated}}, l->diags));
   std::vector<float> after = run(*l, "snc");
   ASSERT_EQ(after.size(), before.size());
