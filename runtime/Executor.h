@@ -16,6 +16,7 @@
 #ifndef TPCC_RUNTIME_EXECUTOR_H
 #define TPCC_RUNTIME_EXECUTOR_H
 
+#include "runtime/IntegerPairs.h"
 #include "runtime/Kernel.h"
 #include "support/Diagnostics.h"
 
@@ -38,6 +39,10 @@ struct RunOptions {
   /// Check input shapes against the declared ones (the ONNX test suite has
   /// cases whose data contradicts their own declarations).
   bool checkShapes = true;
+  /// How the u8 x s8 products of QDQ groups that ONNX Runtime runs as integer
+  /// kernels are added: exactly (the float model's numbers, as ORT computes
+  /// them with VNNI), or as ORT on x86-64 without VNNI (IntegerPairs.h).
+  IntegerArithmetic arithmetic = IntegerArithmetic::Exact;
 };
 
 class Executor {
@@ -92,6 +97,8 @@ private:
     /// Every input is a constant: computed once by create(); its outputs are
     /// in `constants`.
     bool precomputed = false;
+    /// A QDQ group whose int16 pairs can saturate on CPUs without VNNI.
+    std::optional<IntegerGroup> saturating;
   };
   void foldActivations();
   bool precompute(DiagnosticEngine &diags);
