@@ -4,6 +4,7 @@
 
 #include "frontend/Frontend.h"
 #include "ir/TpcIR.h"
+#include "ir/graph/Graph.h"
 
 #include "llvm/Support/Format.h"
 #include "llvm/Support/raw_ostream.h"
@@ -116,6 +117,11 @@ int writeOutput(const Options &o, const std::string &text);
 int runApplyCommand(const std::vector<std::string> &args);
 /// `tpcc run` and `tpcc eval` (`args` starts with the command).
 int runModelCommand(const std::vector<std::string> &args);
+
+/// Says once, when `g` is a QDQ model whose u8 x s8 integer groups ONNX Runtime
+/// computes with int16 saturation on x86-64 CPUs without VNNI (full-range int8
+/// weights), that such a CPU gives other numbers, and what to do about it.
+void noteSaturatingGroups(const graph::Graph &g, llvm::raw_ostream &os);
 /// `tpcc plan`, after the specs compiled without errors.
 int runPlan(Compilation &c, const ir::Module &m, const Options &o, bool color);
 /// `tpcc quantize`, after the specs compiled without errors.

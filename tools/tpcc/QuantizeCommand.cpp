@@ -364,6 +364,7 @@ int driver::runQuantize(Compilation &c, const ir::Module &m, const Options &o, b
   }
   timer.done("write");
   printSummary(result, o.model, o.output, corrections, llvm::outs());
+  noteSaturatingGroups(quantModel->graph, llvm::outs());
   return ExitOK;
 }
 

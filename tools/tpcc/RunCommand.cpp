@@ -36,7 +36,10 @@ static const char *runUsage = R"(usage:
       N (default 64) and reports accuracy against integer class LABELS,
       top-1 agreement and SQNR (dB) of each output against OTHER, and
       throughput
-options: --time, --progress=auto|always|never, --color=auto|always|never
+options: --time, --progress=auto|always|never, --color=auto|always|never,
+  --ort-cpu=vnni|no-vnni  compute QDQ integer groups as ONNX Runtime does on x86-64
+                          CPUs with VNNI (exact, the default) or without (u8 x s8
+                          pairs added in int16 with saturation)
 )";
 
 namespace {
@@ -46,6 +49,7 @@ struct RunOptions {
   int64_t batch = 0;
   bool time = false;
   std::string progress = "auto", color = "auto";
+  rt::IntegerArithmetic arithmetic = rt::IntegerArithmetic::Exact; ///< --ort-cpu
 };
 
 /// Diagnostics of one command, printed as they come.
@@ -115,6 +119,11 @@ static int parseRunArgs(const std::vector<std::string> &args, RunOptions &o) {
           std::stoll(v) == 0)
         return usageError("--batch takes a positive number");
       o.batch = std::stoll(v);
+    } else if ((r = value("--ort-cpu", v))) {
+      if (r < 0 || (v != "vnni" && v != "no-vnni"))
+        return usageError("--ort-cpu takes vnni or no-vnni");
+      o.arithmetic = v == "vnni" ? rt::IntegerArithmetic::Exact
+                                 : rt::IntegerArithmetic::SaturatingPairs;
     } else if ((r = value("--progress", v))) {
       if (r < 0 || (v != "auto" && v != "always" && v != "never"))
         return usageError("--progress takes auto, always or never");
@@ -251,7 +260,9 @@ static int runOnce(const RunOptions &o, Reporter &r) {
   }
   timer.done("read");
   std::vector<rt::Tensor> results;
-  if (!ex->run(inputs, results, r.diags)) {
+  rt::RunOptions runOptions;
+  runOptions.arithmetic = o.arithmetic;
+  if (!ex->run(inputs, results, r.diags, runOptions)) {
     r.flush();
     return ExitInputErrors;
   }
@@ -332,7 +343,9 @@ static int evaluate(const RunOptions &o, Reporter &r) {
     std::map<std::string, rt::Tensor> feed{{in->name, data.rows(b, e)}};
     std::vector<rt::Tensor> out, refOut;
     auto t0 = std::chrono::steady_clock::now();
-    bool ok = ex->run(feed, out, r.diags);
+    rt::RunOptions runOptions;
+    runOptions.arithmetic = o.arithmetic;
+    bool ok = ex->run(feed, out, r.diags, runOptions);
     runSeconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     if (ok && ref) {
       std::map<std::string, rt::Tensor> refFeed{{ref->requiredInputs().front()->name, feed.begin()->second}};
@@ -389,6 +402,11 @@ static int evaluate(const RunOptions &o, Reporter &r) {
   }
   llvm::outs() << fmt::format("  throughput      {:.1f} samples/s ({:.3f} s in the executor)\n",
                               double(n) / runSeconds, runSeconds);
+  if (o.arithmetic == rt::IntegerArithmetic::SaturatingPairs)
+    llvm::outs() << "  integer groups computed as ONNX Runtime on x86-64 without VNNI "
+                    "(--ort-cpu no-vnni)\n";
+  else
+    noteSaturatingGroups(model->graph, llvm::outs());
   return ExitOK;
 }
 
@@ -401,4 +419,17 @@ int driver::runModelCommand(const std::vector<std::string> &args) {
   r.color = o.color == "always" ||
             (o.color == "auto" && llvm::sys::Process::StandardErrHasColors());
   return o.command == "run" ? runOnce(o, r) : evaluate(o, r);
+}
+
+void driver::noteSaturatingGroups(const graph::Graph &g, llvm::raw_ostream &os) {
+  std::vector<rt::IntegerGroup> groups = rt::saturatingGroups(g);
+  if (groups.empty())
+    return;
+  os << fmt::format("  note: {} integer group{} (first: `{}`) {} full-range int8 weights: ONNX "
+                    "Runtime on x86-64 CPUs without VNNI adds their u8 x s8 products in int16 "
+                    "pairs that saturate, and gives other numbers (`tpcc eval --ort-cpu "
+                    "no-vnni` shows them); for such CPUs quantize for `ort_cpu_no_vnni` "
+                    "(7-bit weights)\n",
+                    groups.size(), groups.size() == 1 ? "" : "s",
+                    groups.front().node->displayName(), groups.size() == 1 ? "has" : "have");
 }
