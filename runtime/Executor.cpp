@@ -88,8 +88,7 @@ std::unique_ptr<Executor> Executor::create(const graph::Model &model, Diagnostic
   for (size_t s = 0; s < order.size(); ++s) {
     const graph::Node *n = order[s];
     ex->steps.push_back({n, KernelRegistry::get().find(n->domain, n->opType), opsetOf(model, *n), {}, {}, false, 0, false, {}});
-    if (auto grp = integerGroupOf(*n); grp && grp->canSaturate())
-      ex->steps.back().saturating = std::move(grp);
+    ex->steps.back().integer = integerGroupOf(*n);
     // Outputs nobody reads are released right away.
     for (const graph::Value *out : n->outputs)
       if (out && lastUse[out->id] < 0)
@@ -282,7 +281,7 @@ bool Executor::run(const std::map<std::string, Tensor> &inputs, std::vector<Tens
 
   // Activations fold into the convolution before them unless every value
   // must be seen as the model defines it.
-  bool fold = !options.observe && options.arithmetic == IntegerArithmetic::Exact;
+  bool fold = !options.observe && options.arithmetic == IntegerArithmetic::Float;
   for (size_t s = 0; s < steps.size(); ++s) {
     const Step &step = steps[s];
     const graph::Node &n = *step.node;
@@ -317,9 +316,12 @@ bool Executor::run(const std::map<std::string, Tensor> &inputs, std::vector<Tens
       diags.emitAt(graph::describeNode(where, n), diag::err_run_node, ctx.error);
       return false;
     }
-    if (options.arithmetic == IntegerArithmetic::SaturatingPairs && step.saturating &&
-        ctx.outputs[0].defined())
-      applySaturation(*step.saturating, *ctx.inputs[0], ctx.outputs[0]);
+    if (options.arithmetic != IntegerArithmetic::Float && step.integer &&
+        !computeIntegerGroup(*step.integer, *ctx.inputs[0], options.arithmetic, ctx.outputs[0])) {
+      diags.emitAt(graph::describeNode(where, n), diag::err_run_node,
+                   "the integer kernel's shapes do not match the model's");
+      return false;
+    }
     for (size_t i = 0; i < n.outputs.size(); ++i) {
       const graph::Value *out = n.outputs[i];
       if (!out)

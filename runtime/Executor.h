@@ -39,10 +39,10 @@ struct RunOptions {
   /// Check input shapes against the declared ones (the ONNX test suite has
   /// cases whose data contradicts their own declarations).
   bool checkShapes = true;
-  /// How the u8 x s8 products of QDQ groups that ONNX Runtime runs as integer
-  /// kernels are added: exactly (the float model's numbers, as ORT computes
-  /// them with VNNI), or as ORT on x86-64 without VNNI (IntegerPairs.h).
-  IntegerArithmetic arithmetic = IntegerArithmetic::Exact;
+  /// How the QDQ groups ONNX Runtime runs as integer kernels are computed:
+  /// as the float model the graph defines, or as ORT's kernels with or
+  /// without VNNI (IntegerPairs.h).
+  IntegerArithmetic arithmetic = IntegerArithmetic::Float;
 };
 
 class Executor {
@@ -97,8 +97,8 @@ private:
     /// Every input is a constant: computed once by create(); its outputs are
     /// in `constants`.
     bool precomputed = false;
-    /// A QDQ group whose int16 pairs can saturate on CPUs without VNNI.
-    std::optional<IntegerGroup> saturating;
+    /// The QDQ group this node heads, as ORT runs it in integers.
+    std::optional<IntegerGroup> integer;
   };
   void foldActivations();
   bool precompute(DiagnosticEngine &diags);

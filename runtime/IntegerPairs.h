@@ -1,21 +1,23 @@
-//===- IntegerPairs.h - ONNX Runtime's u8 x s8 pairs on CPUs without VNNI -*- C++ -*-===//
+//===- IntegerPairs.h - QDQ groups computed as ONNX Runtime's integer kernels -*- C++ -*-===//
 //
 // ONNX Runtime fuses a QDQ group DequantizeLinear(x: u8|s8) -> Conv|Gemm|MatMul
-// (weight DequantizeLinear(int8 constant)) -> QuantizeLinear into an integer
-// kernel (QLinearConv, QGemm, QLinearMatMul). On x86-64 CPUs without VNNI its
-// kernels multiply with VPMADDUBSW: the activation as u8 (s8 + 128), and two
-// adjacent products of the reduction added in int16 with saturation before the
-// int32 sum. Adjacent means: along K for Gemm/MatMul; for Conv along the
-// reduction in (kernel row, kernel column, input channel) order within a group,
-// padded positions holding the zero point. (Checked against ORT 1.30 under
-// qemu's Haswell: 0 steps apart on conv/gemm groups with 1, 3, 5 and 16 input
-// channels, u8 and s8 activations.)
+// (weight DequantizeLinear(int8 constant, zero point 0)) -> [Relu|Clip ->]
+// QuantizeLinear(8-bit) into an integer kernel (QLinearConv, QGemm, QLinearMatMul):
+// int32 sums of the integer products plus the int32 bias, times the float multiplier
+// x_scale * w_scale / y_scale, rounded to nearest even, plus the output zero point,
+// clamped. On x86-64 CPUs with VNNI every product is added exactly. Without VNNI its
+// kernels multiply with VPMADDUBSW: the activation as u8 (s8 + 128), and two adjacent
+// products of the reduction (k = 2j, 2j + 1) added in int16 with saturation before the
+// int32 sum. The reduction runs along K for Gemm/MatMul and, for Conv, in (kernel row,
+// kernel column, input channel) order within a group, padding holding the zero point.
+// Depthwise convolutions have exact kernels of their own. (Checked against ORT 1.30
+// under qemu's Haswell: 0 steps apart on conv/gemm groups with 1, 3, 5 and 16 input
+// channels, u8 and s8 activations, and on the shared models.)
 //
-// This file finds such groups in a model, says whether a group's weights can
-// overflow a pair at all (two weights of one output channel whose magnitudes
-// sum past 32767 / 255), and corrects the exact float result of a group's node
-// by what the saturation takes away, so `tpcc eval --ort-cpu no-vnni` shows the
-// figures such a CPU gives.
+// This file finds such groups in a model, says whether a group's weights can overflow
+// a pair at all (two weights of one output channel whose magnitudes sum past
+// 32767 / 255), and computes a group's node as ORT does, so `tpcc run|eval --ort-cpu
+// vnni|no-vnni` gives ORT's numbers to the last bit.
 //
 //===----------------------------------------------------------------------===//
 #ifndef TPCC_RUNTIME_INTEGERPAIRS_H
@@ -28,36 +30,40 @@
 
 namespace tpcc::rt {
 
-/// How ONNX Runtime's u8 x s8 integer kernels add products.
+/// How the executor computes the QDQ groups ONNX Runtime runs as integer kernels.
 enum class IntegerArithmetic {
-  Exact,           ///< every product in int32 (VNNI, ARM, the float model)
-  SaturatingPairs, ///< x86-64 without VNNI: pairs added in int16, saturating
+  Float,           ///< the float model the QDQ graph defines
+  Exact,           ///< as ORT's integer kernels with VNNI (or ARM): exact int32 sums
+  SaturatingPairs, ///< as ORT's on x86-64 without VNNI: int16 pairs, saturating
 };
 
-/// A Conv, Gemm or MatMul that ORT runs as a u8 x s8 integer kernel.
+/// A Conv, Gemm or MatMul that ORT runs as an integer kernel.
 struct IntegerGroup {
   const graph::Node *node = nullptr;
-  const graph::Tensor *weights = nullptr; ///< the int8 constant, as stored
-  double xScale = 1;
-  int64_t xZeroRaw = 0; ///< the activation zero point as the u8 kernel sees it
-  bool signedX = false; ///< s8 activations (the kernel adds 128)
-  /// Per output channel: the weight pairs (reduction index of the first; the
-  /// second is the next) that can leave int16 with u8 activations.
-  std::vector<std::vector<int64_t>> riskyPairs;
-  std::vector<double> wScale; ///< per output channel
-  bool canSaturate() const;
+  int64_t m = 0, k = 0;  ///< output channels; reduction length (per group for Conv)
+  std::vector<int8_t> w; ///< [M, K] in the kernel's reduction order
+  std::vector<int64_t> bias;      ///< int32 bias per output channel (0 without one)
+  std::vector<float> multiplier;  ///< x_scale * w_scale / y_scale, per output channel
+  float xScale = 1, yScale = 1;
+  int64_t xZero = 0, yZero = 0, yMin = 0, yMax = 255;
+  bool signedX = false; ///< s8 activations (the u8 kernel sees them + 128)
+  bool depthwise = false;
+  /// Whether two weights of one output channel can leave int16 with u8 activations.
+  bool canSaturate = false;
 };
 
-/// The group `n` is the node of, or none (not fused by ORT, or a form the
-/// emulation does not cover: Conv with auto_pad, Gemm with transA or alpha).
+/// The group `n` is the node of, or none (not fused by ORT, or a form this
+/// does not cover: Gemm with transA, alpha or beta other than 1).
 std::optional<IntegerGroup> integerGroupOf(const graph::Node &n);
 
 /// Every integer group of `g` whose weights can overflow an int16 pair.
 std::vector<IntegerGroup> saturatingGroups(const graph::Graph &g);
 
-/// Adds to `y`, the exact float output of the group's node on input `x` (the
-/// dequantized activation), what the saturating pairs change.
-void applySaturation(const IntegerGroup &grp, const Tensor &x, Tensor &y);
+/// Overwrites `y`, the float output of the group's node on `x` (the
+/// dequantized activation), with what ORT's integer kernel gives (dequantized
+/// on the output grid). False when the shapes are not the group's.
+bool computeIntegerGroup(const IntegerGroup &grp, const Tensor &x, IntegerArithmetic arith,
+                         Tensor &y);
 
 } // namespace tpcc::rt
 

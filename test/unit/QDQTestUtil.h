@@ -58,7 +58,7 @@ inline rt::Tensor input(const std::string &file) {
 /// Output 0 of `m` on `x`; with `ranges`, the min/max of every value.
 inline std::vector<float> run(const graph::Model &m, const rt::Tensor &x, Ranges *ranges = nullptr,
                               size_t output = 0,
-                              rt::IntegerArithmetic arith = rt::IntegerArithmetic::Exact) {
+                              rt::IntegerArithmetic arith = rt::IntegerArithmetic::Float) {
   SourceManager sm;
   DiagnosticEngine diags(sm);
   auto ex = rt::Executor::create(m, diags);

@@ -37,9 +37,10 @@ static const char *runUsage = R"(usage:
       top-1 agreement and SQNR (dB) of each output against OTHER, and
       throughput
 options: --time, --progress=auto|always|never, --color=auto|always|never,
-  --ort-cpu=vnni|no-vnni  compute QDQ integer groups as ONNX Runtime does on x86-64
-                          CPUs with VNNI (exact, the default) or without (u8 x s8
-                          pairs added in int16 with saturation)
+  --ort-cpu=vnni|no-vnni  compute the QDQ groups ONNX Runtime runs as integer
+                          kernels as it does on x86-64 CPUs with VNNI (exact int32
+                          sums) or without (u8 x s8 pairs added in int16, saturating);
+                          without it, the float model the QDQ graph defines
 )";
 
 namespace {
@@ -49,7 +50,7 @@ struct RunOptions {
   int64_t batch = 0;
   bool time = false;
   std::string progress = "auto", color = "auto";
-  rt::IntegerArithmetic arithmetic = rt::IntegerArithmetic::Exact; ///< --ort-cpu
+  rt::IntegerArithmetic arithmetic = rt::IntegerArithmetic::Float; ///< --ort-cpu
 };
 
 /// Diagnostics of one command, printed as they come.
@@ -402,9 +403,10 @@ static int evaluate(const RunOptions &o, Reporter &r) {
   }
   llvm::outs() << fmt::format("  throughput      {:.1f} samples/s ({:.3f} s in the executor)\n",
                               double(n) / runSeconds, runSeconds);
-  if (o.arithmetic == rt::IntegerArithmetic::SaturatingPairs)
-    llvm::outs() << "  integer groups computed as ONNX Runtime on x86-64 without VNNI "
-                    "(--ort-cpu no-vnni)\n";
+  if (o.arithmetic != rt::IntegerArithmetic::Float)
+    llvm::outs() << fmt::format("  integer groups computed as ONNX Runtime's kernels on x86-64 "
+                                "{} VNNI\n",
+                                o.arithmetic == rt::IntegerArithmetic::Exact ? "with" : "without");
   else
     noteSaturatingGroups(model->graph, llvm::outs());
   return ExitOK;
