@@ -102,6 +102,10 @@ options:
   --batch N           (quantize) calibration batch size (default 32)
   --progress=auto|always|never
                       (quantize) progress bar on stderr (auto: on a terminal)
+  --ort-cpu=vnni|no-vnni
+                      (run, eval) compute QDQ integer groups as ONNX Runtime's
+                      kernels on x86-64 with VNNI (exact) or without (int16
+                      pairs that saturate); default: the float QDQ model
   --format=markdown|html
                       (doc) Markdown (default) or a standalone HTML page
   --aimet-comment     (aimet) also list the warnings in a top-level "comment"
