@@ -9,18 +9,15 @@ Runtime's kernels on an x86-64 CPU with VNNI (`--ort-cpu vnni`) and without
 (`--ort-cpu no-vnni`, int16 pairs that saturate). Accuracy and logit SQNR against the
 float model.
 
-usage: ort_cpu_bench.py --tpcc BIN --work DIR --models DIR
+usage: ort_cpu_bench.py --tpcc BIN --work DIR --models DIR   (bench/run_quantize.sh --ort-cpu)
 """
-import argparse
 import os
 import re
 import subprocess
 import sys
 
-import numpy as np
-
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from quantize_bench import idx, quantize  # noqa: E402
+from quantize_bench import bench_args, quantize  # noqa: E402
 
 
 def evaluate(args, model, x, y, ref, extra=()):
@@ -34,16 +31,8 @@ def evaluate(args, model, x, y, ref, extra=()):
 
 
 def main():
-    p = argparse.ArgumentParser()
-    p.add_argument("--tpcc", required=True)
-    p.add_argument("--work", required=True)
-    p.add_argument("--models", required=True)
-    args = p.parse_args()
-    w = args.work
-    tx, ty = os.path.join(w, "fashion_test_x.npy"), os.path.join(w, "fashion_test_y.npy")
-    np.save(tx, idx("t10k-images-idx3-ubyte.gz", 16, (-1, 1, 28, 28)).astype(np.float32) / 255)
-    np.save(ty, idx("t10k-labels-idx1-ubyte.gz", 8, (-1,)).astype(np.int64))
-    m = args.models
+    args, tx, ty = bench_args()
+    w, m = args.work, args.models
     sets = [("fashion_cnn", "fashion_calib_x.npy", tx, ty),
             ("fashion_mbv2", "fashion_calib_x.npy", tx, ty),
             ("digits_cnn", "digits_calib_x.npy", os.path.join(m, "digits_test_x.npy"),

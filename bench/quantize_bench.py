@@ -70,16 +70,23 @@ def quantize(args, platform, model, calib, out, recipe=None, extra=()):
     return [float(t) for t in times], wall, peak / 1024
 
 
-def main():
+def bench_args():
+    """--tpcc, --work and --models, and the Fashion-MNIST test set written into
+    --work as .npy: (args, images, labels)."""
     p = argparse.ArgumentParser()
     p.add_argument("--tpcc", required=True)
     p.add_argument("--work", required=True)
     p.add_argument("--models", required=True)
     args = p.parse_args()
-    w = args.work
-    tx, ty = os.path.join(w, "fashion_test_x.npy"), os.path.join(w, "fashion_test_y.npy")
+    tx, ty = (os.path.join(args.work, f) for f in ("fashion_test_x.npy", "fashion_test_y.npy"))
     np.save(tx, idx("t10k-images-idx3-ubyte.gz", 16, (-1, 1, 28, 28)).astype(np.float32) / 255)
     np.save(ty, idx("t10k-labels-idx1-ubyte.gz", 8, (-1,)).astype(np.int64))
+    return args, tx, ty
+
+
+def main():
+    args, tx, ty = bench_args()
+    w = args.work
     train = idx("train-images-idx3-ubyte.gz", 16, (-1, 1, 28, 28))
     fashion = os.path.join(args.models, "fashion_cnn.onnx")
     calib500 = os.path.join(args.models, "fashion_calib_x.npy")

@@ -1,10 +1,14 @@
 #!/usr/bin/env bash
 # Quantizer benchmark: accuracy and logit SQNR of tpcc quantize on the shared models
 # for every shipped platform (W8A8 and 4-bit weights), and its time with 100 / 500 /
-# 5,000 calibration images. See quantize_bench.py.
-# usage: bench/run_quantize.sh [TPCC_BINARY]   (default: build/bin/tpcc)
+# 5,000 calibration images. See quantize_bench.py. With --ort-cpu: accuracy and SQNR of
+# the ort_cpu / ort_cpu_no_vnni platforms as ONNX Runtime computes them with and without
+# VNNI instead (ort_cpu_bench.py).
+# usage: bench/run_quantize.sh [--ort-cpu] [TPCC_BINARY]   (default: build/bin/tpcc)
 set -euo pipefail
 cd "$(dirname "$0")/.."
+script=bench/quantize_bench.py
+[ "${1:-}" = --ort-cpu ] && { script=bench/ort_cpu_bench.py; shift; }
 tpcc="${1:-build/bin/tpcc}"
 [ -x "$tpcc" ] || { echo "no tpcc binary at $tpcc; run scripts/build first" >&2; exit 2; }
 if [ ! -f /usr/share/datasets/fashion-mnist/t10k-images-idx3-ubyte.gz ]; then
@@ -15,5 +19,5 @@ fi
 work="${TPCC_BENCH_DIR:-$(mktemp -d)}"
 mkdir -p "$work"
 [ -n "${TPCC_BENCH_DIR:-}" ] || trap 'rm -rf "$work"' EXIT
-exec /usr/bin/python3 bench/quantize_bench.py --tpcc "$tpcc" --work "$work" \
+exec /usr/bin/python3 "$script" --tpcc "$tpcc" --work "$work" \
   --models "${TPCC_SHARED_MODELS:-../shared/models}"

@@ -223,6 +223,7 @@ bool computeIntegerGroup(const IntegerGroup &grp, const Tensor &x, IntegerArithm
     int64_t rows = x.numel() / std::max<int64_t>(grp.k, 1);
     if (y.numel() != rows * grp.m)
       return false;
+#pragma omp parallel for firstprivate(col) schedule(static)
     for (int64_t row = 0; row < rows; ++row) {
       for (int64_t k = 0; k < grp.k; ++k)
         col[size_t(k)] = int32_t(raw(row * grp.k + k));
@@ -264,8 +265,10 @@ bool computeIntegerGroup(const IntegerGroup &grp, const Tensor &x, IntegerArithm
     outInner *= yd[d + 2];
   }
   std::vector<int64_t> opos(sp), kpos(sp);
-  for (int64_t b = 0; b < xd[0]; ++b)
-    for (int64_t o = 0; o < outInner; ++o) {
+#pragma omp parallel for firstprivate(col, opos, kpos) schedule(static)
+  for (int64_t bo = 0; bo < xd[0] * outInner; ++bo) {
+    {
+      int64_t b = bo / outInner, o = bo % outInner;
       for (size_t d = sp, rest = size_t(o); d-- > 0;) {
         opos[d] = int64_t(rest) % yd[d + 2];
         rest /= size_t(yd[d + 2]);
@@ -291,6 +294,7 @@ bool computeIntegerGroup(const IntegerGroup &grp, const Tensor &x, IntegerArithm
           ys[(b * grp.m + m) * outInner + o] = output(m, col.data());
       }
     }
+  }
   return true;
 }
 

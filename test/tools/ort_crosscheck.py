@@ -66,16 +66,21 @@ def ort_missing(node_modules):
     return None
 
 
-def run_both(path, feeds, args, work):
-    """Runs `path` through ORT and `tpcc run` on `feeds`; returns (output names,
-    ORT outputs, tpcc outputs) or a string saying what failed."""
+def run_both(path, feeds, args, work, ort_cmd=None, tpcc_flags=()):
+    """Runs `path` through ORT (test/ort/ort_run.js, or `ort_cmd` + [path, "--out",
+    prefix]: a script that prints its lines, then the output names) and `tpcc run
+    *tpcc_flags` on `feeds`; returns (output names, ORT outputs, tpcc outputs, the
+    lines ORT printed before the names) or a string saying what failed."""
     env = dict(os.environ, NODE_PATH=args.node_modules)
-    ort = subprocess.run(["node", ORT_RUN, path, os.path.join(work, "ort")] +
-                         [f"{n}={f}" for n, f in feeds], env=env, capture_output=True, text=True)
+    cmd = (ort_cmd + [path, "--out"]) if ort_cmd else ["node", ORT_RUN, path]
+    ort = subprocess.run(cmd + [os.path.join(work, "ort")] + [f"{n}={f}" for n, f in feeds],
+                         env=env, capture_output=True, text=True)
     if ort.returncode:
-        return f"ONNX Runtime failed: {ort.stderr.strip()}"
-    names = ort.stdout.split()
-    cmd = [args.tpcc, "run", path] + [a for n, f in feeds for a in ("--input", f"{n}={f}")]
+        return f"ONNX Runtime failed: {ort.stderr.strip()[-2000:]}"
+    lines = ort.stdout.splitlines()
+    head = [l for l in lines if l.startswith("ops:")]
+    names = [l for l in lines if not l.startswith("ops:")]
+    cmd = [args.tpcc, "run", path, *tpcc_flags] + [a for n, f in feeds for a in ("--input", f"{n}={f}")]
     for k, n in enumerate(names):
         cmd += ["--output", f"{n}={os.path.join(work, f'tpcc{k}.npy')}"]
     tp = subprocess.run(cmd, capture_output=True, text=True)
@@ -86,7 +91,7 @@ def run_both(path, feeds, args, work):
     for n, w, g in zip(names, want, got):
         if w.shape != g.shape or w.dtype != g.dtype:
             return f"output `{n}`: tpcc gives {g.dtype}{list(g.shape)}, ORT {w.dtype}{list(w.shape)}"
-    return names, want, got
+    return names, want, got, head
 
 
 def check(path, args, models_dir):
@@ -97,7 +102,7 @@ def check(path, args, models_dir):
     r = run_both(path, feeds, args, work)
     if isinstance(r, str):
         return r
-    names, wants, gots = r
+    names, wants, gots, _ = r
     worst = []
     for n, want, got in zip(names, wants, gots):
         scale = max(float(np.max(np.abs(want))), 1e-6) if want.size else 1.0

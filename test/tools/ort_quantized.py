@@ -35,7 +35,7 @@ import sys
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from ort_crosscheck import inputs_of, ort_missing  # noqa: E402
+from ort_crosscheck import inputs_of, ort_missing, run_both  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ORT_OPTIMIZED = os.path.join(HERE, "..", "ort", "ort_optimized.js")
@@ -125,10 +125,12 @@ def check(model, data, platform, recipe, choose, suffix, args):
         flag = ["--ort-cpu", "vnni" if exact else "no-vnni"]
         runs = [(flag, limit)] + ([([], 1.001)] if exact else [])
         for tpcc_flags, allowed in runs:
-            r = run_optimized(out, feeds, args, work, prefix, tpcc_flags)
+            r = run_both(out, feeds, args, work, prefix + [shutil.which("node"), ORT_OPTIMIZED],
+                         tpcc_flags)
             if isinstance(r, str):
                 return tag, r
-            names, want, got, ops = r
+            names, want, got, head = r
+            ops = {op.split(":")[-1] for op in head[0].split()[1:]} if head else set()
             others = sorted(o for o in ops if o.startswith("QLinear") and o not in EMULATED_OPS)
             # The ort_cpu platforms on the shared models: 0 steps, whatever ORT runs.
             strict = platform.startswith("ort_cpu") and data is shared_data
@@ -152,33 +154,6 @@ def check(model, data, platform, recipe, choose, suffix, args):
             notes.append(f"{label} vs tpcc (float): skipped, ORT saturates there")
     notes.append("ORT kernels " + " ".join(integer))
     return tag, "; ".join(notes)
-
-
-def run_optimized(path, feeds, args, work, prefix, tpcc_flags):
-    """Runs `path` through ORT's optimized session (under `prefix`, e.g. qemu)
-    and `tpcc run` with `tpcc_flags`; returns (output names, ORT outputs, tpcc
-    outputs, ORT's operators) or what failed."""
-    env = dict(os.environ, NODE_PATH=args.node_modules)
-    cmd = prefix + [shutil.which("node"), ORT_OPTIMIZED, path, "--out", os.path.join(work, "ort")]
-    o = subprocess.run(cmd + [f"{n}={f}" for n, f in feeds], env=env, capture_output=True, text=True)
-    if o.returncode:
-        return f"ONNX Runtime failed: {o.stderr.strip()[-2000:]}"
-    lines = o.stdout.splitlines()
-    ops = {op.split(":")[-1] for op in lines[0].split()[1:]} if lines and lines[0].startswith("ops:") else set()
-    names = lines[1:]
-    tp = [args.tpcc, "run", path] + [a for n, f in feeds for a in ("--input", f"{n}={f}")]
-    tp += tpcc_flags
-    for k, n in enumerate(names):
-        tp += ["--output", f"{n}={os.path.join(work, f'tpcc{k}.npy')}"]
-    t = subprocess.run(tp, capture_output=True, text=True)
-    if t.returncode:
-        return f"tpcc run failed: {t.stderr.strip()}"
-    want = [np.load(os.path.join(work, f"ort{k}.npy")) for k in range(len(names))]
-    got = [np.load(os.path.join(work, f"tpcc{k}.npy")) for k in range(len(names))]
-    for n, w, g in zip(names, want, got):
-        if w.shape != g.shape or w.dtype != g.dtype:
-            return f"output `{n}`: tpcc gives {g.dtype}{list(g.shape)}, ORT {w.dtype}{list(w.shape)}"
-    return names, want, got, ops
 
 
 def main():
