@@ -16,11 +16,13 @@
 //
 //===----------------------------------------------------------------------===//
 #include "QDQTestUtil.h"
+#include "runtime/IntegerPairs.h"
 
 #include <cstdio>
 #include <cstdlib>
 #include <iostream>
 #include <iterator>
+#include <optional>
 #include <set>
 #include <sstream>
 
@@ -158,6 +160,9 @@ const char *const kFloatConv = "DequantizeLinear DequantizeLinear QuantizeLinear
                                "DequantizeLinear";
 
 std::string bitsTag(int bits) { return std::to_string(bits) + "-bit weights"; }
+
+/// The step of conv.onnx's output grid for the ranges `r` (uint8, min/max).
+double rewriteStep(const Ranges &r) { return actGrid(r, "y").scale; }
 
 } // namespace
 
@@ -319,4 +324,42 @@ TEST(QDQOrtNoVnni, SevenBitWeightsAreExactWithoutVnni) {
                return linearSpec(m, r, "fc", false, true, 7);
              }, cpu, "7-bit weights");
   }
+}
+
+//===----------------------------------------------------------------------===//
+// The integer groups on their own (no ORT needed)
+//===----------------------------------------------------------------------===//
+
+TEST(IntegerGroups, FoundWhereOrtFusesAndSaturateOnlyWithFullRangeWeights) {
+  rt::Tensor x = hotInput();
+  for (int bits : {7, 8}) {
+    auto l = load("conv.onnx");
+    Ranges r;
+    run(*l->m, x, &r);
+    ASSERT_TRUE(rewrite(*l, linearSpec(*l->m, r, "conv", false, true, bits)));
+    const graph::Node *conv = nullptr;
+    for (const auto &n : l->m->graph.nodes())
+      if (n->opType == "Conv")
+        conv = n.get();
+    std::optional<rt::IntegerGroup> g = rt::integerGroupOf(*conv);
+    ASSERT_TRUE(g);
+    EXPECT_EQ(g->m, 8);
+    EXPECT_EQ(g->k, 36);
+    EXPECT_EQ(g->canSaturate, bits == 8);
+    EXPECT_EQ(rt::saturatingGroups(l->m->graph).size(), bits == 8 ? 1u : 0u);
+    std::vector<float> fp = run(*l->m, x),
+                       exact = run(*l->m, x, nullptr, 0, rt::IntegerArithmetic::Exact),
+                       pairs = run(*l->m, x, nullptr, 0, rt::IntegerArithmetic::SaturatingPairs);
+    double step = rewriteStep(r);
+    // Exact integer arithmetic is the float model but for ties; the pairs
+    // change nothing with 7-bit weights and many outputs with 8-bit ones.
+    EXPECT_LE(maxDiff(fp, exact), step * 1.001);
+    if (bits == 7)
+      EXPECT_EQ(maxDiff(exact, pairs), 0.0);
+    else
+      EXPECT_GT(maxDiff(exact, pairs), 4 * step);
+  }
+  // Not a group: the float Conv of a model without Q/DQ.
+  auto plain = load("conv.onnx");
+  EXPECT_FALSE(rt::integerGroupOf(*plain->m->graph.nodes()[0]));
 }
