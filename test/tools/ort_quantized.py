@@ -69,11 +69,14 @@ def host_has_vnni():
     return bool(flags & {"avx512_vnni", "avx_vnni"})
 
 
+NATIVE_ONLY = False  # --native-only
+
+
 def cpus():
     """Where ORT runs: [(label, command prefix, exact arithmetic)]."""
     vnni = host_has_vnni()
     out = [(f"this CPU ({'VNNI' if vnni else 'no VNNI'})", [], vnni)]
-    if shutil.which(QEMU_HASWELL[0]):
+    if shutil.which(QEMU_HASWELL[0]) and not NATIVE_ONLY:
         out.append(("qemu Haswell (no VNNI)", QEMU_HASWELL, False))
     return out
 
@@ -162,13 +165,17 @@ def main():
     p.add_argument("--node-modules", required=True)
     p.add_argument("--work", required=True)
     p.add_argument("--models", required=True)
+    p.add_argument("--native-only", action="store_true",
+                   help="run ORT on this CPU only, not also under qemu's Haswell")
     args = p.parse_args()
+    global NATIVE_ONLY
+    NATIVE_ONLY = args.native_only
     missing = ort_missing(args.node_modules)
     if missing:
         print("SKIPPED: " + missing)
         return 77
     print("ORT runs on: " + ", ".join(label for label, _, _ in cpus()) +
-          ("" if shutil.which(QEMU_HASWELL[0]) else
+          (" (--native-only)" if NATIVE_ONLY else "" if shutil.which(QEMU_HASWELL[0]) else
            " (qemu-x86_64 is missing: scripts/setup installs qemu-user)"))
     failed = total = 0
     runs = [(m, shared_data, c) for m in MODELS for c in CASES] + \
