@@ -447,5 +447,6 @@ int driver::runApplyCommand(const std::vector<std::string> &args) {
                               "as `{}` says\n",
                               model, output, result.spec.activations.size(),
                               result.spec.weights.size(), planPath);
+  noteSaturatingGroups(m->graph, llvm::outs());
   return ExitOK;
 }
