@@ -23,6 +23,47 @@ const graph::Tensor *scalarInput(const graph::Node &n, size_t i) {
   return v && v->constant && v->constant->numElements() == 1 ? v->constant : nullptr;
 }
 
+/// The integer range of the QuantizeLinear `q` (its zero point's type; uint8
+/// without one), its scale and zero point.
+struct QGrid {
+  double scale = 1;
+  int64_t zero = 0, qmin = 0, qmax = 255;
+};
+QGrid gridOf(const graph::Node &q) {
+  QGrid g;
+  g.scale = scalarInput(q, 1)->at(0);
+  if (const graph::Tensor *z = scalarInput(q, 2)) {
+    g.zero = int64_t(z->at(0));
+    if (z->elem == graph::ElemType::Int8)
+      g.qmin = -128, g.qmax = 127;
+  }
+  return g;
+}
+
+/// Whether ORT drops the Relu or Clip `act` before the QuantizeLinear `q`:
+/// a Relu when the zero point is the integer minimum, a Clip when its bounds
+/// hold the whole grid (ORT's ReluQuantFusion / ClipQuantFusion).
+bool droppedBefore(const graph::Node &act, const graph::Node &q) {
+  QGrid g = gridOf(q);
+  if (act.opType == "Relu")
+    return g.zero == g.qmin;
+  double lo = -INFINITY, hi = INFINITY;
+  if (const graph::Attribute *a = act.attr("min"))
+    lo = a->f;
+  if (const graph::Attribute *a = act.attr("max"))
+    hi = a->f;
+  for (size_t i = 1; i < 3; ++i)
+    if (act.input(i)) {
+      const graph::Tensor *b = scalarInput(act, i);
+      if (!b)
+        return false;
+      (i == 1 ? lo : hi) = b->at(0);
+    }
+  constexpr double eps = 1.1920929e-07; // FLT_EPSILON
+  return lo - g.scale * double(g.qmin - g.zero) <= eps &&
+         g.scale * double(g.qmax - g.zero) - hi <= eps;
+}
+
 /// The 8-bit QuantizeLinear every reader of `v` is (directly, or after a
 /// Relu/Clip that ORT drops), all on one grid: what makes ORT fuse the node
 /// before it. Null otherwise.
@@ -32,11 +73,14 @@ const graph::Node *quantizerAfter(const graph::Value *v, bool throughActivation 
   const graph::Node *q = nullptr;
   for (const graph::Use &u : v->uses) {
     const graph::Node *r = u.node, *here = nullptr;
-    if (r->opType == "QuantizeLinear" && inDefaultDomain(*r))
+    if (r->opType == "QuantizeLinear" && inDefaultDomain(*r) && r->input(0) == v)
       here = r;
     else if (throughActivation && v->uses.size() == 1 && inDefaultDomain(*r) &&
-             (r->opType == "Relu" || r->opType == "Clip"))
+             (r->opType == "Relu" || r->opType == "Clip")) {
       here = quantizerAfter(r->outputs.empty() ? nullptr : r->outputs[0], false);
+      if (here && scalarInput(*here, 1) && !droppedBefore(*r, *here))
+        return nullptr;
+    }
     if (!here || !scalarInput(*here, 1) || (here->input(2) && !scalarInput(*here, 2)))
       return nullptr;
     if (q && (scalarInput(*q, 1)->at(0) != scalarInput(*here, 1)->at(0) ||
