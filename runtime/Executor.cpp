@@ -88,7 +88,6 @@ std::unique_ptr<Executor> Executor::create(const graph::Model &model, Diagnostic
   for (size_t s = 0; s < order.size(); ++s) {
     const graph::Node *n = order[s];
     ex->steps.push_back({n, KernelRegistry::get().find(n->domain, n->opType), opsetOf(model, *n), {}, {}, false, 0, false, {}});
-    ex->steps.back().integer = integerGroupOf(*n);
     // Outputs nobody reads are released right away.
     for (const graph::Value *out : n->outputs)
       if (out && lastUse[out->id] < 0)
@@ -282,6 +281,12 @@ bool Executor::run(const std::map<std::string, Tensor> &inputs, std::vector<Tens
   // Activations fold into the convolution before them unless every value
   // must be seen as the model defines it.
   bool fold = !options.observe && options.arithmetic == IntegerArithmetic::Float;
+  // The integer groups, found by the first run that computes them.
+  if (options.arithmetic != IntegerArithmetic::Float && !integerGroupsFound) {
+    for (Step &step : steps)
+      step.integer = integerGroupOf(*step.node);
+    integerGroupsFound = true;
+  }
   for (size_t s = 0; s < steps.size(); ++s) {
     const Step &step = steps[s];
     const graph::Node &n = *step.node;
@@ -317,9 +322,8 @@ bool Executor::run(const std::map<std::string, Tensor> &inputs, std::vector<Tens
       return false;
     }
     if (options.arithmetic != IntegerArithmetic::Float && step.integer &&
-        !computeIntegerGroup(*step.integer, *ctx.inputs[0], options.arithmetic, ctx.outputs[0])) {
-      diags.emitAt(graph::describeNode(where, n), diag::err_run_node,
-                   "the integer kernel's shapes do not match the model's");
+        !computeIntegerGroup(*step.integer, options.arithmetic, ctx)) {
+      diags.emitAt(graph::describeNode(where, n), diag::err_run_node, ctx.error);
       return false;
     }
     for (size_t i = 0; i < n.outputs.size(); ++i) {

@@ -97,9 +97,11 @@ private:
     /// Every input is a constant: computed once by create(); its outputs are
     /// in `constants`.
     bool precomputed = false;
-    /// The QDQ group this node heads, as ORT runs it in integers.
+    /// The QDQ group this node heads, as ORT runs it in integers (found by
+    /// the first run with integer arithmetic).
     std::optional<IntegerGroup> integer;
   };
+  bool integerGroupsFound = false;
   void foldActivations();
   bool precompute(DiagnosticEngine &diags);
   std::vector<Step> steps;

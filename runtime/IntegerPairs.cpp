@@ -1,8 +1,10 @@
 //===- IntegerPairs.cpp - QDQ groups computed as ONNX Runtime's integer kernels ===//
 #include "runtime/IntegerPairs.h"
+#include "runtime/ops/ConvGeometry.h"
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 namespace tpcc::rt {
 
@@ -11,6 +13,13 @@ namespace {
 constexpr int64_t kInt16Max = 32767, kInt16Min = -32768, kU8Max = 255;
 
 bool inDefaultDomain(const graph::Node &n) { return n.domain.empty() || n.domain == "ai.onnx"; }
+
+/// Reads `n`'s attributes, with the schema defaults, outside a kernel.
+struct Attrs {
+  std::unique_ptr<NodeState> none;
+  KernelContext ctx;
+  explicit Attrs(const graph::Node &n) : ctx(n, 13, none) {}
+};
 
 const graph::Node *producerOf(const graph::Value *v, llvm::StringRef op) {
   const graph::Node *p = v ? v->producer : nullptr;
@@ -47,11 +56,9 @@ bool droppedBefore(const graph::Node &act, const graph::Node &q) {
   QGrid g = gridOf(q);
   if (act.opType == "Relu")
     return g.zero == g.qmin;
-  double lo = -INFINITY, hi = INFINITY;
-  if (const graph::Attribute *a = act.attr("min"))
-    lo = a->f;
-  if (const graph::Attribute *a = act.attr("max"))
-    hi = a->f;
+  Attrs a(act); // Clip before opset 11: attributes
+  double lo = a.ctx.attrFloat("min", -std::numeric_limits<float>::infinity()),
+         hi = a.ctx.attrFloat("max", std::numeric_limits<float>::infinity());
   for (size_t i = 1; i < 3; ++i)
     if (act.input(i)) {
       const graph::Tensor *b = scalarInput(act, i);
@@ -92,16 +99,6 @@ const graph::Node *quantizerAfter(const graph::Value *v, bool throughActivation 
   return q;
 }
 
-int64_t intAttr(const graph::Node &n, llvm::StringRef name, int64_t dflt) {
-  const graph::Attribute *a = n.attr(name);
-  return a ? a->i : dflt;
-}
-
-std::vector<int64_t> intsAttr(const graph::Node &n, llvm::StringRef name, std::vector<int64_t> d) {
-  const graph::Attribute *a = n.attr(name);
-  return a ? a->ints : d;
-}
-
 /// Fills g.m, g.k and g.w: the weights of `n` in ORT's reduction order.
 void reductionOf(const graph::Node &n, const graph::Tensor &t, IntegerGroup &g) {
   auto at = [&](int64_t i) { return int8_t(t.at(i)); };
@@ -119,7 +116,7 @@ void reductionOf(const graph::Node &n, const graph::Tensor &t, IntegerGroup &g) 
           g.w[size_t(m * g.k + p * c + ci)] = at((m * c + ci) * kk + p);
     return;
   }
-  bool nk = n.opType == "Gemm" && intAttr(n, "transB", 0); // [N, K]
+  bool nk = n.opType == "Gemm" && Attrs(n).ctx.attrInt("transB", 0); // [N, K]
   g.m = nk ? t.dims[0] : t.dims[1];
   g.k = nk ? t.dims[1] : t.dims[0];
   g.w.resize(size_t(g.m * g.k));
@@ -176,12 +173,12 @@ std::optional<IntegerGroup> integerGroupOf(const graph::Node &n) {
     if (wz->constant->at(i) != 0)
       return std::nullopt;
   const graph::Tensor &w = *wq->constant;
-  if (n.opType == "Conv" ? w.dims.size() < 3 || intAttr(n, "group", 1) < 1
-                         : w.dims.size() != 2)
+  Attrs a(n);
+  int64_t group = a.ctx.attrInt("group", 1);
+  if (n.opType == "Conv" ? w.dims.size() < 3 || group < 1 : w.dims.size() != 2)
     return std::nullopt;
-  if (n.opType == "Gemm" && (intAttr(n, "transA", 0) ||
-                             (n.attr("alpha") && n.attr("alpha")->f != 1) ||
-                             (n.attr("beta") && n.attr("beta")->f != 1)))
+  if (n.opType == "Gemm" && (a.ctx.attrInt("transA", 0) || a.ctx.attrFloat("alpha", 1) != 1 ||
+                             a.ctx.attrFloat("beta", 1) != 1))
     return std::nullopt;
 
   IntegerGroup g;
@@ -193,7 +190,7 @@ std::optional<IntegerGroup> integerGroupOf(const graph::Node &n) {
   g.yZero = yz ? int64_t(yz->constant->at(0)) : 0;
   g.yMin = ye == graph::ElemType::Int8 ? -128 : 0;
   g.yMax = ye == graph::ElemType::Int8 ? 127 : 255;
-  g.depthwise = n.opType == "Conv" && intAttr(n, "group", 1) > 1 && w.dims[1] == 1;
+  g.depthwise = n.opType == "Conv" && group > 1 && w.dims[1] == 1;
   reductionOf(n, w, g);
   int64_t scales = ws->constant->numElements();
   if (scales != 1 && scales != g.m)
@@ -220,10 +217,11 @@ std::vector<IntegerGroup> saturatingGroups(const graph::Graph &g) {
   return out;
 }
 
-bool computeIntegerGroup(const IntegerGroup &grp, const Tensor &x, IntegerArithmetic arith,
-                         Tensor &y) {
+bool computeIntegerGroup(const IntegerGroup &grp, IntegerArithmetic arith, KernelContext &ctx) {
+  const Tensor &x = *ctx.inputs[0];
+  Tensor &y = ctx.outputs[0];
   if (x.elem() != graph::ElemType::Float || y.elem() != graph::ElemType::Float)
-    return false;
+    return ctx.fail("the integer kernel takes and gives float tensors");
   bool pairs = arith == IntegerArithmetic::SaturatingPairs && !grp.depthwise;
   const float *xs = x.data<float>();
   float *ys = y.data<float>();
@@ -262,11 +260,9 @@ bool computeIntegerGroup(const IntegerGroup &grp, const Tensor &x, IntegerArithm
   const graph::Node &n = *grp.node;
   if (n.opType != "Conv") {
     // x [..., K] -> y [..., M].
-    if (x.shape().empty() || x.shape().back() != grp.k)
-      return false;
     int64_t rows = x.numel() / std::max<int64_t>(grp.k, 1);
-    if (y.numel() != rows * grp.m)
-      return false;
+    if (x.shape().empty() || x.shape().back() != grp.k || y.numel() != rows * grp.m)
+      return ctx.fail("the integer kernel's shapes do not match the model's");
 #pragma omp parallel for firstprivate(col) schedule(static)
     for (int64_t row = 0; row < rows; ++row) {
       for (int64_t k = 0; k < grp.k; ++k)
@@ -280,30 +276,13 @@ bool computeIntegerGroup(const IntegerGroup &grp, const Tensor &x, IntegerArithm
   // Conv: x [N, C, spatial...] -> y [N, M, out spatial...]; reduction index
   // k = position * (C/g) + c, positions in kernel row-major order.
   const Shape &xd = x.shape(), &yd = y.shape();
+  ConvGeometry geo;
+  if (!convGeometry(ctx, xd, n.input(1)->producer->input(0)->constant->dims, geo))
+    return false;
+  if (geo.outShape != yd)
+    return ctx.fail("the integer kernel's shapes do not match the model's");
   size_t sp = xd.size() - 2;
-  const std::vector<int64_t> &wd = n.input(1)->producer->input(0)->constant->dims;
-  if (xd.size() < 3 || yd.size() != xd.size() || wd.size() != sp + 2)
-    return false;
-  int64_t group = intAttr(n, "group", 1), cg = wd[1], mg = grp.m / group;
-  std::vector<int64_t> kdim(wd.begin() + 2, wd.end());
-  std::vector<int64_t> strides = intsAttr(n, "strides", std::vector<int64_t>(sp, 1)),
-                       dil = intsAttr(n, "dilations", std::vector<int64_t>(sp, 1)),
-                       pads = intsAttr(n, "pads", std::vector<int64_t>(2 * sp, 0));
-  if (xd[1] != cg * group || yd[1] != grp.m || yd[0] != xd[0] || strides.size() != sp ||
-      dil.size() != sp || pads.size() != 2 * sp)
-    return false;
-  // auto_pad: SAME_UPPER / SAME_LOWER pad to ceil(in / stride) outputs, the
-  // odd one at the end / the start; VALID pads nothing.
-  if (const graph::Attribute *a = n.attr("auto_pad"); a && a->s != "NOTSET")
-    for (size_t d = 0; d < sp; ++d) {
-      int64_t total = 0;
-      if (a->s != "VALID") {
-        int64_t out = (xd[d + 2] + strides[d] - 1) / strides[d];
-        total = std::max<int64_t>(0, (out - 1) * strides[d] + (kdim[d] - 1) * dil[d] + 1 - xd[d + 2]);
-      }
-      pads[d] = a->s == "SAME_LOWER" ? total - total / 2 : total / 2;
-    }
-  int64_t inner = 1, outInner = 1;
+  int64_t cg = xd[1] / geo.group, mg = grp.m / geo.group, inner = 1, outInner = 1;
   for (size_t d = 0; d < sp; ++d) {
     inner *= xd[d + 2];
     outInner *= yd[d + 2];
@@ -311,32 +290,29 @@ bool computeIntegerGroup(const IntegerGroup &grp, const Tensor &x, IntegerArithm
   std::vector<int64_t> opos(sp), kpos(sp);
 #pragma omp parallel for firstprivate(col, opos, kpos) schedule(static)
   for (int64_t bo = 0; bo < xd[0] * outInner; ++bo) {
-    {
-      int64_t b = bo / outInner, o = bo % outInner;
-      for (size_t d = sp, rest = size_t(o); d-- > 0;) {
-        opos[d] = int64_t(rest) % yd[d + 2];
-        rest /= size_t(yd[d + 2]);
-      }
-      for (int64_t gi = 0; gi < group; ++gi) {
-        // The column of this output position: padding holds the zero point.
-        for (int64_t k = 0; k < grp.k; ++k) {
-          int64_t c = k % cg, p = k / cg, off = 0;
-          bool inside = true;
-          for (size_t d = sp; d-- > 0;) {
-            kpos[d] = p % kdim[d];
-            p /= kdim[d];
-          }
-          for (size_t d = 0; d < sp && inside; ++d) {
-            int64_t i = opos[d] * strides[d] - pads[d] + kpos[d] * dil[d];
-            inside = i >= 0 && i < xd[d + 2];
-            off = off * xd[d + 2] + i;
-          }
-          col[size_t(k)] =
-              int32_t(inside ? raw((b * xd[1] + gi * cg + c) * inner + off) : zeroRaw);
+    int64_t b = bo / outInner, o = bo % outInner;
+    for (size_t d = sp, rest = size_t(o); d-- > 0;) {
+      opos[d] = int64_t(rest) % yd[d + 2];
+      rest /= size_t(yd[d + 2]);
+    }
+    for (int64_t gi = 0; gi < geo.group; ++gi) {
+      // The column of this output position: padding holds the zero point.
+      for (int64_t k = 0; k < grp.k; ++k) {
+        int64_t c = k % cg, p = k / cg, off = 0;
+        bool inside = true;
+        for (size_t d = sp; d-- > 0;) {
+          kpos[d] = p % geo.kernel[d];
+          p /= geo.kernel[d];
         }
-        for (int64_t m = gi * mg; m < (gi + 1) * mg; ++m)
-          ys[(b * grp.m + m) * outInner + o] = output(m, col.data());
+        for (size_t d = 0; d < sp && inside; ++d) {
+          int64_t i = opos[d] * geo.strides[d] - geo.padBegin[d] + kpos[d] * geo.dilations[d];
+          inside = i >= 0 && i < xd[d + 2];
+          off = off * xd[d + 2] + i;
+        }
+        col[size_t(k)] = int32_t(inside ? raw((b * xd[1] + gi * cg + c) * inner + off) : zeroRaw);
       }
+      for (int64_t m = gi * mg; m < (gi + 1) * mg; ++m)
+        ys[(b * grp.m + m) * outInner + o] = output(m, col.data());
     }
   }
   return true;

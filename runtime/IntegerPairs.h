@@ -23,7 +23,7 @@
 #ifndef TPCC_RUNTIME_INTEGERPAIRS_H
 #define TPCC_RUNTIME_INTEGERPAIRS_H
 
-#include "runtime/Tensor.h"
+#include "runtime/Kernel.h"
 
 #include <optional>
 #include <vector>
@@ -59,11 +59,11 @@ std::optional<IntegerGroup> integerGroupOf(const graph::Node &n);
 /// Every integer group of `g` whose weights can overflow an int16 pair.
 std::vector<IntegerGroup> saturatingGroups(const graph::Graph &g);
 
-/// Overwrites `y`, the float output of the group's node on `x` (the
-/// dequantized activation), with what ORT's integer kernel gives (dequantized
-/// on the output grid). False when the shapes are not the group's.
-bool computeIntegerGroup(const IntegerGroup &grp, const Tensor &x, IntegerArithmetic arith,
-                         Tensor &y);
+/// Overwrites output 0 of `ctx`, the float output the group's node computed
+/// from input 0 (the dequantized activation), with what ORT's integer kernel
+/// gives (dequantized on the output grid). False (`ctx.fail`) when the shapes
+/// are not the group's.
+bool computeIntegerGroup(const IntegerGroup &grp, IntegerArithmetic arith, KernelContext &ctx);
 
 } // namespace tpcc::rt
 

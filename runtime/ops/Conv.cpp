@@ -15,6 +15,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "runtime/KernelUtil.h"
+#include "runtime/ops/ConvGeometry.h"
 #include "runtime/ops/Dnnl.h"
 
 #include "llvm/ADT/bit.h"
@@ -28,13 +29,6 @@ using namespace tpcc::rt;
 using namespace tpcc::rt::dnnl_util;
 
 namespace {
-
-/// The geometry of one Conv / ConvTranspose call (spatial dims only).
-struct ConvGeometry {
-  std::vector<int64_t> kernel, strides, dilations, padBegin, padEnd;
-  Shape outShape; ///< full output shape
-  int64_t group = 1;
-};
 
 /// A primitive prepared for one input/weight shape.
 struct ConvPlan {
@@ -83,8 +77,9 @@ bool readCommon(KernelContext &ctx, const Shape &x, const Shape &w, ConvGeometry
   return true;
 }
 
-/// Conv's output shape and pads (auto_pad resolved).
-bool convGeometry(KernelContext &ctx, const Shape &x, const Shape &w, ConvGeometry &g) {
+} // namespace
+
+bool rt::convGeometry(KernelContext &ctx, const Shape &x, const Shape &w, ConvGeometry &g) {
   if (!readCommon(ctx, x, w, g))
     return false;
   int64_t c = x[1], m = w[0];
@@ -114,6 +109,8 @@ bool convGeometry(KernelContext &ctx, const Shape &x, const Shape &w, ConvGeomet
   }
   return true;
 }
+
+namespace {
 
 /// ConvTranspose's output shape and pads (output_shape, output_padding and
 /// auto_pad resolved per the ONNX spec).

@@ -339,13 +339,13 @@ static int evaluate(const RunOptions &o, Reporter &r) {
   bool colorProgress = o.progress == "always" ||
                        (o.progress == "auto" && llvm::sys::Process::StandardErrIsDisplayed());
   Progress bar(colorProgress, n);
+  rt::RunOptions runOptions;
+  runOptions.arithmetic = o.arithmetic;
   for (int64_t b = 0; b < n; b += batch) {
     int64_t e = std::min(n, b + batch);
     std::map<std::string, rt::Tensor> feed{{in->name, data.rows(b, e)}};
     std::vector<rt::Tensor> out, refOut;
     auto t0 = std::chrono::steady_clock::now();
-    rt::RunOptions runOptions;
-    runOptions.arithmetic = o.arithmetic;
     bool ok = ex->run(feed, out, r.diags, runOptions);
     runSeconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     if (ok && ref) {
