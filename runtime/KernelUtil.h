@@ -87,13 +87,13 @@ std::optional<int64_t> normalizeAxis(int64_t axis, int64_t rank);
 
 /// The element count of `s` when its dimensions are non-negative and a tensor
 /// of `elem` of that shape stays under the size kernels allocate from sizes
-/// found in data (16 GiB); false otherwise. (ops/Tensor.cpp)
+/// found in data (16 GiB); false otherwise. (ops/DataMovement.cpp)
 bool checkedNumel(const Shape &s, ElemType elem, int64_t &n);
 
 /// Copies into `out` (dense) the elements of `in` found at `base` plus the
 /// output index times `strides` (in elements of `in`; one stride per
 /// dimension of `out`, 0 to broadcast, negative to walk backwards): the one
-/// engine behind Slice, Split, Expand, Tile and Transpose. (ops/Tensor.cpp)
+/// engine behind Slice, Split, Expand, Tile and Transpose. (ops/DataMovement.cpp)
 bool stridedCopy(const Tensor &in, Tensor &out, int64_t base, std::vector<int64_t> strides);
 
 /// "float", "int64", ...

@@ -11,9 +11,9 @@
 //===----------------------------------------------------------------------===//
 #include "backends/quantize/Quantizer.h"
 
-#include "backends/quantize/GraphEdits.h"
-#include "backends/quantize/Lut.h"
-#include "backends/quantize/Threshold.h"
+#include "backends/quantize/corrections/GraphEdits.h"
+#include "backends/quantize/grids/Lut.h"
+#include "backends/quantize/grids/Threshold.h"
 #include "runtime/KernelUtil.h"
 
 #include "llvm/ADT/StringSet.h"

@@ -14,9 +14,9 @@
 #define TPCC_BACKENDS_QUANTIZE_QUANTIZER_H
 
 #include "backends/plan/Plan.h"
-#include "backends/quantize/Calibrate.h"
-#include "backends/quantize/Corrections.h"
-#include "backends/quantize/QDQ.h"
+#include "backends/quantize/stats/Calibrate.h"
+#include "backends/quantize/corrections/Corrections.h"
+#include "backends/quantize/qdq/QDQ.h"
 
 #include <functional>
 #include <map>

@@ -8,7 +8,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "ir/graph/OnnxIO.h"
-#include "runtime/Cleanup.h"
+#include "transforms/Cleanup.h"
 #include "runtime/DataIO.h"
 #include "runtime/Executor.h"
 
@@ -86,7 +86,7 @@ void expectValidOnnx(const graph::Model &m) {
 TEST(Cleanup, FoldsBatchNormsIntoConvConvTransposeAndGemm) {
   auto l = load("cleanup.onnx");
   std::vector<float> before = run(*l);
-  EXPECT_EQ(rt::foldBatchNorms(*l->model), 3u);
+  EXPECT_EQ(transforms::foldBatchNorms(*l->model), 3u);
   EXPECT_EQ(count(*l->model, "BatchNormalization"), 0u);
   // The folded weights are new initializers; the originals, unused now, are gone.
   for (const auto &t : l->model->graph.initializers())
@@ -100,7 +100,7 @@ TEST(Cleanup, FoldsBatchNormsIntoConvConvTransposeAndGemm) {
 TEST(Cleanup, RemovesIdentityAndInferenceDropout) {
   auto l = load("cleanup.onnx");
   std::vector<float> before = run(*l);
-  EXPECT_EQ(rt::removeIdentities(*l->model), 2u);
+  EXPECT_EQ(transforms::removeIdentities(*l->model), 2u);
   EXPECT_EQ(count(*l->model, "Identity"), 0u);
   EXPECT_EQ(count(*l->model, "Dropout"), 0u);
   expectClose(before, run(*l));
@@ -110,8 +110,8 @@ TEST(Cleanup, RemovesIdentityAndInferenceDropout) {
 TEST(Cleanup, FoldsConstantSubgraphs) {
   auto l = load("cleanup.onnx");
   std::vector<float> before = run(*l);
-  rt::CleanupReport r;
-  ASSERT_TRUE(rt::foldConstants(*l->model, l->diags, r));
+  transforms::CleanupReport r;
+  ASSERT_TRUE(transforms::foldConstants(*l->model, l->diags, r));
   EXPECT_EQ(r.folded, 1u); // Mul(k, k)
   EXPECT_EQ(r.dead, 1u);   // the Constant node, now unused
   EXPECT_EQ(count(*l->model, "Mul"), 0u);
@@ -126,8 +126,8 @@ TEST(Cleanup, FoldsConstantSubgraphs) {
 TEST(Cleanup, AllTogether) {
   auto l = load("cleanup.onnx");
   std::vector<float> before = run(*l);
-  rt::CleanupReport r;
-  ASSERT_TRUE(rt::cleanupModel(*l->model, l->diags, r));
+  transforms::CleanupReport r;
+  ASSERT_TRUE(transforms::cleanupModel(*l->model, l->diags, r));
   EXPECT_EQ(r.batchNorms, 3u);
   EXPECT_EQ(r.identities, 2u);
   // Conv, Relu, ConvTranspose, GlobalAveragePool, Flatten, Gemm, Add.
@@ -141,6 +141,6 @@ TEST(Cleanup, KeepsAnIdentityThatNamesAGraphOutput) {
   graph::Graph &g = l->model->graph;
   // Make the Identity's output a graph output too.
   g.addOutput(g.findValue("i2"));
-  EXPECT_EQ(rt::removeIdentities(*l->model), 1u); // only the Dropout
+  EXPECT_EQ(transforms::removeIdentities(*l->model), 1u); // only the Dropout
   EXPECT_EQ(count(*l->model, "Identity"), 1u);
 }

@@ -9,8 +9,8 @@
 // lit tests corrections-*.test show what each changes in the QDQ model.
 //
 //===----------------------------------------------------------------------===//
-#include "backends/quantize/Corrections.h"
-#include "backends/quantize/Histogram.h"
+#include "backends/quantize/corrections/Corrections.h"
+#include "backends/quantize/stats/Histogram.h"
 #include "ir/graph/OnnxIO.h"
 #include "runtime/DataIO.h"
 #include "runtime/Executor.h"

@@ -1,5 +1,5 @@
 //===- QuantGridTest.cpp - Quantization grids (algorithms.md 1) -----------===//
-#include "backends/quantize/Grid.h"
+#include "backends/quantize/grids/Grid.h"
 
 #include <gtest/gtest.h>
 

@@ -1,5 +1,5 @@
 //===- QuantHistogramTest.cpp - Activation statistics (algorithms.md 3) ---===//
-#include "backends/quantize/Histogram.h"
+#include "backends/quantize/stats/Histogram.h"
 
 #include <gtest/gtest.h>
 

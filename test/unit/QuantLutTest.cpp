@@ -1,6 +1,6 @@
 //===- QuantLutTest.cpp - LUT (k-means) quantization (algorithms.md 1) ----===//
-#include "backends/quantize/Lut.h"
-#include "backends/quantize/Threshold.h"
+#include "backends/quantize/grids/Lut.h"
+#include "backends/quantize/grids/Threshold.h"
 
 #include <gtest/gtest.h>
 

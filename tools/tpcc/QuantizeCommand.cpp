@@ -11,9 +11,9 @@
 // nothing at all after an error.
 //
 //===----------------------------------------------------------------------===//
-#include "backends/quantize/Apply.h"
+#include "backends/quantize/qdq/Apply.h"
 #include "ir/graph/OnnxIO.h"
-#include "runtime/Cleanup.h"
+#include "transforms/Cleanup.h"
 #include "support/AtomicFile.h"
 #include "tools/tpcc/Driver.h"
 
@@ -77,7 +77,7 @@ static bool pickRecipe(const Compilation &c, const ir::Module &m, const Options 
 /// Loads and cleans up the model; unnamed nodes get names (`Conv_3`) so the
 /// two copies and the plan agree on them.
 static std::unique_ptr<graph::Model> prepare(const std::string &path, DiagnosticEngine &diags,
-                                             rt::CleanupReport &report, bool warn = true) {
+                                             transforms::CleanupReport &report, bool warn = true) {
   std::unique_ptr<graph::Model> m = graph::loadModel(path, diags);
   if (!m || diags.hasErrors())
     return nullptr;
@@ -90,7 +90,7 @@ static std::unique_ptr<graph::Model> prepare(const std::string &path, Diagnostic
     if (!m || diags.hasErrors())
       return nullptr;
   }
-  if (!rt::cleanupModel(*m, diags, report))
+  if (!transforms::cleanupModel(*m, diags, report))
     return nullptr;
   graph::Graph &g = m->graph;
   std::set<std::string> used;
@@ -260,7 +260,7 @@ int driver::runQuantize(Compilation &c, const ir::Module &m, const Options &o, b
     c.diags.print(llvm::errs(), color);
     return io ? ExitUsage : ExitInputErrors;
   };
-  rt::CleanupReport cleanup, cleanup2;
+  transforms::CleanupReport cleanup, cleanup2;
   std::unique_ptr<graph::Model> floatModel = prepare(o.model, c.diags, cleanup);
   if (!floatModel)
     return fail();
@@ -422,7 +422,7 @@ int driver::runApplyCommand(const std::vector<std::string> &args) {
                  << text.getError().message() << "\n";
     return ExitUsage;
   }
-  rt::CleanupReport cleanup;
+  transforms::CleanupReport cleanup;
   std::unique_ptr<graph::Model> m = prepare(model, diags, cleanup);
   if (!m) {
     bool io = false;

@@ -11,10 +11,10 @@
 // tensor the quantizer asked for into its TensorStats.
 //
 //===----------------------------------------------------------------------===//
-#ifndef TPCC_BACKENDS_QUANTIZE_CALIBRATE_H
-#define TPCC_BACKENDS_QUANTIZE_CALIBRATE_H
+#ifndef TPCC_BACKENDS_QUANTIZE_STATS_CALIBRATE_H
+#define TPCC_BACKENDS_QUANTIZE_STATS_CALIBRATE_H
 
-#include "backends/quantize/Histogram.h"
+#include "backends/quantize/stats/Histogram.h"
 #include "runtime/Executor.h"
 #include "support/Diagnostics.h"
 

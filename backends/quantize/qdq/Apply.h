@@ -13,8 +13,8 @@
 // apply does not replay them.
 //
 //===----------------------------------------------------------------------===//
-#ifndef TPCC_BACKENDS_QUANTIZE_APPLY_H
-#define TPCC_BACKENDS_QUANTIZE_APPLY_H
+#ifndef TPCC_BACKENDS_QUANTIZE_QDQ_APPLY_H
+#define TPCC_BACKENDS_QUANTIZE_QDQ_APPLY_H
 
 #include "backends/quantize/Quantizer.h"
 

@@ -21,10 +21,10 @@
 // only rewrites. The result passes the ONNX checker.
 //
 //===----------------------------------------------------------------------===//
-#ifndef TPCC_BACKENDS_QUANTIZE_QDQ_H
-#define TPCC_BACKENDS_QUANTIZE_QDQ_H
+#ifndef TPCC_BACKENDS_QUANTIZE_QDQ_QDQ_H
+#define TPCC_BACKENDS_QUANTIZE_QDQ_QDQ_H
 
-#include "backends/quantize/Grid.h"
+#include "backends/quantize/grids/Grid.h"
 #include "ir/graph/Graph.h"
 #include "support/Diagnostics.h"
 

@@ -7,11 +7,11 @@
 // defines the searches, so results are comparable.
 //
 //===----------------------------------------------------------------------===//
-#ifndef TPCC_BACKENDS_QUANTIZE_THRESHOLD_H
-#define TPCC_BACKENDS_QUANTIZE_THRESHOLD_H
+#ifndef TPCC_BACKENDS_QUANTIZE_GRIDS_THRESHOLD_H
+#define TPCC_BACKENDS_QUANTIZE_GRIDS_THRESHOLD_H
 
-#include "backends/quantize/Grid.h"
-#include "backends/quantize/Histogram.h"
+#include "backends/quantize/grids/Grid.h"
+#include "backends/quantize/stats/Histogram.h"
 #include "ir/TpcIR.h"
 
 #include <cstdint>

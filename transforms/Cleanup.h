@@ -17,13 +17,13 @@
 // fresh names, so weights shared with other nodes are never changed.
 //
 //===----------------------------------------------------------------------===//
-#ifndef TPCC_RUNTIME_CLEANUP_H
-#define TPCC_RUNTIME_CLEANUP_H
+#ifndef TPCC_TRANSFORMS_CLEANUP_H
+#define TPCC_TRANSFORMS_CLEANUP_H
 
 #include "ir/graph/Graph.h"
 #include "support/Diagnostics.h"
 
-namespace tpcc::rt {
+namespace tpcc::transforms {
 
 struct CleanupReport {
   unsigned identities = 0; ///< Identity/Dropout nodes removed
@@ -40,6 +40,6 @@ bool foldConstants(graph::Model &m, DiagnosticEngine &diags, CleanupReport &repo
 /// (folding first turns computed weights into constants).
 bool cleanupModel(graph::Model &m, DiagnosticEngine &diags, CleanupReport &report);
 
-} // namespace tpcc::rt
+} // namespace tpcc::transforms
 
 #endif

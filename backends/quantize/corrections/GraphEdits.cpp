@@ -10,9 +10,9 @@
 // does not exist.
 //
 //===----------------------------------------------------------------------===//
-#include "backends/quantize/GraphEdits.h"
+#include "backends/quantize/corrections/GraphEdits.h"
 
-#include "backends/quantize/Threshold.h"
+#include "backends/quantize/grids/Threshold.h"
 #include "ir/graph/OnnxIO.h"
 
 #include "llvm/ADT/StringSet.h"

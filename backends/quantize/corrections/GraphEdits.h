@@ -9,10 +9,10 @@
 // correction) in a LinearAdjust.
 //
 //===----------------------------------------------------------------------===//
-#ifndef TPCC_BACKENDS_QUANTIZE_GRAPHEDITS_H
-#define TPCC_BACKENDS_QUANTIZE_GRAPHEDITS_H
+#ifndef TPCC_BACKENDS_QUANTIZE_CORRECTIONS_GRAPHEDITS_H
+#define TPCC_BACKENDS_QUANTIZE_CORRECTIONS_GRAPHEDITS_H
 
-#include "backends/quantize/Corrections.h"
+#include "backends/quantize/corrections/Corrections.h"
 #include "backends/quantize/Quantizer.h"
 
 #include <map>

@@ -7,7 +7,7 @@
 // puts each new node before its readers).
 //
 //===----------------------------------------------------------------------===//
-#include "backends/quantize/QDQ.h"
+#include "backends/quantize/qdq/QDQ.h"
 
 #include "ir/graph/OnnxIO.h"
 

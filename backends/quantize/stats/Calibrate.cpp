@@ -1,5 +1,5 @@
 //===- Calibrate.cpp - Calibration data and statistics ----------------------===//
-#include "backends/quantize/Calibrate.h"
+#include "backends/quantize/stats/Calibrate.h"
 
 #include "runtime/DataIO.h"
 

@@ -21,11 +21,11 @@
 //    Add or Mul output) have no float counterpart, so they are not measured.
 //
 //===----------------------------------------------------------------------===//
-#ifndef TPCC_BACKENDS_QUANTIZE_CORRECTIONS_H
-#define TPCC_BACKENDS_QUANTIZE_CORRECTIONS_H
+#ifndef TPCC_BACKENDS_QUANTIZE_CORRECTIONS_CORRECTIONS_H
+#define TPCC_BACKENDS_QUANTIZE_CORRECTIONS_CORRECTIONS_H
 
 #include "backends/plan/Plan.h"
-#include "backends/quantize/Calibrate.h"
+#include "backends/quantize/stats/Calibrate.h"
 
 #include <string>
 #include <vector>

@@ -1,4 +1,4 @@
-//===- Tensor.cpp - Concat, Split, Slice, Gather, Pad and friends -----------===//
+//===- DataMovement.cpp - Concat, Split, Slice, Gather, Pad and friends -----===//
 //
 // Data-movement operators that copy parts of tensors: Concat, Split, Slice,
 // Gather, GatherElements, Pad (constant, reflect, edge; negative pads crop),

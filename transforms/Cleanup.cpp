@@ -1,5 +1,5 @@
 //===- Cleanup.cpp - Model clean-up before calibration ----------------------===//
-#include "runtime/Cleanup.h"
+#include "transforms/Cleanup.h"
 
 #include "ir/graph/OnnxIO.h"
 #include "runtime/Kernel.h"
@@ -11,6 +11,7 @@
 
 using namespace tpcc;
 using namespace tpcc::rt;
+using namespace tpcc::transforms;
 using graph::Node;
 using graph::Value;
 
@@ -70,7 +71,7 @@ static bool isInferenceIdentity(const graph::Model &m, const Node &n) {
   return true;
 }
 
-unsigned rt::removeIdentities(graph::Model &m) {
+unsigned transforms::removeIdentities(graph::Model &m) {
   graph::Graph &g = m.graph;
   std::vector<bool> dead(g.nodes().size(), false);
   unsigned removed = 0;
@@ -248,7 +249,7 @@ static bool foldInto(graph::Model &m, Fold &f) {
   return true;
 }
 
-unsigned rt::foldBatchNorms(graph::Model &m) {
+unsigned transforms::foldBatchNorms(graph::Model &m) {
   graph::Graph &g = m.graph;
   std::vector<bool> dead(g.nodes().size(), false);
   unsigned folded = 0;
@@ -281,7 +282,7 @@ unsigned rt::foldBatchNorms(graph::Model &m) {
 /// left to run time: Expand or Tile of a small constant would bloat the file.
 constexpr size_t kMaxFoldBytes = size_t(16) << 20;
 
-bool rt::foldConstants(graph::Model &m, DiagnosticEngine &diags, CleanupReport &report) {
+bool transforms::foldConstants(graph::Model &m, DiagnosticEngine &diags, CleanupReport &report) {
   graph::Graph &g = m.graph;
   const KernelRegistry &reg = KernelRegistry::get();
   std::vector<bool> dead(g.nodes().size(), false);
@@ -376,7 +377,7 @@ bool rt::foldConstants(graph::Model &m, DiagnosticEngine &diags, CleanupReport &
   return true;
 }
 
-bool rt::cleanupModel(graph::Model &m, DiagnosticEngine &diags, CleanupReport &report) {
+bool transforms::cleanupModel(graph::Model &m, DiagnosticEngine &diags, CleanupReport &report) {
   if (!foldConstants(m, diags, report))
     return false;
   report.identities += removeIdentities(m);

@@ -9,8 +9,8 @@
 // MCT's (../shared/design/algorithms.md), so results are comparable.
 //
 //===----------------------------------------------------------------------===//
-#ifndef TPCC_BACKENDS_QUANTIZE_GRID_H
-#define TPCC_BACKENDS_QUANTIZE_GRID_H
+#ifndef TPCC_BACKENDS_QUANTIZE_GRIDS_GRID_H
+#define TPCC_BACKENDS_QUANTIZE_GRIDS_GRID_H
 
 #include "ir/TpcIR.h"
 

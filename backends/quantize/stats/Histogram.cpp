@@ -5,7 +5,7 @@
 // of the cumulative counts). See Histogram.h and algorithms.md section 3.
 //
 //===----------------------------------------------------------------------===//
-#include "backends/quantize/Histogram.h"
+#include "backends/quantize/stats/Histogram.h"
 
 #include <algorithm>
 #include <cassert>

@@ -10,11 +10,11 @@
 // the lowest inertia wins).
 //
 //===----------------------------------------------------------------------===//
-#ifndef TPCC_BACKENDS_QUANTIZE_LUT_H
-#define TPCC_BACKENDS_QUANTIZE_LUT_H
+#ifndef TPCC_BACKENDS_QUANTIZE_GRIDS_LUT_H
+#define TPCC_BACKENDS_QUANTIZE_GRIDS_LUT_H
 
-#include "backends/quantize/Grid.h"
-#include "backends/quantize/Histogram.h"
+#include "backends/quantize/grids/Grid.h"
+#include "backends/quantize/stats/Histogram.h"
 
 #include <vector>
 

@@ -5,8 +5,8 @@
 // pure: weight channels may be searched in parallel.
 //
 //===----------------------------------------------------------------------===//
-#include "backends/quantize/Threshold.h"
-#include "backends/quantize/Lut.h"
+#include "backends/quantize/grids/Threshold.h"
+#include "backends/quantize/grids/Lut.h"
 
 #include <algorithm>
 #include <cmath>

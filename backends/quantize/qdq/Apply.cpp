@@ -1,8 +1,8 @@
 //===- Apply.cpp - A calibrated plan back into a QDQ spec -------------------===//
-#include "backends/quantize/Apply.h"
+#include "backends/quantize/qdq/Apply.h"
 
-#include "backends/quantize/Lut.h"
-#include "backends/quantize/Threshold.h"
+#include "backends/quantize/grids/Lut.h"
+#include "backends/quantize/grids/Threshold.h"
 #include "runtime/Tensor.h"
 
 #include "llvm/Support/JSON.h"

@@ -1,5 +1,5 @@
 //===- Grid.cpp - Quantization grids ----------------------------------------===//
-#include "backends/quantize/Grid.h"
+#include "backends/quantize/grids/Grid.h"
 
 #include <algorithm>
 #include <cmath>

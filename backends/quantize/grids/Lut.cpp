@@ -7,8 +7,8 @@
 // O(n k): clustering a large weight tensor stays cheap.
 //
 //===----------------------------------------------------------------------===//
-#include "backends/quantize/Lut.h"
-#include "backends/quantize/Threshold.h"
+#include "backends/quantize/grids/Lut.h"
+#include "backends/quantize/grids/Threshold.h"
 
 #include <algorithm>
 #include <cmath>

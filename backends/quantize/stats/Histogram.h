@@ -10,8 +10,8 @@
 // per tensor.
 //
 //===----------------------------------------------------------------------===//
-#ifndef TPCC_BACKENDS_QUANTIZE_HISTOGRAM_H
-#define TPCC_BACKENDS_QUANTIZE_HISTOGRAM_H
+#ifndef TPCC_BACKENDS_QUANTIZE_STATS_HISTOGRAM_H
+#define TPCC_BACKENDS_QUANTIZE_STATS_HISTOGRAM_H
 
 #include <cstdint>
 #include <vector>

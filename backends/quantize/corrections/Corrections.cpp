@@ -4,9 +4,9 @@
 // Corrections.h), and the graph helpers the corrections share.
 //
 //===----------------------------------------------------------------------===//
-#include "backends/quantize/Corrections.h"
+#include "backends/quantize/corrections/Corrections.h"
 
-#include "backends/quantize/GraphEdits.h"
+#include "backends/quantize/corrections/GraphEdits.h"
 #include "ir/graph/OnnxIO.h"
 
 #include <fmt/format.h>
