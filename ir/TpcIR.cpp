@@ -337,3 +337,46 @@ const Capabilities *Module::findCapabilities(llvm::StringRef n) const {
 const Recipe *Module::findRecipe(llvm::StringRef n) const {
   return findByName(recipes, n);
 }
+
+std::vector<const Platform *> Module::lineage(const Platform &p) const {
+  std::vector<const Platform *> out;
+  for (const Platform *q = &p; q && out.size() <= platforms.size();
+       q = q->parent ? findPlatform(*q->parent) : nullptr)
+    out.push_back(q);
+  return out;
+}
+
+const Capabilities *Module::capabilitiesFor(const Platform &p, llvm::StringRef name,
+                                            DiagnosticEngine &diags) const {
+  std::vector<const Platform *> line = lineage(p);
+  if (!name.empty()) {
+    std::vector<std::string> all;
+    for (const Capabilities &c : capabilities)
+      all.push_back(c.name);
+    if (failed(lookUpName(diags, "capabilities", "capabilities", name, all)))
+      return nullptr;
+    const Capabilities *c = findCapabilities(name);
+    for (const Platform *q : line)
+      if (q->name == c->platform)
+        return c;
+    diags.emitAt("", diag::err_capabilities_not_for_platform, c->name, c->platform, p.name);
+    return nullptr;
+  }
+  for (const Platform *q : line) {
+    std::vector<const Capabilities *> here;
+    for (const Capabilities &c : capabilities)
+      if (c.platform == q->name)
+        here.push_back(&c);
+    if (here.size() == 1)
+      return here.front();
+    if (here.size() > 1) {
+      std::string names;
+      for (const Capabilities *c : here)
+        names += (names.empty() ? "`" : ", `") + c->name + "`";
+      diags.emitAt("", diag::err_platform_several_capabilities, q->name, names);
+      return nullptr;
+    }
+  }
+  diags.emitAt("", diag::err_platform_no_capabilities, p.name);
+  return nullptr;
+}

@@ -11,6 +11,7 @@
 #define TPCC_IR_TPCIR_H
 
 #include "support/CmpOp.h"
+#include "support/Diagnostics.h"
 #include "support/SourceManager.h"
 
 #include "llvm/ADT/StringRef.h"
@@ -217,6 +218,10 @@ enum class ThresholdMethod { NoClipping, MSE, MAE, KL, LP };
 const char *toString(ThresholdMethod m);
 std::optional<ThresholdMethod> parseThresholdMethod(llvm::StringRef s);
 
+/// The smallest threshold a quantizer may get when the recipe does not set
+/// `min_threshold` (algorithms.md 8: 2^-16).
+constexpr double kDefaultMinThreshold = 1.0 / 65536;
+
 struct Recipe {
   std::string name;
   std::optional<std::string> parent;
@@ -233,7 +238,7 @@ struct Recipe {
   bool activationChannelEqualization = false;
   bool inputScaling = false;
   double zThreshold = 1.0 / 0.0; ///< inf: no outlier removal
-  double minThreshold = 1.0 / 65536.0;
+  double minThreshold = kDefaultMinThreshold; ///< `min_threshold`
   // Overrides of the platform's choices (absent: the platform decides).
   std::optional<int> activationBits, weightsBits;
   std::optional<QuantMethod> activationMethod, weightsMethod;
@@ -252,6 +257,14 @@ struct Module {
   const Framework *findFramework(llvm::StringRef n) const;
   const Capabilities *findCapabilities(llvm::StringRef n) const;
   const Recipe *findRecipe(llvm::StringRef n) const;
+
+  /// `p` and its parents, nearest first.
+  std::vector<const Platform *> lineage(const Platform &p) const;
+  /// The capabilities a plan for `p` uses: the one named `name` (it must bind
+  /// `p` or a parent), else the only one that binds `p` or, failing that, its
+  /// nearest parent that has any. Null after a diagnostic.
+  const Capabilities *capabilitiesFor(const Platform &p, llvm::StringRef name,
+                                      DiagnosticEngine &diags) const;
 };
 
 } // namespace tpcc::ir

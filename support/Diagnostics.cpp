@@ -167,3 +167,24 @@ std::string tpcc::didYouMean(llvm::StringRef name,
   std::string best = findClosest(name, candidates);
   return best.empty() ? std::string() : "; did you mean `" + best + "`?";
 }
+
+LogicalResult tpcc::lookUpName(DiagnosticEngine &diags, llvm::StringRef what,
+                               llvm::StringRef plural, llvm::StringRef name,
+                               const std::vector<std::string> &names) {
+  if (std::find(names.begin(), names.end(), name) != names.end())
+    return success();
+  std::string quoted;
+  for (const std::string &n : names)
+    quoted += (quoted.empty() ? "`" : ", `") + n + "`";
+  if (quoted.empty())
+    quoted = "none";
+  if (name.empty()) { // only what there is to choose from
+    Diagnostic note{diag::note_available, Severity::Note, {},
+                    DiagnosticEngine::format(diag::note_available, plural.str(), quoted), {}, {}};
+    diags.report(std::move(note));
+    return failure();
+  }
+  diags.emitAt("", diag::err_no_entity, what.str(), name.str(), didYouMean(name, names))
+      .note(SourceRange(), diag::note_available, plural.str(), quoted);
+  return failure();
+}

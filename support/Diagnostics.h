@@ -164,6 +164,12 @@ std::string findClosest(llvm::StringRef name,
 std::string didYouMean(llvm::StringRef name,
                        const std::vector<std::string> &candidates);
 
+/// Succeeds when `name` is one of `names`; otherwise reports "no WHAT named
+/// NAME" (with a did-you-mean) and notes the available PLURAL (only the note
+/// when `name` is empty).
+LogicalResult lookUpName(DiagnosticEngine &diags, llvm::StringRef what, llvm::StringRef plural,
+                         llvm::StringRef name, const std::vector<std::string> &names);
+
 } // namespace tpcc
 
 #endif

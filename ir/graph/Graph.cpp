@@ -200,7 +200,7 @@ bool Node::hasSubgraphs() const {
 }
 
 std::string Node::displayName() const {
-  return name.empty() ? opType + "#" + std::to_string(id) : name;
+  return name.empty() ? opType + "_" + std::to_string(id) : name;
 }
 
 //===----------------------------------------------------------------------===//
@@ -217,6 +217,21 @@ Value *Graph::getOrCreateValue(llvm::StringRef n) {
     valueList.push_back(std::move(v));
   }
   return it->second;
+}
+
+void Graph::nameUnnamedNodes() {
+  std::set<std::string> used;
+  for (const auto &n : nodeList)
+    used.insert(n->name);
+  for (const auto &n : nodeList) {
+    if (!n->name.empty())
+      continue;
+    std::string base = n->opType + "_" + std::to_string(n->id), name = base;
+    for (int k = 1; used.count(name); ++k)
+      name = base + "_" + std::to_string(k);
+    n->name = name;
+    used.insert(name);
+  }
 }
 
 Node *Graph::addNode(std::unique_ptr<Node> n) {

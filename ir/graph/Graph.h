@@ -159,7 +159,9 @@ public:
 
 class Node {
 public:
-  std::string name; ///< may be empty; see displayName()
+  /// Unique after loading (Graph::nameUnnamedNodes); empty only for a node
+  /// a transform created without a name.
+  std::string name;
   std::string opType;
   std::string domain; ///< "" is ai.onnx
   std::string docString;
@@ -175,7 +177,7 @@ public:
   }
   /// Whether some attribute holds a subgraph (If/Loop/Scan bodies).
   bool hasSubgraphs() const;
-  /// The name, or `<op_type>#<id>` for an unnamed node.
+  /// The name, or `<op_type>_<id>` for an unnamed node.
   std::string displayName() const;
 };
 
@@ -212,6 +214,10 @@ public:
   }
   /// The value named `n`, created when absent.
   Value *getOrCreateValue(llvm::StringRef n);
+  /// Names every unnamed node `<op_type>_<id>` (`Conv_3`; `Conv_3_1` when
+  /// that name is taken): the loader does it once, so every command shows and
+  /// accepts the same names.
+  void nameUnnamedNodes();
   Node *addNode(std::unique_ptr<Node> n);
   Tensor *addInitializer(std::unique_ptr<Tensor> t);
   /// A constant made from a `Constant` node's value_float(s)/value_int(s).

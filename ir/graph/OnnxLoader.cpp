@@ -562,6 +562,8 @@ std::unique_ptr<Model> Loader::load(llvm::StringRef bytes,
       diags.emitAt(name, diag::warn_model_shape_inference, firstLine(e.what()));
     }
   }
+  // One naming rule for every command: --choose and --explain take these.
+  m->graph.nameUnnamedNodes();
   return m;
 }
 

@@ -331,6 +331,9 @@ def main():
     with open(os.path.join(RUN, "x.pb"), "wb") as f:
         f.write(numpy_helper.from_array(np.load(os.path.join(RUN, "x.npy")), "x").SerializeToString())
     save_npy(RUN, "shape44.npy", np.array([4, 4], dtype=np.int64))
+    # Calibration data for unnamed_nodes.onnx (plan/unnamed.test quantizes it).
+    save_npy(PLAN, "unnamed_nodes_calib.npy",
+             np.random.RandomState(0).rand(4, 4, 8, 8).astype(np.float32))
     with open(os.path.join(RUN, "x.npy"), "rb") as f:
         whole = f.read()
     with open(os.path.join(RUN, "x_truncated.npy"), "wb") as f:

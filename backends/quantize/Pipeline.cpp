@@ -1,0 +1,165 @@
+//===- Pipeline.cpp - `tpcc quantize` and `tpcc apply` as library calls ------===//
+#include "backends/quantize/Pipeline.h"
+
+#include "backends/quantize/Report.h"
+#include "backends/quantize/qdq/Apply.h"
+#include "ir/graph/OnnxIO.h"
+#include "support/AtomicFile.h"
+#include "transforms/Cleanup.h"
+
+#include "llvm/Support/MemoryBuffer.h"
+
+using namespace tpcc;
+using namespace tpcc::quant;
+
+std::unique_ptr<graph::Model> quant::prepareModel(const std::string &path,
+                                                  DiagnosticEngine &diags, bool warn) {
+  std::unique_ptr<graph::Model> m = graph::loadModel(path, diags);
+  if (!m || diags.hasErrors())
+    return nullptr;
+  int64_t opset = m->opsetVersion("").value_or(1);
+  if (opset < 13) {
+    if (warn)
+      diags.emitAt(path, diag::warn_quant_opset, opset, 13);
+    m = graph::convertOpset(*m, 13, diags);
+    if (!m || diags.hasErrors())
+      return nullptr;
+  }
+  transforms::CleanupReport cleanup;
+  if (!transforms::cleanupModel(*m, diags, cleanup))
+    return nullptr;
+  return m;
+}
+
+namespace {
+void phase(const QuantizeRequest &r, const char *name) {
+  if (r.phaseDone)
+    r.phaseDone(name);
+}
+
+/// The recipe's weight edits that keep the float model's outputs (ReLU
+/// bounds, channel equalization): into both copies, then a new plan (the
+/// Clip bounds changed) and a new float executor.
+LogicalResult preStatisticsCorrections(const QuantizeRequest &r, const ir::Framework *fw,
+                                       QuantizeOutcome &out,
+                                       std::unique_ptr<rt::Executor> &floatEx,
+                                       CalibrationData &data, DiagnosticEngine &diags) {
+  if (!r.recipe.reluUnboundCorrection && !r.recipe.activationChannelEqualization)
+    return success();
+  PreCorrections pre;
+  if (!findPreStatisticsCorrections(out.plan, r.recipe, *floatEx, data, pre, diags))
+    return failure();
+  if (pre.empty())
+    return success();
+  floatEx.reset();
+  if (!applyPreStatisticsCorrections(*out.floatModel, pre, diags) ||
+      !applyPreStatisticsCorrections(*out.quantModel, pre, diags))
+    return failure();
+  DiagnosticEngine again(diags.getSourceManager()); // the first plan reported everything
+  out.plan = plan::buildPlan(*r.module, *r.platform, *r.capabilities, fw, *out.floatModel,
+                             again, r.choose);
+  floatEx = rt::Executor::create(*out.floatModel, diags);
+  if (!floatEx)
+    return failure();
+  out.corrections = pre.describe();
+  return success();
+}
+} // namespace
+
+LogicalResult quant::quantizeModel(const QuantizeRequest &r, QuantizeOutcome &out,
+                                   DiagnosticEngine &diags) {
+  if (r.capabilities->framework != "onnx")
+    return diags.emitAt(r.model, diag::err_quant_no_onnx_capabilities, r.capabilities->name,
+                        r.platform->name, r.capabilities->framework);
+  const ir::Framework *fw = r.module->findFramework(r.capabilities->framework);
+  out.floatModel = prepareModel(r.model, diags);
+  if (!out.floatModel)
+    return failure();
+  out.quantModel = prepareModel(r.model, diags, /*warn=*/false);
+  if (!out.quantModel)
+    return failure();
+  phase(r, "load");
+
+  out.plan = plan::buildPlan(*r.module, *r.platform, *r.capabilities, fw, *out.floatModel,
+                             diags, r.choose);
+  if (diags.hasErrors())
+    return failure();
+  phase(r, "plan");
+
+  std::unique_ptr<rt::Executor> floatEx = rt::Executor::create(*out.floatModel, diags);
+  if (!floatEx)
+    return failure();
+  std::unique_ptr<CalibrationData> data = CalibrationData::open(r.calib, *floatEx, r.batch, diags);
+  if (!data || failed(preStatisticsCorrections(r, fw, out, floatEx, *data, diags)))
+    return failure();
+
+  QuantizeOptions qo;
+  qo.recipe = r.recipe;
+  qo.progress = r.progress;
+  QuantizeResult &result = out.result;
+  if (!quantizePlan(out.plan, *floatEx, *data, qo, result, diags))
+    return failure();
+  phase(r, "calibrate");
+
+  for (const GraphEdit &e : result.edits)
+    out.corrections.push_back(e.describe());
+  if (!applyCorrections(*out.quantModel, result, diags) ||
+      !rewriteToQDQ(*out.quantModel, result.spec, diags) ||
+      failed(graph::verifyGraph(out.quantModel->graph, r.output, diags)))
+    return failure();
+  phase(r, "rewrite");
+  std::unique_ptr<rt::Executor> quantEx = rt::Executor::create(*out.quantModel, diags);
+  if (!quantEx ||
+      !measureLayers(*floatEx, *quantEx, *data, r.measureSamples, result, diags))
+    return failure();
+  phase(r, "measure");
+  fillPlan(out.plan, result);
+  out.plan.corrections = out.corrections;
+  return success();
+}
+
+LogicalResult quant::writeOutcome(const QuantizeRequest &r, const QuantizeOutcome &out,
+                                  DiagnosticEngine &diags) {
+  std::string error;
+  if (!graph::writeModel(*out.quantModel, r.output, error))
+    return diags.emitAt("", diag::err_cannot_write_file, r.output, error);
+  if (!r.planOut.empty()) {
+    std::vector<Diagnostic> none;
+    auto write = [&](llvm::raw_ostream &os) {
+      plan::emitPlanJSON(out.plan, none, diags.getSourceManager(), os);
+    };
+    if (!writeFileAtomically(r.planOut, write, error))
+      return diags.emitAt("", diag::err_cannot_write_file, r.planOut, error);
+  }
+  if (!r.report.empty()) {
+    ReportHeader h{r.platform->name, r.recipe.name.empty() ? "(defaults)" : r.recipe.name,
+                   r.model, r.output};
+    auto write = [&](llvm::raw_ostream &os) {
+      writeReport(out.result, h, out.corrections, os);
+    };
+    if (!writeFileAtomically(r.report, write, error))
+      return diags.emitAt("", diag::err_cannot_write_file, r.report, error);
+  }
+  return success();
+}
+
+LogicalResult quant::applyPlan(const std::string &planPath, const std::string &modelPath,
+                               const std::string &outputPath, QuantizeResult &result,
+                               std::unique_ptr<graph::Model> &model, DiagnosticEngine &diags) {
+  auto text = llvm::MemoryBuffer::getFile(planPath);
+  if (!text)
+    return diags.emitAt("", diag::err_cannot_open_file, planPath, text.getError().message());
+  model = prepareModel(modelPath, diags);
+  if (!model)
+    return failure();
+  if (!specFromPlan((*text)->getBuffer(), planPath, *model, result, diags))
+    return failure();
+  applyBiases(*model, result);
+  if (!rewriteToQDQ(*model, result.spec, diags) ||
+      failed(graph::verifyGraph(model->graph, outputPath, diags)))
+    return failure();
+  std::string error;
+  if (!graph::writeModel(*model, outputPath, error))
+    return diags.emitAt("", diag::err_cannot_write_file, outputPath, error);
+  return success();
+}

@@ -1,0 +1,87 @@
+//===- Pipeline.h - `tpcc quantize` and `tpcc apply` as library calls -*- C++ -*-===//
+//
+// The whole quantization of one model for one platform, without a command
+// line: quantizeModel loads the model twice (the float reference and the
+// copy that becomes the QDQ model) and prepares both the same way
+// (prepareModel: opset 13, clean-up), plans the float copy, applies the
+// recipe's pre-statistics corrections to both copies (and plans again),
+// calibrates and chooses every grid (Quantizer.h), writes the corrections
+// and the QDQ rewrite into the copy, measures each quantized tensor against
+// the float model, and fills the plan with what it chose. writeOutcome writes
+// the model, the plan and the report atomically. applyPlan is `tpcc apply`:
+// a written (maybe edited) plan back onto the model, without data.
+//
+// Every step reports to one DiagnosticEngine and returns failure after an
+// error; nothing is written then.
+//
+//===----------------------------------------------------------------------===//
+#ifndef TPCC_BACKENDS_QUANTIZE_PIPELINE_H
+#define TPCC_BACKENDS_QUANTIZE_PIPELINE_H
+
+#include "backends/quantize/Quantizer.h"
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace tpcc::quant {
+
+struct QuantizeRequest {
+  const ir::Module *module = nullptr;
+  const ir::Platform *platform = nullptr;
+  const ir::Capabilities *capabilities = nullptr; ///< bound on `onnx`
+  ir::Recipe recipe;                              ///< the defaults when unnamed
+  std::string model;                              ///< the float .onnx file
+  /// Where writeOutcome writes the QDQ model, the plan (`--plan-out`) and
+  /// the report (`--report`); empty plan/report paths are skipped.
+  std::string output, planOut, report;
+  std::vector<std::string> calib;                 ///< [NAME=]FILE|DIR each
+  int64_t batch = 32;
+  /// Candidate choices (node name, config id), as `--choose` gives them.
+  std::vector<std::pair<std::string, std::string>> choose;
+  /// The most samples measureLayers runs.
+  int64_t measureSamples = 1024;
+  /// Progress of a phase (name, done, total; total 0 when unknown).
+  std::function<void(const char *, int64_t, int64_t)> progress;
+  /// Called when a phase ends ("load", "plan", "calibrate", "rewrite",
+  /// "measure"), for timing.
+  std::function<void(const char *)> phaseDone;
+};
+
+struct QuantizeOutcome {
+  /// The cleaned-up float model and its QDQ rewrite.
+  std::unique_ptr<graph::Model> floatModel, quantModel;
+  /// The plan of the float model, filled with the chosen grids, biases and
+  /// corrections (what `--plan-out` writes).
+  plan::Plan plan;
+  QuantizeResult result;
+  /// Every correction made, described ("shift_negative on ...").
+  std::vector<std::string> corrections;
+};
+
+/// Loads `path` and prepares it as quantize and apply both do: converted to
+/// opset 13 when older (per-axis DequantizeLinear needs it; warns when
+/// `warn`), then cleaned up (transforms/Cleanup.h). Null after an error.
+std::unique_ptr<graph::Model> prepareModel(const std::string &path, DiagnosticEngine &diags,
+                                           bool warn = true);
+
+/// Quantizes `r.model` for `r.platform`.
+LogicalResult quantizeModel(const QuantizeRequest &r, QuantizeOutcome &out,
+                            DiagnosticEngine &diags);
+
+/// Writes the QDQ model, then the plan and the report (each atomically).
+LogicalResult writeOutcome(const QuantizeRequest &r, const QuantizeOutcome &out,
+                           DiagnosticEngine &diags);
+
+/// `tpcc apply`: prepares `modelPath`, reads the plan file `planPath` back
+/// into a QDQ spec (qdq/Apply.h), rewrites the model and writes it to
+/// `outputPath`. `result` says what was quantized.
+LogicalResult applyPlan(const std::string &planPath, const std::string &modelPath,
+                        const std::string &outputPath, QuantizeResult &result,
+                        std::unique_ptr<graph::Model> &model, DiagnosticEngine &diags);
+
+} // namespace tpcc::quant
+
+#endif

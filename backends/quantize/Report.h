@@ -1,0 +1,39 @@
+//===- Report.h - What a quantization chose, as text, JSON and plan --*- C++ -*-===//
+//
+// The versioned report format (`--report`, "report_version": 1), the summary
+// table `tpcc quantize` prints, and fillPlan, which writes the chosen grids,
+// weight grids and corrected biases into the plan (`--plan-out`).
+//
+//===----------------------------------------------------------------------===//
+#ifndef TPCC_BACKENDS_QUANTIZE_REPORT_H
+#define TPCC_BACKENDS_QUANTIZE_REPORT_H
+
+#include "backends/quantize/Quantizer.h"
+
+#include "llvm/Support/raw_ostream.h"
+
+#include <string>
+#include <vector>
+
+namespace tpcc::quant {
+
+/// What the report names besides the tensors.
+struct ReportHeader {
+  std::string platform, recipe, model, output;
+};
+
+/// The report JSON (report_version 1).
+void writeReport(const QuantizeResult &r, const ReportHeader &h,
+                 const std::vector<std::string> &corrections, llvm::raw_ostream &os);
+
+/// The summary table `tpcc quantize` prints.
+void printSummary(const QuantizeResult &r, const std::string &model, const std::string &output,
+                  const std::vector<std::string> &corrections, llvm::raw_ostream &os);
+
+/// Writes what the quantizer chose (activation grids, weight grids, corrected
+/// biases) into `p`, the plan of the float model.
+void fillPlan(plan::Plan &p, const QuantizeResult &r);
+
+} // namespace tpcc::quant
+
+#endif

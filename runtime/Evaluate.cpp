@@ -1,0 +1,215 @@
+//===- Evaluate.cpp - `tpcc run` and `tpcc eval` as library calls -----------===//
+#include "runtime/Evaluate.h"
+
+#include "ir/graph/OnnxIO.h"
+#include "runtime/DataIO.h"
+
+#include "llvm/Support/FileSystem.h"
+
+#include <fmt/format.h>
+
+#include <chrono>
+#include <map>
+
+using namespace tpcc;
+using namespace tpcc::rt;
+
+namespace {
+void phase(const std::function<void(const char *)> &f, const char *name) {
+  if (f)
+    f(name);
+}
+
+/// Reads a tensor file; a missing file is err_cannot_open_file.
+LogicalResult readData(const std::string &path, Tensor &t, DiagnosticEngine &diags) {
+  if (!llvm::sys::fs::exists(path) || llvm::sys::fs::is_directory(path))
+    return diags.emitAt("", diag::err_cannot_open_file, path,
+                        llvm::sys::fs::exists(path) ? "is a directory"
+                                                    : "No such file or directory");
+  std::string error;
+  if (readTensorFile(path, t, error))
+    return success();
+  return diags.emitAt(path, diag::err_data_file, error);
+}
+
+/// Loads the model and prepares its executor; null after errors.
+std::unique_ptr<Executor> load(const std::string &path, std::unique_ptr<graph::Model> &model,
+                               DiagnosticEngine &diags) {
+  model = graph::loadModel(path, diags);
+  if (!model || diags.hasErrors())
+    return nullptr;
+  return Executor::create(*model, diags);
+}
+} // namespace
+
+LogicalResult rt::runOnFiles(const RunRequest &r, RunOutcome &out, DiagnosticEngine &diags) {
+  std::unique_ptr<Executor> ex = load(r.model, out.model, diags);
+  if (!ex)
+    return failure();
+  phase(r.phaseDone, "load");
+  const auto &required = ex->requiredInputs();
+  std::map<std::string, Tensor> inputs;
+  bool ok = true;
+  for (const auto &[name, file] : r.inputs) {
+    std::string n = name;
+    if (n.empty()) {
+      if (r.inputs.size() != 1 || required.size() != 1)
+        return diags.emitAt("", diag::err_usage,
+                            fmt::format("the model has {} inputs; name each: --input NAME=FILE",
+                                        out.model->graph.inputs().size()));
+      n = required.front()->name;
+    }
+    Tensor t;
+    if (succeeded(readData(file, t, diags)))
+      inputs[n] = std::move(t);
+    else
+      ok = false;
+  }
+  if (!ok)
+    return failure();
+  // Output files, by output index.
+  const auto &outs = out.model->graph.outputs();
+  std::vector<std::pair<size_t, std::string>> files;
+  for (const auto &[name, file] : r.outputs) {
+    size_t k = 0;
+    if (name.empty() && (r.outputs.size() != 1 || outs.size() != 1))
+      return diags.emitAt("", diag::err_usage,
+                          fmt::format("the model has {} outputs; name each: --output NAME=FILE",
+                                      outs.size()));
+    while (!name.empty() && k < outs.size() && outs[k]->name != name)
+      ++k;
+    if (k == outs.size())
+      return diags.emitAt("", diag::err_usage, "the model has no output `" + name + "`");
+    files.emplace_back(k, file);
+  }
+  phase(r.phaseDone, "read");
+  RunOptions options;
+  options.arithmetic = r.arithmetic;
+  if (!ex->run(inputs, out.results, diags, options))
+    return failure();
+  phase(r.phaseDone, "run");
+  for (const auto &[k, file] : files) {
+    std::string error;
+    if (!writeTensorFile(file, out.results[k], error))
+      return diags.emitAt("", diag::err_cannot_write_file, file, error);
+  }
+  out.wroteFiles = !files.empty();
+  return success();
+}
+
+std::string rt::describeTensor(const Tensor &t) {
+  std::string s = fmt::format("{}{}", graph::toString(t.elem()), shapeStr(t.shape()));
+  if (!t.numel() || t.elem() == graph::ElemType::String)
+    return s;
+  double lo = t.at(0), hi = lo, sum = 0;
+  for (int64_t i = 0; i < t.numel(); ++i) {
+    double x = t.at(i);
+    lo = std::min(lo, x);
+    hi = std::max(hi, x);
+    sum += x;
+  }
+  s += fmt::format("  min {:.6g}  max {:.6g}  mean {:.6g}", lo, hi, sum / double(t.numel()));
+  if (t.rank() == 2 && t.dim(0) <= 16 && t.dim(1) > 1) {
+    std::vector<int64_t> arg;
+    for (int64_t b = 0; b < t.dim(0); ++b)
+      arg.push_back(argmaxRow(t, b, t.dim(1)));
+    s += fmt::format("  argmax [{}]", fmt::join(arg, ", "));
+  }
+  return s;
+}
+
+LogicalResult rt::evaluateModel(const EvalRequest &r, EvalOutcome &out,
+                                DiagnosticEngine &diags) {
+  std::unique_ptr<graph::Model> refModel;
+  std::unique_ptr<Executor> ex = load(r.model, out.model, diags), ref;
+  if (!ex || (!r.reference.empty() && !(ref = load(r.reference, refModel, diags))))
+    return failure();
+  if (ex->requiredInputs().size() != 1)
+    return diags.emitAt("", diag::err_usage,
+                        fmt::format("eval feeds --data to a model with one input; `{}` has {}",
+                                    r.model, ex->requiredInputs().size()));
+  if (ref && ref->requiredInputs().size() != 1)
+    return diags.emitAt("", diag::err_usage,
+                        fmt::format("the reference `{}` must have one input", r.reference));
+  Tensor data, labels;
+  if (failed(readData(r.data, data, diags)) ||
+      (!r.labels.empty() && failed(readData(r.labels, labels, diags))))
+    return failure();
+  if (data.rank() < 1 || data.dim(0) == 0)
+    return diags.emitAt(r.data, diag::err_data_file,
+                        "the data holds no samples (its first dimension counts them)");
+  int64_t n = data.dim(0);
+  if (labels.defined() &&
+      (labels.rank() != 1 || labels.dim(0) != n || graph::isFloatingPoint(labels.elem())))
+    return diags.emitAt(r.labels, diag::err_data_labels, graph::toString(labels.elem()),
+                        shapeStr(labels.shape()), n);
+  // A batch dimension the model fixes wins over the request.
+  const graph::Value *in = ex->requiredInputs().front();
+  int64_t batch = r.batch ? r.batch : 64;
+  if (in->type.shape && !in->type.shape->empty() && (*in->type.shape)[0].known())
+    batch = (*in->type.shape)[0].value;
+  out.batch = batch = std::max<int64_t>(1, batch);
+  out.samples = n;
+  out.labeled = labels.defined();
+  out.referenced = ref != nullptr;
+  phase(r.phaseDone, "load");
+
+  const auto &outputs = out.model->graph.outputs();
+  out.sqnr.assign(ref ? outputs.size() : 0, Sqnr());
+  RunOptions options;
+  options.arithmetic = r.arithmetic;
+  auto progress = [&](int64_t done) {
+    if (r.progress)
+      r.progress(done, n);
+  };
+  for (int64_t b = 0; b < n; b += batch) {
+    int64_t e = std::min(n, b + batch);
+    std::map<std::string, Tensor> feed{{in->name, data.rows(b, e)}};
+    std::vector<Tensor> res, refRes;
+    auto t0 = std::chrono::steady_clock::now();
+    bool ok = ex->run(feed, res, diags, options);
+    out.runSeconds +=
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    if (ok && ref) {
+      std::map<std::string, Tensor> refFeed{
+          {ref->requiredInputs().front()->name, feed.begin()->second}};
+      ok = ref->run(refFeed, refRes, diags);
+      if (ok && refRes.size() != res.size()) {
+        diags.emitAt(r.reference, diag::err_eval_reference_outputs, refRes.size(), res.size(),
+                     "outputs");
+        ok = false;
+      }
+    }
+    for (size_t k = 0; ok && ref && k < outputs.size(); ++k) {
+      if (res[k].shape() != refRes[k].shape()) {
+        diags.emitAt(r.reference, diag::err_eval_reference_outputs, shapeStr(refRes[k].shape()),
+                     shapeStr(res[k].shape()), "shape of output " + outputs[k]->name);
+        ok = false;
+      }
+    }
+    if (!ok) {
+      progress(n);
+      return failure();
+    }
+    out.top1.add(res.front(), e - b, labels.defined() ? &labels : nullptr, b,
+                 ref ? &refRes.front() : nullptr);
+    for (size_t k = 0; ref && k < outputs.size(); ++k)
+      out.sqnr[k].add(refRes[k], res[k]);
+    progress(e);
+  }
+  phase(r.phaseDone, "eval");
+  return success();
+}
+
+std::string rt::saturationNote(const graph::Graph &g) {
+  std::vector<IntegerGroup> groups = saturatingGroups(g);
+  if (groups.empty())
+    return "";
+  return fmt::format("  note: {} integer group{} (first: `{}`) {} full-range int8 weights: ONNX "
+                     "Runtime on x86-64 CPUs without VNNI adds their u8 x s8 products in int16 "
+                     "pairs that saturate, and gives other numbers (`tpcc eval --ort-cpu "
+                     "no-vnni` shows them); for such CPUs quantize for `ort_cpu_no_vnni` "
+                     "(7-bit weights)\n",
+                     groups.size(), groups.size() == 1 ? "" : "s",
+                     groups.front().node->displayName(), groups.size() == 1 ? "has" : "have");
+}

@@ -1,0 +1,100 @@
+//===- Driver.cpp - Shared pieces of the tpcc driver ------------------------===//
+#include "tools/tpcc/Driver.h"
+
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Path.h"
+
+using namespace tpcc;
+using namespace tpcc::driver;
+
+void Progress::update(int64_t done) {
+  if (!enabled)
+    return;
+  auto now = std::chrono::steady_clock::now();
+  if ((!total || done < total) && now - last < std::chrono::milliseconds(100))
+    return;
+  last = now;
+  int width = 30, filled = total ? int(width * std::min(done, total) / total) : 0;
+  llvm::errs() << "\r  [" << std::string(size_t(filled), '#')
+               << std::string(size_t(width - filled), total ? ' ' : '.') << "] " << done;
+  if (total)
+    llvm::errs() << "/" << total;
+  llvm::errs() << " " << label;
+  if (total && done >= total)
+    finish();
+  llvm::errs().flush();
+}
+
+void Progress::finish() {
+  if (enabled)
+    llvm::errs() << "\r" << std::string(70, ' ') << "\r";
+}
+
+int driver::exitCode(const DiagnosticEngine &diags) {
+  if (!diags.hasErrors())
+    return ExitOK;
+  // What the command line named: files, entities, nodes.
+  static const diag::Kind usage[] = {
+      diag::err_cannot_open_file,       diag::err_cannot_write_file,
+      diag::err_usage,                  diag::err_no_entity,
+      diag::err_file_defines,           diag::err_capabilities_not_for_platform,
+      diag::err_platform_several_capabilities, diag::err_platform_no_capabilities,
+      diag::err_no_node_named};
+  for (const Diagnostic &d : diags.getDiagnostics())
+    if (std::find(std::begin(usage), std::end(usage), d.kind) != std::end(usage))
+      return ExitUsage;
+  return ExitInputErrors;
+}
+
+int driver::finish(DiagnosticEngine &diags, const Options &o) {
+  int code = exitCode(diags);
+  bool usage = false;
+  for (const Diagnostic &d : diags.getDiagnostics())
+    usage |= d.kind == diag::err_usage;
+  diags.print(llvm::errs(), o.useColor());
+  if (usage)
+    llvm::errs() << "run `tpcc --help` for usage\n";
+  return code;
+}
+
+std::vector<std::string> driver::libraryFiles(const std::vector<std::string> &dirs) {
+  std::vector<std::string> files;
+  for (const std::string &dir : dirs) {
+    std::vector<std::string> here;
+    std::error_code ec;
+    for (llvm::sys::fs::directory_iterator it(dir, ec), e; it != e && !ec; it.increment(ec))
+      if (llvm::sys::path::extension(it->path()) == ".tpc")
+        here.push_back(it->path());
+    std::sort(here.begin(), here.end());
+    files.insert(files.end(), here.begin(), here.end());
+  }
+  return files;
+}
+
+const ir::Platform *driver::pickPlatform(Compilation &c, const ir::Module &m,
+                                        const Options &o) {
+  if (llvm::StringRef(o.platform).endswith(".tpc")) { // the platform that file defines
+    std::vector<const ir::Platform *> here;
+    for (const ir::Platform &p : m.platforms)
+      if (p.loc.isValid() && c.sources.getName(p.loc.begin.file) == o.platform)
+        here.push_back(&p);
+    if (here.size() == 1)
+      return here.front();
+    c.diags.emitAt("", diag::err_file_defines, o.platform,
+                   here.empty() ? "no platform" : "several platforms", "platform");
+    return nullptr;
+  }
+  std::vector<std::string> names;
+  for (const ir::Platform &p : m.platforms)
+    names.push_back(p.name);
+  std::string name = o.platform;
+  if (name.empty() && names.size() == 1)
+    name = names.front();
+  if (failed(lookUpName(c.diags, "platform", "platforms", name, names))) {
+    if (name.empty())
+      c.diags.emitAt("", diag::err_usage,
+                     o.commandName + " needs a platform: --platform NAME");
+    return nullptr;
+  }
+  return m.findPlatform(name);
+}

@@ -1,0 +1,75 @@
+//===- Options.h - The tpcc command line -------------------------*- C++ -*-===//
+//
+// One parser for every command: a table of flags (Options.cpp) says which
+// commands take each flag, whether it takes a value and how the value is
+// checked; `--flag=VALUE` and `--flag VALUE` are the same, `-IDIR` too.
+// Positional arguments are the command, then its model and spec files.
+// Errors are usage errors (exit 2), each with one line saying what is wrong.
+//
+//===----------------------------------------------------------------------===//
+#ifndef TPCC_TOOLS_TPCC_OPTIONS_H
+#define TPCC_TOOLS_TPCC_OPTIONS_H
+
+#include "runtime/IntegerPairs.h"
+
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace tpcc::driver {
+
+enum ExitCode { ExitOK = 0, ExitInputErrors = 1, ExitUsage = 2 };
+
+/// The commands, as bits so that a flag can name the ones that take it.
+enum Command : unsigned {
+  Check = 1 << 0,
+  Emit = 1 << 1,
+  Doc = 1 << 2,
+  Plan = 1 << 3,
+  Quantize = 1 << 4,
+  Apply = 1 << 5,
+  Run = 1 << 6,
+  Eval = 1 << 7,
+};
+
+using NamedFile = std::pair<std::string, std::string>; ///< NAME ("" if none), FILE
+
+struct Options {
+  Command command = Check;
+  std::string commandName;
+  std::vector<std::string> inputs; ///< .tpc files
+  std::string model;               ///< plan, quantize, apply, run, eval
+  std::string name;                ///< doc: the platform
+  std::string output;              ///< -o (not run: see runOutputs)
+  std::string emit, platform, capabilities, format, explain;
+  std::vector<std::pair<std::string, std::string>> choose; ///< NODE, CONFIG
+  std::string recipe, planOut, report, planFile;           ///< quantize; apply --plan
+  std::vector<std::string> calib;
+  int64_t batch = 0; ///< 0: the command's default (quantize 32, eval 64)
+  std::string data, labels, reference;       ///< eval
+  std::vector<NamedFile> runInputs, runOutputs; ///< run --input, --output / -o
+  rt::IntegerArithmetic arithmetic = rt::IntegerArithmetic::Float; ///< --ort-cpu
+  std::vector<std::string> includeDirs;
+  std::string stdlibDir, progress = "auto", color = "auto";
+  bool aimetComment = false, verify = false, werror = false, time = false;
+  unsigned errorLimit = 100;
+
+  /// Whether diagnostics are coloured (--color, or a terminal on stderr).
+  bool useColor() const;
+  /// Whether a progress bar is drawn (--progress, or a terminal on stderr).
+  bool showProgress() const;
+};
+
+/// Parses `args` (without the program name). Returns -1 when the command
+/// should run, else the exit code (after printing usage or an error).
+int parseCommandLine(const std::vector<std::string> &args, Options &o);
+
+/// Prints `msg` as a usage error and returns ExitUsage.
+int usageError(const std::string &msg);
+
+extern const char *const mainUsage, *const runUsage, *const applyUsage;
+
+} // namespace tpcc::driver
+
+#endif

@@ -1,0 +1,76 @@
+//===- SpecCommands.cpp - `tpcc check`, `emit` and `doc` ---------------------===//
+#include "backends/Backends.h"
+#include "support/AtomicFile.h"
+#include "tools/tpcc/Driver.h"
+
+using namespace tpcc;
+using namespace tpcc::driver;
+
+/// The one entity of kind `what` the command is about: `name`, or the only
+/// one there is; null after a diagnostic.
+template <typename T>
+static const T *pickOne(DiagnosticEngine &diags, const std::vector<T> &all, const char *what,
+                        std::string name, const std::string &usage) {
+  std::vector<std::string> names;
+  for (const T &x : all)
+    names.push_back(x.name);
+  if (name.empty() && names.size() == 1)
+    name = names.front();
+  if (failed(lookUpName(diags, what, what == std::string("platform") ? "platforms" : what,
+                        name, names))) {
+    if (name.empty())
+      diags.emitAt("", diag::err_usage, usage);
+    return nullptr;
+  }
+  for (const T &x : all)
+    if (x.name == name)
+      return &x;
+  return nullptr;
+}
+
+int driver::runSpecCommand(Compilation &c, const ir::Module &m, const Options &o) {
+  if (o.command == Check)
+    return ExitOK;
+  PhaseTimer timer(o.time);
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  if (o.command == Doc || o.emit == "mct-json") {
+    const ir::Platform *p =
+        pickOne(c.diags, m.platforms, "platform", o.command == Doc ? o.name : o.platform,
+                "--emit=mct-json writes one platform; choose it with --platform NAME");
+    if (!p)
+      return finish(c.diags, o);
+    if (o.command == Doc)
+      emitDoc(m, *p, o.format == "html" ? DocFormat::HTML : DocFormat::Markdown, os);
+    else
+      emitMctJSON(*p, os);
+  } else if (o.emit == "aimet") {
+    const ir::Capabilities *caps =
+        pickOne(c.diags, m.capabilities, "capabilities", o.capabilities,
+                "--emit=aimet derives one config; choose the capabilities with "
+                "--capabilities NAME");
+    if (!caps)
+      return finish(c.diags, o);
+    emitAimet(m, *caps, c.diags, os, o.aimetComment);
+    if (int status = finish(c.diags, o)) // what AIMET cannot express; -Werror
+      return status;
+  } else if (o.emit == "json") {
+    emitJSON(m, os);
+  } else {
+    for (ast::File *f : c.inputs)
+      dumpAST(c.sources, *f, os);
+  }
+  os.flush();
+  timer.done("emit");
+  if (o.output.empty() || o.output == "-") {
+    llvm::outs() << text;
+  } else {
+    std::string error;
+    if (!writeFileAtomically(o.output, text, error)) {
+      c.diags.emitAt("", diag::err_cannot_write_file, o.output, error);
+      return finish(c.diags, o);
+    }
+  }
+  timer.done("write");
+  return ExitOK;
+}

@@ -1,0 +1,122 @@
+//===- Usage.cpp - The usage texts of tpcc ----------------------------------===//
+#include "tools/tpcc/Options.h"
+
+namespace tpcc::driver {
+
+const char *const mainUsage = R"(tpcc — compiler for hardware target-platform specs (.tpc)
+
+usage:
+  tpcc check [options] FILE...         check FILEs and everything they import
+  tpcc emit --emit=KIND [options] FILE...
+                                       compile and write KIND to stdout (or -o)
+  tpcc emit --emit=mct-json --platform NAME [FILE...]
+  tpcc emit --emit=aimet --capabilities NAME [FILE...]
+  tpcc doc NAME [FILE...] [--format=markdown|html]
+                                       a readable table of platform NAME
+  tpcc plan --platform NAME|FILE.tpc [--capabilities NAME] [FILE...] MODEL.onnx
+            [-o plan.json] [--emit=plan|ort-overrides] [--explain NODE]
+            [--choose NODE=CONFIG]...
+                                       match MODEL's nodes to the platform's
+                                       opsets, options and fusing patterns
+  tpcc quantize --platform NAME|FILE.tpc [--recipe NAME|FILE.tpc]
+            --calib [NAME=]FILE|DIR... MODEL.onnx -o OUT.onnx
+            [--plan-out plan.json] [--report report.json] [--batch N]
+            [--choose NODE=CONFIG]...
+                                       calibrate MODEL and write it in QDQ
+                                       form for the platform
+  tpcc apply --plan PLAN.json MODEL.onnx -o OUT.onnx
+                                       rewrite MODEL as a (calibrated, maybe
+                                       edited) plan says
+  tpcc run MODEL.onnx [--input [NAME=]FILE]... [--output [NAME=]FILE]...
+                                       run MODEL on .npy or .pb tensors
+  tpcc eval MODEL.onnx --data FILE [--labels FILE] [--reference OTHER.onnx]
+            [--batch N]                accuracy, agreement, SQNR, throughput
+                                       (`tpcc run --help` for details)
+  tpcc --help | --version
+
+kinds for --emit:
+  json      canonical JSON of the resolved IR (every config inlined, keys sorted)
+  ast       the syntax tree of each FILE, with source ranges
+  mct-json  one platform as MCT's serialized TPC (schema version 2)
+  aimet     an AIMET quantsim config from one capabilities (warns about what
+            AIMET cannot express)
+  plan      (plan) the plan JSON (the default)
+  ort-overrides
+            (plan) ONNX Runtime TensorQuantOverrides for the model
+
+`tpcc plan` prints a summary; with -o FILE it also writes the plan (or the
+overrides) to FILE; with -o - it writes them to stdout instead of the summary.
+
+Without FILEs, `doc`, `--emit=mct-json` and `--emit=aimet` load every .tpc file
+in the -I directories and the standard library and look NAME up there.
+
+options:
+  -I DIR              add DIR to the import search path (before the stdlib)
+  -o FILE             write output to FILE (atomically) instead of stdout
+  --platform NAME     (mct-json, plan) the platform; may be left out when the
+                      compilation has exactly one (plan: or a .tpc file that
+                      defines one)
+  --capabilities NAME (aimet, plan) the capabilities to use; may be left out
+                      when there is one for the platform (or for a parent)
+  --explain NODE      (plan) print every binding tried on NODE with each
+                      predicate's value, its options, weights and fusing
+  --choose NODE=CONFIG
+                      (plan, quantize) NODE takes candidate CONFIG (a config
+                      id from the plan, e.g. FullyConnected.3) instead of its
+                      options' base; repeat per node
+  --recipe NAME|FILE  (quantize) the recipe (threshold methods, corrections,
+                      overrides); default: MSE thresholds, bias correction
+  --calib [NAME=]FILE|DIR
+                      (quantize) calibration data: .npy/.pb files or folders of
+                      them (one sample or a batch each); repeat per input
+  --plan-out FILE     (quantize) the plan with the chosen scales and zero points
+  --report FILE       (quantize) per-tensor bits, methods, thresholds, SQNR (JSON)
+  --batch N           (quantize) calibration batch size (default 32)
+  --progress=auto|always|never
+                      (quantize) progress bar on stderr (auto: on a terminal)
+  --ort-cpu=vnni|no-vnni
+                      (run, eval) compute QDQ integer groups as ONNX Runtime's
+                      kernels on x86-64 with VNNI (exact) or without (int16
+                      pairs that saturate); default: the float QDQ model
+  --format=markdown|html
+                      (doc) Markdown (default) or a standalone HTML page
+  --aimet-comment     (aimet) also list the warnings in a top-level "comment"
+                      field (AIMET's own schema rejects extra fields)
+  --verify            (check) compare diagnostics with `// expected-error@+N {{text}}`
+                      annotations in the sources; exit 0 when they all match
+  -Werror             treat warnings as errors
+  --error-limit=N     show at most N errors (default 100; 0 = no limit)
+  --color=auto|always|never
+                      colour diagnostics (default: auto, when stderr is a terminal)
+  --stdlib=DIR        use DIR as the standard library
+  --time              print the time each phase took to stderr
+
+exit status: 0 success (warnings allowed), 1 errors in the input,
+             2 usage or I/O errors
+)";
+
+const char *const runUsage = R"(usage:
+  tpcc run MODEL.onnx [--input [NAME=]FILE]... [--output [NAME=]FILE]...
+      runs MODEL once; FILEs are .npy or ONNX TensorProto .pb (told by their
+      bytes); without --output, prints each output's shape and statistics
+  tpcc eval MODEL.onnx --data FILE [--labels FILE] [--reference OTHER.onnx]
+            [--batch N]
+      runs MODEL over the samples of FILE (its first dimension) in batches of
+      N (default 64) and reports accuracy against integer class LABELS,
+      top-1 agreement and SQNR (dB) of each output against OTHER, and
+      throughput
+options: --time, --progress=auto|always|never, --color=auto|always|never,
+  --ort-cpu=vnni|no-vnni  compute the QDQ groups ONNX Runtime runs as integer
+                          kernels as it does on x86-64 CPUs with VNNI (exact int32
+                          sums) or without (u8 x s8 pairs added in int16, saturating);
+                          without it, the float model the QDQ graph defines
+)";
+
+const char *const applyUsage = R"(usage:
+  tpcc apply --plan PLAN.json MODEL.onnx -o OUT.onnx
+      rewrites MODEL into QDQ form as PLAN (written by `tpcc quantize
+      --plan-out`, possibly edited) says; no calibration data is needed
+options: --color=auto|always|never
+)";
+
+} // namespace tpcc::driver
