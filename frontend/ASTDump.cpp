@@ -472,7 +472,27 @@ Dumper::Children Dumper::childrenOf(const Node &n) {
   case Node::Kind::RecipeDecl:
     c.push_back(child(llvm::cast<RecipeDecl>(n).body));
     break;
-  default:
+  case Node::Kind::IntLit:
+  case Node::Kind::FloatLit:
+  case Node::Kind::Pow2Lit:
+  case Node::Kind::StringLit:
+  case Node::Kind::BoolLit:
+  case Node::Kind::NoneLit:
+  case Node::Kind::InfLit:
+  case Node::Kind::NamedOptions:
+  case Node::Kind::SetName:
+  case Node::Kind::VersionItem:
+  case Node::Kind::TypeItem:
+  case Node::Kind::SimdPaddingItem:
+  case Node::Kind::MetadataItem:
+  case Node::Kind::OpListDecl:
+  case Node::Kind::ConstPred:
+  case Node::Kind::HasPred:
+  case Node::Kind::AttrOperand:
+  case Node::Kind::InputOperand:
+  case Node::Kind::RankOperand:
+  case Node::Kind::ShapeOperand:
+  case Node::Kind::ImportDecl:
     break;
   }
   return c;

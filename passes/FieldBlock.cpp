@@ -1,6 +1,8 @@
 //===- FieldBlock.cpp - Reading `{ key: value }` blocks -------------------===//
 #include "passes/FieldBlock.h"
 
+#include "llvm/Support/ErrorHandling.h"
+
 #include <cmath>
 #include <map>
 
@@ -84,9 +86,45 @@ std::string passes::describeValue(const ast::Value &v) {
   case K::ListValue:
     return llvm::cast<ast::ListValue>(v).elements.empty() ? "an empty list"
                                                           : "a list";
-  default:
+  case K::NamedOptions:
+  case K::ListOptions:
+  case K::SetName:
+  case K::SetUnion:
+  case K::VersionItem:
+  case K::TypeItem:
+  case K::SimdPaddingItem:
+  case K::MetadataItem:
+  case K::AttrDecl:
+  case K::ConfigDecl:
+  case K::OptionsDecl:
+  case K::DefaultDecl:
+  case K::OpsetDecl:
+  case K::GroupDecl:
+  case K::FuseDecl:
+  case K::WeightDecl:
+  case K::OpListDecl:
+  case K::RangeDecl:
+  case K::OrPred:
+  case K::AndPred:
+  case K::NotPred:
+  case K::CmpPred:
+  case K::InPred:
+  case K::ConstPred:
+  case K::HasPred:
+  case K::AttrOperand:
+  case K::InputOperand:
+  case K::RankOperand:
+  case K::ShapeOperand:
+  case K::LiteralOperand:
+  case K::ListOperand:
+  case K::ImportDecl:
+  case K::PlatformDecl:
+  case K::FrameworkDecl:
+  case K::CapabilitiesDecl:
+  case K::RecipeDecl:
     return "a value";
   }
+  llvm_unreachable("every node kind is handled");
 }
 
 void passes::reportUnknownField(Compilation &c, const FlatField &f, size_t i,

@@ -18,6 +18,8 @@
 #include "passes/PlatformResolver.h"
 #include "passes/RecipeResolver.h"
 
+#include "llvm/Support/ErrorHandling.h"
+
 using namespace tpcc;
 using namespace tpcc::passes;
 
@@ -31,9 +33,51 @@ const char *passes::describeTopDecl(const ast::TopDecl &d) {
     return "a capabilities declaration";
   case ast::Node::Kind::RecipeDecl:
     return "a recipe";
-  default:
+  case ast::Node::Kind::IntLit:
+  case ast::Node::Kind::FloatLit:
+  case ast::Node::Kind::Pow2Lit:
+  case ast::Node::Kind::StringLit:
+  case ast::Node::Kind::BoolLit:
+  case ast::Node::Kind::NoneLit:
+  case ast::Node::Kind::InfLit:
+  case ast::Node::Kind::NameValue:
+  case ast::Node::Kind::BlockValue:
+  case ast::Node::Kind::ListValue:
+  case ast::Node::Kind::NamedOptions:
+  case ast::Node::Kind::ListOptions:
+  case ast::Node::Kind::SetName:
+  case ast::Node::Kind::SetUnion:
+  case ast::Node::Kind::VersionItem:
+  case ast::Node::Kind::TypeItem:
+  case ast::Node::Kind::SimdPaddingItem:
+  case ast::Node::Kind::MetadataItem:
+  case ast::Node::Kind::AttrDecl:
+  case ast::Node::Kind::ConfigDecl:
+  case ast::Node::Kind::OptionsDecl:
+  case ast::Node::Kind::DefaultDecl:
+  case ast::Node::Kind::OpsetDecl:
+  case ast::Node::Kind::GroupDecl:
+  case ast::Node::Kind::FuseDecl:
+  case ast::Node::Kind::WeightDecl:
+  case ast::Node::Kind::OpListDecl:
+  case ast::Node::Kind::RangeDecl:
+  case ast::Node::Kind::OrPred:
+  case ast::Node::Kind::AndPred:
+  case ast::Node::Kind::NotPred:
+  case ast::Node::Kind::CmpPred:
+  case ast::Node::Kind::InPred:
+  case ast::Node::Kind::ConstPred:
+  case ast::Node::Kind::HasPred:
+  case ast::Node::Kind::AttrOperand:
+  case ast::Node::Kind::InputOperand:
+  case ast::Node::Kind::RankOperand:
+  case ast::Node::Kind::ShapeOperand:
+  case ast::Node::Kind::LiteralOperand:
+  case ast::Node::Kind::ListOperand:
+  case ast::Node::Kind::ImportDecl:
     return "a declaration";
   }
+  llvm_unreachable("every node kind is handled");
 }
 
 namespace {

@@ -167,9 +167,11 @@ Ty scalarLiteralTy(const ir::Literal &lit) {
     return Ty::String;
   case ir::Literal::Kind::Bool:
     return Ty::Bool;
-  default:
+  case ir::Literal::Kind::None:
+  case ir::Literal::Kind::List:
     return Ty::Opaque;
   }
+  llvm_unreachable("every literal kind is handled");
 }
 
 /// The element class of a literal, for checking that a list does not mix.
@@ -291,7 +293,8 @@ std::string PredicateChecker::describe(const TypedOperand &t) const {
     return "an integer";
   case ir::Operand::Kind::Input:
     return "a scalar input value";
-  default:
+  case ir::Operand::Kind::Attr:
+  case ir::Operand::Kind::Literal:
     break;
   }
   return t.types.empty() ? "a value" : describeLiteralTy(t.types.front());
@@ -405,7 +408,46 @@ TypedOperand PredicateChecker::checkOperand(const ast::Operand &operand) {
     }
     break;
   }
-  default:
+  case ast::Node::Kind::IntLit:
+  case ast::Node::Kind::FloatLit:
+  case ast::Node::Kind::Pow2Lit:
+  case ast::Node::Kind::StringLit:
+  case ast::Node::Kind::BoolLit:
+  case ast::Node::Kind::NoneLit:
+  case ast::Node::Kind::InfLit:
+  case ast::Node::Kind::NameValue:
+  case ast::Node::Kind::BlockValue:
+  case ast::Node::Kind::ListValue:
+  case ast::Node::Kind::NamedOptions:
+  case ast::Node::Kind::ListOptions:
+  case ast::Node::Kind::SetName:
+  case ast::Node::Kind::SetUnion:
+  case ast::Node::Kind::VersionItem:
+  case ast::Node::Kind::TypeItem:
+  case ast::Node::Kind::SimdPaddingItem:
+  case ast::Node::Kind::MetadataItem:
+  case ast::Node::Kind::AttrDecl:
+  case ast::Node::Kind::ConfigDecl:
+  case ast::Node::Kind::OptionsDecl:
+  case ast::Node::Kind::DefaultDecl:
+  case ast::Node::Kind::OpsetDecl:
+  case ast::Node::Kind::GroupDecl:
+  case ast::Node::Kind::FuseDecl:
+  case ast::Node::Kind::WeightDecl:
+  case ast::Node::Kind::OpListDecl:
+  case ast::Node::Kind::RangeDecl:
+  case ast::Node::Kind::OrPred:
+  case ast::Node::Kind::AndPred:
+  case ast::Node::Kind::NotPred:
+  case ast::Node::Kind::CmpPred:
+  case ast::Node::Kind::InPred:
+  case ast::Node::Kind::ConstPred:
+  case ast::Node::Kind::HasPred:
+  case ast::Node::Kind::ImportDecl:
+  case ast::Node::Kind::PlatformDecl:
+  case ast::Node::Kind::FrameworkDecl:
+  case ast::Node::Kind::CapabilitiesDecl:
+  case ast::Node::Kind::RecipeDecl:
     llvm_unreachable("not an operand");
   }
   t.spelling = spelling(t.range, t.ir);
@@ -592,9 +634,48 @@ ir::Predicate PredicateChecker::check(const ast::Pred &pred) {
     p.attr = h.attr.name;
     return p;
   }
-  default:
+  case ast::Node::Kind::IntLit:
+  case ast::Node::Kind::FloatLit:
+  case ast::Node::Kind::Pow2Lit:
+  case ast::Node::Kind::StringLit:
+  case ast::Node::Kind::BoolLit:
+  case ast::Node::Kind::NoneLit:
+  case ast::Node::Kind::InfLit:
+  case ast::Node::Kind::NameValue:
+  case ast::Node::Kind::BlockValue:
+  case ast::Node::Kind::ListValue:
+  case ast::Node::Kind::NamedOptions:
+  case ast::Node::Kind::ListOptions:
+  case ast::Node::Kind::SetName:
+  case ast::Node::Kind::SetUnion:
+  case ast::Node::Kind::VersionItem:
+  case ast::Node::Kind::TypeItem:
+  case ast::Node::Kind::SimdPaddingItem:
+  case ast::Node::Kind::MetadataItem:
+  case ast::Node::Kind::AttrDecl:
+  case ast::Node::Kind::ConfigDecl:
+  case ast::Node::Kind::OptionsDecl:
+  case ast::Node::Kind::DefaultDecl:
+  case ast::Node::Kind::OpsetDecl:
+  case ast::Node::Kind::GroupDecl:
+  case ast::Node::Kind::FuseDecl:
+  case ast::Node::Kind::WeightDecl:
+  case ast::Node::Kind::OpListDecl:
+  case ast::Node::Kind::RangeDecl:
+  case ast::Node::Kind::AttrOperand:
+  case ast::Node::Kind::InputOperand:
+  case ast::Node::Kind::RankOperand:
+  case ast::Node::Kind::ShapeOperand:
+  case ast::Node::Kind::LiteralOperand:
+  case ast::Node::Kind::ListOperand:
+  case ast::Node::Kind::ImportDecl:
+  case ast::Node::Kind::PlatformDecl:
+  case ast::Node::Kind::FrameworkDecl:
+  case ast::Node::Kind::CapabilitiesDecl:
+  case ast::Node::Kind::RecipeDecl:
     llvm_unreachable("not a predicate");
   }
+  llvm_unreachable("every node kind is handled");
 }
 
 ir::Predicate passes::checkPredicate(Compilation &c, const ast::Pred &pred,

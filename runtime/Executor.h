@@ -1,16 +1,19 @@
 //===- Executor.h - Runs a model IR graph on the CPU ------------*- C++ -*-===//
 //
 // The executor runs the top graph of a `graph::Model` node by node in
-// topological order; kernels use both cores (OpenMP inside each kernel, oneDNN
-// for convolution and matrix products). Intermediate tensors are freed after
+// topological order; kernels use every core OpenMP gives them (parallel loops
+// inside each kernel; oneDNN for convolution and matrix products). Intermediate tensors are freed after
 // their last use, so memory holds the live set, not the whole graph.
 //
 // create() checks everything that can be checked before running: every
 // node's operator has a kernel (each missing one is reported with its node),
-// and initializers agree with the types the model declares for them. run()
-// checks the inputs (present, type, shape against the declared dimensions,
-// symbolic dimensions bound consistently, finite values) before any kernel
-// runs. Errors are diagnostics located at the model or its nodes.
+// and initializers agree with the types the model declares for them; it also
+// computes once the nodes whose inputs are all constants. run() checks the
+// inputs (every name a graph input, every input without an initializer
+// present, type, shape against the declared dimensions with symbolic
+// dimensions bound consistently, finite values; RunOptions turns the last two
+// off) before any kernel runs. Errors are diagnostics located at the model or
+// its nodes.
 //
 //===----------------------------------------------------------------------===//
 #ifndef TPCC_RUNTIME_EXECUTOR_H
@@ -58,9 +61,10 @@ public:
 
   const graph::Model &model() const { return m; }
   /// The activation nodes (Relu, Clip with constant bounds) that run folded
-  /// into the Conv/ConvTranspose before them, as oneDNN post-ops, when
-  /// nothing observes the run: the convolution's output has no other reader
-  /// and neither value is a graph output.
+  /// into the Conv/ConvTranspose before them, as oneDNN post-ops, in runs
+  /// that nothing observes and that compute in float
+  /// (IntegerArithmetic::Float): the convolution's output has no other
+  /// reader and neither value is a graph output.
   unsigned foldedActivations() const {
     unsigned n = 0;
     for (const Step &s : steps)

@@ -49,7 +49,7 @@ const KernelRegistry &KernelRegistry::get() {
     registerReduceKernels(r);
     registerQuantizeKernels(r);
     registerShapeKernels(r);
-    registerTensorKernels(r);
+    registerDataMovementKernels(r);
     registerResizeKernels(r);
     registerConvKernels(r);
     registerGemmKernels(r);

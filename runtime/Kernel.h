@@ -68,7 +68,10 @@ struct KernelContext {
     return i < node.outputs.size() && node.outputs[i];
   }
 
-  // Attributes, with the schema default when absent.
+  // Attributes: the node's value, or `dflt` when the node lacks it (the
+  // kernel passes the schema's default of the versions it handles; the
+  // quantizer reads attributes with schema defaults through
+  // graph::NodeAttrs instead).
   bool hasAttr(llvm::StringRef n) const { return node.attr(n) != nullptr; }
   int64_t attrInt(llvm::StringRef n, int64_t dflt) const;
   float attrFloat(llvm::StringRef n, float dflt) const;
@@ -111,7 +114,7 @@ void registerActivationKernels(KernelRegistry &r);
 void registerReduceKernels(KernelRegistry &r);
 void registerQuantizeKernels(KernelRegistry &r);
 void registerShapeKernels(KernelRegistry &r);
-void registerTensorKernels(KernelRegistry &r);
+void registerDataMovementKernels(KernelRegistry &r);
 void registerResizeKernels(KernelRegistry &r);
 void registerConvKernels(KernelRegistry &r);
 void registerGemmKernels(KernelRegistry &r);

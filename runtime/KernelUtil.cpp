@@ -8,7 +8,6 @@ using namespace tpcc::rt;
 
 int rt::ompThreads() { return omp_get_num_threads(); }
 int rt::ompThread() { return omp_get_thread_num(); }
-int rt::maxThreads() { return omp_get_max_threads(); }
 
 std::optional<Shape> rt::broadcastShapes(const Shape &a, const Shape &b) {
   size_t r = std::max(a.size(), b.size());

@@ -19,8 +19,6 @@ namespace tpcc::rt {
 
 int ompThreads();
 int ompThread();
-/// The number of threads kernels use.
-int maxThreads();
 
 /// Runs `fn(begin, end)` over [0, n) split into chunks across the threads;
 /// serially when `n * costPerItem` is too small to be worth a fork.

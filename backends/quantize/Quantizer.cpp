@@ -2,7 +2,7 @@
 //
 // The order follows MCT (algorithms.md 4): statistics on the float model,
 // then activation thresholds, input scaling and shift-negative correction
-// (GraphEdits.cpp), weight thresholds, bias correction. Tensors
+// (corrections/PostThreshold.cpp), weight thresholds, bias correction. Tensors
 // whose producer only moves values (MaxPool, Reshape, Flatten, Transpose...)
 // and whose input is quantized get their input's grid again: numerically the
 // identity (the op's outputs are already grid values), and what lets ONNX
@@ -11,12 +11,12 @@
 //===----------------------------------------------------------------------===//
 #include "backends/quantize/Quantizer.h"
 
-#include "backends/quantize/corrections/GraphEdits.h"
+#include "backends/quantize/corrections/GraphHelpers.h"
+#include "backends/quantize/corrections/PostThreshold.h"
 #include "backends/quantize/grids/Lut.h"
 #include "backends/quantize/grids/Threshold.h"
+#include "ir/graph/OpTraits.h"
 #include "runtime/KernelUtil.h"
-
-#include "llvm/ADT/StringSet.h"
 
 #include <fmt/format.h>
 
@@ -37,19 +37,16 @@ double since(Clock::time_point t) {
   return std::chrono::duration<double>(Clock::now() - t).count();
 }
 
-bool isLinear(const Node &n) {
-  return n.domain.empty() && (n.opType == "Conv" || n.opType == "Gemm");
-}
-
 struct Activation {
   ir::QuantMethod method;
   int bits;
   ir::Signedness signedness;
 };
 
-class Quantizer {
+/// quantizePlan's state: one plan, one recipe, one result.
+class PlanQuantizer {
 public:
-  Quantizer(const plan::Plan &plan, const QuantizeOptions &o, QuantizeResult &r,
+  PlanQuantizer(const plan::Plan &plan, const QuantizeOptions &o, QuantizeResult &r,
             DiagnosticEngine &diags)
       : plan(plan), recipe(o.recipe), o(o), result(r), diags(diags),
         grids(plan.model->graph.values().size()) {}
@@ -85,14 +82,14 @@ private:
   std::set<std::string> biasWritten;
 };
 
-std::vector<StatsRequest> Quantizer::requests() const {
+std::vector<StatsRequest> PlanQuantizer::requests() const {
   std::vector<int> axis(plan.model->graph.values().size(), -2); // -2: not requested
   for (const plan::PlanTensor &t : plan.tensors)
     if (t.quantize && !t.preserving && !(t.scale && t.zeroPoint))
       axis[t.value->id] = -1;
   if (recipe.biasCorrection)
     for (const plan::PlanNode &pn : plan.nodes)
-      if (isLinear(*pn.node) && pn.node->input(0) && !pn.node->input(0)->constant)
+      if (graph::opTraits(*pn.node).linear && pn.node->input(0) && !pn.node->input(0)->constant)
         axis[pn.node->input(0)->id] = 1;
   std::vector<StatsRequest> out;
   for (const auto &v : plan.model->graph.values())
@@ -101,7 +98,7 @@ std::vector<StatsRequest> Quantizer::requests() const {
   return out;
 }
 
-void Quantizer::report(const plan::PlanTensor &t, const QuantGrid &g, const std::string &how) {
+void PlanQuantizer::report(const plan::PlanTensor &t, const QuantGrid &g, const std::string &how) {
   TensorReport r;
   r.tensor = t.value->name;
   if (t.producer) {
@@ -124,7 +121,7 @@ void Quantizer::report(const plan::PlanTensor &t, const QuantGrid &g, const std:
   result.tensors.push_back(std::move(r));
 }
 
-bool Quantizer::activationGrid(const plan::PlanTensor &t, TensorStats *s) {
+bool PlanQuantizer::activationGrid(const plan::PlanTensor &t, TensorStats *s) {
   Activation a = effective(t);
   const std::string &name = t.value->name;
   if (a.bits > 16) {
@@ -156,7 +153,7 @@ bool Quantizer::activationGrid(const plan::PlanTensor &t, TensorStats *s) {
     if (a.method == ir::QuantMethod::Uniform)
       g = uniformGrid(lo, hi, a.bits);
     else if (a.method == ir::QuantMethod::PowerOfTwo)
-      g = powerOfTwoGrid(std::max(-lo, hi), a.bits, isSigned);
+      g = powerOfTwoGrid(std::max(-lo, hi), a.bits, isSigned, recipe.minThreshold);
     else
       g = symmetricGrid(std::max(-lo, hi), a.bits, isSigned);
     how = "known range";
@@ -205,7 +202,7 @@ std::vector<float> fakeQuantized(const rt::Tensor &t, const WeightQDQ &w) {
   return q;
 }
 
-bool Quantizer::weights(const plan::PlanNode &pn) {
+bool PlanQuantizer::weights(const plan::PlanNode &pn) {
   const Node &n = *pn.node;
   for (const plan::PlanWeight &pw : pn.weights) {
     if (pw.slot == "bias" || !pw.quantize || !pw.input || !pw.input->constant ||
@@ -288,7 +285,7 @@ bool Quantizer::weights(const plan::PlanNode &pn) {
     r.lo = w.grids[0].lo;
     r.hi = w.grids[0].hi;
     result.tensors.push_back(std::move(r));
-    if ((recipe.biasCorrection || (a && a->bias)) && isLinear(n) && pw.inputIndex == 1)
+    if ((recipe.biasCorrection || (a && a->bias)) && graph::opTraits(n).linear && pw.inputIndex == 1)
       correctBias(pn, w, t, n.input(0) ? stats[n.input(0)->id].get() : nullptr, a);
     result.spec.weights.push_back(std::move(w));
   }
@@ -301,7 +298,7 @@ bool Quantizer::weights(const plan::PlanNode &pn) {
 ///
 /// With shift_negative the input's mean moves by delta and the bias starts
 /// from the compensated one; with input_scaling the mean is scaled by t/m.
-void Quantizer::correctBias(const plan::PlanNode &pn, const WeightQDQ &w,
+void PlanQuantizer::correctBias(const plan::PlanNode &pn, const WeightQDQ &w,
                             const rt::Tensor &kernel, TensorStats *inputStats,
                             const edits::LinearAdjust *adjust) {
   const Node &n = *pn.node;
@@ -316,7 +313,7 @@ void Quantizer::correctBias(const plan::PlanNode &pn, const WeightQDQ &w,
 }
 
 /// Writes the corrected bias of `pn`; false when it cannot (shapes).
-bool Quantizer::biasCorrected(const plan::PlanNode &pn, const WeightQDQ &w,
+bool PlanQuantizer::biasCorrected(const plan::PlanNode &pn, const WeightQDQ &w,
                               const rt::Tensor &kernel, TensorStats *inputStats,
                               const edits::LinearAdjust *adjust) {
   const Node &n = *pn.node;
@@ -326,13 +323,13 @@ bool Quantizer::biasCorrected(const plan::PlanNode &pn, const WeightQDQ &w,
   std::vector<float> q = fakeQuantized(kernel, w);
   const float *x = kernel.data<float>();
   std::vector<double> corr;
-  std::unique_ptr<rt::NodeState> none;
-  rt::KernelContext attrs(n, 13, none);
+  graph::NodeAttrs attrs = edits::attrsOf(*plan.model, n);
+  std::optional<int64_t> outAxis = edits::kernelOutAxis(pn);
   double scale = 1;
   if (n.opType == "Conv") {
-    if (kernel.rank() < 3)
+    if (kernel.rank() < 3 || outAxis != 0)
       return false;
-    int64_t O = kernel.dim(0), Cg = kernel.dim(1), G = attrs.attrInt("group", 1);
+    int64_t O = kernel.dim(0), Cg = kernel.dim(1), G = attrs.getInt("group", 1);
     int64_t taps = kernel.numel() / std::max<int64_t>(1, O * Cg);
     if (G < 1 || int64_t(mu.size()) != Cg * G || O % G)
       return false;
@@ -349,18 +346,17 @@ bool Quantizer::biasCorrected(const plan::PlanNode &pn, const WeightQDQ &w,
       }
     }
   } else { // Gemm: y = alpha A B + beta C
-    if (attrs.attrInt("transA", 0) != 0 || kernel.rank() != 2)
+    if (attrs.getInt("transA", 0) != 0 || kernel.rank() != 2 || !outAxis)
       return false;
-    bool transB = attrs.attrInt("transB", 0) != 0;
-    int64_t K = transB ? kernel.dim(1) : kernel.dim(0), N = transB ? kernel.dim(0) : kernel.dim(1);
-    double beta = attrs.attrFloat("beta", 1.f);
-    if (int64_t(mu.size()) != K || beta == 0)
+    edits::KernelMatrix B(kernel.shape(), *outAxis);
+    double beta = attrs.getFloat("beta", 1.0);
+    if (int64_t(mu.size()) != B.K || beta == 0)
       return false;
-    scale = attrs.attrFloat("alpha", 1.f) / beta;
-    corr.assign(size_t(N), 0);
-    for (int64_t k = 0; k < K; ++k)
-      for (int64_t j = 0; j < N; ++j) {
-        size_t at = size_t(transB ? j * K + k : k * N + j);
+    scale = attrs.getFloat("alpha", 1.0) / beta;
+    corr.assign(size_t(B.N), 0);
+    for (int64_t k = 0; k < B.K; ++k)
+      for (int64_t j = 0; j < B.N; ++j) {
+        size_t at = B.at(k, j);
         corr[size_t(j)] += (double(q[at]) - double(x[at])) * mu[size_t(k)];
       }
   }
@@ -382,7 +378,7 @@ bool Quantizer::biasCorrected(const plan::PlanNode &pn, const WeightQDQ &w,
   return true;
 }
 
-bool Quantizer::run(rt::Executor &ex, CalibrationData &data) {
+bool PlanQuantizer::run(rt::Executor &ex, CalibrationData &data) {
   auto t0 = Clock::now();
   auto progress = [&](int64_t done) {
     if (o.progress)
@@ -445,7 +441,7 @@ bool Quantizer::run(rt::Executor &ex, CalibrationData &data) {
 bool quant::quantizePlan(const plan::Plan &plan, rt::Executor &floatEx, CalibrationData &data,
                          const QuantizeOptions &options, QuantizeResult &result,
                          DiagnosticEngine &diags) {
-  Quantizer q(plan, options, result, diags);
+  PlanQuantizer q(plan, options, result, diags);
   return q.run(floatEx, data);
 }
 

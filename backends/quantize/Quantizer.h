@@ -5,7 +5,7 @@
 // every quantized tensor, choose each activation's and weight's grid as the
 // recipe says (algorithms.md), compute the bias corrections, and describe
 // the QDQ model to write (QDQSpec), and the post-threshold graph edits
-// (shift_negative, input_scaling; Corrections.h) for the QDQ copy.
+// (shift_negative, input_scaling; GraphEdits.h) for the QDQ copy.
 // measureLayers then compares the rewritten model with the float one,
 // tensor by tensor.
 //
@@ -16,6 +16,7 @@
 #include "backends/plan/Plan.h"
 #include "backends/quantize/stats/Calibrate.h"
 #include "backends/quantize/corrections/Corrections.h"
+#include "backends/quantize/corrections/GraphEdits.h"
 #include "backends/quantize/qdq/QDQ.h"
 
 #include <functional>

@@ -269,11 +269,12 @@ bool preluKernel(KernelContext &ctx) {
 // Softmax, LogSoftmax, Hardmax
 //===----------------------------------------------------------------------===//
 
-enum class Norm { Softmax, LogSoftmax, Hardmax };
+enum class SoftmaxKind { Softmax, LogSoftmax, Hardmax };
 
 /// Normalizes each of the outer*inner lines of `len` elements (stride `inner`).
 template <typename T>
-void normalizeLines(const T *s, T *d, int64_t outer, int64_t len, int64_t inner, Norm kind) {
+void normalizeLines(const T *s, T *d, int64_t outer, int64_t len, int64_t inner,
+                    SoftmaxKind kind) {
   parallelFor(outer, len * inner * 8, [&](int64_t ob, int64_t oe) {
     std::vector<T> mx((size_t(inner))), sum((size_t(inner)));
     for (int64_t o = ob; o < oe; ++o) {
@@ -284,7 +285,7 @@ void normalizeLines(const T *s, T *d, int64_t outer, int64_t len, int64_t inner,
       for (int64_t k = 0; k < len; ++k)
         for (int64_t j = 0; j < inner; ++j)
           mx[size_t(j)] = std::max(mx[size_t(j)], x[k * inner + j]);
-      if (kind == Norm::Hardmax) {
+      if (kind == SoftmaxKind::Hardmax) {
         std::fill(y, y + len * inner, T(0));
         for (int64_t j = 0; j < inner; ++j)
           for (int64_t k = 0; k < len; ++k)
@@ -298,10 +299,10 @@ void normalizeLines(const T *s, T *d, int64_t outer, int64_t len, int64_t inner,
         for (int64_t j = 0; j < inner; ++j) {
           T e = std::exp(x[k * inner + j] - mx[size_t(j)]);
           sum[size_t(j)] += e;
-          if (kind == Norm::Softmax)
+          if (kind == SoftmaxKind::Softmax)
             y[k * inner + j] = e;
         }
-      if (kind == Norm::Softmax) {
+      if (kind == SoftmaxKind::Softmax) {
         for (int64_t j = 0; j < inner; ++j)
           sum[size_t(j)] = T(1) / sum[size_t(j)];
         for (int64_t k = 0; k < len; ++k)
@@ -318,7 +319,7 @@ void normalizeLines(const T *s, T *d, int64_t outer, int64_t len, int64_t inner,
   });
 }
 
-template <Norm Kind> bool normKernel(KernelContext &ctx) {
+template <SoftmaxKind Kind> bool normKernel(KernelContext &ctx) {
   const Tensor *x = ctx.input(0);
   if (!x)
     return ctx.fail("expects an input");
@@ -359,7 +360,7 @@ void rt::registerActivationKernels(KernelRegistry &r) {
   r.add("Shrink", actKernel<ShrinkOp, true>);
   r.add("Clip", clipKernel);
   r.add("PRelu", preluKernel);
-  r.add("Softmax", normKernel<Norm::Softmax>);
-  r.add("LogSoftmax", normKernel<Norm::LogSoftmax>);
-  r.add("Hardmax", normKernel<Norm::Hardmax>);
+  r.add("Softmax", normKernel<SoftmaxKind::Softmax>);
+  r.add("LogSoftmax", normKernel<SoftmaxKind::LogSoftmax>);
+  r.add("Hardmax", normKernel<SoftmaxKind::Hardmax>);
 }

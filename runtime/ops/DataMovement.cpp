@@ -713,7 +713,7 @@ static bool rangeKernel(KernelContext &ctx) {
   }
 }
 
-void rt::registerTensorKernels(KernelRegistry &r) {
+void rt::registerDataMovementKernels(KernelRegistry &r) {
   r.add("Concat", concatKernel);
   r.add("Split", splitKernel);
   r.add("Slice", sliceKernel);

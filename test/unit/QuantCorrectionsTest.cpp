@@ -10,6 +10,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "backends/quantize/corrections/Corrections.h"
+#include "backends/quantize/corrections/GraphEdits.h"
 #include "backends/quantize/stats/Histogram.h"
 #include "ir/graph/OnnxIO.h"
 #include "runtime/DataIO.h"

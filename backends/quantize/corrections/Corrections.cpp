@@ -1,12 +1,12 @@
 //===- Corrections.cpp - Pre-statistics corrections -------------------------===//
 //
 // relu_unbound_correction and activation_channel_equalization (see
-// Corrections.h), and the graph helpers the corrections share.
+// Corrections.h).
 //
 //===----------------------------------------------------------------------===//
 #include "backends/quantize/corrections/Corrections.h"
 
-#include "backends/quantize/corrections/GraphEdits.h"
+#include "backends/quantize/corrections/GraphHelpers.h"
 #include "ir/graph/OnnxIO.h"
 
 #include <fmt/format.h>
@@ -20,102 +20,25 @@ using graph::Node;
 using graph::Value;
 
 //===----------------------------------------------------------------------===//
-// Helpers
-//===----------------------------------------------------------------------===//
-
-Node *edits::nodeNamed(const graph::Graph &g, llvm::StringRef name) {
-  for (const auto &n : g.nodes())
-    if (n->name == name)
-      return n.get();
-  return nullptr;
-}
-
-std::vector<float> edits::floatValues(const Value *v) {
-  if (!v || !v->constant || v->isGraphInput || v->constant->elem != graph::ElemType::Float)
-    return {};
-  std::vector<float> out(size_t(v->constant->numElements()));
-  for (size_t i = 0; i < out.size(); ++i)
-    out[i] = float(v->constant->at(int64_t(i)));
-  return out;
-}
-
-Node *edits::singleConsumer(const Value *v, unsigned *index) {
-  if (!v || v->isGraphOutput || v->uses.size() != 1)
-    return nullptr;
-  if (index)
-    *index = v->uses[0].index;
-  return v->uses[0].node;
-}
-
-std::string edits::freshName(const graph::Graph &g, const std::string &base,
-                             std::set<std::string> &taken, bool nodes) {
-  auto used = [&](const std::string &n) {
-    return taken.count(n) || (nodes ? nodeNamed(g, n) != nullptr : g.findValue(n) != nullptr);
-  };
-  std::string name = base;
-  for (unsigned k = 1; used(name); ++k)
-    name = fmt::format("{}_{}", base, k);
-  taken.insert(name);
-  return name;
-}
-
-void edits::setConstant(graph::Graph &g, Node &n, unsigned index, const std::vector<float> &values,
-                        const std::vector<int64_t> &dims, const std::string &base) {
-  auto t = std::make_unique<graph::Tensor>();
-  std::set<std::string> none;
-  t->name = freshName(g, base, none);
-  t->elem = graph::ElemType::Float;
-  t->dims = dims;
-  t->raw.assign(reinterpret_cast<const char *>(values.data()), values.size() * sizeof(float));
-  Value *v = g.addConstant(std::move(t));
-  if (n.inputs.size() <= index)
-    n.inputs.resize(index + 1, nullptr);
-  n.inputs[index] = v;
-}
-
-std::vector<int64_t> edits::intsAttr(const Node &n, const char *name) {
-  const graph::Attribute *a = n.attr(name);
-  return a ? a->ints : std::vector<int64_t>{};
-}
-int64_t edits::intAttr(const Node &n, const char *name, int64_t dflt) {
-  const graph::Attribute *a = n.attr(name);
-  return a ? a->i : dflt;
-}
-std::string edits::stringAttr(const Node &n, const char *name, const char *dflt) {
-  const graph::Attribute *a = n.attr(name);
-  return a ? a->s : dflt;
-}
-
-//===----------------------------------------------------------------------===//
 // Finding
 //===----------------------------------------------------------------------===//
 
 namespace {
 
 bool isOp(const Node *n, llvm::StringRef op) { return n && n->domain.empty() && n->opType == op; }
-bool isLinearOp(const Node *n) { return isOp(n, "Conv") || isOp(n, "Gemm"); }
 
-/// A linear node whose kernel (and bias, when present) are float constants.
-bool constantParams(const Node *n) {
-  if (!isLinearOp(n) || floatValues(n->input(1)).empty())
-    return false;
-  if (isOp(n, "Gemm") && (intAttr(*n, "transA", 0) != 0 || n->input(1)->constant->dims.size() != 2))
-    return false;
-  const Value *b = n->input(2);
-  return !b || (!floatValues(b).empty() && b->constant->dims.size() == 1);
-}
-
-/// The Clip bounds, when both are known constants.
-bool clipBounds(const Node &n, double &lo, double &hi) {
-  if (n.inputs.size() > 1 || !n.attr("max")) {
+/// The Clip bounds, when both are known constants (Clip-6: attributes min
+/// and max; Clip-11 and later: inputs 1 and 2).
+bool clipBounds(const graph::NodeAttrs &attrs, const Node &n, double &lo, double &hi) {
+  if (n.inputs.size() > 1 || !attrs.has("max")) {
     std::vector<float> a = floatValues(n.input(1)), b = floatValues(n.input(2));
     if (a.size() != 1 || b.size() != 1)
       return false;
     lo = a[0], hi = b[0];
     return true;
   }
-  lo = n.attr("min") ? n.attr("min")->f : -INFINITY;
-  hi = n.attr("max")->f;
+  lo = attrs.has("min") ? attrs.getFloat("min") : -INFINITY;
+  hi = attrs.getFloat("max");
   return true;
 }
 
@@ -123,15 +46,21 @@ void findReluBounds(const plan::Plan &plan, const ir::Recipe &recipe, PreCorrect
   for (const plan::PlanNode &pn : plan.nodes) {
     const Node *clip = pn.node;
     double lo, hi;
-    if (!isOp(clip, "Clip") || !clipBounds(*clip, lo, hi) || lo != 0 || !(hi > 0) ||
+    if (!isOp(clip, "Clip") || !clipBounds(attrsOf(*plan.model, *clip), *clip, lo, hi) ||
+        lo != 0 || !(hi > 0) ||
         std::exp2(std::round(std::log2(hi))) == hi)
       continue;
     const Value *in = clip->input(0), *outV = clip->outputs[0];
     Node *first = in ? in->producer : nullptr;
     unsigned index = 0;
     Node *second = singleConsumer(outV, &index);
-    if (!constantParams(first) || singleConsumer(in) != clip || !constantParams(second) ||
-        index != 0)
+    const graph::Model &m = *plan.model;
+    if (!isLinearWithConstants(m, first) || singleConsumer(in) != clip ||
+        !isLinearWithConstants(m, second) || index != 0)
+      continue;
+    const plan::PlanNode *firstPlan = planNodeOf(plan, first);
+    std::optional<int64_t> firstOut = firstPlan ? kernelOutAxis(*firstPlan) : std::nullopt;
+    if (!firstOut)
       continue;
     const plan::PlanTensor *t = plan.tensorOf(outV);
     ir::QuantMethod method = t ? t->method : ir::QuantMethod::Symmetric;
@@ -139,7 +68,7 @@ void findReluBounds(const plan::Plan &plan, const ir::Recipe &recipe, PreCorrect
       method = *recipe.activationMethod;
     if (!t || !t->quantize || method != ir::QuantMethod::PowerOfTwo)
       continue;
-    out.reluBounds.push_back({clip->name, first->name, second->name, hi, hi / 8});
+    out.reluBounds.push_back({clip->name, first->name, second->name, hi, hi / 8, *firstOut});
   }
 }
 
@@ -157,10 +86,13 @@ std::vector<EqCandidate> equalizationCandidates(const plan::Plan &plan) {
     Node *first = in ? in->producer : nullptr;
     unsigned index = 0;
     Node *second = singleConsumer(relu->outputs[0], &index);
-    if (isOp(first, "Conv") && isOp(second, "Conv") && singleConsumer(in) == relu &&
-        index == 0 && constantParams(first) && constantParams(second) &&
-        first->input(1)->constant->dims.size() >= 3 &&
-        second->input(1)->constant->dims.size() >= 3)
+    const graph::Model &m = *plan.model;
+    if (!isOp(first, "Conv") || !isOp(second, "Conv") || singleConsumer(in) != relu ||
+        index != 0 || !isLinearWithConstants(m, first) || !isLinearWithConstants(m, second))
+      continue;
+    // scaleLinear's Conv layout: output channels along axis 0.
+    const plan::PlanNode *p1 = planNodeOf(plan, first), *p2 = planNodeOf(plan, second);
+    if (p1 && p2 && kernelOutAxis(*p1) == 0 && kernelOutAxis(*p2) == 0)
       out.push_back({relu, first, second});
   }
   return out;
@@ -208,10 +140,12 @@ bool quant::findPreStatisticsCorrections(const plan::Plan &plan, const ir::Recip
 
 namespace {
 
-/// Multiplies the kernel (and bias) of `n`: output channel o by out[o] (for
-/// Gemm: column o), input channel i by in[i]; an empty vector is all ones.
-void scaleLinear(graph::Graph &g, Node &n, const std::vector<double> &out,
+/// Multiplies the kernel (and bias) of linear node `n` of `m`, whose kernel's
+/// output channels run along `outAxis` (Conv: 0): output channel o by
+/// out[o], input channel i by in[i]; an empty vector is all ones.
+void scaleLinear(graph::Model &m, Node &n, int64_t outAxis, const std::vector<double> &out,
                  const std::vector<double> &in, const std::string &suffix) {
+  graph::Graph &g = m.graph;
   const graph::Tensor &k = *n.input(1)->constant;
   std::vector<float> w = floatValues(n.input(1));
   std::vector<int64_t> dims = k.dims;
@@ -220,19 +154,18 @@ void scaleLinear(graph::Graph &g, Node &n, const std::vector<double> &out,
   };
   if (n.opType == "Conv") {
     int64_t O = dims[0], Cg = dims[1], taps = int64_t(w.size()) / std::max<int64_t>(1, O * Cg);
-    int64_t G = intAttr(n, "group", 1);
+    int64_t G = attrsOf(m, n).getInt("group", 1);
     for (int64_t o = 0; o < O; ++o)
       for (int64_t i = 0; i < Cg; ++i) {
         double f = factor(out, o) * factor(in, (o / std::max<int64_t>(1, O / G)) * Cg + i);
         for (int64_t t = 0; t < taps; ++t)
           w[size_t((o * Cg + i) * taps + t)] = float(w[size_t((o * Cg + i) * taps + t)] * f);
       }
-  } else { // Gemm, transA = 0: B is [K, N] or [N, K] (transB)
-    bool transB = intAttr(n, "transB", 0) != 0;
-    int64_t K = transB ? dims[1] : dims[0], N = transB ? dims[0] : dims[1];
-    for (int64_t kk = 0; kk < K; ++kk)
-      for (int64_t j = 0; j < N; ++j) {
-        size_t at = size_t(transB ? j * K + kk : kk * N + j);
+  } else { // Gemm, transA = 0: B is [K, N] or [N, K]
+    edits::KernelMatrix B(dims, outAxis);
+    for (int64_t kk = 0; kk < B.K; ++kk)
+      for (int64_t j = 0; j < B.N; ++j) {
+        size_t at = B.at(kk, j);
         w[at] = float(w[at] * factor(out, j) * factor(in, kk));
       }
   }
@@ -261,9 +194,9 @@ bool quant::applyPreStatisticsCorrections(graph::Model &m, const PreCorrections 
     if (!clip || !first || !second)
       return missing(!clip ? r.clip : !first ? r.first : r.second);
     const std::vector<int64_t> &d1 = first->input(1)->constant->dims;
-    bool transB = first->opType == "Gemm" && intAttr(*first, "transB", 0) != 0;
-    int64_t outs = first->opType == "Conv" || transB ? d1[0] : d1[1];
-    scaleLinear(g, *first, std::vector<double>(size_t(outs), 1 / r.ratio), {}, "_relu_bound");
+    int64_t outs = d1[size_t(r.firstOutAxis)];
+    scaleLinear(m, *first, r.firstOutAxis, std::vector<double>(size_t(outs), 1 / r.ratio), {},
+                "_relu_bound");
     std::vector<float> w = floatValues(second->input(1)); // W2 <- W2 * r
     for (float &x : w)
       x = float(x * r.ratio);
@@ -286,8 +219,8 @@ bool quant::applyPreStatisticsCorrections(graph::Model &m, const PreCorrections 
     std::vector<double> inverse;
     for (double f : e.factors)
       inverse.push_back(1 / f);
-    scaleLinear(g, *first, e.factors, {}, "_equalized");
-    scaleLinear(g, *second, {}, inverse, "_equalized");
+    scaleLinear(m, *first, 0, e.factors, {}, "_equalized");
+    scaleLinear(m, *second, 0, {}, inverse, "_equalized");
     g.relink();
   }
   g.relink();

@@ -1,70 +1,53 @@
-//===- GraphEdits.h - Helpers and post-threshold decisions ------*- C++ -*-===//
+//===- GraphEdits.h - Post-threshold edits of the QDQ copy -------*- C++ -*-===//
 //
-// Internal to backends/quantize: the small graph helpers the corrections
-// share, and the post-threshold decisions (shift_negative, input_scaling)
-// the quantizer makes once every activation grid is chosen. A decision
-// records a GraphEdit for the QDQ copy, replaces the grids of the tensors it
-// changes, and leaves what the next linear op needs (a compensated bias, a
-// scaled kernel, the shift and scale of its input's mean for bias
-// correction) in a LinearAdjust.
+// The post-threshold corrections (shift_negative, input_scaling;
+// algorithms.md 4) change the graph: the quantizer decides them from the
+// statistics and grids (PostThreshold.h) and records them as GraphEdits and
+// ConstantEdits; applyCorrections (Quantizer.h) writes them into the QDQ copy
+// only with applyGraphEdits. The float reference stays the original model,
+// and the new tensors (an Add or Mul output) have no float counterpart, so
+// they are not measured.
 //
 //===----------------------------------------------------------------------===//
 #ifndef TPCC_BACKENDS_QUANTIZE_CORRECTIONS_GRAPHEDITS_H
 #define TPCC_BACKENDS_QUANTIZE_CORRECTIONS_GRAPHEDITS_H
 
-#include "backends/quantize/corrections/Corrections.h"
-#include "backends/quantize/Quantizer.h"
+#include "ir/graph/Graph.h"
+#include "support/Diagnostics.h"
 
-#include <map>
-#include <optional>
-#include <set>
+#include <string>
+#include <vector>
 
-namespace tpcc::quant::edits {
+namespace tpcc::quant {
 
-graph::Node *nodeNamed(const graph::Graph &g, llvm::StringRef name);
-/// The values of a float constant (not an overridable graph input); empty
-/// otherwise.
-std::vector<float> floatValues(const graph::Value *v);
-/// The only node reading `v` (once), or null; `index` gets the input index.
-graph::Node *singleConsumer(const graph::Value *v, unsigned *index = nullptr);
-/// Input `index` of `n` becomes a new float constant named after `base`.
-void setConstant(graph::Graph &g, graph::Node &n, unsigned index, const std::vector<float> &values,
-                 const std::vector<int64_t> &dims, const std::string &base);
-/// A value (or node, `nodes`) name `g` does not use and `taken` does not hold;
-/// added to `taken`.
-std::string freshName(const graph::Graph &g, const std::string &base, std::set<std::string> &taken,
-                      bool nodes = false);
-/// An integer attribute list of `n` (empty when absent).
-std::vector<int64_t> intsAttr(const graph::Node &n, const char *name);
-int64_t intAttr(const graph::Node &n, const char *name, int64_t dflt);
-std::string stringAttr(const graph::Node &n, const char *name, const char *dflt);
-
-/// What the post-threshold edits leave for one linear node (by name).
-struct LinearAdjust {
-  double inputShift = 0; ///< delta added to the node's input
-  double inputScale = 1; ///< t/m the node's input is multiplied by
-  std::optional<std::vector<float>> bias;   ///< the compensated bias
-  std::optional<std::vector<float>> kernel; ///< the scaled kernel
+/// A post-threshold edit of the QDQ copy.
+struct GraphEdit {
+  enum Kind { ShiftNegative, InputScaling } kind = ShiftNegative;
+  std::string value;  ///< the activation (shift) or graph input (scaling)
+  std::string node;   ///< the new Add (shift) or Mul (scaling) node
+  std::string output; ///< its output; every reader of `value` reads it
+  double constant = 0; ///< delta added, or t/m multiplied
+  /// Shift: a Pad on the path whose constant value becomes delta.
+  std::string padNode;
+  /// Shift: a Conv whose own padding becomes a Pad node `padNode` with value
+  /// delta writing `padOutput` (the Conv's pads become 0).
+  std::string convNode, padOutput;
+  std::string describe() const;
 };
 
-struct PostThreshold {
-  const plan::Plan &plan;
-  const ir::Recipe &recipe;
-  /// Activation grids by value id of plan.model; edits reset and replace them.
-  std::vector<std::optional<QuantGrid>> &grids;
-  std::vector<std::unique_ptr<TensorStats>> &stats;
-  QuantizeResult &result;
-  /// Grids of the tensors the edits create (no value in plan.model).
-  std::vector<ActivationQDQ> added;
-  std::map<std::string, LinearAdjust> linear;
-  std::set<std::string> taken;
+/// A float constant input replaced: input `input` of node `node` becomes a
+/// new constant (named after the old one, `_scaled`) holding `values`.
+struct ConstantEdit {
+  std::string node;
+  unsigned input = 1;
+  std::vector<float> values;
 };
 
-/// input_scaling: graph input -> [Pad] -> Conv/Gemm with threshold t > m.
-void decideInputScaling(PostThreshold &s);
-/// shift_negative: see Corrections.h and algorithms.md 4.
-void decideShiftNegative(PostThreshold &s);
+/// Applies `kernels`, then `edits` to `m`, then relinks and verifies it.
+/// False after diagnostics (a name no longer there).
+bool applyGraphEdits(graph::Model &m, const std::vector<GraphEdit> &edits,
+                     const std::vector<ConstantEdit> &kernels, DiagnosticEngine &diags);
 
-} // namespace tpcc::quant::edits
+} // namespace tpcc::quant
 
 #endif

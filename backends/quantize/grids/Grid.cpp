@@ -26,8 +26,8 @@ int64_t QuantGrid::toInt(double x) const {
   return (v - double(*(it - 1)) <= double(*it) - v) ? *(it - 1) : *it;
 }
 
-double quant::powerOfTwoCeil(double t) {
-  return std::exp2(std::ceil(std::log2(std::max(t, 1.0 / 65536))));
+double quant::powerOfTwoCeil(double t, double minThreshold) {
+  return std::exp2(std::ceil(std::log2(std::max(t, minThreshold))));
 }
 
 QuantGrid quant::symmetricGrid(double t, int bits, bool isSigned) {
@@ -46,8 +46,8 @@ QuantGrid quant::symmetricGrid(double t, int bits, bool isSigned) {
   return g;
 }
 
-QuantGrid quant::powerOfTwoGrid(double t, int bits, bool isSigned) {
-  QuantGrid g = symmetricGrid(powerOfTwoCeil(t), bits, isSigned);
+QuantGrid quant::powerOfTwoGrid(double t, int bits, bool isSigned, double minThreshold) {
+  QuantGrid g = symmetricGrid(powerOfTwoCeil(t, minThreshold), bits, isSigned);
   g.method = ir::QuantMethod::PowerOfTwo;
   return g;
 }
@@ -62,8 +62,8 @@ QuantGrid quant::uniformGrid(double a, double b, int bits) {
   bool belowZero = b < 0;
   a = std::min(a, 0.0);
   b = std::max(b, 0.0);
-  if (b - a < 1.0 / 65536) { // an all-zero tensor: the smallest range
-    b = a + 1.0 / 65536;
+  if (b - a < ir::kDefaultMinThreshold) { // an all-zero tensor: the smallest range
+    b = a + ir::kDefaultMinThreshold;
     belowZero = false;
   }
   double levels = std::exp2(bits) - 1;

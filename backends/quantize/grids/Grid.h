@@ -47,13 +47,15 @@ struct QuantGrid {
 /// [-s*2^(bits-1), 2^(bits-s)-1], zero point 0.
 QuantGrid symmetricGrid(double t, int bits, bool isSigned);
 /// As symmetricGrid, with t rounded up to a power of two
-/// (2^ceil(log2 max(t, 2^-16))).
-QuantGrid powerOfTwoGrid(double t, int bits, bool isSigned);
-/// The uniform grid of range [a, b]: widened to hold 0, shifted so zero is a
-/// grid point (algorithms.md 1, "Uniform"); integers [0, 2^bits-1].
+/// (powerOfTwoCeil(t, minThreshold)).
+QuantGrid powerOfTwoGrid(double t, int bits, bool isSigned,
+                         double minThreshold = ir::kDefaultMinThreshold);
+/// The uniform grid of range [a, b]: widened to hold 0 (and to at least
+/// ir::kDefaultMinThreshold), shifted so zero is a grid point (algorithms.md
+/// 1, "Uniform"); integers [0, 2^bits-1].
 QuantGrid uniformGrid(double a, double b, int bits);
-/// 2^ceil(log2 max(t, 2^-16)).
-double powerOfTwoCeil(double t);
+/// 2^ceil(log2 max(t, minThreshold)) (MCT's max_power_of_two).
+double powerOfTwoCeil(double t, double minThreshold = ir::kDefaultMinThreshold);
 
 } // namespace tpcc::quant
 

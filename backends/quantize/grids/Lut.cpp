@@ -23,7 +23,6 @@ using ir::QuantMethod;
 namespace {
 
 constexpr double kEps = 1e-8; // MCT's EPS in the threshold division
-constexpr double kMinThreshold = 1.0 / 65536;
 constexpr int kMaxLloydIterations = 300; // sklearn's defaults
 constexpr double kRelativeTolerance = 1e-4;
 constexpr uint64_t kSeed = 0x6b6d65616e73ULL; // fixed: results must be reproducible
@@ -221,8 +220,8 @@ QuantGrid quant::selectLutGrid(const float *x, int64_t n, QuantMethod method, in
                                int lutBits) {
   auto [mn, mx] = valueRange(x, n);
   double m = weightNoClippingMax(mn, mx, bits);
-  double t = method == QuantMethod::LutPot ? powerOfTwoCeil(std::max(m, kMinThreshold))
-                                           : std::max(m, kMinThreshold);
+  double t = method == QuantMethod::LutPot ? powerOfTwoCeil(m, ir::kDefaultMinThreshold)
+                                           : std::max(m, ir::kDefaultMinThreshold);
   // Weights are signed: v on the signed lutBits multiplier grid, not rounded.
   const double mult = std::exp2(lutBits - 1);
   std::vector<double> v(size_t(std::max<int64_t>(n, 0)));
@@ -271,7 +270,7 @@ QuantGrid quant::selectLutActivationGrid(const Histogram &h, QuantMethod method,
   double m = upper.empty() ? 0.0 : upper.back();
   double t = method == QuantMethod::LutSym
                  ? std::max(m, minThreshold)
-                 : std::exp2(std::ceil(std::log2(std::max(m, minThreshold))));
+                 : powerOfTwoCeil(m, minThreshold);
   const int s = isSigned ? 1 : 0;
   const double mult = std::exp2(lutBits - s);
   const double lo = isSigned ? -std::exp2(lutBits - 1) : 0.0;

@@ -34,7 +34,7 @@ QuantGrid selectLutGrid(const float *x, int64_t n, ir::QuantMethod method, int b
 /// weighted k-means (each count on its bin's upper edge), no zero forcing.
 QuantGrid selectLutActivationGrid(const Histogram &h, ir::QuantMethod method, int bits,
                                   int lutBits, bool isSigned,
-                                  double minThreshold = 1.0 / 65536);
+                                  double minThreshold = ir::kDefaultMinThreshold);
 
 /// Deterministic weighted 1-D k-means, as MCT's sklearn KMeans call: k-means++
 /// (2 + ln k local trials), Lloyd up to 300 iterations with tolerance 1e-4 *

@@ -21,8 +21,7 @@ using ir::ThresholdMethod;
 namespace {
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
-constexpr double kTolerance = 1e-11;      // the stop rule of the iterative searches
-constexpr double kLow = 0.7, kHigh = 1.2; // search factors
+constexpr const SearchSchedules &kS = kSearchSchedules;
 
 /// Round half to even, as np.round. Exact for |y| < 2^51 in the default
 /// rounding mode; callers round clipped grid positions (|y| <= 2^bits). Two
@@ -30,11 +29,6 @@ constexpr double kLow = 0.7, kHigh = 1.2; // search factors
 inline double rnd(double y) {
   constexpr double kMagic = 6755399441055744.0; // 1.5 * 2^52
   return (y + kMagic) - kMagic;
-}
-
-/// 2^ceil(log2 max(x, minT)) (MCT's max_power_of_two).
-double maxPowerOfTwo(double x, double minT) {
-  return std::exp2(std::ceil(std::log2(std::max(x, minT))));
 }
 
 /// numpy.linspace(lo, hi, num)[i], computed as numpy does.
@@ -48,7 +42,7 @@ double linspaceAt(double lo, double hi, int num, int i) {
 /// - base) / step) + base, base 0 for symmetric grids (MCT's quantize_tensor)
 /// and a' for uniform ones (uniform_quantize_tensor). LUT grids go through
 /// QuantGrid itself.
-struct Quantizer {
+struct ErrorQuantizer {
   double lo = 0, hi = 0, step = 1, base = 0;
   const QuantGrid *lut = nullptr;
 
@@ -61,8 +55,8 @@ struct Quantizer {
   double value(double x) const { return lut ? lut->quantize(x) : step * index(x) + base; }
 };
 
-Quantizer quantizerOf(const QuantGrid &g) {
-  Quantizer q;
+ErrorQuantizer quantizerOf(const QuantGrid &g) {
+  ErrorQuantizer q;
   if (!g.lut.empty()) {
     q.lut = &g;
     return q;
@@ -74,20 +68,21 @@ Quantizer quantizerOf(const QuantGrid &g) {
   return q;
 }
 
-enum class Norm { Square, Abs, Pow };
+/// The error norm |d|^p of a threshold method: p = 2, 1 or another p.
+enum class ErrorNorm { Square, Abs, Pow };
 
-Norm normOf(ThresholdMethod m, double p) {
+ErrorNorm normOf(ThresholdMethod m, double p) {
   if (m == ThresholdMethod::MAE || (m == ThresholdMethod::LP && p == 1))
-    return Norm::Abs;
+    return ErrorNorm::Abs;
   if (m == ThresholdMethod::LP && p != 2)
-    return Norm::Pow;
-  return Norm::Square;
+    return ErrorNorm::Pow;
+  return ErrorNorm::Square;
 }
 
-template <Norm K> inline double norm(double d, double p) {
-  if constexpr (K == Norm::Square)
+template <ErrorNorm K> inline double norm(double d, double p) {
+  if constexpr (K == ErrorNorm::Square)
     return d * d;
-  else if constexpr (K == Norm::Abs)
+  else if constexpr (K == ErrorNorm::Abs)
     return std::abs(d);
   else
     return std::pow(std::abs(d), p);
@@ -96,7 +91,8 @@ template <Norm K> inline double norm(double d, double p) {
 /// Σ |q(x) - x|^p over the values: four accumulators in a fixed order, so
 /// results are reproducible. (SIMD through vector extensions, or multiplying
 /// by 1/step instead of MCT's division, each measured only 10-25% faster.)
-template <Norm K> double sumValues(const float *x, int64_t n, const Quantizer &q, double p) {
+template <ErrorNorm K>
+double sumValues(const float *x, int64_t n, const ErrorQuantizer &q, double p) {
   const double lo = q.lo, hi = q.hi, step = q.step, base = q.base;
   auto err = [&](double v) {
     double c = v < lo ? lo : (v > hi ? hi : v);
@@ -156,7 +152,7 @@ public:
   Objective &operator=(const Objective &) = delete;
 
   /// `q` quantizes; [rmin, rmax] is the KL range (ignored otherwise).
-  double operator()(const Quantizer &q, double rmin, double rmax) {
+  double operator()(const ErrorQuantizer &q, double rmin, double rmax) {
     if (method == ThresholdMethod::KL)
       return kl(q, rmin, rmax);
     if (!hist) {
@@ -169,12 +165,12 @@ public:
         return s / double(n);
       }
       switch (normOf(method, p)) {
-      case Norm::Square:
-        return sumValues<Norm::Square>(x, n, q, p) / double(n);
-      case Norm::Abs:
-        return sumValues<Norm::Abs>(x, n, q, p) / double(n);
-      case Norm::Pow:
-        return sumValues<Norm::Pow>(x, n, q, p) / double(n);
+      case ErrorNorm::Square:
+        return sumValues<ErrorNorm::Square>(x, n, q, p) / double(n);
+      case ErrorNorm::Abs:
+        return sumValues<ErrorNorm::Abs>(x, n, q, p) / double(n);
+      case ErrorNorm::Pow:
+        return sumValues<ErrorNorm::Pow>(x, n, q, p) / double(n);
       }
     }
     if (total <= 0)
@@ -209,14 +205,16 @@ private:
   }
 
   double normAny(double d) const {
-    Norm k = normOf(method, p);
-    return k == Norm::Square ? d * d : k == Norm::Abs ? std::abs(d) : std::pow(std::abs(d), p);
+    ErrorNorm k = normOf(method, p);
+    return k == ErrorNorm::Square ? d * d
+           : k == ErrorNorm::Abs  ? std::abs(d)
+                                  : std::pow(std::abs(d), p);
   }
 
   /// MCT's _kl_error_histogram: bins [first, last) are kept, with the counts
   /// outside added to the first and last kept bin (P); each quantized value's
   /// count is spread over the kept bins mapping to it with non-zero count (Q).
-  double kl(const Quantizer &q, double rmin, double rmax) {
+  double kl(const ErrorQuantizer &q, double rmin, double rmax) {
     if (!hist || hist->empty() || !(rmin < rmax))
       return kInf;
     const std::vector<double> &e = hist->edges, &c = hist->counts;
@@ -285,7 +283,7 @@ void record(SearchTrace *trace, int iterations, int evaluations) {
 /// POT search: 2^(1+ceil(log2 m)-i), i = 0..count-1, the first minimum wins.
 template <class Loss>
 double searchPowerOfTwo(double m, int count, double minT, Loss &&loss, SearchTrace *trace) {
-  double top = 2 * maxPowerOfTwo(m, minT), bestT = top, bestL = kInf;
+  double top = 2 * powerOfTwoCeil(m, minT), bestT = top, bestL = kInf;
   for (int i = 0; i < count; ++i) {
     double t = top / std::exp2(i);
     double l = loss(t);
@@ -301,8 +299,8 @@ double searchPowerOfTwo(double m, int count, double minT, Loss &&loss, SearchTra
 /// The symmetric iterative search (qparams_symmetric_iterative_minimization).
 template <class Loss>
 double searchSymmetric(double t0, int iterations, int decFreq, Loss &&loss, SearchTrace *trace) {
-  constexpr int kCandidates = 30;
-  double alpha = kLow, beta = kHigh;
+  const int kCandidates = kS.candidates;
+  double alpha = kS.low, beta = kS.high;
   double t = t0, bestT = t0, bestL = loss(t0);
   int evals = 1, k = 0;
   while (k < iterations) {
@@ -323,10 +321,10 @@ double searchSymmetric(double t0, int iterations, int decFreq, Loss &&loss, Sear
       bestL = cl;
     }
     double gain = prev - cl;
-    bool stop = gain > 0 && gain < kTolerance;
+    bool stop = gain > 0 && gain < kS.tolerance;
     if (!stop && k % decFreq == 0) {
-      alpha = std::min(alpha * 1.02, 0.97);
-      beta = std::max(beta * 0.98, 1.03);
+      alpha = std::min(alpha * kS.narrowLow, kS.lowLimit);
+      beta = std::max(beta * kS.narrowHigh, kS.highLimit);
     }
     ++k;
     if (stop)
@@ -343,7 +341,7 @@ std::pair<double, double> searchUniform(double a0, double b0, int samples, int i
                                         Loss &&loss, SearchTrace *trace) {
   std::vector<double> f(static_cast<size_t>(samples));
   for (int i = 0; i < samples; ++i)
-    f[i] = linspaceAt(kLow, kHigh, samples, i);
+    f[i] = linspaceAt(kS.low, kS.high, samples, i);
   double a = a0, b = b0, bestA = a0, bestB = b0, bestL = loss(a0, b0);
   int evals = 1, k = 0;
   while (k < iterations) {
@@ -369,7 +367,7 @@ std::pair<double, double> searchUniform(double a0, double b0, int samples, int i
     }
     ++k;
     double gain = prev - cl;
-    if (gain > 0 && gain < kTolerance)
+    if (gain > 0 && gain < kS.tolerance)
       break;
   }
   record(trace, k, evals);
@@ -421,8 +419,9 @@ QuantGrid quant::selectActivationGrid(const Histogram &h, QuantMethod method, in
     double a = h.minNonEmpty(), b = h.maxNonEmpty();
     if (noClip)
       return uniformGrid(a, b, bits);
+    const SearchSchedule &sch = kS.activations;
     auto [ra, rb] = searchUniform(
-        a, b, 12, 30,
+        a, b, sch.uniformGrid, sch.uniformIterations,
         [&](double ca, double cb) { return obj(quantizerOf(uniformGrid(ca, cb, bits)), ca, cb); },
         o.trace);
     return uniformGrid(ra, rb, bits);
@@ -433,19 +432,21 @@ QuantGrid quant::selectActivationGrid(const Histogram &h, QuantMethod method, in
     auto [rmin, rmax] = klRange(method, t, isSigned);
     return obj(quantizerOf(symmetricGrid(t, bits, isSigned)), rmin, rmax);
   };
+  const SearchSchedule &sch = kS.activations;
   if (method == QuantMethod::PowerOfTwo) {
     if (noClip)
-      return powerOfTwoGrid(maxPowerOfTwo(tmax, minT), bits, isSigned);
+      return powerOfTwoGrid(tmax, bits, isSigned, minT);
     // The candidates start above the largest |edge|, empty bins included.
     double m = 0;
     for (double e : h.edges)
       m = std::max(m, std::abs(e));
-    return powerOfTwoGrid(searchPowerOfTwo(m, 20, minT, loss, o.trace), bits, isSigned);
+    return powerOfTwoGrid(searchPowerOfTwo(m, sch.potCandidates, minT, loss, o.trace), bits,
+                          isSigned, minT);
   }
   double t0 = std::max(minT, tmax);
   if (noClip)
     return symmetricGrid(t0, bits, isSigned);
-  double t = searchSymmetric(t0, 20, 4, loss, o.trace);
+  double t = searchSymmetric(t0, sch.symmetricIterations, sch.symmetricNarrowEvery, loss, o.trace);
   return symmetricGrid(std::max(minT, t), bits, isSigned);
 }
 
@@ -469,12 +470,13 @@ QuantGrid quant::selectWeightGrid(const float *x, int64_t n, QuantMethod method,
   auto [mn, mx] = valueRange(x, n);
   bool noClip = o.error == ThresholdMethod::NoClipping || n == 0;
   Objective obj(x, n, o.error, o.p);
+  const SearchSchedule &sch = perChannel ? kS.weightsPerChannel : kS.weightsPerTensor;
 
   if (method == QuantMethod::Uniform) {
     if (noClip)
       return uniformGrid(mn, mx, bits);
     auto [ra, rb] = searchUniform(
-        mn, mx, 8, perChannel ? 10 : 30,
+        mn, mx, sch.uniformGrid, sch.uniformIterations,
         [&](double ca, double cb) { return obj(quantizerOf(uniformGrid(ca, cb, bits)), ca, cb); },
         o.trace);
     return uniformGrid(ra, rb, bits);
@@ -490,14 +492,14 @@ QuantGrid quant::selectWeightGrid(const float *x, int64_t n, QuantMethod method,
   };
   if (method == QuantMethod::PowerOfTwo) {
     if (noClip)
-      return powerOfTwoGrid(maxPowerOfTwo(m, minT), bits, true);
-    return powerOfTwoGrid(searchPowerOfTwo(m, 10, minT, loss, o.trace), bits, true);
+      return powerOfTwoGrid(m, bits, true, minT);
+    return powerOfTwoGrid(searchPowerOfTwo(m, sch.potCandidates, minT, loss, o.trace), bits, true,
+                          minT);
   }
   double t0 = std::max(minT, m);
   if (noClip)
     return symmetricGrid(t0, bits, true);
-  double t = perChannel ? searchSymmetric(t0, 15, 3, loss, o.trace)
-                        : searchSymmetric(t0, 40, 5, loss, o.trace);
+  double t = searchSymmetric(t0, sch.symmetricIterations, sch.symmetricNarrowEvery, loss, o.trace);
   return symmetricGrid(std::max(minT, t), bits, true);
 }
 

@@ -29,10 +29,50 @@ struct SearchTrace {
   int evaluations = 0;
 };
 
+/// How long one search runs (algorithms.md 8).
+struct SearchSchedule {
+  /// Power of two: candidates 2^(1 + ceil(log2 m) - i), i = 0..count-1.
+  int potCandidates;
+  /// Symmetric iterative search: at most `symmetricIterations` rounds of
+  /// SearchSchedules::candidates thresholds; the factors narrow every
+  /// `symmetricNarrowEvery` rounds.
+  int symmetricIterations, symmetricNarrowEvery;
+  /// Uniform range search: at most `uniformIterations` rounds over an N x N
+  /// grid of factors (N = `uniformGrid`).
+  int uniformIterations, uniformGrid;
+};
+
+/// The schedules of every search and what they share: MCT's defaults
+/// (qparams_search.py), algorithms.md 8.
+struct SearchSchedules {
+  SearchSchedule activations;       ///< from histograms
+  SearchSchedule weightsPerTensor;  ///< one search per weight tensor
+  SearchSchedule weightsPerChannel; ///< one search per output channel
+  int candidates;           ///< symmetric candidates per round, linspace(low t, high t)
+  double low, high;         ///< the first round's factors (symmetric and uniform)
+  double narrowLow, narrowHigh; ///< symmetric narrowing: low * narrowLow, high * narrowHigh...
+  double lowLimit, highLimit;   ///< ... until low reaches lowLimit, high highLimit
+  double tolerance;         ///< stop when a round improves the error by less
+};
+
+inline constexpr SearchSchedules kSearchSchedules = {
+    /*activations=*/{20, 20, 4, 30, 12},
+    /*weightsPerTensor=*/{10, 40, 5, 30, 8},
+    /*weightsPerChannel=*/{10, 15, 3, 10, 8},
+    /*candidates=*/30,
+    /*low=*/0.7,
+    /*high=*/1.2,
+    /*narrowLow=*/1.02,
+    /*narrowHigh=*/0.98,
+    /*lowLimit=*/0.97,
+    /*highLimit=*/1.03,
+    /*tolerance=*/1e-11,
+};
+
 struct SelectionOptions {
   ir::ThresholdMethod error = ir::ThresholdMethod::MSE;
   double p = 2;                         ///< lp
-  double minThreshold = 1.0 / 65536;    ///< every threshold is floored here
+  double minThreshold = ir::kDefaultMinThreshold; ///< every threshold is floored here
   SearchTrace *trace = nullptr;         ///< optional: receives what the search did
 };
 

@@ -8,9 +8,8 @@
 //===----------------------------------------------------------------------===//
 #include "backends/quantize/Quantizer.h"
 
-#include "runtime/KernelUtil.h"
-
-#include "llvm/ADT/StringSet.h"
+#include "backends/quantize/corrections/GraphHelpers.h"
+#include "ir/graph/OpTraits.h"
 
 #include <chrono>
 #include <cmath>
@@ -28,16 +27,6 @@ double since(Clock::time_point t) {
   return std::chrono::duration<double>(Clock::now() - t).count();
 }
 
-/// Ops whose outputs are values of their first input (or zero): a grid of
-/// the input is a grid of the output.
-bool movesValues(const Node &n) {
-  static const llvm::StringSet<> ops = {"MaxPool", "Reshape", "Flatten", "Transpose",
-                                        "Squeeze", "Unsqueeze", "Identity", "Dropout",
-                                        "Slice", "Gather", "Split", "Expand", "Tile",
-                                        "SpaceToDepth", "DepthToSpace"};
-  return n.domain.empty() && ops.contains(n.opType);
-}
-
 } // namespace
 
 void quant::completeSpec(const graph::Model &m, QuantizeResult &result) {
@@ -48,7 +37,7 @@ void quant::completeSpec(const graph::Model &m, QuantizeResult &result) {
       grids[v->id] = &a.grid;
   std::vector<ActivationQDQ> added;
   for (const Node *n : g.topologicalOrder()) {
-    if (!movesValues(*n) || !n->input(0) || !grids[n->input(0)->id])
+    if (!graph::opTraits(*n).movesValues || !n->input(0) || !grids[n->input(0)->id])
       continue;
     for (const Value *out : n->outputs)
       if (out && !grids[out->id] && out->type.elem == graph::ElemType::Float) {
@@ -65,16 +54,14 @@ void quant::completeSpec(const graph::Model &m, QuantizeResult &result) {
     for (const auto &x : g.nodes())
       if (x->name == w.node)
         n = x.get();
-    if (!n || w.inputIndex != 1 || !n->domain.empty() ||
-        (n->opType != "Conv" && n->opType != "ConvTranspose" && n->opType != "Gemm"))
+    if (!n || w.inputIndex != 1 || !graph::opTraits(*n).int32Bias)
       continue;
     const Value *in = n->input(0);
     if (!in || !grids[in->id])
       continue;
     if (n->opType == "Gemm") {
-      std::unique_ptr<rt::NodeState> none;
-      rt::KernelContext attrs(*n, 13, none);
-      if (attrs.attrFloat("alpha", 1.f) != 1.f || attrs.attrFloat("beta", 1.f) != 1.f)
+      graph::NodeAttrs attrs = edits::attrsOf(m, *n);
+      if (attrs.getFloat("alpha", 1.0) != 1.0 || attrs.getFloat("beta", 1.0) != 1.0)
         continue;
     }
     const Value *b = n->input(2);

@@ -40,8 +40,8 @@ public:
   void rewind();
   /// Samples delivered since the last rewind.
   int64_t samples() const { return delivered; }
-  /// All samples, when known without reading the data (every file read
-  /// once); 0 before the first full pass.
+  /// All samples: known once a full pass has been rewound (every file read
+  /// once); 0 before.
   int64_t total() const { return knownTotal; }
 
 private:

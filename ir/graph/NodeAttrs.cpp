@@ -1,0 +1,42 @@
+//===- NodeAttrs.cpp - Attributes of a node with schema defaults ------------===//
+#include "ir/graph/NodeAttrs.h"
+
+using namespace tpcc;
+using namespace tpcc::graph;
+using ir::OnnxAttrType;
+
+const ir::OnnxAttrValue *NodeAttrs::schemaDefault(llvm::StringRef name) const {
+  if (!schema)
+    return nullptr;
+  const ir::OnnxAttr *a = schema->findAttr(name);
+  return a && a->defaultValue ? &*a->defaultValue : nullptr;
+}
+
+int64_t NodeAttrs::getInt(llvm::StringRef name, int64_t fallback) const {
+  if (const Attribute *a = node.attr(name))
+    return a->i;
+  const ir::OnnxAttrValue *d = schemaDefault(name);
+  return d && d->type == OnnxAttrType::Int ? d->i : fallback;
+}
+
+double NodeAttrs::getFloat(llvm::StringRef name, double fallback) const {
+  if (const Attribute *a = node.attr(name))
+    return a->f;
+  const ir::OnnxAttrValue *d = schemaDefault(name);
+  return d && d->type == OnnxAttrType::Float ? d->f : fallback;
+}
+
+std::string NodeAttrs::getString(llvm::StringRef name, llvm::StringRef fallback) const {
+  if (const Attribute *a = node.attr(name))
+    return a->s;
+  const ir::OnnxAttrValue *d = schemaDefault(name);
+  return d && d->type == OnnxAttrType::String ? d->s : fallback.str();
+}
+
+std::vector<int64_t> NodeAttrs::getInts(llvm::StringRef name,
+                                        std::vector<int64_t> fallback) const {
+  if (const Attribute *a = node.attr(name))
+    return a->ints;
+  const ir::OnnxAttrValue *d = schemaDefault(name);
+  return d && d->type == OnnxAttrType::Ints ? d->ints : fallback;
+}

@@ -1,0 +1,62 @@
+//===- OpTraits.cpp - The operator traits table -----------------------------===//
+#include "ir/graph/OpTraits.h"
+
+#include "llvm/ADT/StringMap.h"
+
+using namespace tpcc;
+using namespace tpcc::graph;
+
+namespace {
+
+struct Row {
+  const char *op;
+  OpTraits traits;
+};
+
+// Fields: movesValues, linear, int32Bias, shiftNegative, shiftTransparent.
+constexpr Row kTable[] = {
+    // Linear ops.
+    {"Conv", {false, true, true, false, false}},
+    {"Gemm", {false, true, true, false, false}},
+    {"ConvTranspose", {false, false, true, false, false}},
+    // Ops that move values.
+    {"MaxPool", {true, false, false, false, false}},
+    {"Reshape", {true, false, false, false, true}},
+    {"Flatten", {true, false, false, false, true}},
+    {"Transpose", {true, false, false, false, false}},
+    {"Squeeze", {true, false, false, false, false}},
+    {"Unsqueeze", {true, false, false, false, false}},
+    {"Identity", {true, false, false, false, true}},
+    {"Dropout", {true, false, false, false, true}},
+    {"Slice", {true, false, false, false, false}},
+    {"Gather", {true, false, false, false, false}},
+    {"Split", {true, false, false, false, false}},
+    {"Expand", {true, false, false, false, false}},
+    {"Tile", {true, false, false, false, false}},
+    {"SpaceToDepth", {true, false, false, false, false}},
+    {"DepthToSpace", {true, false, false, false, false}},
+    // Averages commute with adding a constant (without padding).
+    {"AveragePool", {false, false, false, false, true}},
+    // Activations shift_negative moves.
+    {"PRelu", {false, false, false, true, false}},
+    {"Elu", {false, false, false, true, false}},
+    {"HardSwish", {false, false, false, true, false}},
+    {"LeakyRelu", {false, false, false, true, false}},
+    {"Gelu", {false, false, false, true, false}},
+};
+
+} // namespace
+
+const OpTraits &graph::opTraits(llvm::StringRef domain, llvm::StringRef opType) {
+  static const OpTraits none;
+  static const llvm::StringMap<OpTraits> table = [] {
+    llvm::StringMap<OpTraits> m;
+    for (const Row &r : kTable)
+      m[r.op] = r.traits;
+    return m;
+  }();
+  if (!domain.empty())
+    return none;
+  auto it = table.find(opType);
+  return it == table.end() ? none : it->second;
+}
