@@ -13,6 +13,8 @@
 #include "runtime/IntegerPairs.h"
 
 #include <cstdint>
+#include <functional>
+#include <initializer_list>
 #include <string>
 #include <utility>
 #include <vector>
@@ -61,9 +63,28 @@ struct Options {
   bool showProgress() const;
 };
 
+/// One row of the flag table (Flags.cpp).
+struct Flag {
+  const char *name;
+  unsigned commands; ///< the Command bits that take it
+  bool takesValue;
+  const char *error; ///< when the value is missing or the setter refuses it
+  std::function<bool(Options &, const std::string &)> set;
+};
+const std::vector<Flag> &flagTable();
+bool oneOf(const std::string &v, std::initializer_list<const char *> allowed);
+
 /// Parses `args` (without the program name). Returns -1 when the command
 /// should run, else the exit code (after printing usage or an error).
 int parseCommandLine(const std::vector<std::string> &args, Options &o);
+
+/// What each command requires of its arguments, after parsing (in the
+/// command's own file); -1 when they are fine, else the exit code.
+int checkSpecArgs(Options &o);
+int checkPlanArgs(Options &o);
+int checkQuantizeArgs(Options &o);
+int checkApplyArgs(Options &o);
+int checkModelArgs(Options &o);
 
 /// Prints `msg` as a usage error and returns ExitUsage.
 int usageError(const std::string &msg);

@@ -13,6 +13,20 @@
 using namespace tpcc;
 using namespace tpcc::driver;
 
+int driver::checkPlanArgs(Options &o) {
+  if (o.model.empty())
+    return usageError("plan needs a model: `tpcc plan --platform NAME MODEL.onnx`");
+  if (o.emit.empty())
+    o.emit = "plan";
+  if (o.emit != "plan" && o.emit != "ort-overrides")
+    return usageError("unknown --emit kind `" + o.emit +
+                      "` for plan; expected plan or ort-overrides");
+  // A platform given as a file is compiled with the inputs.
+  if (llvm::StringRef(o.platform).endswith(".tpc"))
+    o.inputs.push_back(o.platform);
+  return -1;
+}
+
 int driver::runPlan(Compilation &c, const ir::Module &m, const Options &o) {
   const ir::Platform *platform = pickPlatform(c, m, o);
   const ir::Capabilities *caps =

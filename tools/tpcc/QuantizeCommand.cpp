@@ -15,6 +15,30 @@
 using namespace tpcc;
 using namespace tpcc::driver;
 
+int driver::checkQuantizeArgs(Options &o) {
+  if (o.model.empty())
+    return usageError("quantize needs a model: `tpcc quantize --platform NAME --calib DATA "
+                      "MODEL.onnx -o OUT.onnx`");
+  if (o.output.empty() || o.output == "-")
+    return usageError("quantize needs an output model: -o OUT.onnx");
+  if (o.calib.empty())
+    return usageError("quantize needs calibration data: --calib FILE|DIR");
+  // A platform or recipe given as a file is compiled with the inputs.
+  if (llvm::StringRef(o.platform).endswith(".tpc"))
+    o.inputs.push_back(o.platform);
+  if (llvm::StringRef(o.recipe).endswith(".tpc"))
+    o.inputs.push_back(o.recipe);
+  if (!o.batch)
+    o.batch = 32;
+  return -1;
+}
+
+int driver::checkApplyArgs(Options &o) {
+  if (o.planFile.empty() || o.model.empty() || o.output.empty() || o.output == "-")
+    return usageError("apply needs --plan PLAN.json, a model and -o OUT.onnx");
+  return -1;
+}
+
 /// The recipe: the one named, the one a .tpc file defines, or the defaults.
 static LogicalResult pickRecipe(Compilation &c, const ir::Module &m, const Options &o,
                                 ir::Recipe &recipe) {

@@ -15,6 +15,15 @@
 using namespace tpcc;
 using namespace tpcc::driver;
 
+int driver::checkModelArgs(Options &o) {
+  if (o.model.empty())
+    return usageError(o.commandName + " needs a model: `tpcc " + o.commandName +
+                      " MODEL.onnx ...`");
+  if (o.command == Eval && o.data.empty())
+    return usageError("eval needs data: --data FILE");
+  return -1;
+}
+
 static int runOnce(const Options &o, DiagnosticEngine &diags) {
   PhaseTimer timer(o.time);
   rt::RunRequest r{o.model, o.runInputs, o.runOutputs, o.arithmetic,

@@ -6,6 +6,26 @@
 using namespace tpcc;
 using namespace tpcc::driver;
 
+int driver::checkSpecArgs(Options &o) {
+  if (o.command == Doc && o.name.empty())
+    return usageError("doc needs a platform name: `tpcc doc NAME [FILE...]`");
+  if (o.command == Emit && !oneOf(o.emit, {"json", "ast", "mct-json", "aimet"}))
+    return usageError(o.emit.empty() ? "emit needs --emit=json or --emit=ast"
+                                     : "unknown --emit kind `" + o.emit +
+                                           "`; expected json, ast, mct-json or aimet");
+  if (!o.platform.empty() && o.emit != "mct-json")
+    return usageError("--platform works with --emit=mct-json (for `doc`, give the name as "
+                      "`tpcc doc NAME`)");
+  if (!o.capabilities.empty() && o.emit != "aimet")
+    return usageError("--capabilities works with --emit=aimet");
+  if (o.aimetComment && o.emit != "aimet")
+    return usageError("--aimet-comment works with --emit=aimet");
+  // Without files, a name is looked up in the library.
+  if (o.inputs.empty() && o.command != Doc && o.platform.empty() && o.capabilities.empty())
+    return usageError("no input files");
+  return -1;
+}
+
 /// The one entity of kind `what` the command is about: `name`, or the only
 /// one there is; null after a diagnostic.
 template <typename T>
