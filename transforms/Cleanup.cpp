@@ -377,6 +377,19 @@ bool transforms::foldConstants(graph::Model &m, DiagnosticEngine &diags, Cleanup
   return true;
 }
 
+std::string CleanupReport::describe() const {
+  std::string s;
+  auto add = [&](unsigned n, const char *what) {
+    if (n)
+      s += (s.empty() ? "" : ", ") + std::to_string(n) + " " + what;
+  };
+  add(batchNorms, batchNorms == 1 ? "BatchNormalization folded" : "BatchNormalizations folded");
+  add(identities, "Identity/Dropout removed");
+  add(folded, folded == 1 ? "node computed into a constant" : "nodes computed into constants");
+  add(dead, dead == 1 ? "unused node removed" : "unused nodes removed");
+  return s;
+}
+
 bool transforms::cleanupModel(graph::Model &m, DiagnosticEngine &diags, CleanupReport &report) {
   if (!foldConstants(m, diags, report))
     return false;

@@ -23,6 +23,8 @@
 #include "ir/graph/Graph.h"
 #include "support/Diagnostics.h"
 
+#include <string>
+
 namespace tpcc::transforms {
 
 struct CleanupReport {
@@ -30,6 +32,10 @@ struct CleanupReport {
   unsigned batchNorms = 0; ///< BatchNormalization nodes folded
   unsigned folded = 0;     ///< nodes computed into constants
   unsigned dead = 0;       ///< nodes removed because nothing used them
+
+  /// "1 BatchNormalization folded, 2 Identity/Dropout removed, ..." (only
+  /// the non-zero counts); "" when nothing changed.
+  std::string describe() const;
 };
 
 unsigned removeIdentities(graph::Model &m);

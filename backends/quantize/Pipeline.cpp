@@ -5,7 +5,6 @@
 #include "backends/quantize/qdq/Apply.h"
 #include "ir/graph/OnnxIO.h"
 #include "support/AtomicFile.h"
-#include "transforms/Cleanup.h"
 
 #include "llvm/Support/MemoryBuffer.h"
 
@@ -13,7 +12,8 @@ using namespace tpcc;
 using namespace tpcc::quant;
 
 std::unique_ptr<graph::Model> quant::prepareModel(const std::string &path,
-                                                  DiagnosticEngine &diags, bool warn) {
+                                                  DiagnosticEngine &diags, bool warn,
+                                                  transforms::CleanupReport *cleanup) {
   std::unique_ptr<graph::Model> m = graph::loadModel(path, diags);
   if (!m || diags.hasErrors())
     return nullptr;
@@ -25,9 +25,11 @@ std::unique_ptr<graph::Model> quant::prepareModel(const std::string &path,
     if (!m || diags.hasErrors())
       return nullptr;
   }
-  transforms::CleanupReport cleanup;
-  if (!transforms::cleanupModel(*m, diags, cleanup))
+  transforms::CleanupReport report;
+  if (!transforms::cleanupModel(*m, diags, report))
     return nullptr;
+  if (cleanup)
+    *cleanup = report;
   return m;
 }
 
@@ -72,7 +74,7 @@ LogicalResult quant::quantizeModel(const QuantizeRequest &r, QuantizeOutcome &ou
     return diags.emitAt(r.model, diag::err_quant_no_onnx_capabilities, r.capabilities->name,
                         r.platform->name, r.capabilities->framework);
   const ir::Framework *fw = r.module->findFramework(r.capabilities->framework);
-  out.floatModel = prepareModel(r.model, diags);
+  out.floatModel = prepareModel(r.model, diags, /*warn=*/true, &out.cleanup);
   if (!out.floatModel)
     return failure();
   out.quantModel = prepareModel(r.model, diags, /*warn=*/false);

@@ -19,6 +19,7 @@
 #define TPCC_BACKENDS_QUANTIZE_PIPELINE_H
 
 #include "backends/quantize/Quantizer.h"
+#include "transforms/Cleanup.h"
 
 #include <functional>
 #include <memory>
@@ -59,13 +60,17 @@ struct QuantizeOutcome {
   QuantizeResult result;
   /// Every correction made, described ("shift_negative on ...").
   std::vector<std::string> corrections;
+  /// What the clean-up changed in the model before planning.
+  transforms::CleanupReport cleanup;
 };
 
 /// Loads `path` and prepares it as quantize and apply both do: converted to
 /// opset 13 when older (per-axis DequantizeLinear needs it; warns when
-/// `warn`), then cleaned up (transforms/Cleanup.h). Null after an error.
+/// `warn`), then cleaned up (transforms/Cleanup.h; what changed goes to
+/// `cleanup` when given). Null after an error.
 std::unique_ptr<graph::Model> prepareModel(const std::string &path, DiagnosticEngine &diags,
-                                           bool warn = true);
+                                           bool warn = true,
+                                           transforms::CleanupReport *cleanup = nullptr);
 
 /// Quantizes `r.model` for `r.platform`.
 LogicalResult quantizeModel(const QuantizeRequest &r, QuantizeOutcome &out,

@@ -16,14 +16,16 @@ static std::string dB(double v) {
 }
 
 void quant::printSummary(const QuantizeResult &r, const std::string &model,
-                         const std::string &out, const std::vector<std::string> &corrections,
-                         llvm::raw_ostream &os) {
+                         const std::string &out, const std::string &cleanup,
+                         const std::vector<std::string> &corrections, llvm::raw_ostream &os) {
   unsigned acts = 0, weights = 0;
   for (const TensorReport &t : r.tensors)
     if (t.quantized)
       (t.weight ? weights : acts)++;
   os << fmt::format("quantize: {} -> {} ({} calibration samples)\n", model, out, r.samples);
   os << fmt::format("  {} activation tensors and {} weights quantized\n", acts, weights);
+  if (!cleanup.empty())
+    os << "  clean-up: " << cleanup << "\n";
   for (const std::string &c : corrections)
     os << "  correction: " << c << "\n";
   os << fmt::format("  {:<34} {:<14} {:>4} {:<13} {:<11} {:>10} {:>8}\n", "tensor", "opset",

@@ -26,9 +26,11 @@ struct ReportHeader {
 void writeReport(const QuantizeResult &r, const ReportHeader &h,
                  const std::vector<std::string> &corrections, llvm::raw_ostream &os);
 
-/// The summary table `tpcc quantize` prints.
+/// The summary table `tpcc quantize` prints; `cleanup` says what the
+/// clean-up changed ("" when nothing).
 void printSummary(const QuantizeResult &r, const std::string &model, const std::string &output,
-                  const std::vector<std::string> &corrections, llvm::raw_ostream &os);
+                  const std::string &cleanup, const std::vector<std::string> &corrections,
+                  llvm::raw_ostream &os);
 
 /// Writes what the quantizer chose (activation grids, weight grids, corrected
 /// biases) into `p`, the plan of the float model.

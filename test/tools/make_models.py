@@ -281,6 +281,17 @@ def quantize_models():
          node("Relu", "relu", ["c"], ["y"])],
         [vi("x", [1, 1, 8, 8])], [vi("y", [1, 8, 8, 8])],
         [const("W", bad, [8, 1, 3, 3]), w("B", [8])])
+    # What the clean-up removes before planning: a BatchNormalization after a
+    # Conv, an Identity and a Dropout.
+    pos = lambda name, n: const(name, rng.uniform(0.5, 1.5, n), [n])
+    yield "bn_identity", model(
+        [node("Conv", "conv", ["x", "W"], ["c"], pads=[1, 1, 1, 1]),
+         node("BatchNormalization", "bn", ["c", "s", "b", "m", "v"], ["n"]),
+         node("Identity", "id", ["n"], ["i"]),
+         node("Relu", "relu", ["i"], ["r"]),
+         node("Dropout", "drop", ["r"], ["y"])],
+        [vi("x", [1, 1, 8, 8])], [vi("y", [1, 4, 8, 8])],
+        [w("W", [4, 1, 3, 3]), pos("s", 4), w("b", [4]), w("m", [4]), pos("v", 4)])
 
 
 def quantize_data():

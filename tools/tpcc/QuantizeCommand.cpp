@@ -100,7 +100,8 @@ int driver::runQuantize(Compilation &c, const ir::Module &m, const Options &o) {
     return finish(c.diags, o);
   finish(c.diags, o); // warnings
   timer.done("write");
-  quant::printSummary(out.result, o.model, o.output, out.corrections, llvm::outs());
+  quant::printSummary(out.result, o.model, o.output, out.cleanup.describe(), out.corrections,
+                      llvm::outs());
   llvm::outs() << rt::saturationNote(out.quantModel->graph);
   return ExitOK;
 }
