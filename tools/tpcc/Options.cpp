@@ -1,6 +1,8 @@
 //===- Options.cpp - The tpcc command line ----------------------------------===//
 #include "tools/tpcc/Options.h"
 
+#include "support/Diagnostics.h"
+
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/Process.h"
 #include "llvm/Support/raw_ostream.h"
@@ -33,10 +35,14 @@ std::string commandList(unsigned commands) {
 
 } // namespace
 
-int driver::usageError(const std::string &msg) {
-  llvm::errs() << "tpcc: error: " << msg << "\n"
-               << "run `tpcc --help` for usage\n";
-  return ExitUsage;
+LogicalResult driver::usageError(const std::string &msg) {
+  // Before any compilation: a diagnostics engine of its own.
+  SourceManager sm;
+  DiagnosticEngine diags(sm);
+  diags.emitAt("", diag::err_usage, msg);
+  diags.print(llvm::errs());
+  llvm::errs() << "run `tpcc --help` for usage\n";
+  return failure();
 }
 
 bool Options::useColor() const {
@@ -48,7 +54,13 @@ bool Options::showProgress() const {
          (progress == "auto" && llvm::sys::Process::StandardErrIsDisplayed());
 }
 
-int driver::parseCommandLine(const std::vector<std::string> &args, Options &o) {
+/// A usage error as parseCommandLine's exit code.
+static std::optional<int> usage(const std::string &msg) {
+  (void)usageError(msg);
+  return ExitUsage;
+}
+
+std::optional<int> driver::parseCommandLine(const std::vector<std::string> &args, Options &o) {
   if (args.empty()) {
     llvm::errs() << mainUsage;
     return ExitUsage;
@@ -87,15 +99,15 @@ int driver::parseCommandLine(const std::vector<std::string> &args, Options &o) {
         break;
     }
     if (!flag)
-      return usageError("unknown option `" + a + "`" +
+      return usage("unknown option `" + a + "`" +
                         (positional.empty() ? "" : " for " + positional.front()));
     if (flag->takesValue && !hasValue) {
       if (i + 1 >= args.size())
-        return usageError(flag->error);
+        return usage(flag->error);
       value = args[++i];
     }
     if (!flag->set(o, value))
-      return usageError(flag->error);
+      return usage(flag->error);
     seen.push_back(flag);
   }
   if (positional.empty()) {
@@ -103,7 +115,7 @@ int driver::parseCommandLine(const std::vector<std::string> &args, Options &o) {
       llvm::outs() << mainUsage;
       return ExitOK;
     }
-    return usageError("unknown command ``; expected `check`, `emit`, `doc`, `plan`, "
+    return usage("unknown command ``; expected `check`, `emit`, `doc`, `plan`, "
                       "`quantize`, `run` or `eval`");
   }
   o.commandName = positional.front();
@@ -118,11 +130,11 @@ int driver::parseCommandLine(const std::vector<std::string> &args, Options &o) {
     return ExitOK;
   }
   if (!known)
-    return usageError("unknown command `" + o.commandName +
+    return usage("unknown command `" + o.commandName +
                       "`; expected `check`, `emit`, `doc`, `plan`, `quantize`, `run` or `eval`");
   for (const Flag *f : seen)
     if (!(f->commands & o.command))
-      return usageError(std::string(f->name) + " works with " + commandList(f->commands));
+      return usage(std::string(f->name) + " works with " + commandList(f->commands));
   // Positional arguments after the command.
   for (size_t i = 1; i < positional.size(); ++i) {
     const std::string &p = positional[i];
@@ -132,28 +144,34 @@ int driver::parseCommandLine(const std::vector<std::string> &args, Options &o) {
     } else if (takesModel && (!(o.command & (Plan | Quantize)) ||
                               llvm::StringRef(p).endswith(".onnx"))) {
       if (!o.model.empty())
-        return usageError(o.commandName + " takes one model; found `" + o.model + "` and `" +
+        return usage(o.commandName + " takes one model; found `" + o.model + "` and `" +
                           p + "`");
       o.model = p;
     } else if (o.command & SpecCommands) {
       o.inputs.push_back(p);
     }
   }
+  LogicalResult checked = success();
   switch (o.command) {
   case Check:
   case Emit:
   case Doc:
-    return checkSpecArgs(o);
+    checked = checkSpecArgs(o);
+    break;
   case Plan:
-    return checkPlanArgs(o);
+    checked = checkPlanArgs(o);
+    break;
   case Quantize:
-    return checkQuantizeArgs(o);
+    checked = checkQuantizeArgs(o);
+    break;
   case Apply:
-    return checkApplyArgs(o);
+    checked = checkApplyArgs(o);
+    break;
   case Run:
   case Eval:
-    return checkModelArgs(o);
+    checked = checkModelArgs(o);
+    break;
   }
-  return -1;
+  return failed(checked) ? std::optional<int>(ExitUsage) : std::nullopt;
 }
 

@@ -11,10 +11,12 @@
 #define TPCC_TOOLS_TPCC_OPTIONS_H
 
 #include "runtime/IntegerPairs.h"
+#include "support/LogicalResult.h"
 
 #include <cstdint>
 #include <functional>
 #include <initializer_list>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -74,20 +76,20 @@ struct Flag {
 const std::vector<Flag> &flagTable();
 bool oneOf(const std::string &v, std::initializer_list<const char *> allowed);
 
-/// Parses `args` (without the program name). Returns -1 when the command
-/// should run, else the exit code (after printing usage or an error).
-int parseCommandLine(const std::vector<std::string> &args, Options &o);
+/// Parses `args` (without the program name). Returns nothing when the
+/// command should run, else the exit code (after printing usage or an error).
+std::optional<int> parseCommandLine(const std::vector<std::string> &args, Options &o);
 
 /// What each command requires of its arguments, after parsing (in the
-/// command's own file); -1 when they are fine, else the exit code.
-int checkSpecArgs(Options &o);
-int checkPlanArgs(Options &o);
-int checkQuantizeArgs(Options &o);
-int checkApplyArgs(Options &o);
-int checkModelArgs(Options &o);
+/// command's own file); failure after a usage error.
+LogicalResult checkSpecArgs(Options &o);
+LogicalResult checkPlanArgs(Options &o);
+LogicalResult checkQuantizeArgs(Options &o);
+LogicalResult checkApplyArgs(Options &o);
+LogicalResult checkModelArgs(Options &o);
 
-/// Prints `msg` as a usage error and returns ExitUsage.
-int usageError(const std::string &msg);
+/// Prints `msg` as a usage error (exit code ExitUsage).
+LogicalResult usageError(const std::string &msg);
 
 extern const char *const mainUsage, *const runUsage, *const applyUsage;
 

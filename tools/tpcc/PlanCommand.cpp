@@ -13,7 +13,7 @@
 using namespace tpcc;
 using namespace tpcc::driver;
 
-int driver::checkPlanArgs(Options &o) {
+LogicalResult driver::checkPlanArgs(Options &o) {
   if (o.model.empty())
     return usageError("plan needs a model: `tpcc plan --platform NAME MODEL.onnx`");
   if (o.emit.empty())
@@ -24,7 +24,7 @@ int driver::checkPlanArgs(Options &o) {
   // A platform given as a file is compiled with the inputs.
   if (llvm::StringRef(o.platform).endswith(".tpc"))
     o.inputs.push_back(o.platform);
-  return -1;
+  return success();
 }
 
 int driver::runPlan(Compilation &c, const ir::Module &m, const Options &o) {

@@ -15,7 +15,7 @@
 using namespace tpcc;
 using namespace tpcc::driver;
 
-int driver::checkQuantizeArgs(Options &o) {
+LogicalResult driver::checkQuantizeArgs(Options &o) {
   if (o.model.empty())
     return usageError("quantize needs a model: `tpcc quantize --platform NAME --calib DATA "
                       "MODEL.onnx -o OUT.onnx`");
@@ -30,13 +30,13 @@ int driver::checkQuantizeArgs(Options &o) {
     o.inputs.push_back(o.recipe);
   if (!o.batch)
     o.batch = 32;
-  return -1;
+  return success();
 }
 
-int driver::checkApplyArgs(Options &o) {
+LogicalResult driver::checkApplyArgs(Options &o) {
   if (o.planFile.empty() || o.model.empty() || o.output.empty() || o.output == "-")
     return usageError("apply needs --plan PLAN.json, a model and -o OUT.onnx");
-  return -1;
+  return success();
 }
 
 /// The recipe: the one named, the one a .tpc file defines, or the defaults.

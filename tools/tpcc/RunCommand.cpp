@@ -15,13 +15,13 @@
 using namespace tpcc;
 using namespace tpcc::driver;
 
-int driver::checkModelArgs(Options &o) {
+LogicalResult driver::checkModelArgs(Options &o) {
   if (o.model.empty())
     return usageError(o.commandName + " needs a model: `tpcc " + o.commandName +
                       " MODEL.onnx ...`");
   if (o.command == Eval && o.data.empty())
     return usageError("eval needs data: --data FILE");
-  return -1;
+  return success();
 }
 
 static int runOnce(const Options &o, DiagnosticEngine &diags) {

@@ -6,7 +6,7 @@
 using namespace tpcc;
 using namespace tpcc::driver;
 
-int driver::checkSpecArgs(Options &o) {
+LogicalResult driver::checkSpecArgs(Options &o) {
   if (o.command == Doc && o.name.empty())
     return usageError("doc needs a platform name: `tpcc doc NAME [FILE...]`");
   if (o.command == Emit && !oneOf(o.emit, {"json", "ast", "mct-json", "aimet"}))
@@ -23,7 +23,7 @@ int driver::checkSpecArgs(Options &o) {
   // Without files, a name is looked up in the library.
   if (o.inputs.empty() && o.command != Doc && o.platform.empty() && o.capabilities.empty())
     return usageError("no input files");
-  return -1;
+  return success();
 }
 
 /// The one entity of kind `what` the command is about: `name`, or the only

@@ -19,8 +19,9 @@ using namespace tpcc::driver;
 
 static int run(int argc, char **argv) {
   Options o;
-  if (int r = parseCommandLine(std::vector<std::string>(argv + 1, argv + argc), o); r >= 0)
-    return r;
+  if (std::optional<int> exit =
+          parseCommandLine(std::vector<std::string>(argv + 1, argv + argc), o))
+    return *exit;
   if (o.command == Apply)
     return runApply(o);
   if (o.command & (Run | Eval))
