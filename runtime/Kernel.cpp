@@ -1,6 +1,8 @@
 //===- Kernel.cpp - Kernel context helpers and the registry -----------------===//
 #include "runtime/Kernel.h"
 
+#include "ir/graph/NodeAttrs.h"
+
 #include <algorithm>
 
 using namespace tpcc;
@@ -8,32 +10,31 @@ using namespace tpcc::rt;
 
 NodeState::~NodeState() = default;
 
+// The one attribute accessor (graph::NodeAttrs), without schema defaults:
+// the kernel's `dflt` applies when the node lacks the attribute.
+
 int64_t KernelContext::attrInt(llvm::StringRef n, int64_t dflt) const {
-  const graph::Attribute *a = node.attr(n);
-  return a ? a->i : dflt;
+  return graph::NodeAttrs(node, nullptr).getInt(n, dflt);
 }
 
 float KernelContext::attrFloat(llvm::StringRef n, float dflt) const {
-  const graph::Attribute *a = node.attr(n);
-  return a ? float(a->f) : dflt;
+  return float(graph::NodeAttrs(node, nullptr).getFloat(n, dflt));
 }
 
 std::string KernelContext::attrString(llvm::StringRef n, llvm::StringRef dflt) const {
-  const graph::Attribute *a = node.attr(n);
-  return a ? a->s : dflt.str();
+  return graph::NodeAttrs(node, nullptr).getString(n, dflt);
 }
 
 std::vector<int64_t> KernelContext::attrInts(llvm::StringRef n,
                                              std::vector<int64_t> dflt) const {
-  const graph::Attribute *a = node.attr(n);
-  return a ? a->ints : dflt;
+  return graph::NodeAttrs(node, nullptr).getInts(n, std::move(dflt));
 }
 
 std::vector<float> KernelContext::attrFloats(llvm::StringRef n, std::vector<float> dflt) const {
-  const graph::Attribute *a = node.attr(n);
-  if (!a)
+  if (!hasAttr(n))
     return dflt;
-  return std::vector<float>(a->floats.begin(), a->floats.end());
+  std::vector<double> f = graph::NodeAttrs(node, nullptr).getFloats(n);
+  return std::vector<float>(f.begin(), f.end());
 }
 
 const graph::Tensor *KernelContext::attrTensor(llvm::StringRef n) const {

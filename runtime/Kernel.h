@@ -69,9 +69,8 @@ struct KernelContext {
   }
 
   // Attributes: the node's value, or `dflt` when the node lacks it (the
-  // kernel passes the schema's default of the versions it handles; the
-  // quantizer reads attributes with schema defaults through
-  // graph::NodeAttrs instead).
+  // kernel passes the schema's default of the versions it handles). They go
+  // through graph::NodeAttrs without a schema; the quantizer gives it one.
   bool hasAttr(llvm::StringRef n) const { return node.attr(n) != nullptr; }
   int64_t attrInt(llvm::StringRef n, int64_t dflt) const;
   float attrFloat(llvm::StringRef n, float dflt) const;

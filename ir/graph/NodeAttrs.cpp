@@ -40,3 +40,10 @@ std::vector<int64_t> NodeAttrs::getInts(llvm::StringRef name,
   const ir::OnnxAttrValue *d = schemaDefault(name);
   return d && d->type == OnnxAttrType::Ints ? d->ints : fallback;
 }
+
+std::vector<double> NodeAttrs::getFloats(llvm::StringRef name, std::vector<double> fallback) const {
+  if (const Attribute *a = node.attr(name))
+    return a->floats;
+  const ir::OnnxAttrValue *d = schemaDefault(name);
+  return d && d->type == OnnxAttrType::Floats ? d->floats : fallback;
+}

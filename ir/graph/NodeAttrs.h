@@ -6,8 +6,9 @@
 // the schema states none (an attribute without a default, an operator
 // libonnx does not know), the caller's fallback.
 //
-// Kernels read attributes through KernelContext (runtime/Kernel.h), which
-// keeps the kernel's own default.
+// Kernels read attributes through KernelContext (runtime/Kernel.h): this
+// accessor without a schema, the kernel passing the default of the versions
+// it handles.
 //
 //===----------------------------------------------------------------------===//
 #ifndef TPCC_IR_GRAPH_NODEATTRS_H
@@ -36,6 +37,7 @@ public:
   double getFloat(llvm::StringRef name, double fallback = 0) const;
   std::string getString(llvm::StringRef name, llvm::StringRef fallback = "") const;
   std::vector<int64_t> getInts(llvm::StringRef name, std::vector<int64_t> fallback = {}) const;
+  std::vector<double> getFloats(llvm::StringRef name, std::vector<double> fallback = {}) const;
 
   /// The schema's default of `name`, or null.
   const ir::OnnxAttrValue *schemaDefault(llvm::StringRef name) const;
