@@ -2,8 +2,9 @@
 //
 // The executor runs the top graph of a `graph::Model` node by node in
 // topological order; kernels use every core OpenMP gives them (parallel loops
-// inside each kernel; oneDNN for convolution and matrix products). Intermediate tensors are freed after
-// their last use, so memory holds the live set, not the whole graph.
+// inside each kernel; oneDNN for convolution and matrix products).
+// Intermediate tensors are freed after their last use, so memory holds the
+// live set, not the whole graph.
 //
 // create() checks everything that can be checked before running: every
 // node's operator has a kernel (each missing one is reported with its node),

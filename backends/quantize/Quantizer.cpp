@@ -285,7 +285,8 @@ bool PlanQuantizer::weights(const plan::PlanNode &pn) {
     r.lo = w.grids[0].lo;
     r.hi = w.grids[0].hi;
     result.tensors.push_back(std::move(r));
-    if ((recipe.biasCorrection || (a && a->bias)) && graph::opTraits(n).linear && pw.inputIndex == 1)
+    if ((recipe.biasCorrection || (a && a->bias)) && graph::opTraits(n).linear &&
+        pw.inputIndex == 1)
       correctBias(pn, w, t, n.input(0) ? stats[n.input(0)->id].get() : nullptr, a);
     result.spec.weights.push_back(std::move(w));
   }

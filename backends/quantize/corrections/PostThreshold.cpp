@@ -237,7 +237,9 @@ void edits::decideShiftNegative(PostThreshold &s) {
     // The activation keeps its threshold on a 16-bit grid (MCT): its report
     // row stays, the 8-bit one moves to the Add's output.
     auto row = std::find_if(s.result.tensors.begin(), s.result.tensors.end(),
-                            [&](const TensorReport &r) { return !r.weight && r.tensor == v->name; });
+                            [&](const TensorReport &r) {
+                              return !r.weight && r.tensor == v->name;
+                            });
     std::optional<TensorReport> wideRow;
     if (row != s.result.tensors.end())
       wideRow = *row;
