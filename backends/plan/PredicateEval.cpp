@@ -13,22 +13,6 @@ using ir::Literal;
 using ir::Operand;
 using ir::Predicate;
 
-const ir::OnnxOpVersion *plan::schemaFor(const graph::Model &m, const Node &n) {
-  const ir::OnnxOp *op = ir::OnnxSchemaIndex::get().find(n.opType);
-  llvm::StringRef domain = n.domain == "ai.onnx" ? "" : llvm::StringRef(n.domain);
-  if (!op || op->domain != domain)
-    return nullptr;
-  std::optional<int64_t> v = m.opsetVersion(domain);
-  // A model with no opset imports (IR version 1 and 2) means opset 1.
-  if (!v && m.opsets.empty())
-    v = 1;
-  if (!v)
-    return &op->latest();
-  if (const ir::OnnxOpVersion *s = op->atOpset(int(std::min<int64_t>(*v, 1 << 30))))
-    return s;
-  return nullptr;
-}
-
 namespace {
 
 /// An operand's value on a node.
@@ -133,7 +117,7 @@ PValue fromDefault(const ir::OnnxAttrValue &d) {
 class Evaluator {
 public:
   Evaluator(const graph::Model &m, const Node &n, std::vector<std::string> *trace)
-      : m(m), n(n), trace(trace), schema(schemaFor(m, n)) {}
+      : m(m), n(n), trace(trace), schema(graph::schemaFor(m, n)) {}
 
   bool eval(const Predicate &p, unsigned depth);
 

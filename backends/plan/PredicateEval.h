@@ -13,16 +13,12 @@
 
 #include "ir/TpcIR.h"
 #include "ir/graph/Graph.h"
+#include "ir/graph/NodeAttrs.h"
 
 #include <string>
 #include <vector>
 
 namespace tpcc::plan {
-
-/// The schema version that applies to node `n` of `m` (the model's opset of
-/// the node's domain; the latest one libonnx knows when the model imports a
-/// newer opset), or null for ops libonnx does not know.
-const ir::OnnxOpVersion *schemaFor(const graph::Model &m, const graph::Node &n);
 
 /// Evaluates `p` on `n`. With `trace`, appends one line per comparison and
 /// call, indented by `depth`, saying each operand's value and the result.

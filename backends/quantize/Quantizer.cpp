@@ -324,7 +324,7 @@ bool PlanQuantizer::biasCorrected(const plan::PlanNode &pn, const WeightQDQ &w,
   std::vector<float> q = fakeQuantized(kernel, w);
   const float *x = kernel.data<float>();
   std::vector<double> corr;
-  graph::NodeAttrs attrs = edits::attrsOf(*plan.model, n);
+  graph::NodeAttrs attrs = graph::attrsOf(*plan.model, n);
   std::optional<int64_t> outAxis = edits::kernelOutAxis(pn);
   double scale = 1;
   if (n.opType == "Conv") {

@@ -47,3 +47,19 @@ std::vector<double> NodeAttrs::getFloats(llvm::StringRef name, std::vector<doubl
   const ir::OnnxAttrValue *d = schemaDefault(name);
   return d && d->type == OnnxAttrType::Floats ? d->floats : fallback;
 }
+
+const ir::OnnxOpVersion *graph::schemaFor(const Model &m, const Node &n) {
+  const ir::OnnxOp *op = ir::OnnxSchemaIndex::get().find(n.opType);
+  llvm::StringRef domain = n.domain == "ai.onnx" ? "" : llvm::StringRef(n.domain);
+  if (!op || op->domain != domain)
+    return nullptr;
+  std::optional<int64_t> v = m.opsetVersion(domain);
+  // A model with no opset imports (IR version 1 and 2) means opset 1.
+  if (!v && m.opsets.empty())
+    v = 1;
+  if (!v)
+    return &op->latest();
+  if (const ir::OnnxOpVersion *s = op->atOpset(int(std::min<int64_t>(*v, 1 << 30))))
+    return s;
+  return nullptr;
+}

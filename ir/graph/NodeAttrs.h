@@ -2,7 +2,7 @@
 //
 // The one way the quantizer reads a node's attributes: the node's value when
 // it has the attribute; when absent, the default the ONNX schema states for
-// the operator version the model uses (`schema`, from plan::schemaFor); when
+// the operator version the model uses (`schema`, from schemaFor); when
 // the schema states none (an attribute without a default, an operator
 // libonnx does not know), the caller's fallback.
 //
@@ -46,6 +46,14 @@ private:
   const Node &node;
   const ir::OnnxOpVersion *schema;
 };
+
+/// The schema version that applies to node `n` of `m` (the model's opset of
+/// the node's domain; the latest one libonnx knows when the model imports a
+/// newer opset), or null for ops libonnx does not know.
+const ir::OnnxOpVersion *schemaFor(const Model &m, const Node &n);
+
+/// `n`'s attributes with the schema defaults of `m`'s opsets.
+inline NodeAttrs attrsOf(const Model &m, const Node &n) { return NodeAttrs(n, schemaFor(m, n)); }
 
 } // namespace tpcc::graph
 

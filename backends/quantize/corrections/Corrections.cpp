@@ -46,7 +46,7 @@ void findReluBounds(const plan::Plan &plan, const ir::Recipe &recipe, PreCorrect
   for (const plan::PlanNode &pn : plan.nodes) {
     const Node *clip = pn.node;
     double lo, hi;
-    if (!isOp(clip, "Clip") || !clipBounds(attrsOf(*plan.model, *clip), *clip, lo, hi) ||
+    if (!isOp(clip, "Clip") || !clipBounds(graph::attrsOf(*plan.model, *clip), *clip, lo, hi) ||
         lo != 0 || !(hi > 0) ||
         std::exp2(std::round(std::log2(hi))) == hi)
       continue;
@@ -154,7 +154,7 @@ void scaleLinear(graph::Model &m, Node &n, int64_t outAxis, const std::vector<do
   };
   if (n.opType == "Conv") {
     int64_t O = dims[0], Cg = dims[1], taps = int64_t(w.size()) / std::max<int64_t>(1, O * Cg);
-    int64_t G = attrsOf(m, n).getInt("group", 1);
+    int64_t G = graph::attrsOf(m, n).getInt("group", 1);
     for (int64_t o = 0; o < O; ++o)
       for (int64_t i = 0; i < Cg; ++i) {
         double f = factor(out, o) * factor(in, (o / std::max<int64_t>(1, O / G)) * Cg + i);

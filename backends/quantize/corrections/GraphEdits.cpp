@@ -55,7 +55,7 @@ Node *addNode(graph::Graph &g, const std::string &name, const char *op, std::vec
 /// Conv `c` reads Pad(input, c's pads, value delta) and pads no more.
 void explicitPad(graph::Model &m, Node &c, const GraphEdit &e) {
   graph::Graph &g = m.graph;
-  std::vector<int64_t> pads = attrsOf(m, c).getInts("pads");
+  std::vector<int64_t> pads = graph::attrsOf(m, c).getInts("pads");
   size_t rank = pads.size() / 2;
   std::vector<int64_t> all(2 * (rank + 2), 0);
   for (size_t i = 0; i < rank; ++i) {

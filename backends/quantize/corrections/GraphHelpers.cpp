@@ -62,15 +62,11 @@ void edits::setConstant(graph::Graph &g, Node &n, unsigned index, const std::vec
   n.inputs[index] = v;
 }
 
-graph::NodeAttrs edits::attrsOf(const graph::Model &m, const Node &n) {
-  return graph::NodeAttrs(n, plan::schemaFor(m, n));
-}
-
 bool edits::isLinearWithConstants(const graph::Model &m, const Node *n) {
   if (!n || !graph::opTraits(*n).linear || floatValues(n->input(1)).empty())
     return false;
   const std::vector<int64_t> &d = n->input(1)->constant->dims;
-  if (n->opType == "Gemm" && (attrsOf(m, *n).getInt("transA") != 0 || d.size() != 2))
+  if (n->opType == "Gemm" && (graph::attrsOf(m, *n).getInt("transA") != 0 || d.size() != 2))
     return false;
   if (n->opType == "Conv" && d.size() < 3)
     return false;

@@ -38,9 +38,6 @@ void setConstant(graph::Graph &g, graph::Node &n, unsigned index, const std::vec
 std::string freshName(const graph::Graph &g, const std::string &base, std::set<std::string> &taken,
                       bool nodes = false);
 
-/// The attributes of node `n` of `m`, with the schema defaults of the
-/// operator version `m` uses.
-graph::NodeAttrs attrsOf(const graph::Model &m, const graph::Node &n);
 
 /// A linear op (OpTraits::linear) whose kernel is a float constant of a rank
 /// it can have (Conv: 3 or more; Gemm: 2, with transA = 0) and whose bias,

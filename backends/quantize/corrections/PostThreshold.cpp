@@ -37,7 +37,7 @@ bool isOp(const Node *n, llvm::StringRef op) { return n && n->domain.empty() && 
 bool zeroPad(const graph::Model &m, const Node *n) {
   if (!isOp(n, "Pad"))
     return false;
-  graph::NodeAttrs attrs = attrsOf(m, *n);
+  graph::NodeAttrs attrs = graph::attrsOf(m, *n);
   if (attrs.getString("mode", "constant") != "constant")
     return false;
   if (attrs.has("value") && attrs.getFloat("value") != 0)
@@ -107,7 +107,7 @@ Node *linearAfter(const graph::Model &m, const Value *v, bool transparent,
     else if (!transparent || !graph::opTraits(*next).shiftTransparent)
       return nullptr;
     else if (next->opType == "AveragePool") {
-      graph::NodeAttrs attrs = attrsOf(m, *next);
+      graph::NodeAttrs attrs = graph::attrsOf(m, *next);
       std::vector<int64_t> pads = attrs.getInts("pads");
       std::string autoPad = attrs.getString("auto_pad", "NOTSET");
       if (std::any_of(pads.begin(), pads.end(), [](int64_t p) { return p != 0; }) ||
@@ -185,7 +185,7 @@ void edits::decideShiftNegative(PostThreshold &s) {
     std::optional<int64_t> outAxis = linPlan ? kernelOutAxis(*linPlan) : std::nullopt;
     if (!outAxis)
       continue; // the framework declares no output axis for its kernel
-    graph::NodeAttrs attrs = attrsOf(model, *lin);
+    graph::NodeAttrs attrs = graph::attrsOf(model, *lin);
     bool convPads = false;
     if (lin->opType == "Conv") {
       std::string autoPad = attrs.getString("auto_pad", "NOTSET");

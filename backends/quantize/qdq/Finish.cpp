@@ -60,7 +60,7 @@ void quant::completeSpec(const graph::Model &m, QuantizeResult &result) {
     if (!in || !grids[in->id])
       continue;
     if (n->opType == "Gemm") {
-      graph::NodeAttrs attrs = edits::attrsOf(m, *n);
+      graph::NodeAttrs attrs = graph::attrsOf(m, *n);
       if (attrs.getFloat("alpha", 1.0) != 1.0 || attrs.getFloat("beta", 1.0) != 1.0)
         continue;
     }
