@@ -10,6 +10,7 @@
 
 #include "backends/quantize/corrections/GraphHelpers.h"
 #include "ir/graph/OpTraits.h"
+#include "runtime/Metrics.h"
 
 #include <chrono>
 #include <cmath>
@@ -135,7 +136,7 @@ bool quant::measureLayers(rt::Executor &floatEx, rt::Executor &quantEx, Calibrat
   for (size_t i = 0; i < result.tensors.size(); ++i)
     if (!result.tensors[i].weight)
       wanted[result.tensors[i].tensor] = i;
-  std::vector<double> signal(result.tensors.size(), 0), noise(result.tensors.size(), 0);
+  std::vector<rt::Sqnr> sqnr(result.tensors.size());
   std::map<std::string, rt::Tensor> ref;
   auto keep = [&](const graph::Value &v, const rt::Tensor &t) {
     if (wanted.count(v.name) && t.elem() == graph::ElemType::Float)
@@ -147,14 +148,7 @@ bool quant::measureLayers(rt::Executor &floatEx, rt::Executor &quantEx, Calibrat
     if (w == wanted.end() || r == ref.end() || t.elem() != graph::ElemType::Float ||
         t.numel() != r->second.numel())
       return;
-    const float *a = r->second.data<float>(), *b = t.data<float>();
-    double s = 0, e = 0;
-    for (int64_t i = 0; i < t.numel(); ++i) {
-      s += double(a[i]) * a[i];
-      e += (double(b[i]) - a[i]) * (double(b[i]) - a[i]);
-    }
-    signal[w->second] += s;
-    noise[w->second] += e;
+    sqnr[w->second].add(r->second.data<float>(), t.data<float>(), t.numel());
   };
   rt::RunOptions fo, qo;
   fo.observe = keep;
@@ -172,11 +166,10 @@ bool quant::measureLayers(rt::Executor &floatEx, rt::Executor &quantEx, Calibrat
   data.rewind();
   for (size_t i = 0; i < result.tensors.size(); ++i) {
     TensorReport &r = result.tensors[i];
-    if (r.weight || signal[i] == 0)
+    if (r.weight || !sqnr[i].hasSignal())
       continue;
     r.measured = true;
-    r.sqnr = noise[i] == 0 ? std::numeric_limits<double>::infinity()
-                           : 10 * std::log10(signal[i] / noise[i]);
+    r.sqnr = sqnr[i].dB();
   }
   result.seconds[3] = since(t0);
   return true;
