@@ -85,7 +85,7 @@ LogicalResult rt::runOnFiles(const RunRequest &r, RunOutcome &out, DiagnosticEng
   phase(r.phaseDone, "read");
   RunOptions options;
   options.arithmetic = r.arithmetic;
-  if (!ex->run(inputs, out.results, diags, options))
+  if (failed(ex->run(inputs, out.results, diags, options)))
     return failure();
   phase(r.phaseDone, "run");
   for (const auto &[k, file] : files) {
@@ -167,13 +167,13 @@ LogicalResult rt::evaluateModel(const EvalRequest &r, EvalOutcome &out,
     std::map<std::string, Tensor> feed{{in->name, data.rows(b, e)}};
     std::vector<Tensor> res, refRes;
     auto t0 = std::chrono::steady_clock::now();
-    bool ok = ex->run(feed, res, diags, options);
+    bool ok = succeeded(ex->run(feed, res, diags, options));
     out.runSeconds +=
         std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     if (ok && ref) {
       std::map<std::string, Tensor> refFeed{
           {ref->requiredInputs().front()->name, feed.begin()->second}};
-      ok = ref->run(refFeed, refRes, diags);
+      ok = succeeded(ref->run(refFeed, refRes, diags));
       if (ok && refRes.size() != res.size()) {
         diags.emitAt(r.reference, diag::err_eval_reference_outputs, refRes.size(), res.size(),
                      "outputs");

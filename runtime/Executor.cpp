@@ -97,7 +97,7 @@ std::unique_ptr<Executor> Executor::create(const graph::Model &model, Diagnostic
     if (lastUse[v->id] >= 0 && !v->isGraphOutput && !v->constant)
       ex->steps[size_t(lastUse[v->id])].release.push_back(v->id);
   ex->states.resize(ex->steps.size());
-  if (!ex->precompute(diags))
+  if (failed(ex->precompute(diags)))
     return nullptr;
   ex->foldActivations();
   return ex;
@@ -139,7 +139,7 @@ static std::optional<PostOp> activationBounds(const graph::Node &n, int64_t opse
 /// Nodes whose inputs are all constants (DequantizeLinear of quantized
 /// weights, shape arithmetic) run once here instead of on every batch.
 /// Random operators and outputs over 64 MiB are left to run time.
-bool Executor::precompute(DiagnosticEngine &diags) {
+LogicalResult Executor::precompute(DiagnosticEngine &diags) {
   constexpr size_t kMaxBytes = size_t(64) << 20;
   for (size_t s = 0; s < steps.size(); ++s) {
     Step &step = steps[s];
@@ -158,7 +158,7 @@ bool Executor::precompute(DiagnosticEngine &diags) {
     ctx.outputs.resize(n.outputs.size());
     if (!step.kernel(ctx)) {
       diags.emitAt(graph::describeNode(where, n), diag::err_run_node, ctx.error);
-      return false;
+      return failure();
     }
     size_t bytes = 0;
     for (const Tensor &t : ctx.outputs)
@@ -170,7 +170,7 @@ bool Executor::precompute(DiagnosticEngine &diags) {
         constants[n.outputs[i]->id] = std::move(ctx.outputs[i]);
     step.precomputed = true;
   }
-  return true;
+  return success();
 }
 
 void Executor::foldActivations() {
@@ -198,7 +198,7 @@ void Executor::foldActivations() {
   }
 }
 
-bool Executor::checkInputs(const std::map<std::string, Tensor> &inputs,
+LogicalResult Executor::checkInputs(const std::map<std::string, Tensor> &inputs,
                            DiagnosticEngine &diags, const RunOptions &options) {
   bool ok = true;
   std::map<std::string, int64_t> symbols;
@@ -257,13 +257,13 @@ bool Executor::checkInputs(const std::map<std::string, Tensor> &inputs,
       }
     }
   }
-  return ok;
+  return success(ok);
 }
 
-bool Executor::run(const std::map<std::string, Tensor> &inputs, std::vector<Tensor> &outputs,
+LogicalResult Executor::run(const std::map<std::string, Tensor> &inputs, std::vector<Tensor> &outputs,
                    DiagnosticEngine &diags, const RunOptions &options) {
-  if (!checkInputs(inputs, diags, options))
-    return false;
+  if (failed(checkInputs(inputs, diags, options)))
+    return failure();
   const graph::Graph &g = m.graph;
   std::vector<Tensor> values(g.values().size());
   for (const graph::Value *v : g.inputs()) {
@@ -312,19 +312,19 @@ bool Executor::run(const std::map<std::string, Tensor> &inputs, std::vector<Tens
       if (in && !t->defined()) {
         diags.emitAt(graph::describeNode(where, n), diag::err_run_node,
                      fmt::format("input `{}` has no value", in->name));
-        return false;
+        return failure();
       }
       ctx.inputs.push_back(t);
     }
     ctx.outputs.resize(n.outputs.size());
     if (!step.kernel(ctx)) {
       diags.emitAt(graph::describeNode(where, n), diag::err_run_node, ctx.error);
-      return false;
+      return failure();
     }
     if (options.arithmetic != IntegerArithmetic::Float && step.integer &&
         !computeIntegerGroup(*step.integer, options.arithmetic, ctx)) {
       diags.emitAt(graph::describeNode(where, n), diag::err_run_node, ctx.error);
-      return false;
+      return failure();
     }
     for (size_t i = 0; i < n.outputs.size(); ++i) {
       const graph::Value *out = n.outputs[i];
@@ -333,7 +333,7 @@ bool Executor::run(const std::map<std::string, Tensor> &inputs, std::vector<Tens
       if (!ctx.outputs[i].defined()) {
         diags.emitAt(graph::describeNode(where, n), diag::err_run_node,
                      fmt::format("output {} `{}` was not computed", i, out->name));
-        return false;
+        return failure();
       }
       values[out->id] = std::move(ctx.outputs[i]);
       if (options.observe)
@@ -345,5 +345,5 @@ bool Executor::run(const std::map<std::string, Tensor> &inputs, std::vector<Tens
   outputs.clear();
   for (const graph::Value *v : g.outputs())
     outputs.push_back(*valueOf(v));
-  return true;
+  return success();
 }

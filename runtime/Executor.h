@@ -57,8 +57,8 @@ public:
   /// Runs the graph. `inputs` maps graph input names to tensors; inputs
   /// with an initializer may be left out. On success `outputs` holds the
   /// graph outputs in order.
-  bool run(const std::map<std::string, Tensor> &inputs, std::vector<Tensor> &outputs,
-           DiagnosticEngine &diags, const RunOptions &options = {});
+  LogicalResult run(const std::map<std::string, Tensor> &inputs, std::vector<Tensor> &outputs,
+                    DiagnosticEngine &diags, const RunOptions &options = {});
 
   const graph::Model &model() const { return m; }
   /// The activation nodes (Relu, Clip with constant bounds) that run folded
@@ -82,7 +82,7 @@ public:
 
 private:
   explicit Executor(const graph::Model &m) : m(m) {}
-  bool checkInputs(const std::map<std::string, Tensor> &inputs, DiagnosticEngine &diags,
+  LogicalResult checkInputs(const std::map<std::string, Tensor> &inputs, DiagnosticEngine &diags,
                    const RunOptions &options);
 
   const graph::Model &m;
@@ -108,7 +108,7 @@ private:
   };
   bool integerGroupsFound = false;
   void foldActivations();
-  bool precompute(DiagnosticEngine &diags);
+  LogicalResult precompute(DiagnosticEngine &diags);
   std::vector<Step> steps;
   std::vector<std::unique_ptr<NodeState>> states;
   std::vector<Tensor> constants; ///< by value id

@@ -282,7 +282,7 @@ unsigned transforms::foldBatchNorms(graph::Model &m) {
 /// left to run time: Expand or Tile of a small constant would bloat the file.
 constexpr size_t kMaxFoldBytes = size_t(16) << 20;
 
-bool transforms::foldConstants(graph::Model &m, DiagnosticEngine &diags, CleanupReport &report) {
+LogicalResult transforms::foldConstants(graph::Model &m, DiagnosticEngine &diags, CleanupReport &report) {
   graph::Graph &g = m.graph;
   const KernelRegistry &reg = KernelRegistry::get();
   std::vector<bool> dead(g.nodes().size(), false);
@@ -330,7 +330,7 @@ bool transforms::foldConstants(graph::Model &m, DiagnosticEngine &diags, Cleanup
     ctx.outputs.resize(n->outputs.size());
     if (!kernel(ctx)) {
       diags.emitAt(graph::describeNode(m.path, *n), diag::err_run_node, ctx.error);
-      return false;
+      return failure();
     }
     size_t outBytes = 0;
     for (const Tensor &t : ctx.outputs)
@@ -374,7 +374,7 @@ bool transforms::foldConstants(graph::Model &m, DiagnosticEngine &diags, Cleanup
   }
   if (changed)
     finish(m, dead);
-  return true;
+  return success();
 }
 
 std::string CleanupReport::describe() const {
@@ -390,10 +390,10 @@ std::string CleanupReport::describe() const {
   return s;
 }
 
-bool transforms::cleanupModel(graph::Model &m, DiagnosticEngine &diags, CleanupReport &report) {
-  if (!foldConstants(m, diags, report))
-    return false;
+LogicalResult transforms::cleanupModel(graph::Model &m, DiagnosticEngine &diags, CleanupReport &report) {
+  if (failed(foldConstants(m, diags, report)))
+    return failure();
   report.identities += removeIdentities(m);
   report.batchNorms += foldBatchNorms(m);
-  return true;
+  return success();
 }

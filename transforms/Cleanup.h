@@ -41,10 +41,10 @@ struct CleanupReport {
 unsigned removeIdentities(graph::Model &m);
 unsigned foldBatchNorms(graph::Model &m);
 /// Returns false when a kernel failed on constant data (reported).
-bool foldConstants(graph::Model &m, DiagnosticEngine &diags, CleanupReport &report);
+LogicalResult foldConstants(graph::Model &m, DiagnosticEngine &diags, CleanupReport &report);
 /// All of the above, in the order constant folding, identities, batch norms
 /// (folding first turns computed weights into constants).
-bool cleanupModel(graph::Model &m, DiagnosticEngine &diags, CleanupReport &report);
+LogicalResult cleanupModel(graph::Model &m, DiagnosticEngine &diags, CleanupReport &report);
 
 } // namespace tpcc::transforms
 

@@ -26,7 +26,7 @@ std::unique_ptr<graph::Model> quant::prepareModel(const std::string &path,
       return nullptr;
   }
   transforms::CleanupReport report;
-  if (!transforms::cleanupModel(*m, diags, report))
+  if (failed(transforms::cleanupModel(*m, diags, report)))
     return nullptr;
   if (cleanup)
     *cleanup = report;
@@ -49,13 +49,13 @@ LogicalResult preStatisticsCorrections(const QuantizeRequest &r, const ir::Frame
   if (!r.recipe.reluUnboundCorrection && !r.recipe.activationChannelEqualization)
     return success();
   PreCorrections pre;
-  if (!findPreStatisticsCorrections(out.plan, r.recipe, *floatEx, data, pre, diags))
+  if (failed(findPreStatisticsCorrections(out.plan, r.recipe, *floatEx, data, pre, diags)))
     return failure();
   if (pre.empty())
     return success();
   floatEx.reset();
-  if (!applyPreStatisticsCorrections(*out.floatModel, pre, diags) ||
-      !applyPreStatisticsCorrections(*out.quantModel, pre, diags))
+  if (failed(applyPreStatisticsCorrections(*out.floatModel, pre, diags)) ||
+      failed(applyPreStatisticsCorrections(*out.quantModel, pre, diags)))
     return failure();
   DiagnosticEngine again(diags.getSourceManager()); // the first plan reported everything
   out.plan = plan::buildPlan(*r.module, *r.platform, *r.capabilities, fw, *out.floatModel,
@@ -99,20 +99,20 @@ LogicalResult quant::quantizeModel(const QuantizeRequest &r, QuantizeOutcome &ou
   qo.recipe = r.recipe;
   qo.progress = r.progress;
   QuantizeResult &result = out.result;
-  if (!quantizePlan(out.plan, *floatEx, *data, qo, result, diags))
+  if (failed(quantizePlan(out.plan, *floatEx, *data, qo, result, diags)))
     return failure();
   phase(r, "calibrate");
 
   for (const GraphEdit &e : result.edits)
     out.corrections.push_back(e.describe());
-  if (!applyCorrections(*out.quantModel, result, diags) ||
-      !rewriteToQDQ(*out.quantModel, result.spec, diags) ||
+  if (failed(applyCorrections(*out.quantModel, result, diags)) ||
+      failed(rewriteToQDQ(*out.quantModel, result.spec, diags)) ||
       failed(graph::verifyGraph(out.quantModel->graph, r.output, diags)))
     return failure();
   phase(r, "rewrite");
   std::unique_ptr<rt::Executor> quantEx = rt::Executor::create(*out.quantModel, diags);
   if (!quantEx ||
-      !measureLayers(*floatEx, *quantEx, *data, r.measureSamples, result, diags))
+      failed(measureLayers(*floatEx, *quantEx, *data, r.measureSamples, result, diags)))
     return failure();
   phase(r, "measure");
   fillPlan(out.plan, result);
@@ -154,10 +154,10 @@ LogicalResult quant::applyPlan(const std::string &planPath, const std::string &m
   model = prepareModel(modelPath, diags);
   if (!model)
     return failure();
-  if (!specFromPlan((*text)->getBuffer(), planPath, *model, result, diags))
+  if (failed(specFromPlan((*text)->getBuffer(), planPath, *model, result, diags)))
     return failure();
   applyBiases(*model, result);
-  if (!rewriteToQDQ(*model, result.spec, diags) ||
+  if (failed(rewriteToQDQ(*model, result.spec, diags)) ||
       failed(graph::verifyGraph(model->graph, outputPath, diags)))
     return failure();
   std::string error;

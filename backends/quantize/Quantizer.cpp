@@ -385,7 +385,7 @@ bool PlanQuantizer::run(rt::Executor &ex, CalibrationData &data) {
     if (o.progress)
       o.progress("calibration", done, data.total());
   };
-  if (!collectStatistics(ex, data, requests(), stats, progress, diags))
+  if (failed(collectStatistics(ex, data, requests(), stats, progress, diags)))
     return false;
   result.samples = data.total();
   result.seconds[0] = since(t0);
@@ -439,10 +439,10 @@ bool PlanQuantizer::run(rt::Executor &ex, CalibrationData &data) {
 
 } // namespace
 
-bool quant::quantizePlan(const plan::Plan &plan, rt::Executor &floatEx, CalibrationData &data,
+LogicalResult quant::quantizePlan(const plan::Plan &plan, rt::Executor &floatEx, CalibrationData &data,
                          const QuantizeOptions &options, QuantizeResult &result,
                          DiagnosticEngine &diags) {
   PlanQuantizer q(plan, options, result, diags);
-  return q.run(floatEx, data);
+  return success(q.run(floatEx, data));
 }
 

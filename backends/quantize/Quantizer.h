@@ -66,7 +66,7 @@ struct QuantizeResult {
 };
 
 /// Calibrates and chooses every grid. `floatEx` runs `plan.model`.
-bool quantizePlan(const plan::Plan &plan, rt::Executor &floatEx, CalibrationData &data,
+LogicalResult quantizePlan(const plan::Plan &plan, rt::Executor &floatEx, CalibrationData &data,
                   const QuantizeOptions &options, QuantizeResult &result,
                   DiagnosticEngine &diags);
 
@@ -86,12 +86,12 @@ void applyBiases(graph::Model &m, const QuantizeResult &result);
 /// plan's model, before rewriteToQDQ): corrected biases (applyBiases),
 /// scaled kernels and graph edits, then completes `result.spec` on the
 /// edited model when quantizePlan deferred it. False after diagnostics.
-bool applyCorrections(graph::Model &m, QuantizeResult &result, DiagnosticEngine &diags);
+LogicalResult applyCorrections(graph::Model &m, QuantizeResult &result, DiagnosticEngine &diags);
 
 /// Runs both models over `data` (at most `maxSamples`) and fills the SQNR of
 /// every activation tensor of `result.tensors` (the value of that name in
 /// the quantized model against the float one).
-bool measureLayers(rt::Executor &floatEx, rt::Executor &quantEx, CalibrationData &data,
+LogicalResult measureLayers(rt::Executor &floatEx, rt::Executor &quantEx, CalibrationData &data,
                    int64_t maxSamples, QuantizeResult &result, DiagnosticEngine &diags);
 
 } // namespace tpcc::quant

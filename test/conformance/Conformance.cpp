@@ -177,7 +177,7 @@ static Outcome runCase(const std::string &dir, std::string &why) {
     rt::RunOptions opts;
     opts.allowNonFinite = true;
     opts.checkShapes = false; // test_castlike_*: `like` is [1] where [3,4] is declared
-    if (!ex->run(inputs, outputs, diags, opts)) {
+    if (failed(ex->run(inputs, outputs, diags, opts))) {
       why = errors(diags);
       return Outcome::Fail;
     }

@@ -96,7 +96,7 @@ TEST_F(PipelineTest, QuantizesMeasuresAndWrites) {
   for (int64_t b = 0; b < data.dim(0); b += 50) {
     std::vector<rt::Tensor> fo, qo;
     std::map<std::string, rt::Tensor> feed{{in, data.rows(b, b + 50)}};
-    ASSERT_TRUE(fx->run(feed, fo, c->diags) && qx->run(feed, qo, c->diags));
+    ASSERT_TRUE(succeeded(fx->run(feed, fo, c->diags)) && succeeded(qx->run(feed, qo, c->diags)));
     sqnr.add(fo.front(), qo.front());
   }
   EXPECT_NEAR(reported->sqnr, sqnr.dB(), 1e-6 * std::abs(sqnr.dB()));

@@ -76,7 +76,7 @@ inline std::vector<float> run(const graph::Model &m, const rt::Tensor &x, Ranges
   if (ranges)
     opts.observe = observe;
   std::vector<rt::Tensor> out;
-  EXPECT_TRUE(ex->run({{"x", x}}, out, diags, opts));
+  EXPECT_TRUE(succeeded(ex->run({{"x", x}}, out, diags, opts)));
   for (const Diagnostic &d : diags.getDiagnostics())
     ADD_FAILURE() << d.message;
   if (out.size() <= output)
@@ -125,7 +125,7 @@ inline quant::QDQSpec linearSpec(const graph::Model &m, const Ranges &r, const s
 }
 
 inline bool rewrite(Loaded &l, const quant::QDQSpec &s) {
-  bool ok = quant::rewriteToQDQ(*l.m, s, l.diags);
+  bool ok = succeeded(quant::rewriteToQDQ(*l.m, s, l.diags));
   for (const Diagnostic &d : l.diags.getDiagnostics())
     ADD_FAILURE() << d.message;
   return ok;

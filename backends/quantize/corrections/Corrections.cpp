@@ -100,22 +100,22 @@ std::vector<EqCandidate> equalizationCandidates(const plan::Plan &plan) {
 
 } // namespace
 
-bool quant::findPreStatisticsCorrections(const plan::Plan &plan, const ir::Recipe &recipe,
+LogicalResult quant::findPreStatisticsCorrections(const plan::Plan &plan, const ir::Recipe &recipe,
                                          rt::Executor &ex, CalibrationData &data,
                                          PreCorrections &out, DiagnosticEngine &diags) {
   if (recipe.reluUnboundCorrection)
     findReluBounds(plan, recipe, out);
   if (!recipe.activationChannelEqualization)
-    return true;
+    return success();
   std::vector<EqCandidate> cands = equalizationCandidates(plan);
   if (cands.empty())
-    return true;
+    return success();
   std::vector<StatsRequest> requests;
   for (const EqCandidate &c : cands)
     requests.push_back({c.relu->outputs[0], 1});
   std::vector<std::unique_ptr<TensorStats>> stats;
-  if (!collectStatistics(ex, data, requests, stats, [](int64_t) {}, diags))
-    return false;
+  if (failed(collectStatistics(ex, data, requests, stats, [](int64_t) {}, diags)))
+    return failure();
   for (const EqCandidate &c : cands) {
     const TensorStats *s = stats[c.relu->outputs[0]->id].get();
     int64_t channels = c.first->input(1)->constant->dims[0];
@@ -131,7 +131,7 @@ bool quant::findPreStatisticsCorrections(const plan::Plan &plan, const ir::Recip
     if (any)
       out.equalizations.push_back(std::move(e));
   }
-  return true;
+  return success();
 }
 
 //===----------------------------------------------------------------------===//
@@ -180,13 +180,13 @@ void scaleLinear(graph::Model &m, Node &n, int64_t outAxis, const std::vector<do
 
 } // namespace
 
-bool quant::applyPreStatisticsCorrections(graph::Model &m, const PreCorrections &pre,
+LogicalResult quant::applyPreStatisticsCorrections(graph::Model &m, const PreCorrections &pre,
                                           DiagnosticEngine &diags) {
   graph::Graph &g = m.graph;
   auto missing = [&](const std::string &what) {
     diags.emitAt(m.path, diag::err_quant_unsupported,
                  fmt::format("correction: the model has no node `{}`", what));
-    return false;
+    return failure();
   };
   for (const ReluBound &r : pre.reluBounds) {
     Node *clip = nodeNamed(g, r.clip), *first = nodeNamed(g, r.first),
@@ -226,7 +226,7 @@ bool quant::applyPreStatisticsCorrections(graph::Model &m, const PreCorrections 
   g.relink();
   m.eraseUnusedInitializers();
   g.relink();
-  return succeeded(graph::verifyGraph(g, m.path, diags));
+  return graph::verifyGraph(g, m.path, diags);
 }
 
 std::vector<std::string> PreCorrections::describe() const {

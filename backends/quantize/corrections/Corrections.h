@@ -56,13 +56,13 @@ struct PreCorrections {
 /// Finds the pre-statistics corrections `recipe` turns on in `plan.model`.
 /// Channel equalization runs one statistics pass over `data` with `ex`
 /// (which runs plan.model). False after diagnostics.
-bool findPreStatisticsCorrections(const plan::Plan &plan, const ir::Recipe &recipe,
+LogicalResult findPreStatisticsCorrections(const plan::Plan &plan, const ir::Recipe &recipe,
                                   rt::Executor &ex, CalibrationData &data,
                                   PreCorrections &out, DiagnosticEngine &diags);
 
 /// Applies `pre` to `m` (either copy of the model: nodes are found by name);
 /// the model stays numerically equivalent. False after diagnostics.
-bool applyPreStatisticsCorrections(graph::Model &m, const PreCorrections &pre,
+LogicalResult applyPreStatisticsCorrections(graph::Model &m, const PreCorrections &pre,
                                    DiagnosticEngine &diags);
 
 } // namespace tpcc::quant

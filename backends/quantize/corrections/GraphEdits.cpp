@@ -94,13 +94,13 @@ void explicitPad(graph::Model &m, Node &c, const GraphEdit &e) {
 
 } // namespace
 
-bool quant::applyGraphEdits(graph::Model &m, const std::vector<GraphEdit> &edits,
+LogicalResult quant::applyGraphEdits(graph::Model &m, const std::vector<GraphEdit> &edits,
                             const std::vector<ConstantEdit> &kernels, DiagnosticEngine &diags) {
   graph::Graph &g = m.graph;
   auto missing = [&](const std::string &what) {
     diags.emitAt(m.path, diag::err_quant_unsupported,
                  fmt::format("correction: the model has no `{}`", what));
-    return false;
+    return failure();
   };
   for (const ConstantEdit &k : kernels) {
     Node *n = nodeNamed(g, k.node);
@@ -152,7 +152,7 @@ bool quant::applyGraphEdits(graph::Model &m, const std::vector<GraphEdit> &edits
   }
   m.eraseUnusedInitializers();
   g.relink();
-  return succeeded(graph::verifyGraph(g, m.path, diags));
+  return graph::verifyGraph(g, m.path, diags);
 }
 
 std::string GraphEdit::describe() const {

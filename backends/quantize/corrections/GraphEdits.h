@@ -45,7 +45,7 @@ struct ConstantEdit {
 
 /// Applies `kernels`, then `edits` to `m`, then relinks and verifies it.
 /// False after diagnostics (a name no longer there).
-bool applyGraphEdits(graph::Model &m, const std::vector<GraphEdit> &edits,
+LogicalResult applyGraphEdits(graph::Model &m, const std::vector<GraphEdit> &edits,
                      const std::vector<ConstantEdit> &kernels, DiagnosticEngine &diags);
 
 } // namespace tpcc::quant

@@ -219,18 +219,18 @@ bool PlanReader::read(const json::Object &plan) {
 
 } // namespace
 
-bool quant::specFromPlan(llvm::StringRef text, llvm::StringRef where, const graph::Model &m,
+LogicalResult quant::specFromPlan(llvm::StringRef text, llvm::StringRef where, const graph::Model &m,
                          QuantizeResult &result, DiagnosticEngine &diags) {
   llvm::Expected<json::Value> v = json::parse(text);
   if (!v) {
     diags.emitAt(where.str(), diag::err_apply_plan,
                  "not JSON: " + llvm::toString(v.takeError()));
-    return false;
+    return failure();
   }
   const json::Object *o = v->getAsObject();
   if (!o) {
     diags.emitAt(where.str(), diag::err_apply_plan, "not a plan (a JSON object expected)");
-    return false;
+    return failure();
   }
-  return PlanReader(where, m, result, diags).read(*o);
+  return success(PlanReader(where, m, result, diags).read(*o));
 }

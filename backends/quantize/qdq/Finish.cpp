@@ -103,17 +103,17 @@ void quant::applyBiases(graph::Model &m, const QuantizeResult &result) {
   m.eraseUnusedInitializers();
 }
 
-bool quant::applyCorrections(graph::Model &m, QuantizeResult &result, DiagnosticEngine &diags) {
+LogicalResult quant::applyCorrections(graph::Model &m, QuantizeResult &result, DiagnosticEngine &diags) {
   applyBiases(m, result);
   if (result.edits.empty() && result.kernels.empty())
-    return true;
-  if (!applyGraphEdits(m, result.edits, result.kernels, diags))
-    return false;
+    return success();
+  if (failed(applyGraphEdits(m, result.edits, result.kernels, diags)))
+    return failure();
   completeSpec(m, result); // deferred by quantizePlan: the new tensors are only here
-  return true;
+  return success();
 }
 
-bool quant::measureLayers(rt::Executor &floatEx, rt::Executor &quantEx, CalibrationData &data,
+LogicalResult quant::measureLayers(rt::Executor &floatEx, rt::Executor &quantEx, CalibrationData &data,
                           int64_t maxSamples, QuantizeResult &result, DiagnosticEngine &diags) {
   auto t0 = Clock::now();
   // Every model output is measured, quantized or not.
@@ -158,11 +158,11 @@ bool quant::measureLayers(rt::Executor &floatEx, rt::Executor &quantEx, Calibrat
   std::vector<rt::Tensor> out;
   while (data.samples() < maxSamples && data.next(feed, diags)) {
     ref.clear();
-    if (!floatEx.run(feed, out, diags, fo) || !quantEx.run(feed, out, diags, qo))
-      return false;
+    if (failed(floatEx.run(feed, out, diags, fo)) || failed(quantEx.run(feed, out, diags, qo)))
+      return failure();
   }
   if (data.failed())
-    return false;
+    return failure();
   data.rewind();
   for (size_t i = 0; i < result.tensors.size(); ++i) {
     TensorReport &r = result.tensors[i];
@@ -172,5 +172,5 @@ bool quant::measureLayers(rt::Executor &floatEx, rt::Executor &quantEx, Calibrat
     r.sqnr = sqnr[i].dB();
   }
   result.seconds[3] = since(t0);
-  return true;
+  return success();
 }

@@ -500,8 +500,8 @@ bool Rewriter::apply() {
   return finish();
 }
 
-bool quant::rewriteToQDQ(graph::Model &m, const QDQSpec &spec, DiagnosticEngine &diags) {
+LogicalResult quant::rewriteToQDQ(graph::Model &m, const QDQSpec &spec, DiagnosticEngine &diags) {
   Rewriter r(m, spec, diags);
   bool none = spec.activations.empty() && spec.weights.empty() && spec.biases.empty();
-  return none || (r.check() && r.apply());
+  return success(none || (r.check() && r.apply()));
 }

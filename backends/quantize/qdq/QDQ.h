@@ -84,7 +84,7 @@ struct QDQSpec {
 /// copy. Float initializers and Constant nodes nothing reads any more go.
 /// New nodes are appended to the node list; the graph's topological order
 /// (set by the final verification, followed by the writer) places them.
-bool rewriteToQDQ(graph::Model &m, const QDQSpec &spec, DiagnosticEngine &diags);
+LogicalResult rewriteToQDQ(graph::Model &m, const QDQSpec &spec, DiagnosticEngine &diags);
 
 } // namespace tpcc::quant
 

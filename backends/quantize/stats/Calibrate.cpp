@@ -202,7 +202,7 @@ bool CalibrationData::next(std::map<std::string, rt::Tensor> &feed, DiagnosticEn
   return true;
 }
 
-bool quant::collectStatistics(rt::Executor &ex, CalibrationData &data,
+LogicalResult quant::collectStatistics(rt::Executor &ex, CalibrationData &data,
                               const std::vector<StatsRequest> &requests,
                               std::vector<std::unique_ptr<TensorStats>> &stats,
                               const std::function<void(int64_t)> &progress,
@@ -223,17 +223,17 @@ bool quant::collectStatistics(rt::Executor &ex, CalibrationData &data,
   std::map<std::string, rt::Tensor> feed;
   std::vector<rt::Tensor> outputs;
   while (data.next(feed, diags)) {
-    if (!ex.run(feed, outputs, diags, options))
-      return false;
+    if (failed(ex.run(feed, outputs, diags, options)))
+      return failure();
     if (progress)
       progress(data.samples());
   }
   if (data.failed())
-    return false;
+    return failure();
   if (data.samples() == 0) {
     diags.emitAt("", diag::err_calib_empty, "the calibration files hold no samples");
-    return false;
+    return failure();
   }
   data.rewind();
-  return true;
+  return success();
 }

@@ -68,7 +68,7 @@ struct StatsRequest {
 /// Runs the model over all of `data`; fills `stats` (by value id, only the
 /// requested ones are non-null). `progress(samples)` is called after each
 /// batch. False after errors.
-bool collectStatistics(rt::Executor &ex, CalibrationData &data,
+LogicalResult collectStatistics(rt::Executor &ex, CalibrationData &data,
                        const std::vector<StatsRequest> &requests,
                        std::vector<std::unique_ptr<TensorStats>> &stats,
                        const std::function<void(int64_t)> &progress, DiagnosticEngine &diags);
