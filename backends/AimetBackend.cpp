@@ -39,8 +39,8 @@
 
 using namespace tpcc;
 
-std::vector<std::vector<std::string>>
-interop::aimetSupergroups(const ir::Platform &p, const ir::Capabilities &c) {
+std::vector<std::vector<std::string>> interop::aimetSupergroups(const ir::Platform &p,
+                                                                const ir::Capabilities &c) {
   std::vector<std::vector<std::string>> result;
   std::set<std::vector<std::string>> seen;
   for (const ir::Fusing &f : p.fusings) {
@@ -53,8 +53,7 @@ interop::aimetSupergroups(const ir::Platform &p, const ir::Capabilities &c) {
           ops.push_back(b.op);
       elements.push_back(std::move(ops));
     }
-    if (elements.empty() ||
-        llvm::any_of(elements, [](const auto &e) { return e.empty(); }))
+    if (elements.empty() || llvm::any_of(elements, [](const auto &e) { return e.empty(); }))
       continue;
     // Odometer over the elements: the last element varies fastest.
     std::vector<size_t> idx(elements.size(), 0);
@@ -91,38 +90,30 @@ std::pair<double, double> interop::fixedRange(const ir::OpConfig &c) {
 
 namespace {
 
-bool aimetBitwidth(int bits) {
-  return bits == 4 || bits == 8 || bits == 16 || bits == 32;
-}
+bool aimetBitwidth(int bits) { return bits == 4 || bits == 8 || bits == 16 || bits == 32; }
 
 /// One entry of `supported_kernels`; `param` 0 means none.
 struct Kernel {
   int activation = 8, param = 0;
-  bool operator==(const Kernel &o) const {
-    return activation == o.activation && param == o.param;
-  }
+  bool operator==(const Kernel &o) const { return activation == o.activation && param == o.param; }
 };
 
 class AimetWriter : public JSONWriter {
 public:
-  AimetWriter(llvm::raw_ostream &os, const ir::Module &m,
-              const ir::Capabilities &c, const ir::Platform &p,
-              DiagnosticEngine &diags)
-      : JSONWriter(os), m(m), c(c), p(p), fw(m.findFramework(c.framework)),
-        diags(diags) {}
+  AimetWriter(llvm::raw_ostream &os, const ir::Module &m, const ir::Capabilities &c,
+              const ir::Platform &p, DiagnosticEngine &diags)
+      : JSONWriter(os), m(m), c(c), p(p), fw(m.findFramework(c.framework)), diags(diags) {}
 
   /// Reports what AIMET cannot express; then `write` uses `comments`.
   void analyze();
   void write(bool withComment);
 
 private:
-  template <typename... Args>
-  void warn(SourceRange loc, diag::Kind kind, const Args &...args) {
+  template <typename... Args> void warn(SourceRange loc, diag::Kind kind, const Args &...args) {
     comments.push_back(DiagnosticEngine::format(kind, args...));
     diags.emit(loc, kind, args...);
   }
-  void checkOptions(const ir::Options &o, const std::string &what,
-                    SourceRange loc);
+  void checkOptions(const ir::Options &o, const std::string &what, SourceRange loc);
   std::vector<Kernel> kernels(const ir::Options &o, bool withParam) const;
 
   void flag(bool b) { string(b ? "True" : "False"); }
@@ -130,8 +121,7 @@ private:
   /// `{"weight": {is_quantized, is_symmetric}, "bias": {is_quantized}}`.
   void params(const ir::AttrConfig &kernel, const ir::AttrConfig &bias);
   void rule(const ir::OpBinding &b);
-  bool constraints(const ir::OpConfig &base, llvm::StringRef op,
-                   double &lo, double &hi) const;
+  bool constraints(const ir::OpConfig &base, llvm::StringRef op, double &lo, double &hi) const;
 
   const ir::Module &m;
   const ir::Capabilities &c;
@@ -145,8 +135,7 @@ private:
 
 static bool symmetric(ir::QuantMethod m) { return m != ir::QuantMethod::Uniform; }
 
-void AimetWriter::checkOptions(const ir::Options &o, const std::string &what,
-                               SourceRange loc) {
+void AimetWriter::checkOptions(const ir::Options &o, const std::string &what, SourceRange loc) {
   std::vector<std::string> pot, lut;
   std::set<int> inputBits;
   bool preserving = false, extraInputs = false;
@@ -155,8 +144,7 @@ void AimetWriter::checkOptions(const ir::Options &o, const std::string &what,
       v.push_back(s);
   };
   for (const ir::OpConfig &cfg : o.configs) {
-    if (cfg.activation.quantize &&
-        cfg.activation.method == ir::QuantMethod::PowerOfTwo)
+    if (cfg.activation.quantize && cfg.activation.method == ir::QuantMethod::PowerOfTwo)
       note(pot, "activations");
     for (llvm::StringRef slot : {"kernel", "bias"}) {
       const ir::AttrConfig &a = cfg.weightConfig(slot);
@@ -191,13 +179,11 @@ void AimetWriter::checkOptions(const ir::Options &o, const std::string &what,
            "activation bits " + std::to_string(cfg.activation.bits));
     const ir::AttrConfig &k = cfg.weightConfig("kernel");
     if (k.quantize && !aimetBitwidth(k.bits))
-      warn(loc, diag::warn_aimet_bitwidth, what,
-           "kernel bits " + std::to_string(k.bits));
+      warn(loc, diag::warn_aimet_bitwidth, what, "kernel bits " + std::to_string(k.bits));
   }
 }
 
-std::vector<Kernel> AimetWriter::kernels(const ir::Options &o,
-                                         bool withParam) const {
+std::vector<Kernel> AimetWriter::kernels(const ir::Options &o, bool withParam) const {
   std::vector<Kernel> ks;
   // The base candidate first, then the others in order.
   std::vector<const ir::OpConfig *> order{&o.baseConfig()};
@@ -229,27 +215,24 @@ void AimetWriter::analyze() {
       warn(b.loc, diag::warn_aimet_predicate, b.opset, b.op, b.where->str());
     auto [it, inserted] = rules.emplace(b.op, &b);
     if (!inserted && it->second->opset != b.opset)
-      warn(b.loc, diag::warn_aimet_op_rebound, b.op, b.opset,
-           it->second->opset);
+      warn(b.loc, diag::warn_aimet_op_rebound, b.op, b.opset, it->second->opset);
   }
 }
 
 void AimetWriter::kernelList(const std::vector<Kernel> &ks) {
   array(ks, [&](const Kernel &k) {
     auto entry = [&](int bits) {
-      object({{"bitwidth", [&] { integer(bits); }},
-              {"dtype", [&] { string("int"); }}});
+      object({{"bitwidth", [&] { integer(bits); }}, {"dtype", [&] { string("int"); }}});
     };
     if (k.param)
-      object({{"activation", [&] { entry(k.activation); }},
-              {"param", [&] { entry(k.param); }}});
+      object({{"activation", [&] { entry(k.activation); }}, {"param", [&] { entry(k.param); }}});
     else
       object({{"activation", [&] { entry(k.activation); }}});
   });
 }
 
-bool AimetWriter::constraints(const ir::OpConfig &base, llvm::StringRef op,
-                              double &lo, double &hi) const {
+bool AimetWriter::constraints(const ir::OpConfig &base, llvm::StringRef op, double &lo,
+                              double &hi) const {
   if (base.fixedScale && base.fixedZeroPoint) {
     std::tie(lo, hi) = interop::fixedRange(base);
     return true;
@@ -276,13 +259,10 @@ void AimetWriter::rule(const ir::OpBinding &b) {
   bool constrained = constraints(base, b.op, lo, hi);
   std::vector<Field> fields = {
       {"is_input_quantized", [&] { flag(false); }},
-      {"is_output_quantized",
-       [&] { flag(base.activation.quantize && !base.preserving); }},
+      {"is_output_quantized", [&] { flag(base.activation.quantize && !base.preserving); }},
       {"is_symmetric", [&] { flag(symmetric(base.activation.method)); }},
       {"per_channel_quantization", [&] { flag(kernel.perChannel); }},
-      {"params", [&] {
-         params(kernel, bias);
-       }}};
+      {"params", [&] { params(kernel, bias); }}};
   auto writeKernels = [&] { kernelList(ks); };
   if (!ks.empty())
     fields.push_back({"supported_kernels", writeKernels});
@@ -294,15 +274,15 @@ void AimetWriter::rule(const ir::OpBinding &b) {
   object(fields);
 }
 
-void AimetWriter::params(const ir::AttrConfig &kernel,
-                         const ir::AttrConfig &bias) {
+void AimetWriter::params(const ir::AttrConfig &kernel, const ir::AttrConfig &bias) {
   object({{"weight",
            [&] {
              object({{"is_quantized", [&] { flag(kernel.quantize); }},
                      {"is_symmetric", [&] { flag(symmetric(kernel.method)); }}});
            }},
-          {"bias",
-           [&] { object({{"is_quantized", [&] { flag(bias.quantize); }}}); }}});
+          {"bias", [&] {
+             object({{"is_quantized", [&] { flag(bias.quantize); }}});
+           }}});
 }
 
 void AimetWriter::write(bool withComment) {
@@ -319,8 +299,8 @@ void AimetWriter::write(bool withComment) {
       if (!rules.count(op))
         extraNoQuantize.insert(op);
     for (const ir::OpRange &r : fw->ranges)
-      if (!rules.count(r.op) && !extraNoQuantize.count(r.op) &&
-          std::isfinite(r.lo) && std::isfinite(r.hi))
+      if (!rules.count(r.op) && !extraNoQuantize.count(r.op) && std::isfinite(r.lo) &&
+          std::isfinite(r.hi))
         extraRanges.emplace(r.op, std::make_pair(r.lo, r.hi));
   }
 
@@ -330,32 +310,24 @@ void AimetWriter::write(bool withComment) {
          std::vector<Field> fields = {
              {"ops",
               [&] {
-                object({{"is_output_quantized",
-                         [&] { flag(def.activation.quantize); }},
-                        {"is_symmetric",
-                         [&] { flag(symmetric(def.activation.method)); }}});
+                object({{"is_output_quantized", [&] { flag(def.activation.quantize); }},
+                        {"is_symmetric", [&] { flag(symmetric(def.activation.method)); }}});
               }},
              {"params",
               [&] {
                 object({{"is_quantized", [&] { flag(kernel.quantize); }},
-                        {"is_symmetric",
-                         [&] { flag(symmetric(kernel.method)); }}});
+                        {"is_symmetric", [&] { flag(symmetric(kernel.method)); }}});
               }},
              {"strict_symmetric", [&] { flag(false); }},
              {"unsigned_symmetric",
-              [&] {
-                flag(def.activation.signedness != ir::Signedness::Signed);
-              }},
+              [&] { flag(def.activation.signedness != ir::Signedness::Signed); }},
              {"per_channel_quantization", [&] { flag(kernel.perChannel); }}};
          auto writeKernels = [&] { kernelList(defKernels); };
          if (!defKernels.empty())
            fields.push_back({"supported_kernels", writeKernels});
          object(fields);
        }},
-      {"params",
-       [&] {
-         params(kernel, bias);
-       }},
+      {"params", [&] { params(kernel, bias); }},
       {"op_type",
        [&] {
          // Every key of one object: bound ops, then the framework's others.
@@ -375,8 +347,7 @@ void AimetWriter::write(bool withComment) {
            } else {
              auto [lo, hi] = extraRanges.at(op);
              object({{"encoding_constraints", [&] {
-                        object({{"min", [&] { number(lo); }},
-                                {"max", [&] { number(hi); }}});
+                        object({{"min", [&] { number(lo); }}, {"max", [&] { number(hi); }}});
                       }}});
            }
            j.attributeEnd();
@@ -385,13 +356,14 @@ void AimetWriter::write(bool withComment) {
        }},
       {"supergroups",
        [&] {
-         array(interop::aimetSupergroups(p, c),
-               [&](const std::vector<std::string> &ops) {
-                 object({{"op_list", [&] { strings(ops); }}});
-               });
+         array(interop::aimetSupergroups(p, c), [&](const std::vector<std::string> &ops) {
+           object({{"op_list", [&] { strings(ops); }}});
+         });
        }},
       {"model_input",
-       [&] { object({{"is_input_quantized", [&] { flag(true); }}}); }},
+       [&] {
+         object({{"is_input_quantized", [&] { flag(true); }}});
+       }},
       {"model_output", [&] { object(llvm::ArrayRef<Field>()); }}};
   auto writeComment = [&] { strings(comments); };
   if (withComment)
@@ -401,9 +373,8 @@ void AimetWriter::write(bool withComment) {
 
 } // namespace
 
-void tpcc::emitAimet(const ir::Module &m, const ir::Capabilities &c,
-                     DiagnosticEngine &diags, llvm::raw_ostream &os,
-                     bool comment) {
+void tpcc::emitAimet(const ir::Module &m, const ir::Capabilities &c, DiagnosticEngine &diags,
+                     llvm::raw_ostream &os, bool comment) {
   const ir::Platform *p = m.findPlatform(c.platform);
   if (!p) // the passes reject such capabilities
     return;

@@ -25,16 +25,14 @@ void emitMctJSON(const ir::Platform &p, llvm::raw_ostream &os);
 /// (`tpcc emit --emit=aimet`). Every concept AIMET cannot express is reported
 /// to `diags` as a warning; with `comment`, the messages are also listed in a
 /// top-level `comment` field (which AIMET's schema does not accept).
-void emitAimet(const ir::Module &m, const ir::Capabilities &c,
-               DiagnosticEngine &diags, llvm::raw_ostream &os,
-               bool comment = false);
+void emitAimet(const ir::Module &m, const ir::Capabilities &c, DiagnosticEngine &diags,
+               llvm::raw_ostream &os, bool comment = false);
 
 enum class DocFormat { Markdown, HTML };
 /// A readable description of platform `p` (`tpcc doc`): header, default,
 /// opsets with their options, fusing patterns, and the ONNX ops each opset
 /// binds in every capabilities of `m` on `p`.
-void emitDoc(const ir::Module &m, const ir::Platform &p, DocFormat format,
-             llvm::raw_ostream &os);
+void emitDoc(const ir::Module &m, const ir::Platform &p, DocFormat format, llvm::raw_ostream &os);
 
 namespace interop {
 /// MCT's QuantizationMethod number: POWER_OF_TWO 0, LUT_POT_QUANTIZER 1,
@@ -51,8 +49,8 @@ std::string mctAttrKey(llvm::StringRef slot);
 /// its opsets, in binding order; the lists are the cartesian product of the
 /// elements, patterns in order, duplicates dropped (first one kept). A
 /// pattern with an element no op is bound to gives nothing.
-std::vector<std::vector<std::string>>
-aimetSupergroups(const ir::Platform &p, const ir::Capabilities &c);
+std::vector<std::vector<std::string>> aimetSupergroups(const ir::Platform &p,
+                                                       const ir::Capabilities &c);
 
 /// The real range [min, max] that a fixed scale and zero point give an
 /// activation of `bits` bits (unsigned when the config says so, else signed):

@@ -105,9 +105,7 @@ public:
   void heading(int level, llvm::StringRef text) override {
     os << "<h" << level << '>' << inline_(text) << "</h" << level << ">\n";
   }
-  void paragraph(llvm::StringRef text) override {
-    os << "<p>" << inline_(text) << "</p>\n";
-  }
+  void paragraph(llvm::StringRef text) override { os << "<p>" << inline_(text) << "</p>\n"; }
   void table(const Row &header, const std::vector<Row> &rows) override {
     os << "<table>\n<thead><tr>";
     for (const std::string &h : header)
@@ -186,8 +184,7 @@ std::string numberText(double d) {
 std::string attrText(const ir::AttrConfig &a) {
   if (!a.quantize)
     return "off";
-  std::string s = std::string(ir::toString(a.method)) + " " +
-                  std::to_string(a.bits) + "-bit " +
+  std::string s = std::string(ir::toString(a.method)) + " " + std::to_string(a.bits) + "-bit " +
                   (a.perChannel ? "per-channel" : "per-tensor");
   if (a.lutBits)
     s += " (LUT values " + std::to_string(*a.lutBits) + "-bit)";
@@ -197,8 +194,8 @@ std::string attrText(const ir::AttrConfig &a) {
 std::string activationText(const ir::ActivationConfig &a) {
   if (!a.quantize)
     return "off";
-  return std::string(ir::toString(a.method)) + " " + std::to_string(a.bits) +
-         "-bit " + ir::toString(a.signedness);
+  return std::string(ir::toString(a.method)) + " " + std::to_string(a.bits) + "-bit " +
+         ir::toString(a.signedness);
 }
 
 std::string fixedText(const ir::OpConfig &c) {
@@ -211,21 +208,18 @@ std::string fixedText(const ir::OpConfig &c) {
 }
 
 void optionsTable(Renderer &r, const ir::Options &o) {
-  Row header = {"",           "config", "activation", "input bits", "kernel",
-                "bias",       "other weights", "simd", "preserving",
-                "fixed params"};
+  Row header = {"",     "config",        "activation", "input bits", "kernel",
+                "bias", "other weights", "simd",       "preserving", "fixed params"};
   std::vector<Row> rows;
   for (size_t i = 0; i < o.configs.size(); ++i) {
     const ir::OpConfig &c = o.configs[i];
     std::vector<std::string> inputs;
     for (int b : c.inputBits)
       inputs.push_back(std::to_string(b));
-    rows.push_back({i == o.base ? "base" : "",
-                    c.name.empty() ? "(inline)" : code(c.name),
+    rows.push_back({i == o.base ? "base" : "", c.name.empty() ? "(inline)" : code(c.name),
                     activationText(c.activation), llvm::join(inputs, ", "),
-                    attrText(c.weightConfig("kernel")),
-                    attrText(c.weightConfig("bias")), attrText(c.weights),
-                    std::to_string(c.simd), c.preserving ? "yes" : "no",
+                    attrText(c.weightConfig("kernel")), attrText(c.weightConfig("bias")),
+                    attrText(c.weights), std::to_string(c.simd), c.preserving ? "yes" : "no",
                     fixedText(c)});
   }
   r.table(header, rows);
@@ -242,14 +236,13 @@ std::string elementText(const std::vector<std::string> &e) {
 void document(Renderer &r, const ir::Module &m, const ir::Platform &p) {
   r.begin("Platform " + p.name);
   r.heading(1, "Platform " + code(p.name));
-  r.table({"property", "value"},
-          {{"version", p.version ? std::to_string(p.version->minor) + "." +
-                                       std::to_string(p.version->patch)
-                                 : "—"},
-           {"type", p.type},
-           {"parent", p.parent ? code(*p.parent) : "—"},
-           {"SIMD padding", p.simdPadding ? "yes" : "no"},
-           {"metadata", p.metadata ? "yes" : "no"}});
+  r.table({"property", "value"}, {{"version", p.version ? std::to_string(p.version->minor) + "." +
+                                                              std::to_string(p.version->patch)
+                                                        : "—"},
+                                  {"type", p.type},
+                                  {"parent", p.parent ? code(*p.parent) : "—"},
+                                  {"SIMD padding", p.simdPadding ? "yes" : "no"},
+                                  {"metadata", p.metadata ? "yes" : "no"}});
 
   r.heading(2, "Default options");
   r.paragraph("Operators of config-less opsets, and operators no opset "
@@ -275,11 +268,9 @@ void document(Renderer &r, const ir::Module &m, const ir::Platform &p) {
       std::vector<std::string> ops;
       for (const ir::OpBinding &b : c->bindings)
         if (b.opset == o.name)
-          ops.push_back(code(b.op) +
-                        (b.where ? " where " + code(b.where->str()) : ""));
+          ops.push_back(code(b.op) + (b.where ? " where " + code(b.where->str()) : ""));
       if (!ops.empty())
-        bound.push_back("ONNX ops in " + code(c->name) + ": " +
-                        llvm::join(ops, ", "));
+        bound.push_back("ONNX ops in " + code(c->name) + ": " + llvm::join(ops, ", "));
       else if (llvm::is_contained(c->unbound, o.name))
         bound.push_back(code(c->name) + ": none (no ONNX op realises it)");
     }
@@ -300,8 +291,7 @@ void document(Renderer &r, const ir::Module &m, const ir::Platform &p) {
       std::vector<std::string> elems;
       for (const auto &e : f.pattern)
         elems.push_back(elementText(e));
-      rows.push_back({f.name.empty() ? "—" : code(f.name),
-                      llvm::join(elems, " → ")});
+      rows.push_back({f.name.empty() ? "—" : code(f.name), llvm::join(elems, " → ")});
     }
     r.table({"name", "pattern"}, rows);
   }
@@ -312,8 +302,8 @@ void document(Renderer &r, const ir::Module &m, const ir::Platform &p) {
   } else {
     std::vector<std::string> items;
     for (const ir::Capabilities *c : caps)
-      items.push_back(code(c->name) + " on framework " + code(c->framework) +
-                      ": " + std::to_string(c->bindings.size()) + " bindings");
+      items.push_back(code(c->name) + " on framework " + code(c->framework) + ": " +
+                      std::to_string(c->bindings.size()) + " bindings");
     r.list(items);
   }
   r.end();
@@ -321,8 +311,8 @@ void document(Renderer &r, const ir::Module &m, const ir::Platform &p) {
 
 } // namespace
 
-void tpcc::emitDoc(const ir::Module &m, const ir::Platform &p,
-                   DocFormat format, llvm::raw_ostream &os) {
+void tpcc::emitDoc(const ir::Module &m, const ir::Platform &p, DocFormat format,
+                   llvm::raw_ostream &os) {
   std::unique_ptr<Renderer> r;
   if (format == DocFormat::HTML)
     r = std::make_unique<HtmlRenderer>(os);

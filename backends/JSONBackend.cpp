@@ -53,9 +53,7 @@ private:
   void methodOrNull(const std::optional<ir::QuantMethod> &m) {
     m ? string(ir::toString(*m)) : null();
   }
-  void where(const std::optional<ir::Predicate> &p) {
-    p ? string(p->str()) : null();
-  }
+  void where(const std::optional<ir::Predicate> &p) { p ? string(p->str()) : null(); }
 
   // IR entities.
   void options(const ir::Options &o);
@@ -70,10 +68,8 @@ private:
 //===----------------------------------------------------------------------===//
 
 void Writer::options(const ir::Options &o) {
-  object(
-      {{"configs",
-        [&] { array(o.configs, [&](const ir::OpConfig &c) { opConfig(c); }); }},
-       {"base", [&] { integer(o.base); }}});
+  object({{"configs", [&] { array(o.configs, [&](const ir::OpConfig &c) { opConfig(c); }); }},
+          {"base", [&] { integer(o.base); }}});
 }
 
 void Writer::platform(const ir::Platform &p) {
@@ -82,8 +78,7 @@ void Writer::platform(const ir::Platform &p) {
            [&] {
              if (!p.version)
                return null();
-             string(std::to_string(p.version->minor) + "." +
-                    std::to_string(p.version->patch));
+             string(std::to_string(p.version->minor) + "." + std::to_string(p.version->patch));
            }},
           {"type", [&] { string(p.type); }},
           {"parent", [&] { stringOrNull(p.parent); }},
@@ -94,18 +89,14 @@ void Writer::platform(const ir::Platform &p) {
            [&] {
              array(p.opsets, [&](const ir::Opset &o) {
                object({{"name", [&] { string(o.name); }},
-                       {"options",
-                        [&] { o.options ? options(*o.options) : null(); }}});
+                       {"options", [&] { o.options ? options(*o.options) : null(); }}});
              });
            }},
           {"fusings", [&] {
              array(p.fusings, [&](const ir::Fusing &f) {
                object({{"name", [&] { nameOrNull(f.name); }},
                        {"pattern", [&] {
-                          array(f.pattern,
-                                [&](const std::vector<std::string> &e) {
-                                  strings(e);
-                                });
+                          array(f.pattern, [&](const std::vector<std::string> &e) { strings(e); });
                         }}});
              });
            }}});
@@ -143,72 +134,55 @@ void Writer::capabilities(const ir::Capabilities &c) {
   object({{"name", [&] { string(c.name); }},
           {"platform", [&] { string(c.platform); }},
           {"framework", [&] { string(c.framework); }},
-          {"bindings", [&] {
+          {"bindings",
+           [&] {
              array(c.bindings, [&](const ir::OpBinding &b) {
                object({{"opset", [&] { string(b.opset); }},
                        {"op", [&] { string(b.op); }},
                        {"where", [&] { where(b.where); }}});
              });
            }},
-          {"unbound", [&] {
-             array(c.unbound, [&](const std::string &s) { string(s); });
-           }}});
+          {"unbound", [&] { array(c.unbound, [&](const std::string &s) { string(s); }); }}});
 }
 
 void Writer::recipe(const ir::Recipe &r) {
-  object(
-      {{"name", [&] { string(r.name); }},
-       {"parent", [&] { stringOrNull(r.parent); }},
-       {"activation_threshold",
-        [&] { string(ir::toString(r.activationThreshold)); }},
-       {"weights_threshold", [&] { string(ir::toString(r.weightsThreshold)); }},
-       {"lp", [&] { number(r.lp); }},
-       {"bias_correction", [&] { boolean(r.biasCorrection); }},
-       {"shift_negative",
-        [&] {
-          object({{"enabled", [&] { boolean(r.shiftNegative.enabled); }},
+  object({{"name", [&] { string(r.name); }},
+          {"parent", [&] { stringOrNull(r.parent); }},
+          {"activation_threshold", [&] { string(ir::toString(r.activationThreshold)); }},
+          {"weights_threshold", [&] { string(ir::toString(r.weightsThreshold)); }},
+          {"lp", [&] { number(r.lp); }},
+          {"bias_correction", [&] { boolean(r.biasCorrection); }},
+          {"shift_negative",
+           [&] {
+             object(
+                 {{"enabled", [&] { boolean(r.shiftNegative.enabled); }},
                   {"ratio", [&] { number(r.shiftNegative.ratio); }},
-                  {"recompute_threshold",
-                   [&] { boolean(r.shiftNegative.recomputeThreshold); }}});
-        }},
-       {"relu_unbound_correction", [&] { boolean(r.reluUnboundCorrection); }},
-       {"activation_channel_equalization",
-        [&] { boolean(r.activationChannelEqualization); }},
-       {"input_scaling", [&] { boolean(r.inputScaling); }},
-       {"z_threshold", [&] { number(r.zThreshold); }},
-       {"min_threshold", [&] { number(r.minThreshold); }},
-       {"overrides", [&] {
-          object(
-              {{"activation_bits", [&] { integerOrNull(r.activationBits); }},
-               {"weights_bits", [&] { integerOrNull(r.weightsBits); }},
-               {"activation_method", [&] { methodOrNull(r.activationMethod); }},
-               {"weights_method", [&] { methodOrNull(r.weightsMethod); }},
-               {"per_channel", [&] { booleanOrNull(r.perChannel); }},
-               {"quantize_activations",
-                [&] { booleanOrNull(r.quantizeActivations); }},
-               {"quantize_weights",
-                [&] { booleanOrNull(r.quantizeWeights); }}});
-        }}});
+                  {"recompute_threshold", [&] { boolean(r.shiftNegative.recomputeThreshold); }}});
+           }},
+          {"relu_unbound_correction", [&] { boolean(r.reluUnboundCorrection); }},
+          {"activation_channel_equalization", [&] { boolean(r.activationChannelEqualization); }},
+          {"input_scaling", [&] { boolean(r.inputScaling); }},
+          {"z_threshold", [&] { number(r.zThreshold); }},
+          {"min_threshold", [&] { number(r.minThreshold); }},
+          {"overrides", [&] {
+             object({{"activation_bits", [&] { integerOrNull(r.activationBits); }},
+                     {"weights_bits", [&] { integerOrNull(r.weightsBits); }},
+                     {"activation_method", [&] { methodOrNull(r.activationMethod); }},
+                     {"weights_method", [&] { methodOrNull(r.weightsMethod); }},
+                     {"per_channel", [&] { booleanOrNull(r.perChannel); }},
+                     {"quantize_activations", [&] { booleanOrNull(r.quantizeActivations); }},
+                     {"quantize_weights", [&] { booleanOrNull(r.quantizeWeights); }}});
+           }}});
 }
 
 void Writer::module(const ir::Module &m) {
-  object({{"tpcc_ir_version", [&] { integer(1); }},
-          {"platforms",
-           [&] {
-             array(m.platforms, [&](const ir::Platform &p) { platform(p); });
-           }},
-          {"frameworks",
-           [&] {
-             array(m.frameworks, [&](const ir::Framework &f) { framework(f); });
-           }},
-          {"capabilities",
-           [&] {
-             array(m.capabilities,
-                   [&](const ir::Capabilities &c) { capabilities(c); });
-           }},
-          {"recipes", [&] {
-             array(m.recipes, [&](const ir::Recipe &r) { recipe(r); });
-           }}});
+  object(
+      {{"tpcc_ir_version", [&] { integer(1); }},
+       {"platforms", [&] { array(m.platforms, [&](const ir::Platform &p) { platform(p); }); }},
+       {"frameworks", [&] { array(m.frameworks, [&](const ir::Framework &f) { framework(f); }); }},
+       {"capabilities",
+        [&] { array(m.capabilities, [&](const ir::Capabilities &c) { capabilities(c); }); }},
+       {"recipes", [&] { array(m.recipes, [&](const ir::Recipe &r) { recipe(r); }); }}});
 }
 
 } // namespace

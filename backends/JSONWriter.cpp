@@ -113,34 +113,31 @@ void JSONWriter::attrConfig(const ir::AttrConfig &a) {
 
 void JSONWriter::opConfig(const ir::OpConfig &c) {
   const ir::ActivationConfig &act = c.activation;
-  object(
-      {{"name", [&] { nameOrNull(c.name); }},
-       {"activation",
-        [&] {
-          object(
-              {{"method", [&] { string(ir::toString(act.method)); }},
-               {"bits", [&] { integer(act.bits); }},
-               {"quantize", [&] { boolean(act.quantize); }},
-               {"signedness", [&] { string(ir::toString(act.signedness)); }}});
-        }},
-       {"input_bits", [&] { array(c.inputBits, [&](int b) { integer(b); }); }},
-       {"weights",
-        [&] {
-          object({{"default", [&] { attrConfig(c.weights); }},
-                  {"slots", [&] {
-                     // std::map iterates in byte order of the slot names.
-                     j.objectBegin();
-                     for (const auto &[slot, a] : c.slots) {
-                       j.attributeBegin(
-                           json::isUTF8(slot) ? slot : json::fixUTF8(slot));
-                       attrConfig(a);
-                       j.attributeEnd();
-                     }
-                     j.objectEnd();
-                   }}});
-        }},
-       {"preserving", [&] { boolean(c.preserving); }},
-       {"fixed_scale", [&] { c.fixedScale ? number(*c.fixedScale) : null(); }},
-       {"fixed_zero_point", [&] { integerOrNull(c.fixedZeroPoint); }},
-       {"simd", [&] { integer(c.simd); }}});
+  object({{"name", [&] { nameOrNull(c.name); }},
+          {"activation",
+           [&] {
+             object({{"method", [&] { string(ir::toString(act.method)); }},
+                     {"bits", [&] { integer(act.bits); }},
+                     {"quantize", [&] { boolean(act.quantize); }},
+                     {"signedness", [&] { string(ir::toString(act.signedness)); }}});
+           }},
+          {"input_bits", [&] { array(c.inputBits, [&](int b) { integer(b); }); }},
+          {"weights",
+           [&] {
+             object({{"default", [&] { attrConfig(c.weights); }},
+                     {"slots", [&] {
+                        // std::map iterates in byte order of the slot names.
+                        j.objectBegin();
+                        for (const auto &[slot, a] : c.slots) {
+                          j.attributeBegin(json::isUTF8(slot) ? slot : json::fixUTF8(slot));
+                          attrConfig(a);
+                          j.attributeEnd();
+                        }
+                        j.objectEnd();
+                      }}});
+           }},
+          {"preserving", [&] { boolean(c.preserving); }},
+          {"fixed_scale", [&] { c.fixedScale ? number(*c.fixedScale) : null(); }},
+          {"fixed_zero_point", [&] { integerOrNull(c.fixedZeroPoint); }},
+          {"simd", [&] { integer(c.simd); }}});
 }

@@ -59,12 +59,8 @@ public:
   void boolean(bool b) { j.value(b); }
   void null() { j.value(nullptr); }
   void nameOrNull(const std::string &s) { s.empty() ? null() : string(s); }
-  void stringOrNull(const std::optional<std::string> &s) {
-    s ? string(*s) : null();
-  }
-  template <typename T> void integerOrNull(const std::optional<T> &v) {
-    v ? integer(*v) : null();
-  }
+  void stringOrNull(const std::optional<std::string> &s) { s ? string(*s) : null(); }
+  template <typename T> void integerOrNull(const std::optional<T> &v) { v ? integer(*v) : null(); }
   void booleanOrNull(const std::optional<bool> &v) { v ? boolean(*v) : null(); }
   void strings(const std::vector<std::string> &v) {
     array(v, [&](const std::string &s) { string(s); });

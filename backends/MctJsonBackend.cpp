@@ -83,8 +83,7 @@ private:
 };
 
 void MctWriter::attr(const ir::AttrConfig &a) {
-  object({{"weights_quantization_method",
-           [&] { integer(interop::mctMethod(a.method)); }},
+  object({{"weights_quantization_method", [&] { integer(interop::mctMethod(a.method)); }},
           {"weights_n_bits", [&] { integer(a.bits); }},
           {"weights_per_channel_threshold", [&] { boolean(a.perChannel); }},
           {"enable_weights_quantization", [&] { boolean(a.quantize); }},
@@ -93,33 +92,31 @@ void MctWriter::attr(const ir::AttrConfig &a) {
 
 void MctWriter::config(const ir::OpConfig &c) {
   const ir::ActivationConfig &act = c.activation;
-  object(
-      {{"default_weight_attr_config", [&] { attr(c.weights); }},
-       {"attr_weights_configs_mapping",
-        [&] {
-          // Keys in byte order of MCT's names ("bias_attr" < "kernel_attr").
-          std::map<std::string, const ir::AttrConfig *> byKey;
-          for (const auto &[slot, a] : c.slots)
-            byKey[interop::mctAttrKey(slot)] = &a;
-          j.objectBegin();
-          for (const auto &[key, a] : byKey) {
-            j.attributeBegin(key);
-            attr(*a);
-            j.attributeEnd();
-          }
-          j.objectEnd();
-        }},
-       {"activation_quantization_method",
-        [&] { integer(interop::mctMethod(act.method)); }},
-       {"activation_n_bits", [&] { integer(act.bits); }},
-       {"supported_input_activation_n_bits",
-        [&] { array(c.inputBits, [&](int b) { integer(b); }); }},
-       {"enable_activation_quantization", [&] { boolean(act.quantize); }},
-       {"quantization_preserving", [&] { boolean(c.preserving); }},
-       {"signedness", [&] { integer(interop::mctSignedness(act.signedness)); }},
-       {"fixed_scale", [&] { c.fixedScale ? number(*c.fixedScale) : null(); }},
-       {"fixed_zero_point", [&] { integerOrNull(c.fixedZeroPoint); }},
-       {"simd_size", [&] { integer(c.simd); }}});
+  object({{"default_weight_attr_config", [&] { attr(c.weights); }},
+          {"attr_weights_configs_mapping",
+           [&] {
+             // Keys in byte order of MCT's names ("bias_attr" < "kernel_attr").
+             std::map<std::string, const ir::AttrConfig *> byKey;
+             for (const auto &[slot, a] : c.slots)
+               byKey[interop::mctAttrKey(slot)] = &a;
+             j.objectBegin();
+             for (const auto &[key, a] : byKey) {
+               j.attributeBegin(key);
+               attr(*a);
+               j.attributeEnd();
+             }
+             j.objectEnd();
+           }},
+          {"activation_quantization_method", [&] { integer(interop::mctMethod(act.method)); }},
+          {"activation_n_bits", [&] { integer(act.bits); }},
+          {"supported_input_activation_n_bits",
+           [&] { array(c.inputBits, [&](int b) { integer(b); }); }},
+          {"enable_activation_quantization", [&] { boolean(act.quantize); }},
+          {"quantization_preserving", [&] { boolean(c.preserving); }},
+          {"signedness", [&] { integer(interop::mctSignedness(act.signedness)); }},
+          {"fixed_scale", [&] { c.fixedScale ? number(*c.fixedScale) : null(); }},
+          {"fixed_zero_point", [&] { integerOrNull(c.fixedZeroPoint); }},
+          {"simd_size", [&] { integer(c.simd); }}});
 }
 
 void MctWriter::options(const ir::Options &o) {
@@ -140,47 +137,41 @@ void MctWriter::group(const std::vector<const ir::Opset *> &sets) {
   std::vector<std::string> names;
   for (const ir::Opset *o : sets)
     names.push_back(o->name);
-  object({{"operators_set",
-           [&] { array(sets, [&](const ir::Opset *o) { opset(*o); }); }},
+  object({{"operators_set", [&] { array(sets, [&](const ir::Opset *o) { opset(*o); }); }},
           {"name", [&] { string(llvm::join(names, "_")); }},
           {"type", [&] { string("OperatorSetGroup"); }}});
 }
 
 void MctWriter::platform(const ir::Platform &p) {
-  object(
-      {{"default_qco", [&] { options(p.defaultOptions); }},
-       {"operator_set",
-        [&] { array(p.opsets, [&](const ir::Opset &o) { opset(o); }); }},
-       {"fusing_patterns",
-        [&] {
-          array(p.fusings, [&](const ir::Fusing &f) {
-            object(
-                {{"operator_groups",
-                  [&] {
-                    array(f.pattern, [&](const std::vector<std::string> &e) {
-                      std::vector<const ir::Opset *> sets;
-                      for (const std::string &n : e)
-                        if (const ir::Opset *o = p.findOpset(n))
-                          sets.push_back(o);
-                      if (sets.empty()) // resolved IR: never happens
-                        return null();
-                      group(sets);
-                    });
-                  }},
-                 {"name", [&] { nameOrNull(f.name); }},
-                 {"fuse_op_quantization_config", [&] { null(); }}});
-          });
-        }},
-       {"tpc_minor_version",
-        [&] { p.version ? integer(p.version->minor) : null(); }},
-       {"tpc_patch_version",
-        [&] { p.version ? integer(p.version->patch) : null(); }},
-       {"tpc_platform_type", [&] { string(p.type); }},
-       {"add_metadata", [&] { boolean(p.metadata); }},
-       {"name", [&] { string(p.name); }},
-       {"is_simd_padding", [&] { boolean(p.simdPadding); }},
-       {"insert_preserving_quantizers", [&] { boolean(false); }},
-       {"SCHEMA_VERSION", [&] { integer(2); }}});
+  object({{"default_qco", [&] { options(p.defaultOptions); }},
+          {"operator_set", [&] { array(p.opsets, [&](const ir::Opset &o) { opset(o); }); }},
+          {"fusing_patterns",
+           [&] {
+             array(p.fusings, [&](const ir::Fusing &f) {
+               object({{"operator_groups",
+                        [&] {
+                          array(f.pattern, [&](const std::vector<std::string> &e) {
+                            std::vector<const ir::Opset *> sets;
+                            for (const std::string &n : e)
+                              if (const ir::Opset *o = p.findOpset(n))
+                                sets.push_back(o);
+                            if (sets.empty()) // resolved IR: never happens
+                              return null();
+                            group(sets);
+                          });
+                        }},
+                       {"name", [&] { nameOrNull(f.name); }},
+                       {"fuse_op_quantization_config", [&] { null(); }}});
+             });
+           }},
+          {"tpc_minor_version", [&] { p.version ? integer(p.version->minor) : null(); }},
+          {"tpc_patch_version", [&] { p.version ? integer(p.version->patch) : null(); }},
+          {"tpc_platform_type", [&] { string(p.type); }},
+          {"add_metadata", [&] { boolean(p.metadata); }},
+          {"name", [&] { string(p.name); }},
+          {"is_simd_padding", [&] { boolean(p.simdPadding); }},
+          {"insert_preserving_quantizers", [&] { boolean(false); }},
+          {"SCHEMA_VERSION", [&] { integer(2); }}});
 }
 
 } // namespace

@@ -35,7 +35,9 @@ double bestMs(const std::function<void()> &f) {
   for (int i = 0; i < 5; ++i) {
     auto t0 = std::chrono::steady_clock::now();
     f();
-    best = std::min(best, std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+    best = std::min(
+        best,
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
   }
   return best;
 }
@@ -65,7 +67,8 @@ void im2colConv(const Case &cs, const float *x, const float *w, float *y, int64_
                 for (int64_t ox = 0; ox < ow; ++ox) {
                   int64_t ix = ox * cs.stride - cs.pad + j;
                   row[oy * ow + ox] = iy >= 0 && iy < cs.h && ix >= 0 && ix < cs.w
-                                          ? xb[(c * cs.h + iy) * cs.w + ix] : 0.0f;
+                                          ? xb[(c * cs.h + iy) * cs.w + ix]
+                                          : 0.0f;
                 }
               }
             }
@@ -90,7 +93,8 @@ int main() {
   std::printf("threads %d\n%-32s %10s %10s %9s %9s\n", omp_get_max_threads(), "convolution",
               "oneDNN ms", "BLAS ms", "oneDNN GF", "BLAS GF");
   for (const Case &cs : cases) {
-    int64_t oh = (cs.h + 2 * cs.pad - cs.r) / cs.stride + 1, ow = (cs.w + 2 * cs.pad - cs.r) / cs.stride + 1;
+    int64_t oh = (cs.h + 2 * cs.pad - cs.r) / cs.stride + 1,
+            ow = (cs.w + 2 * cs.pad - cs.r) / cs.stride + 1;
     Tensor x(graph::ElemType::Float, {cs.n, cs.c, cs.h, cs.w});
     Tensor w(graph::ElemType::Float, {cs.k, cs.c / cs.group, cs.r, cs.r});
     fill(x);
@@ -104,7 +108,8 @@ int main() {
       a.ints = std::move(v);
       return a;
     };
-    node.attributes = {ints("pads", {cs.pad, cs.pad, cs.pad, cs.pad}), ints("strides", {cs.stride, cs.stride})};
+    node.attributes = {ints("pads", {cs.pad, cs.pad, cs.pad, cs.pad}),
+                       ints("strides", {cs.stride, cs.stride})};
     graph::Attribute g;
     g.name = "group";
     g.type = ir::OnnxAttrType::Int;
@@ -120,7 +125,8 @@ int main() {
         std::fprintf(stderr, "conv failed: %s\n", ctx.error.c_str());
     });
     std::vector<float> y(size_t(cs.n * cs.k * oh * ow));
-    double blas = bestMs([&] { im2colConv(cs, x.data<float>(), w.data<float>(), y.data(), oh, ow); });
+    double blas =
+        bestMs([&] { im2colConv(cs, x.data<float>(), w.data<float>(), y.data(), oh, ow); });
     double flops = 2.0 * double(cs.n * cs.k * oh * ow) * double(cs.c / cs.group * cs.r * cs.r);
     std::printf("%-32s %10.3f %10.3f %9.1f %9.1f\n", cs.name, dnnl, blas, flops / dnnl / 1e6,
                 flops / blas / 1e6);

@@ -35,22 +35,58 @@ class Node {
 public:
   enum class Kind {
     // values
-    IntLit, FloatLit, Pow2Lit, StringLit, BoolLit, NoneLit, InfLit,
-    NameValue, BlockValue, ListValue,
+    IntLit,
+    FloatLit,
+    Pow2Lit,
+    StringLit,
+    BoolLit,
+    NoneLit,
+    InfLit,
+    NameValue,
+    BlockValue,
+    ListValue,
     // options and sets
-    NamedOptions, ListOptions, SetName, SetUnion,
+    NamedOptions,
+    ListOptions,
+    SetName,
+    SetUnion,
     // platform items
-    VersionItem, TypeItem, SimdPaddingItem, MetadataItem, AttrDecl, ConfigDecl,
-    OptionsDecl, DefaultDecl, OpsetDecl, GroupDecl, FuseDecl,
+    VersionItem,
+    TypeItem,
+    SimdPaddingItem,
+    MetadataItem,
+    AttrDecl,
+    ConfigDecl,
+    OptionsDecl,
+    DefaultDecl,
+    OpsetDecl,
+    GroupDecl,
+    FuseDecl,
     // framework items
-    WeightDecl, OpListDecl, RangeDecl,
+    WeightDecl,
+    OpListDecl,
+    RangeDecl,
     // predicates
-    OrPred, AndPred, NotPred, CmpPred, InPred, ConstPred, HasPred,
+    OrPred,
+    AndPred,
+    NotPred,
+    CmpPred,
+    InPred,
+    ConstPred,
+    HasPred,
     // operands
-    AttrOperand, InputOperand, RankOperand, ShapeOperand, LiteralOperand,
+    AttrOperand,
+    InputOperand,
+    RankOperand,
+    ShapeOperand,
+    LiteralOperand,
     ListOperand,
     // top level
-    ImportDecl, PlatformDecl, FrameworkDecl, CapabilitiesDecl, RecipeDecl,
+    ImportDecl,
+    PlatformDecl,
+    FrameworkDecl,
+    CapabilitiesDecl,
+    RecipeDecl,
   };
 
   virtual ~Node() = default;
@@ -80,7 +116,7 @@ private:
   std::vector<std::unique_ptr<Node>> nodes;
 };
 
-#define TPCC_AST_CLASSOF(K)                                                    \
+#define TPCC_AST_CLASSOF(K)                                                                        \
   static bool classof(const Node *n) { return n->getKind() == Kind::K; }
 
 //===----------------------------------------------------------------------===//
@@ -125,8 +161,7 @@ class StringLit : public Value {
 public:
   TPCC_AST_CLASSOF(StringLit)
   std::string value; ///< unescaped
-  StringLit(SourceRange r, std::string v)
-      : Value(Kind::StringLit, r), value(std::move(v)) {}
+  StringLit(SourceRange r, std::string v) : Value(Kind::StringLit, r), value(std::move(v)) {}
 };
 
 class BoolLit : public Value {
@@ -199,8 +234,7 @@ public:
 class OptionsExpr : public Node {
 public:
   static bool classof(const Node *n) {
-    return n->getKind() == Kind::NamedOptions ||
-           n->getKind() == Kind::ListOptions;
+    return n->getKind() == Kind::NamedOptions || n->getKind() == Kind::ListOptions;
   }
 
 protected:
@@ -212,8 +246,7 @@ class NamedOptions : public OptionsExpr {
 public:
   TPCC_AST_CLASSOF(NamedOptions)
   Ident name;
-  NamedOptions(SourceRange r, Ident n)
-      : OptionsExpr(Kind::NamedOptions, r), name(std::move(n)) {}
+  NamedOptions(SourceRange r, Ident n) : OptionsExpr(Kind::NamedOptions, r), name(std::move(n)) {}
 };
 
 /// `[c1, c2 with {...}, {...}] base c1`. Each element is a NameValue (a config
@@ -224,8 +257,7 @@ public:
   std::vector<Value *> elements;
   std::optional<Ident> base;
   ListOptions(SourceRange r, std::vector<Value *> e, std::optional<Ident> b)
-      : OptionsExpr(Kind::ListOptions, r), elements(std::move(e)),
-        base(std::move(b)) {}
+      : OptionsExpr(Kind::ListOptions, r), elements(std::move(e)), base(std::move(b)) {}
 };
 
 class SetExpr : public Node {
@@ -283,24 +315,21 @@ class TypeItem : public PlatformItem {
 public:
   TPCC_AST_CLASSOF(TypeItem)
   std::string type;
-  TypeItem(SourceRange r, std::string t)
-      : PlatformItem(Kind::TypeItem, r), type(std::move(t)) {}
+  TypeItem(SourceRange r, std::string t) : PlatformItem(Kind::TypeItem, r), type(std::move(t)) {}
 };
 
 class SimdPaddingItem : public PlatformItem {
 public:
   TPCC_AST_CLASSOF(SimdPaddingItem)
   bool value;
-  SimdPaddingItem(SourceRange r, bool v)
-      : PlatformItem(Kind::SimdPaddingItem, r), value(v) {}
+  SimdPaddingItem(SourceRange r, bool v) : PlatformItem(Kind::SimdPaddingItem, r), value(v) {}
 };
 
 class MetadataItem : public PlatformItem {
 public:
   TPCC_AST_CLASSOF(MetadataItem)
   bool value;
-  MetadataItem(SourceRange r, bool v)
-      : PlatformItem(Kind::MetadataItem, r), value(v) {}
+  MetadataItem(SourceRange r, bool v) : PlatformItem(Kind::MetadataItem, r), value(v) {}
 };
 
 /// `attr NAME = VALUE` where VALUE is a BlockValue or a NameValue (`k8 with {...}`).
@@ -336,8 +365,7 @@ class DefaultDecl : public PlatformItem {
 public:
   TPCC_AST_CLASSOF(DefaultDecl)
   OptionsExpr *options;
-  DefaultDecl(SourceRange r, OptionsExpr *o)
-      : PlatformItem(Kind::DefaultDecl, r), options(o) {}
+  DefaultDecl(SourceRange r, OptionsExpr *o) : PlatformItem(Kind::DefaultDecl, r), options(o) {}
 };
 
 /// `opset A, B : OPTIONS` — `options` is null for config-less sets.
@@ -357,8 +385,7 @@ public:
   Ident name;
   std::vector<SetExpr *> members;
   GroupDecl(SourceRange r, Ident n, std::vector<SetExpr *> m)
-      : PlatformItem(Kind::GroupDecl, r), name(std::move(n)),
-        members(std::move(m)) {}
+      : PlatformItem(Kind::GroupDecl, r), name(std::move(n)), members(std::move(m)) {}
 };
 
 /// `fuse E1 -> E2 ... [as NAME]`, or `remove fuse ...` when `isRemove`.
@@ -368,10 +395,9 @@ public:
   std::vector<SetExpr *> elements;
   std::optional<Ident> asName;
   bool isRemove;
-  FuseDecl(SourceRange r, std::vector<SetExpr *> e, std::optional<Ident> as,
-           bool remove)
-      : PlatformItem(Kind::FuseDecl, r), elements(std::move(e)),
-        asName(std::move(as)), isRemove(remove) {}
+  FuseDecl(SourceRange r, std::vector<SetExpr *> e, std::optional<Ident> as, bool remove)
+      : PlatformItem(Kind::FuseDecl, r), elements(std::move(e)), asName(std::move(as)),
+        isRemove(remove) {}
 };
 
 //===----------------------------------------------------------------------===//
@@ -381,8 +407,7 @@ public:
 class Operand : public Node {
 public:
   static bool classof(const Node *n) {
-    return n->getKind() >= Kind::AttrOperand &&
-           n->getKind() <= Kind::ListOperand;
+    return n->getKind() >= Kind::AttrOperand && n->getKind() <= Kind::ListOperand;
   }
 
 protected:
@@ -394,8 +419,7 @@ class AttrOperand : public Operand {
 public:
   TPCC_AST_CLASSOF(AttrOperand)
   Ident name;
-  AttrOperand(SourceRange r, Ident n)
-      : Operand(Kind::AttrOperand, r), name(std::move(n)) {}
+  AttrOperand(SourceRange r, Ident n) : Operand(Kind::AttrOperand, r), name(std::move(n)) {}
 };
 
 /// `input[i]` — the value of a constant scalar input.
@@ -432,8 +456,7 @@ class LiteralOperand : public Operand {
 public:
   TPCC_AST_CLASSOF(LiteralOperand)
   Value *literal;
-  LiteralOperand(SourceRange r, Value *l)
-      : Operand(Kind::LiteralOperand, r), literal(l) {}
+  LiteralOperand(SourceRange r, Value *l) : Operand(Kind::LiteralOperand, r), literal(l) {}
 };
 
 /// `[1, 1]` — compared with list-valued attributes (`kernel_shape == [1, 1]`).
@@ -459,16 +482,14 @@ class OrPred : public Pred {
 public:
   TPCC_AST_CLASSOF(OrPred)
   std::vector<Pred *> operands;
-  OrPred(SourceRange r, std::vector<Pred *> o)
-      : Pred(Kind::OrPred, r), operands(std::move(o)) {}
+  OrPred(SourceRange r, std::vector<Pred *> o) : Pred(Kind::OrPred, r), operands(std::move(o)) {}
 };
 
 class AndPred : public Pred {
 public:
   TPCC_AST_CLASSOF(AndPred)
   std::vector<Pred *> operands;
-  AndPred(SourceRange r, std::vector<Pred *> o)
-      : Pred(Kind::AndPred, r), operands(std::move(o)) {}
+  AndPred(SourceRange r, std::vector<Pred *> o) : Pred(Kind::AndPred, r), operands(std::move(o)) {}
 };
 
 /// `not not ... P` — `count` negations of `operand`.
@@ -477,8 +498,7 @@ public:
   TPCC_AST_CLASSOF(NotPred)
   unsigned count;
   Pred *operand;
-  NotPred(SourceRange r, unsigned c, Pred *o)
-      : Pred(Kind::NotPred, r), count(c), operand(o) {}
+  NotPred(SourceRange r, unsigned c, Pred *o) : Pred(Kind::NotPred, r), count(c), operand(o) {}
 };
 
 using tpcc::CmpOp;
@@ -589,8 +609,7 @@ public:
 class TopDecl : public Node {
 public:
   static bool classof(const Node *n) {
-    return n->getKind() >= Kind::PlatformDecl &&
-           n->getKind() <= Kind::RecipeDecl;
+    return n->getKind() >= Kind::PlatformDecl && n->getKind() <= Kind::RecipeDecl;
   }
   Ident name;
 
@@ -603,10 +622,8 @@ public:
   TPCC_AST_CLASSOF(PlatformDecl)
   std::optional<Ident> parent;
   std::vector<PlatformItem *> items;
-  PlatformDecl(SourceRange r, Ident n, std::optional<Ident> p,
-               std::vector<PlatformItem *> i)
-      : TopDecl(Kind::PlatformDecl, r, std::move(n)), parent(std::move(p)),
-        items(std::move(i)) {}
+  PlatformDecl(SourceRange r, Ident n, std::optional<Ident> p, std::vector<PlatformItem *> i)
+      : TopDecl(Kind::PlatformDecl, r, std::move(n)), parent(std::move(p)), items(std::move(i)) {}
 };
 
 class FrameworkDecl : public TopDecl {
@@ -638,8 +655,7 @@ public:
   TPCC_AST_CLASSOF(CapabilitiesDecl)
   Ident platform, framework;
   std::vector<Binding> bindings;
-  CapabilitiesDecl(SourceRange r, Ident n, Ident p, Ident f,
-                   std::vector<Binding> b)
+  CapabilitiesDecl(SourceRange r, Ident n, Ident p, Ident f, std::vector<Binding> b)
       : TopDecl(Kind::CapabilitiesDecl, r, std::move(n)), platform(std::move(p)),
         framework(std::move(f)), bindings(std::move(b)) {}
 };
@@ -650,8 +666,7 @@ public:
   std::optional<Ident> parent;
   BlockValue *body;
   RecipeDecl(SourceRange r, Ident n, std::optional<Ident> p, BlockValue *b)
-      : TopDecl(Kind::RecipeDecl, r, std::move(n)), parent(std::move(p)),
-        body(b) {}
+      : TopDecl(Kind::RecipeDecl, r, std::move(n)), parent(std::move(p)), body(b) {}
 };
 
 /// One parsed source file.

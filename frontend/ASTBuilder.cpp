@@ -35,8 +35,8 @@ public:
     for (auto *child : ctx->children) {
       if (auto *imp = dynamic_cast<TpcParser::ImportDeclContext *>(child)) {
         auto *s = imp->STRING();
-        file.imports.push_back(create<ImportDecl>(
-            L.range(imp), unescape(s->getSymbol()), L.range(s)));
+        file.imports.push_back(
+            create<ImportDecl>(L.range(imp), unescape(s->getSymbol()), L.range(s)));
       } else if (auto *top = dynamic_cast<TpcParser::TopDeclContext *>(child)) {
         if (TopDecl *d = buildTop(top))
           file.decls.push_back(d);
@@ -87,10 +87,9 @@ private:
     if (auto *cap = ctx->capabilitiesDecl())
       return buildCapabilities(cap);
     if (auto *r = ctx->recipeDecl())
-      return create<RecipeDecl>(
-          L.range(r), ident(r->name(0)),
-          r->name().size() > 1 ? optIdent(r->name(1)) : std::nullopt,
-          buildBlock(r->block()));
+      return create<RecipeDecl>(L.range(r), ident(r->name(0)),
+                                r->name().size() > 1 ? optIdent(r->name(1)) : std::nullopt,
+                                buildBlock(r->block()));
     return nullptr;
   }
 
@@ -99,10 +98,9 @@ private:
     for (auto *item : ctx->platformItem())
       if (PlatformItem *i = buildPlatformItem(item))
         items.push_back(i);
-    return create<PlatformDecl>(
-        L.range(ctx), ident(ctx->name(0)),
-        ctx->name().size() > 1 ? optIdent(ctx->name(1)) : std::nullopt,
-        std::move(items));
+    return create<PlatformDecl>(L.range(ctx), ident(ctx->name(0)),
+                                ctx->name().size() > 1 ? optIdent(ctx->name(1)) : std::nullopt,
+                                std::move(items));
   }
 
   PlatformItem *buildPlatformItem(TpcParser::PlatformItemContext *ctx) {
@@ -111,8 +109,7 @@ private:
     return static_cast<PlatformItem *>(result);
   }
 
-  template <typename T>
-  PlatformItem *withOverride(T *ctx, PlatformItem *item) {
+  template <typename T> PlatformItem *withOverride(T *ctx, PlatformItem *item) {
     item->isOverride = ctx->OVERRIDE() != nullptr;
     return item;
   }
@@ -134,23 +131,22 @@ private:
     return {};
   }
   antlrcpp::Any visitAttrItem(TpcParser::AttrItemContext *a) override {
-    result = withOverride(a, create<AttrDecl>(L.range(a), ident(a->name()),
-                                              buildValueExpr(a->valueExpr())));
+    result = withOverride(
+        a, create<AttrDecl>(L.range(a), ident(a->name()), buildValueExpr(a->valueExpr())));
     return {};
   }
   antlrcpp::Any visitConfigItem(TpcParser::ConfigItemContext *cf) override {
-    result = withOverride(cf, create<ConfigDecl>(L.range(cf), ident(cf->name()),
-                                                 buildValueExpr(cf->valueExpr())));
+    result = withOverride(
+        cf, create<ConfigDecl>(L.range(cf), ident(cf->name()), buildValueExpr(cf->valueExpr())));
     return {};
   }
   antlrcpp::Any visitOptionsItem(TpcParser::OptionsItemContext *o) override {
-    result = withOverride(o, create<OptionsDecl>(L.range(o), ident(o->name()),
-                                                 buildOptions(o->optionsExpr())));
+    result = withOverride(
+        o, create<OptionsDecl>(L.range(o), ident(o->name()), buildOptions(o->optionsExpr())));
     return {};
   }
   antlrcpp::Any visitDefaultItem(TpcParser::DefaultItemContext *d) override {
-    result = withOverride(
-        d, create<DefaultDecl>(L.range(d), buildOptions(d->optionsExpr())));
+    result = withOverride(d, create<DefaultDecl>(L.range(d), buildOptions(d->optionsExpr())));
     return {};
   }
   antlrcpp::Any visitOpsetItem(TpcParser::OpsetItemContext *op) override {
@@ -159,24 +155,22 @@ private:
       names.push_back(ident(n));
     result = withOverride(
         op, create<OpsetDecl>(L.range(op), std::move(names),
-                              op->optionsExpr() ? buildOptions(op->optionsExpr())
-                                                : nullptr));
+                              op->optionsExpr() ? buildOptions(op->optionsExpr()) : nullptr));
     return {};
   }
   antlrcpp::Any visitGroupItem(TpcParser::GroupItemContext *g) override {
     std::vector<SetExpr *> members;
     for (auto *s : g->setExpr())
       members.push_back(buildSet(s));
-    result = withOverride(
-        g, create<GroupDecl>(L.range(g), ident(g->name()), std::move(members)));
+    result = withOverride(g, create<GroupDecl>(L.range(g), ident(g->name()), std::move(members)));
     return {};
   }
   antlrcpp::Any visitFuseItem(TpcParser::FuseItemContext *f) override {
     std::vector<SetExpr *> elems;
     for (auto *e : f->fuseElem())
       elems.push_back(buildSet(e->setExpr()));
-    result = create<FuseDecl>(L.range(f), std::move(elems), optIdent(f->name()),
-                              f->REMOVE() != nullptr);
+    result =
+        create<FuseDecl>(L.range(f), std::move(elems), optIdent(f->name()), f->REMOVE() != nullptr);
     return {};
   }
 
@@ -282,11 +276,9 @@ private:
       std::vector<BlockValue *> withs;
       for (auto *b : e->block())
         withs.push_back(buildBlock(b));
-      elems.push_back(
-          create<NameValue>(L.range(e), ident(e->name()), std::move(withs)));
+      elems.push_back(create<NameValue>(L.range(e), ident(e->name()), std::move(withs)));
     }
-    return create<ListOptions>(L.range(ctx), std::move(elems),
-                               optIdent(l->name()));
+    return create<ListOptions>(L.range(ctx), std::move(elems), optIdent(l->name()));
   }
 
   SetExpr *buildSet(TpcParser::SetExprContext *ctx) {
@@ -320,8 +312,7 @@ private:
           ops.push_back(ident(n));
         items.push_back(create<OpListDecl>(r, OpListDecl::NoQuantize, std::move(ops)));
       } else if (auto *rg = dynamic_cast<TpcParser::RangeItemContext *>(item)) {
-        items.push_back(create<RangeDecl>(r, ident(rg->name()),
-                                          buildLiteral(rg->literal(0)),
+        items.push_back(create<RangeDecl>(r, ident(rg->name()), buildLiteral(rg->literal(0)),
                                           buildLiteral(rg->literal(1))));
       }
     }
@@ -337,8 +328,7 @@ private:
       s.where = buildPred(ctx->pred());
     if (auto *axes = ctx->axesSpec()) {
       for (auto *a : axes->axisArg())
-        s.axes.push_back(
-            {ident(a->name()), parseInt(a->INT()->getSymbol()), L.range(a)});
+        s.axes.push_back({ident(a->name()), parseInt(a->INT()->getSymbol()), L.range(a)});
       s.axesRange = L.range(axes);
     }
     s.range = L.range(ctx);
@@ -364,9 +354,8 @@ private:
       binding.range = L.range(b);
       bindings.push_back(std::move(binding));
     }
-    return create<CapabilitiesDecl>(L.range(ctx), ident(ctx->name(0)),
-                                    ident(ctx->name(1)), ident(ctx->name(2)),
-                                    std::move(bindings));
+    return create<CapabilitiesDecl>(L.range(ctx), ident(ctx->name(0)), ident(ctx->name(1)),
+                                    ident(ctx->name(2)), std::move(bindings));
   }
 
   //---- predicates -----------------------------------------------------------------
@@ -421,15 +410,14 @@ private:
       c.diags.emit(L.range(cmp->cmpOp(1)), diag::err_comparison_chain);
     auto *opCtx = cmp->cmpOp(0);
     static const std::pair<size_t, CmpOp> ops[] = {
-        {TpcLexer::EQ, CmpOp::Eq}, {TpcLexer::NE, CmpOp::Ne},
-        {TpcLexer::LT, CmpOp::Lt}, {TpcLexer::LE, CmpOp::Le},
-        {TpcLexer::GT, CmpOp::Gt}, {TpcLexer::GE, CmpOp::Ge}};
+        {TpcLexer::EQ, CmpOp::Eq}, {TpcLexer::NE, CmpOp::Ne}, {TpcLexer::LT, CmpOp::Lt},
+        {TpcLexer::LE, CmpOp::Le}, {TpcLexer::GT, CmpOp::Gt}, {TpcLexer::GE, CmpOp::Ge}};
     CmpOp op = CmpOp::Eq;
     for (auto &[tok, o] : ops)
       if (opCtx->getStart()->getType() == tok)
         op = o;
-    return create<CmpPred>(r, buildOperand(cmp->operand(0)), op,
-                           L.range(opCtx), buildOperand(cmp->operand(1)));
+    return create<CmpPred>(r, buildOperand(cmp->operand(0)), op, L.range(opCtx),
+                           buildOperand(cmp->operand(1)));
   }
 
   Operand *buildOperand(TpcParser::OperandContext *ctx) {

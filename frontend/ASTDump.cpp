@@ -42,8 +42,8 @@ namespace {
 
 const char *kindName(Node::Kind k) {
   switch (k) {
-#define CASE(K)                                                                \
-  case Node::Kind::K:                                                          \
+#define CASE(K)                                                                                    \
+  case Node::Kind::K:                                                                              \
     return #K;
     CASE(IntLit)
     CASE(FloatLit)
@@ -146,8 +146,7 @@ private:
   std::function<void()> child(const Node *n) {
     return [this, n] { node(n); };
   }
-  template <typename T>
-  void addAll(Children &c, const std::vector<T *> &nodes) {
+  template <typename T> void addAll(Children &c, const std::vector<T *> &nodes) {
     for (const T *n : nodes)
       c.push_back(child(n));
   }
@@ -172,16 +171,14 @@ std::string Dumper::pos(SourceLoc l) const {
 /// The location of the last character of a half-open range (its begin when
 /// the range is empty), stepping back over UTF-8 continuation bytes.
 SourceLoc Dumper::lastChar(SourceRange r) const {
-  if (!r.end.isValid() || r.end.file != r.begin.file ||
-      r.end.offset <= r.begin.offset)
+  if (!r.end.isValid() || r.end.file != r.begin.file || r.end.offset <= r.begin.offset)
     return r.begin;
   llvm::StringRef text = sm.getBuffer(r.end.file);
   uint32_t off = std::min<uint32_t>(r.end.offset, text.size());
   if (off <= r.begin.offset)
     return r.begin;
   --off;
-  while (off > r.begin.offset &&
-         (static_cast<unsigned char>(text[off]) & 0xC0) == 0x80)
+  while (off > r.begin.offset && (static_cast<unsigned char>(text[off]) & 0xC0) == 0x80)
     --off;
   return {r.end.file, off};
 }
@@ -192,8 +189,8 @@ std::string Dumper::range(SourceRange r) const {
   return "<" + pos(r.begin) + ", " + pos(lastChar(r)) + ">";
 }
 
-void Dumper::line(llvm::StringRef kind, SourceRange r,
-                  const std::string &payload, const Children &children) {
+void Dumper::line(llvm::StringRef kind, SourceRange r, const std::string &payload,
+                  const Children &children) {
   os << kind << ' ' << range(r);
   if (!payload.empty())
     os << ' ' << payload;
@@ -331,13 +328,11 @@ std::string Dumper::payload(const Node &n) const {
     add("input[" + std::to_string(llvm::cast<InputOperand>(n).index) + "]");
     break;
   case Node::Kind::RankOperand:
-    add("rank(input[" + std::to_string(llvm::cast<RankOperand>(n).index) +
-        "])");
+    add("rank(input[" + std::to_string(llvm::cast<RankOperand>(n).index) + "])");
     break;
   case Node::Kind::ShapeOperand: {
     const auto &s = llvm::cast<ShapeOperand>(n);
-    add("shape(input[" + std::to_string(s.index) + "])[" +
-        std::to_string(s.dim) + "]");
+    add("shape(input[" + std::to_string(s.index) + "])[" + std::to_string(s.dim) + "]");
     break;
   }
   case Node::Kind::ImportDecl:
@@ -506,9 +501,7 @@ void Dumper::node(const Node *n) {
   line(kindName(n->getKind()), n->getRange(), payload(*n), childrenOf(*n));
 }
 
-void Dumper::field(const Field &f) {
-  line("Field", f.range, f.keyString(), {child(f.value)});
-}
+void Dumper::field(const Field &f) { line("Field", f.range, f.keyString(), {child(f.value)}); }
 
 void Dumper::slotBinding(const SlotBinding &b) {
   Children c;
@@ -518,20 +511,17 @@ void Dumper::slotBinding(const SlotBinding &b) {
     c.push_back([this, &b] {
       std::string args;
       for (const AxisArg &a : b.axes)
-        args += (args.empty() ? "" : ", ") + a.name.name + ": " +
-                std::to_string(a.value);
+        args += (args.empty() ? "" : ", ") + a.name.name + ": " + std::to_string(a.value);
       line("Axes", b.axesRange, args);
     });
-  line("SlotBinding", b.range,
-       b.op.name + ".input[" + std::to_string(b.input) + "]", c);
+  line("SlotBinding", b.range, b.op.name + ".input[" + std::to_string(b.input) + "]", c);
 }
 
 void Dumper::binding(const Binding &b) {
   Children c;
   for (const OpRef &r : b.ops)
     c.push_back([this, &r] { opRef(r); });
-  line("Binding", b.range, b.none ? b.opset.name + " <- none" : b.opset.name,
-       c);
+  line("Binding", b.range, b.none ? b.opset.name + " <- none" : b.opset.name, c);
 }
 
 void Dumper::opRef(const OpRef &r) {
@@ -542,8 +532,7 @@ void Dumper::opRef(const OpRef &r) {
 }
 
 void Dumper::dumpFile(const File &file) {
-  std::string name =
-      file.bufferId ? sm.getName(file.bufferId).str() : file.path;
+  std::string name = file.bufferId ? sm.getName(file.bufferId).str() : file.path;
   os << "File " << quote(name) << '\n';
 
   // Imports and declarations are kept apart in ast::File; print them
@@ -567,7 +556,6 @@ void Dumper::dumpFile(const File &file) {
 
 } // namespace
 
-void tpcc::dumpAST(const SourceManager &sm, const ast::File &file,
-                   llvm::raw_ostream &os) {
+void tpcc::dumpAST(const SourceManager &sm, const ast::File &file, llvm::raw_ostream &os) {
   Dumper(sm, os).dumpFile(file);
 }

@@ -18,9 +18,7 @@ namespace tpcc::frontend_detail {
 class Locator {
 public:
   Locator(const SourceManager &sm, uint32_t file) : sm(sm), file(file) {}
-  SourceLoc loc(size_t codePoint) const {
-    return sm.getLocForCodePoint(file, codePoint);
-  }
+  SourceLoc loc(size_t codePoint) const { return sm.getLocForCodePoint(file, codePoint); }
   SourceRange range(antlr4::Token *t) const {
     if (t->getType() == antlr4::Token::EOF)
       return SourceRange(loc(t->getStartIndex()));
@@ -28,27 +26,23 @@ public:
   }
   SourceRange range(antlr4::ParserRuleContext *ctx) const {
     antlr4::Token *stop = ctx->getStop() ? ctx->getStop() : ctx->getStart();
-    SourceLoc end = stop->getType() == antlr4::Token::EOF
-                        ? loc(stop->getStartIndex())
-                        : loc(stop->getStopIndex() + 1);
+    SourceLoc end = stop->getType() == antlr4::Token::EOF ? loc(stop->getStartIndex())
+                                                          : loc(stop->getStopIndex() + 1);
     // An empty rule's stop token precedes its start token.
     if (end < loc(ctx->getStart()->getStartIndex()))
       end = loc(ctx->getStart()->getStartIndex());
     return {loc(ctx->getStart()->getStartIndex()), end};
   }
-  SourceRange range(antlr4::tree::TerminalNode *n) const {
-    return range(n->getSymbol());
-  }
+  SourceRange range(antlr4::tree::TerminalNode *n) const { return range(n->getSymbol()); }
 
 private:
   const SourceManager &sm;
   uint32_t file;
 };
 
-
 /// Builds the AST of `tree` (a parse with no syntax errors) into `file`.
-void buildAST(Compilation &c, const Locator &locator,
-              tpcc_antlr::TpcParser::FileContext *tree, ast::File &file);
+void buildAST(Compilation &c, const Locator &locator, tpcc_antlr::TpcParser::FileContext *tree,
+              ast::File &file);
 
 } // namespace tpcc::frontend_detail
 

@@ -30,8 +30,7 @@ struct FrontendOptions {
 
 class Compilation {
 public:
-  explicit Compilation(FrontendOptions opts = {})
-      : options(std::move(opts)), diags(sources) {}
+  explicit Compilation(FrontendOptions opts = {}) : options(std::move(opts)), diags(sources) {}
 
   FrontendOptions options;
   SourceManager sources;
@@ -53,16 +52,14 @@ public:
 LogicalResult loadFiles(Compilation &c, const std::vector<std::string> &paths);
 
 /// Parses one in-memory buffer (no imports are followed). For tests.
-ast::File *parseBuffer(Compilation &c, llvm::StringRef name,
-                       llvm::StringRef text);
+ast::File *parseBuffer(Compilation &c, llvm::StringRef name, llvm::StringRef text);
 
 /// The standard library directory next to an installed or built binary
 /// (`<exe>/../share/tpcc/stdlib`), else the source tree's `stdlib/`.
 std::string findStdlibDir(const char *argv0);
 
 /// Prints the AST of `file` (for `tpcc emit --emit=ast`).
-void dumpAST(const SourceManager &sm, const ast::File &file,
-             llvm::raw_ostream &os);
+void dumpAST(const SourceManager &sm, const ast::File &file, llvm::raw_ostream &os);
 
 } // namespace tpcc
 

@@ -46,8 +46,7 @@ private:
     return std::string(abs);
   }
 
-  ast::File *load(const std::string &key, const std::string &displayName,
-                  std::string contents) {
+  ast::File *load(const std::string &key, const std::string &displayName, std::string contents) {
     auto it = c.byPath.find(key);
     if (it != c.byPath.end())
       return it->second;
@@ -55,10 +54,8 @@ private:
     ast::File *f = parseBuffer(c, displayName, contents);
     f->path = key;
     c.byPath[key] = f;
-    if (f->imports.empty() && f->decls.empty() &&
-        c.diags.getNumErrors() == errorsBefore)
-      c.diags.emit(SourceLoc{f->bufferId, 0}, diag::err_empty_file,
-                   displayName);
+    if (f->imports.empty() && f->decls.empty() && c.diags.getNumErrors() == errorsBefore)
+      c.diags.emit(SourceLoc{f->bufferId, 0}, diag::err_empty_file, displayName);
     stack.push_back(f);
     for (ast::ImportDecl *imp : f->imports)
       loadImport(*f, *imp);
@@ -105,8 +102,7 @@ private:
                           const std::string &found) const {
     if (!(spec.startswith("./") || spec.startswith("../")))
       return found;
-    llvm::SmallString<256> p(
-        llvm::sys::path::parent_path(c.sources.getName(from.bufferId)));
+    llvm::SmallString<256> p(llvm::sys::path::parent_path(c.sources.getName(from.bufferId)));
     llvm::sys::path::append(p, spec);
     llvm::sys::path::remove_dots(p, /*remove_dot_dot=*/false);
     return std::string(p);
@@ -115,8 +111,7 @@ private:
   std::string resolve(const ast::File &from, const std::string &spec,
                       std::vector<std::string> &searched) {
     llvm::StringRef s(spec);
-    bool isPath = s.startswith("./") || s.startswith("../") ||
-                  llvm::sys::path::is_absolute(s);
+    bool isPath = s.startswith("./") || s.startswith("../") || llvm::sys::path::is_absolute(s);
     std::string name = spec;
     if (!llvm::sys::path::has_extension(s))
       name += ".tpc";
@@ -126,8 +121,7 @@ private:
     if (isPath) {
       llvm::SmallString<256> p;
       if (!llvm::sys::path::is_absolute(s)) {
-        p = from.path.empty() ? llvm::StringRef(".")
-                              : llvm::sys::path::parent_path(from.path);
+        p = from.path.empty() ? llvm::StringRef(".") : llvm::sys::path::parent_path(from.path);
       }
       llvm::sys::path::append(p, spec);
       searched.push_back(std::string(p));
@@ -152,8 +146,7 @@ private:
 
 } // namespace
 
-LogicalResult tpcc::loadFiles(Compilation &c,
-                              const std::vector<std::string> &paths) {
+LogicalResult tpcc::loadFiles(Compilation &c, const std::vector<std::string> &paths) {
   ImportLoader loader(c);
   bool ok = true;
   for (const std::string &p : paths)
@@ -164,8 +157,8 @@ LogicalResult tpcc::loadFiles(Compilation &c,
 std::string tpcc::findStdlibDir(const char *argv0) {
   if (const char *env = std::getenv("TPCC_STDLIB"))
     return env;
-  std::string exe = llvm::sys::fs::getMainExecutable(
-      argv0, reinterpret_cast<void *>(&findStdlibDir));
+  std::string exe =
+      llvm::sys::fs::getMainExecutable(argv0, reinterpret_cast<void *>(&findStdlibDir));
   if (!exe.empty()) {
     llvm::SmallString<256> p(llvm::sys::path::parent_path(exe));
     llvm::sys::path::append(p, "..", TPCC_STDLIB_INSTALL_REL);

@@ -49,8 +49,7 @@ inline Pow2Status decodePow2(llvm::StringRef text, int &exponent) {
 }
 
 /// The number after `version`: `MINOR.PATCH`, two non-negative integers.
-inline bool decodeVersion(llvm::StringRef text, int64_t &minor,
-                          int64_t &patch) {
+inline bool decodeVersion(llvm::StringRef text, int64_t &minor, int64_t &patch) {
   auto [mi, pa] = text.split('.');
   return !pa.empty() && !mi.startswith("-") && !mi.getAsInteger(10, minor) &&
          !pa.getAsInteger(10, patch);

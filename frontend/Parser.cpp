@@ -65,8 +65,7 @@ std::string describeToken(antlr4::Token *t) {
 /// Reports syntax errors through our engine, in our words.
 class ErrorStrategy : public antlr4::DefaultErrorStrategy {
 public:
-  ErrorStrategy(DiagnosticEngine &diags, const Locator &locator,
-                unsigned limit)
+  ErrorStrategy(DiagnosticEngine &diags, const Locator &locator, unsigned limit)
       : diags(diags), locator(locator), limit(limit) {}
   unsigned numErrors = 0;
 
@@ -85,8 +84,7 @@ protected:
                                  const antlr4::NoViableAltException &e) override {
     emit(p, e.getOffendingToken(), e.getExpectedTokens());
   }
-  void reportInputMismatch(antlr4::Parser *p,
-                           const antlr4::InputMismatchException &e) override {
+  void reportInputMismatch(antlr4::Parser *p, const antlr4::InputMismatchException &e) override {
     emit(p, e.getOffendingToken(), e.getExpectedTokens());
   }
   void reportFailedPredicate(antlr4::Parser *p,
@@ -107,8 +105,8 @@ protected:
   }
 
 private:
-  void emit(antlr4::Parser *p, antlr4::Token *found,
-            const antlr4::misc::IntervalSet &expected, bool begun = false) {
+  void emit(antlr4::Parser *p, antlr4::Token *found, const antlr4::misc::IntervalSet &expected,
+            bool begun = false) {
     if (!found)
       found = p->getCurrentToken();
     const antlr4::dfa::Vocabulary &v = p->getVocabulary();
@@ -117,8 +115,7 @@ private:
     for (ssize_t t : expected.toList())
       pending.insert(static_cast<size_t>(t));
     // Whole families of keywords read better as one phrase.
-    auto family = [&](std::initializer_list<size_t> members, size_t need,
-                      const char *phrase) {
+    auto family = [&](std::initializer_list<size_t> members, size_t need, const char *phrase) {
       size_t have = 0;
       for (size_t m : members)
         have += pending.count(m);
@@ -132,21 +129,17 @@ private:
       for (size_t t = TpcLexer::IMPORT; t <= TpcLexer::HAS; ++t)
         pending.erase(t);
     }
-    family({TpcLexer::VERSION, TpcLexer::TYPE, TpcLexer::SIMD_PADDING,
-            TpcLexer::METADATA, TpcLexer::ATTR, TpcLexer::CONFIG,
-            TpcLexer::OPTIONS, TpcLexer::DEFAULT, TpcLexer::OPSET,
-            TpcLexer::GROUP, TpcLexer::FUSE, TpcLexer::OVERRIDE,
-            TpcLexer::REMOVE},
+    family({TpcLexer::VERSION, TpcLexer::TYPE, TpcLexer::SIMD_PADDING, TpcLexer::METADATA,
+            TpcLexer::ATTR, TpcLexer::CONFIG, TpcLexer::OPTIONS, TpcLexer::DEFAULT, TpcLexer::OPSET,
+            TpcLexer::GROUP, TpcLexer::FUSE, TpcLexer::OVERRIDE, TpcLexer::REMOVE},
            4, "a platform item (`config`, `opset`, `fuse`, ...)");
-    family({TpcLexer::WEIGHT, TpcLexer::ACTIVATION, TpcLexer::NO_QUANTIZE,
-            TpcLexer::RANGE},
-           3, "a framework item (`weight`, `activation`, `no_quantize`, `range`)");
-    family({TpcLexer::IMPORT, TpcLexer::PLATFORM, TpcLexer::FRAMEWORK,
-            TpcLexer::CAPABILITIES, TpcLexer::RECIPE},
+    family({TpcLexer::WEIGHT, TpcLexer::ACTIVATION, TpcLexer::NO_QUANTIZE, TpcLexer::RANGE}, 3,
+           "a framework item (`weight`, `activation`, `no_quantize`, `range`)");
+    family({TpcLexer::IMPORT, TpcLexer::PLATFORM, TpcLexer::FRAMEWORK, TpcLexer::CAPABILITIES,
+            TpcLexer::RECIPE},
            3, "a declaration (`import`, `platform`, `framework`, `capabilities`, `recipe`)");
-    family({TpcLexer::INT, TpcLexer::FLOAT, TpcLexer::POW2, TpcLexer::STRING,
-            TpcLexer::TRUE, TpcLexer::FALSE, TpcLexer::NONE, TpcLexer::INF,
-            TpcLexer::NEG_INF},
+    family({TpcLexer::INT, TpcLexer::FLOAT, TpcLexer::POW2, TpcLexer::STRING, TpcLexer::TRUE,
+            TpcLexer::FALSE, TpcLexer::NONE, TpcLexer::INF, TpcLexer::NEG_INF},
            6, "a literal");
     // Punctuation first: it is usually what is missing.
     std::vector<std::string> punct, rest;
@@ -164,12 +157,9 @@ private:
       list += names[i];
     }
     if (names.size() > shown)
-      list += " (or one of " + std::to_string(names.size() - shown) +
-              " more)";
-    std::string msg = list.empty()
-                          ? "unexpected " + describeToken(found)
-                          : "expected " + list + ", found " +
-                                describeToken(found);
+      list += " (or one of " + std::to_string(names.size() - shown) + " more)";
+    std::string msg = list.empty() ? "unexpected " + describeToken(found)
+                                   : "expected " + list + ", found " + describeToken(found);
     diags.emit(locator.range(found), diag::err_syntax, msg);
     if (++numErrors >= limit)
       throw TooManyErrors();
@@ -184,11 +174,9 @@ private:
 /// Forwards anything ANTLR reports outside the strategy (should be nothing).
 class ErrorListener : public antlr4::BaseErrorListener {
 public:
-  ErrorListener(DiagnosticEngine &diags, const Locator &locator)
-      : diags(diags), locator(locator) {}
-  void syntaxError(antlr4::Recognizer *, antlr4::Token *tok, size_t line,
-                   size_t col, const std::string &msg,
-                   std::exception_ptr) override {
+  ErrorListener(DiagnosticEngine &diags, const Locator &locator) : diags(diags), locator(locator) {}
+  void syntaxError(antlr4::Recognizer *, antlr4::Token *tok, size_t line, size_t col,
+                   const std::string &msg, std::exception_ptr) override {
     if (tok)
       diags.emit(locator.range(tok), diag::err_syntax, msg);
     else
@@ -200,15 +188,14 @@ private:
   const Locator &locator;
 };
 
-
 //===----------------------------------------------------------------------===//
 // Lexical checks
 //===----------------------------------------------------------------------===//
 
 /// Reports number tokens whose value cannot be represented, and malformed
 /// versions (a number right after `version` can only be the version item).
-void checkNumber(Compilation &c, const Locator &L, antlr4::Token *t,
-                 size_t prevType, unsigned &lexErrors, unsigned lexLimit) {
+void checkNumber(Compilation &c, const Locator &L, antlr4::Token *t, size_t prevType,
+                 unsigned &lexErrors, unsigned lexLimit) {
   std::string text = t->getText();
   int64_t i, mi, pa;
   double f;
@@ -267,23 +254,19 @@ bool checkTokens(Compilation &c, const Locator &L,
              : ch >= 0xE0        ? ch & 0x0F
              : ch >= 0xC0        ? ch & 0x1F
                                  : ch;
-      std::string shown = cp >= 0x20 && cp < 0x7F
-                              ? "`" + text + "`"
-                              : fmt::format("U+{:04X}", cp);
+      std::string shown = cp >= 0x20 && cp < 0x7F ? "`" + text + "`" : fmt::format("U+{:04X}", cp);
       if (lexErrors++ < lexLimit)
         c.diags.emit(L.range(t), diag::err_invalid_character, shown);
       continue;
     }
     case TpcLexer::UNTERMINATED_COMMENT:
       if (lexErrors++ < lexLimit)
-        c.diags.emit(SourceRange(L.loc(t->getStartIndex()),
-                                 L.loc(t->getStartIndex() + 2)),
+        c.diags.emit(SourceRange(L.loc(t->getStartIndex()), L.loc(t->getStartIndex() + 2)),
                      diag::err_unterminated_comment);
       continue;
     case TpcLexer::UNTERMINATED_STRING:
       if (lexErrors++ < lexLimit)
-        c.diags.emit(SourceRange(L.loc(t->getStartIndex())),
-                     diag::err_unterminated_string);
+        c.diags.emit(SourceRange(L.loc(t->getStartIndex())), diag::err_unterminated_string);
       t->setText(t->getText() + "\"");
       t->setType(TpcLexer::STRING);
       break;
@@ -294,9 +277,9 @@ bool checkTokens(Compilation &c, const Locator &L,
           continue;
         if (text[i + 1] != '"' && text[i + 1] != '\\') {
           if (lexErrors++ < lexLimit)
-            c.diags.emit(SourceRange(L.loc(t->getStartIndex() + i),
-                                     L.loc(t->getStartIndex() + i + 2)),
-                         diag::err_invalid_escape);
+            c.diags.emit(
+                SourceRange(L.loc(t->getStartIndex() + i), L.loc(t->getStartIndex() + i + 2)),
+                diag::err_invalid_escape);
         }
         ++i;
       }
@@ -326,8 +309,7 @@ bool checkTokens(Compilation &c, const Locator &L,
     if (t->getChannel() == antlr4::Token::DEFAULT_CHANNEL)
       prevType = t->getType();
     if (depth + notRun > c.options.maxNesting) {
-      c.diags.emit(L.range(t), diag::err_nesting_too_deep,
-                   c.options.maxNesting);
+      c.diags.emit(L.range(t), diag::err_nesting_too_deep, c.options.maxNesting);
       return false;
     }
     kept.push_back(std::move(tok));
@@ -338,8 +320,7 @@ bool checkTokens(Compilation &c, const Locator &L,
 
 } // namespace
 
-File *tpcc::parseBuffer(Compilation &c, llvm::StringRef name,
-                        llvm::StringRef text) {
+File *tpcc::parseBuffer(Compilation &c, llvm::StringRef name, llvm::StringRef text) {
   uint32_t id = c.sources.addBuffer(name.str(), text.str());
   auto file = std::make_unique<File>();
   file->bufferId = id;
@@ -348,8 +329,7 @@ File *tpcc::parseBuffer(Compilation &c, llvm::StringRef name,
 
   size_t bad = findInvalidUTF8(text);
   if (bad != llvm::StringRef::npos) {
-    c.diags.emit(SourceLoc{id, static_cast<uint32_t>(bad)},
-                 diag::err_invalid_utf8);
+    c.diags.emit(SourceLoc{id, static_cast<uint32_t>(bad)}, diag::err_invalid_utf8);
     return raw;
   }
 

@@ -180,9 +180,8 @@ std::string OnnxAttrValue::str() const {
 //===----------------------------------------------------------------------===//
 
 const OnnxAttr *OnnxOpVersion::findAttr(llvm::StringRef name) const {
-  auto it = std::lower_bound(
-      attributes.begin(), attributes.end(), name,
-      [](const OnnxAttr &a, llvm::StringRef n) { return a.name < n; });
+  auto it = std::lower_bound(attributes.begin(), attributes.end(), name,
+                             [](const OnnxAttr &a, llvm::StringRef n) { return a.name < n; });
   return it != attributes.end() && it->name == name ? &*it : nullptr;
 }
 
@@ -199,9 +198,8 @@ const OnnxOpVersion *OnnxOp::atOpset(int opset) const {
 }
 
 const OnnxAttrUnion *OnnxOp::findAttr(llvm::StringRef name) const {
-  auto it = std::lower_bound(
-      attributes.begin(), attributes.end(), name,
-      [](const OnnxAttrUnion &a, llvm::StringRef n) { return a.name < n; });
+  auto it = std::lower_bound(attributes.begin(), attributes.end(), name,
+                             [](const OnnxAttrUnion &a, llvm::StringRef n) { return a.name < n; });
   return it != attributes.end() && it->name == name ? &*it : nullptr;
 }
 
@@ -259,8 +257,7 @@ static OnnxAttrType convertType(onnxns::AttributeProto::AttributeType t) {
 }
 
 /// The schema's default value, when it has one of a representable type.
-static std::optional<OnnxAttrValue>
-convertDefault(const onnxns::AttributeProto &proto) {
+static std::optional<OnnxAttrValue> convertDefault(const onnxns::AttributeProto &proto) {
   OnnxAttrValue v;
   v.type = convertType(proto.type());
   switch (v.type) {
@@ -363,8 +360,7 @@ OnnxSchemaIndex::OnnxSchemaIndex() {
 
   // (name) -> (domain rank, since_version) -> version
   std::map<std::string, std::map<std::pair<int, int>, OnnxOpVersion>> byName;
-  for (const onnxns::OpSchema &schema :
-       onnxns::OpSchemaRegistry::get_all_schemas_with_history()) {
+  for (const onnxns::OpSchema &schema : onnxns::OpSchemaRegistry::get_all_schemas_with_history()) {
     int rank = domainRank(schema.domain());
     if (rank < 0)
       continue;

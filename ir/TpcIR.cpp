@@ -48,9 +48,8 @@ const char *ir::toString(QuantMethod m) {
 }
 
 std::optional<QuantMethod> ir::parseQuantMethod(llvm::StringRef s) {
-  for (QuantMethod m :
-       {QuantMethod::PowerOfTwo, QuantMethod::Symmetric, QuantMethod::Uniform,
-        QuantMethod::LutPot, QuantMethod::LutSym})
+  for (QuantMethod m : {QuantMethod::PowerOfTwo, QuantMethod::Symmetric, QuantMethod::Uniform,
+                        QuantMethod::LutPot, QuantMethod::LutSym})
     if (s == toString(m))
       return m;
   return std::nullopt;
@@ -69,8 +68,7 @@ const char *ir::toString(Signedness s) {
 }
 
 std::optional<Signedness> ir::parseSignedness(llvm::StringRef s) {
-  for (Signedness v :
-       {Signedness::Auto, Signedness::Signed, Signedness::Unsigned})
+  for (Signedness v : {Signedness::Auto, Signedness::Signed, Signedness::Unsigned})
     if (s == toString(v))
       return v;
   return std::nullopt;
@@ -93,9 +91,8 @@ const char *ir::toString(ThresholdMethod m) {
 }
 
 std::optional<ThresholdMethod> ir::parseThresholdMethod(llvm::StringRef s) {
-  for (ThresholdMethod m :
-       {ThresholdMethod::NoClipping, ThresholdMethod::MSE, ThresholdMethod::MAE,
-        ThresholdMethod::KL, ThresholdMethod::LP})
+  for (ThresholdMethod m : {ThresholdMethod::NoClipping, ThresholdMethod::MSE, ThresholdMethod::MAE,
+                            ThresholdMethod::KL, ThresholdMethod::LP})
     if (s == toString(m))
       return m;
   return std::nullopt;
@@ -115,8 +112,7 @@ static std::string spellDouble(double d) {
 
   // Shortest digits that round-trip, in scientific form: [-]D[.DDD]e[+-]XX.
   char buf[64];
-  auto res =
-      std::to_chars(buf, buf + sizeof(buf), d, std::chars_format::scientific);
+  auto res = std::to_chars(buf, buf + sizeof(buf), d, std::chars_format::scientific);
   std::string sci(buf, res.ptr);
   bool negative = !sci.empty() && sci[0] == '-';
   size_t ePos = sci.find('e');
@@ -189,8 +185,7 @@ std::string Operand::str() const {
   case Kind::Rank:
     return "rank(input[" + std::to_string(index) + "])";
   case Kind::Shape:
-    return "shape(input[" + std::to_string(index) + "])[" +
-           std::to_string(dim) + "]";
+    return "shape(input[" + std::to_string(index) + "])[" + std::to_string(dim) + "]";
   case Kind::Literal:
     return literal.str();
   }
@@ -242,8 +237,8 @@ void printOperand(const Predicate &p, Prec ctx, std::string &out) {
 
 /// Prints the operands of a chain of `kind` (`and` / `or`), inlining nested
 /// chains of the same kind.
-void printChain(const Predicate &p, Predicate::Kind kind, Prec prec,
-                const char *sep, bool &first, std::string &out) {
+void printChain(const Predicate &p, Predicate::Kind kind, Prec prec, const char *sep, bool &first,
+                std::string &out) {
   for (const Predicate &child : p.children) {
     const Predicate &c = skipSingletons(child);
     if (c.kind == kind) {
@@ -264,8 +259,7 @@ void print(const Predicate &p0, std::string &out) {
   case Predicate::Kind::And: {
     bool isOr = p.kind == Predicate::Kind::Or;
     bool first = true;
-    printChain(p, p.kind, isOr ? Prec::Or : Prec::And, isOr ? " or " : " and ",
-               first, out);
+    printChain(p, p.kind, isOr ? Prec::Or : Prec::And, isOr ? " or " : " and ", first, out);
     return;
   }
   case Predicate::Kind::Not:
@@ -318,13 +312,9 @@ static const T *findByName(const std::vector<T> &items, llvm::StringRef name) {
   return nullptr;
 }
 
-const Opset *Platform::findOpset(llvm::StringRef n) const {
-  return findByName(opsets, n);
-}
+const Opset *Platform::findOpset(llvm::StringRef n) const { return findByName(opsets, n); }
 
-const Platform *Module::findPlatform(llvm::StringRef n) const {
-  return findByName(platforms, n);
-}
+const Platform *Module::findPlatform(llvm::StringRef n) const { return findByName(platforms, n); }
 
 const Framework *Module::findFramework(llvm::StringRef n) const {
   return findByName(frameworks, n);
@@ -334,9 +324,7 @@ const Capabilities *Module::findCapabilities(llvm::StringRef n) const {
   return findByName(capabilities, n);
 }
 
-const Recipe *Module::findRecipe(llvm::StringRef n) const {
-  return findByName(recipes, n);
-}
+const Recipe *Module::findRecipe(llvm::StringRef n) const { return findByName(recipes, n); }
 
 std::vector<const Platform *> Module::lineage(const Platform &p) const {
   std::vector<const Platform *> out;

@@ -31,9 +31,7 @@ const char *toString(QuantMethod m);
 const char *toString(Signedness s);
 std::optional<QuantMethod> parseQuantMethod(llvm::StringRef s);
 std::optional<Signedness> parseSignedness(llvm::StringRef s);
-inline bool isLut(QuantMethod m) {
-  return m == QuantMethod::LutPot || m == QuantMethod::LutSym;
-}
+inline bool isLut(QuantMethod m) { return m == QuantMethod::LutPot || m == QuantMethod::LutSym; }
 
 /// An attribute (weight) quantization config.
 struct AttrConfig {
@@ -63,8 +61,8 @@ struct ActivationConfig {
 struct OpConfig {
   std::string name; ///< the config's name; "" for an inline block
   ActivationConfig activation;
-  std::vector<int> inputBits;            ///< sorted, unique
-  AttrConfig weights;                    ///< for slots `slots` does not name
+  std::vector<int> inputBits;              ///< sorted, unique
+  AttrConfig weights;                      ///< for slots `slots` does not name
   std::map<std::string, AttrConfig> slots; ///< per weight slot (kernel, bias)
   bool preserving = false;
   std::optional<double> fixedScale;
@@ -237,7 +235,7 @@ struct Recipe {
   bool reluUnboundCorrection = false;
   bool activationChannelEqualization = false;
   bool inputScaling = false;
-  double zThreshold = 1.0 / 0.0; ///< inf: no outlier removal
+  double zThreshold = 1.0 / 0.0;              ///< inf: no outlier removal
   double minThreshold = kDefaultMinThreshold; ///< `min_threshold`
   // Overrides of the platform's choices (absent: the platform decides).
   std::optional<int> activationBits, weightsBits;

@@ -47,8 +47,7 @@ void PlatformResolver::checkInputBits(PlatformResult &r) {
       // A config inherited from a parent that already warned stays quiet.
       if (!r.inputBitsWarnings.emplace(b.loc.begin, b.value).second)
         continue;
-      c.diags.emit(b.loc, diag::warn_input_bits_unproduced, r.platform.name,
-                   b.value);
+      c.diags.emit(b.loc, diag::warn_input_bits_unproduced, r.platform.name, b.value);
     }
 }
 
@@ -68,8 +67,7 @@ void PlatformResolver::checkFusingBits(const ir::Platform &p) {
           const std::vector<ir::OpConfig> &to = cit->second->configs;
           std::set<int> produced, accepted;
           // Out-of-range widths were reported as errors; do not guess.
-          bool connects = from.empty() || to.empty() ||
-                          !llvm::all_of(from, hasValidBits) ||
+          bool connects = from.empty() || to.empty() || !llvm::all_of(from, hasValidBits) ||
                           !llvm::all_of(to, hasValidBits);
           for (const ir::OpConfig &out : from) {
             if (!out.activation.quantize)
@@ -82,7 +80,7 @@ void PlatformResolver::checkFusingBits(const ir::Platform &p) {
               connects |= produced.count(b) != 0;
           }
           if (!connects)
-            c.diags.emit(f.loc, diag::warn_fuse_incompatible_bits, producer,
-                         consumer, joinBits(produced), joinBits(accepted));
+            c.diags.emit(f.loc, diag::warn_fuse_incompatible_bits, producer, consumer,
+                         joinBits(produced), joinBits(accepted));
         }
 }

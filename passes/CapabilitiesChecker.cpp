@@ -22,8 +22,8 @@ namespace {
 
 class CapabilitiesChecker {
 public:
-  CapabilitiesChecker(Compilation &c, const ast::CapabilitiesDecl &decl,
-                      const TopLevelNames &names, const ir::Module &m)
+  CapabilitiesChecker(Compilation &c, const ast::CapabilitiesDecl &decl, const TopLevelNames &names,
+                      const ir::Module &m)
       : c(c), decl(decl), names(names), m(m) {}
 
   ir::Capabilities run();
@@ -31,12 +31,11 @@ public:
 private:
   /// The declaration `ref` names when it is of kind `kind`; reports an
   /// undefined name or one of another kind.
-  const ast::TopDecl *resolve(const ast::Ident &ref, ast::Node::Kind kind,
-                              const char *kindName, const char *expected);
+  const ast::TopDecl *resolve(const ast::Ident &ref, ast::Node::Kind kind, const char *kindName,
+                              const char *expected);
   void checkOpset(const ast::Ident &opset);
   /// The `group` named `name` in platform `platform` or its parents, if any.
-  const ast::GroupDecl *findGroup(const ast::PlatformDecl *platform,
-                                  llvm::StringRef name) const;
+  const ast::GroupDecl *findGroup(const ast::PlatformDecl *platform, llvm::StringRef name) const;
 
   Compilation &c;
   const ast::CapabilitiesDecl &decl;
@@ -48,10 +47,8 @@ private:
 
 } // namespace
 
-const ast::TopDecl *CapabilitiesChecker::resolve(const ast::Ident &ref,
-                                                 ast::Node::Kind kind,
-                                                 const char *kindName,
-                                                 const char *expected) {
+const ast::TopDecl *CapabilitiesChecker::resolve(const ast::Ident &ref, ast::Node::Kind kind,
+                                                 const char *kindName, const char *expected) {
   const ast::TopDecl *d = names.lookup(ref.name);
   if (!d) {
     c.diags
@@ -61,26 +58,22 @@ const ast::TopDecl *CapabilitiesChecker::resolve(const ast::Ident &ref,
     return nullptr;
   }
   if (d->getKind() != kind) {
-    c.diags
-        .emit(ref.range, diag::err_wrong_kind, ref.name, describeTopDecl(*d),
-              expected)
+    c.diags.emit(ref.range, diag::err_wrong_kind, ref.name, describeTopDecl(*d), expected)
         .note(d->name.range, diag::note_declared_here, ref.name);
     return nullptr;
   }
   return d;
 }
 
-const ast::GroupDecl *
-CapabilitiesChecker::findGroup(const ast::PlatformDecl *p,
-                               llvm::StringRef name) const {
+const ast::GroupDecl *CapabilitiesChecker::findGroup(const ast::PlatformDecl *p,
+                                                     llvm::StringRef name) const {
   std::set<const ast::PlatformDecl *> visited; // `extends` cycles
   while (p && visited.insert(p).second) {
     for (const ast::PlatformItem *item : p->items)
       if (auto *g = llvm::dyn_cast<ast::GroupDecl>(item))
         if (g->name.name == name)
           return g;
-    p = p->parent ? llvm::dyn_cast_or_null<ast::PlatformDecl>(
-                        names.lookup(p->parent->name))
+    p = p->parent ? llvm::dyn_cast_or_null<ast::PlatformDecl>(names.lookup(p->parent->name))
                   : nullptr;
   }
   return nullptr;
@@ -90,9 +83,7 @@ void CapabilitiesChecker::checkOpset(const ast::Ident &opset) {
   if (!platform || platform->findOpset(opset.name))
     return;
   if (const ast::GroupDecl *g = findGroup(platformDecl, opset.name)) {
-    c.diags
-        .emit(opset.range, diag::err_wrong_kind, opset.name, "a group",
-              "an opset")
+    c.diags.emit(opset.range, diag::err_wrong_kind, opset.name, "a group", "an opset")
         .note(g->name.range, diag::note_declared_here, opset.name);
     return;
   }
@@ -112,14 +103,13 @@ ir::Capabilities CapabilitiesChecker::run() {
   caps.framework = decl.framework.name;
   caps.loc = decl.name.range;
 
-  platformDecl = llvm::cast_or_null<ast::PlatformDecl>(resolve(
-      decl.platform, ast::Node::Kind::PlatformDecl, "platform", "a platform"));
+  platformDecl = llvm::cast_or_null<ast::PlatformDecl>(
+      resolve(decl.platform, ast::Node::Kind::PlatformDecl, "platform", "a platform"));
   // A platform that failed to resolve is not in the module: its opsets are
   // then unknown, and not checked.
   if (platformDecl)
     platform = m.findPlatform(decl.platform.name);
-  (void)resolve(decl.framework, ast::Node::Kind::FrameworkDecl, "framework",
-                "a framework");
+  (void)resolve(decl.framework, ast::Node::Kind::FrameworkDecl, "framework", "a framework");
 
   for (const ast::Binding &binding : decl.bindings) {
     checkOpset(binding.opset);
@@ -139,10 +129,8 @@ ir::Capabilities CapabilitiesChecker::run() {
   return caps;
 }
 
-ir::Capabilities passes::checkCapabilities(Compilation &c,
-                                           const ast::CapabilitiesDecl &decl,
-                                           const TopLevelNames &names,
-                                           const ir::Module &m) {
+ir::Capabilities passes::checkCapabilities(Compilation &c, const ast::CapabilitiesDecl &decl,
+                                           const TopLevelNames &names, const ir::Module &m) {
   return CapabilitiesChecker(c, decl, names, m).run();
 }
 

@@ -86,8 +86,7 @@ const ast::Ident *definedName(const ast::PlatformItem *item) {
 
 } // namespace
 
-std::vector<PlatformResolver::EvalStep>
-PlatformResolver::evaluationOrder() const {
+std::vector<PlatformResolver::EvalStep> PlatformResolver::evaluationOrder() const {
   // The items in effect, in source order (parents first).
   std::vector<EvalStep> roots;
   for (unsigned level = 0; level < scope.chain.size(); ++level)
@@ -140,8 +139,7 @@ PlatformResolver::evaluationOrder() const {
       if (!dep || dep->kind == DefKind::Opset || state[dep->item] != New)
         continue;
       state[dep->item] = Open;
-      stack.push_back(
-          {{dep->item, dep->level, dep}, mentionedNames(dep->item)});
+      stack.push_back({{dep->item, dep->level, dep}, mentionedNames(dep->item)});
     }
   }
   return order;

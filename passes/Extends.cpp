@@ -7,12 +7,10 @@ using namespace tpcc;
 using namespace tpcc::passes;
 
 void passes::visitByExtends(
-    Compilation &c, const TopLevelNames &names,
-    const std::vector<const ast::TopDecl *> &decls, const ExtendsKind &kind,
-    llvm::function_ref<const std::optional<ast::Ident> &(const ast::TopDecl &)>
-        parent,
-    llvm::function_ref<void(const ast::TopDecl &, const ast::TopDecl *)>
-        visit) {
+    Compilation &c, const TopLevelNames &names, const std::vector<const ast::TopDecl *> &decls,
+    const ExtendsKind &kind,
+    llvm::function_ref<const std::optional<ast::Ident> &(const ast::TopDecl &)> parent,
+    llvm::function_ref<void(const ast::TopDecl &, const ast::TopDecl *)> visit) {
   enum State { New, Open, Done, Broken };
   std::map<const ast::TopDecl *, State> state;
 
@@ -39,8 +37,8 @@ void passes::visitByExtends(
       }
       if (p->getKind() != kind.kind) {
         c.diags
-            .emit(name->range, diag::err_wrong_kind, name->name,
-                  describeTopDecl(*p), kind.withArticle)
+            .emit(name->range, diag::err_wrong_kind, name->name, describeTopDecl(*p),
+                  kind.withArticle)
             .note(p->name.range, diag::note_declared_here, name->name);
         broken = true;
         break;

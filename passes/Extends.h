@@ -31,13 +31,10 @@ struct ExtendsKind {
 /// A declaration whose parent is unknown, of the wrong kind, or on a cycle is
 /// reported and skipped, and so is every declaration that extends it.
 void visitByExtends(
-    Compilation &c, const TopLevelNames &names,
-    const std::vector<const ast::TopDecl *> &decls, const ExtendsKind &kind,
-    llvm::function_ref<const std::optional<ast::Ident> &(const ast::TopDecl &)>
-        parent,
-    llvm::function_ref<void(const ast::TopDecl &decl,
-                            const ast::TopDecl *parent)>
-        visit);
+    Compilation &c, const TopLevelNames &names, const std::vector<const ast::TopDecl *> &decls,
+    const ExtendsKind &kind,
+    llvm::function_ref<const std::optional<ast::Ident> &(const ast::TopDecl &)> parent,
+    llvm::function_ref<void(const ast::TopDecl &decl, const ast::TopDecl *parent)> visit);
 
 } // namespace tpcc::passes
 

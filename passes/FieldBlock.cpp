@@ -18,8 +18,7 @@ std::string FlatField::prefix(size_t n) const {
 
 static void flattenInto(Compilation &c, const ast::BlockValue &block,
                         const std::vector<const ast::Ident *> &prefix,
-                        std::map<std::string, SourceRange> &seen,
-                        std::vector<FlatField> &out) {
+                        std::map<std::string, SourceRange> &seen, std::vector<FlatField> &out) {
   for (const ast::Field &field : block.fields) {
     if (field.key.empty() || !field.value)
       continue; // a syntax error, already reported
@@ -45,8 +44,7 @@ static void flattenInto(Compilation &c, const ast::BlockValue &block,
   }
 }
 
-std::vector<FlatField> passes::flattenBlock(Compilation &c,
-                                            const ast::BlockValue &block) {
+std::vector<FlatField> passes::flattenBlock(Compilation &c, const ast::BlockValue &block) {
   std::vector<FlatField> out;
   std::map<std::string, SourceRange> seen;
   flattenInto(c, block, {}, seen, out);
@@ -84,8 +82,7 @@ std::string passes::describeValue(const ast::Value &v) {
   case K::BlockValue:
     return "a block";
   case K::ListValue:
-    return llvm::cast<ast::ListValue>(v).elements.empty() ? "an empty list"
-                                                          : "a list";
+    return llvm::cast<ast::ListValue>(v).elements.empty() ? "an empty list" : "a list";
   case K::NamedOptions:
   case K::ListOptions:
   case K::SetName:
@@ -127,19 +124,16 @@ std::string passes::describeValue(const ast::Value &v) {
   llvm_unreachable("every node kind is handled");
 }
 
-void passes::reportUnknownField(Compilation &c, const FlatField &f, size_t i,
-                                llvm::StringRef where,
+void passes::reportUnknownField(Compilation &c, const FlatField &f, size_t i, llvm::StringRef where,
                                 llvm::ArrayRef<const char *> known) {
   std::vector<std::string> candidates(known.begin(), known.end());
   std::string place = i == 0 ? where.str() : "`" + f.prefix(i) + "`";
-  c.diags.emit(f.path[i]->range, diag::err_unknown_field, f.path[i]->name,
-               place, didYouMean(f.path[i]->name, candidates));
+  c.diags.emit(f.path[i]->range, diag::err_unknown_field, f.path[i]->name, place,
+               didYouMean(f.path[i]->name, candidates));
 }
 
-void passes::reportFieldType(Compilation &c, const FlatField &f,
-                             llvm::StringRef expected) {
-  c.diags.emit(f.value->getRange(), diag::err_field_type, f.key, expected,
-               describeValue(*f.value));
+void passes::reportFieldType(Compilation &c, const FlatField &f, llvm::StringRef expected) {
+  c.diags.emit(f.value->getRange(), diag::err_field_type, f.key, expected, describeValue(*f.value));
 }
 
 std::optional<int64_t> passes::readInt(Compilation &c, const FlatField &f,
@@ -150,8 +144,7 @@ std::optional<int64_t> passes::readInt(Compilation &c, const FlatField &f,
   return std::nullopt;
 }
 
-std::optional<double> passes::readNumber(Compilation &c, const FlatField &f,
-                                         bool allowInf,
+std::optional<double> passes::readNumber(Compilation &c, const FlatField &f, bool allowInf,
                                          llvm::StringRef expected) {
   if (auto *i = llvm::dyn_cast<ast::IntLit>(f.value))
     return static_cast<double>(i->value);
@@ -172,8 +165,7 @@ std::optional<bool> passes::readBool(Compilation &c, const FlatField &f) {
   return std::nullopt;
 }
 
-const ast::Ident *passes::readWord(Compilation &c, const FlatField &f,
-                                   llvm::StringRef expected) {
+const ast::Ident *passes::readWord(Compilation &c, const FlatField &f, llvm::StringRef expected) {
   auto *n = llvm::dyn_cast<ast::NameValue>(f.value);
   if (n && n->withs.empty())
     return &n->name;

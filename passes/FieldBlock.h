@@ -40,8 +40,7 @@ struct FlatField {
 /// Flattens `block` into its leaf fields in source order. A key given twice
 /// (also through a nested block: `activation: {bits: 8}, activation.bits: 8`)
 /// is reported at the second, with a note at the first, and dropped.
-std::vector<FlatField> flattenBlock(Compilation &c,
-                                    const ast::BlockValue &block);
+std::vector<FlatField> flattenBlock(Compilation &c, const ast::BlockValue &block);
 
 /// True for `{}`.
 bool isEmptyBlock(const ast::Value *v);
@@ -53,33 +52,28 @@ std::string describeValue(const ast::Value &v);
 /// Reports `err_unknown_field` for component `i` of `f`, which is not a field
 /// of what the first `i` components name (`where`: "a config", "an attr"...
 /// for i == 0). `known` lists the valid names there, for a suggestion.
-void reportUnknownField(Compilation &c, const FlatField &f, size_t i,
-                        llvm::StringRef where,
+void reportUnknownField(Compilation &c, const FlatField &f, size_t i, llvm::StringRef where,
                         llvm::ArrayRef<const char *> known);
 
 /// Reports `err_field_type`: field `f` expects `expected`.
-void reportFieldType(Compilation &c, const FlatField &f,
-                     llvm::StringRef expected);
+void reportFieldType(Compilation &c, const FlatField &f, llvm::StringRef expected);
 
 // Typed readers: the value of `f`, or nullopt after reporting a type error.
 
 std::optional<int64_t> readInt(Compilation &c, const FlatField &f,
                                llvm::StringRef expected = "an integer");
 /// An integer, a decimal number, `2^N`, and `inf`/`-inf` when `allowInf`.
-std::optional<double> readNumber(Compilation &c, const FlatField &f,
-                                 bool allowInf,
+std::optional<double> readNumber(Compilation &c, const FlatField &f, bool allowInf,
                                  llvm::StringRef expected = "a number");
 std::optional<bool> readBool(Compilation &c, const FlatField &f);
 /// A bare name (an enumerator such as `symmetric`).
-const ast::Ident *readWord(Compilation &c, const FlatField &f,
-                           llvm::StringRef expected);
+const ast::Ident *readWord(Compilation &c, const FlatField &f, llvm::StringRef expected);
 
 /// Reads an enumerator of `E`: `what` names the enum in messages, `all`
 /// lists its values (spelled with `ir::toString`).
 template <typename E, typename ParseFn>
-std::optional<E> readEnum(Compilation &c, const FlatField &f,
-                          llvm::StringRef what, llvm::ArrayRef<E> all,
-                          ParseFn parse);
+std::optional<E> readEnum(Compilation &c, const FlatField &f, llvm::StringRef what,
+                          llvm::ArrayRef<E> all, ParseFn parse);
 
 /// "`a`, `b`, `c`".
 std::string joinQuoted(llvm::ArrayRef<std::string> words);
@@ -88,9 +82,8 @@ std::string joinQuoted(llvm::ArrayRef<std::string> words);
 std::string formatNumber(double d);
 
 template <typename E, typename ParseFn>
-std::optional<E> readEnum(Compilation &c, const FlatField &f,
-                          llvm::StringRef what, llvm::ArrayRef<E> all,
-                          ParseFn parse) {
+std::optional<E> readEnum(Compilation &c, const FlatField &f, llvm::StringRef what,
+                          llvm::ArrayRef<E> all, ParseFn parse) {
   const ast::Ident *word = readWord(c, f, "a " + what.str());
   if (!word)
     return std::nullopt;
@@ -99,8 +92,7 @@ std::optional<E> readEnum(Compilation &c, const FlatField &f,
   std::vector<std::string> names;
   for (E e : all)
     names.push_back(toString(e));
-  c.diags.emit(word->range, diag::err_bad_enum, word->name, what,
-               joinQuoted(names));
+  c.diags.emit(word->range, diag::err_bad_enum, word->name, what, joinQuoted(names));
   return std::nullopt;
 }
 

@@ -21,8 +21,7 @@ namespace {
 
 class FrameworkChecker {
 public:
-  FrameworkChecker(Compilation &c, const ast::FrameworkDecl &decl)
-      : c(c), decl(decl) {}
+  FrameworkChecker(Compilation &c, const ast::FrameworkDecl &decl) : c(c), decl(decl) {}
 
   ir::Framework run();
 
@@ -72,8 +71,7 @@ void FrameworkChecker::checkWeight(const ast::WeightDecl &w) {
     checkSlotBinding(w.slot.name, b);
 }
 
-void FrameworkChecker::checkSlotBinding(const std::string &slot,
-                                        const ast::SlotBinding &b) {
+void FrameworkChecker::checkSlotBinding(const std::string &slot, const ast::SlotBinding &b) {
   ir::WeightSlot ws;
   ws.slot = slot;
   ws.op = b.op.name;
@@ -116,8 +114,7 @@ void FrameworkChecker::checkOpList(const ast::OpListDecl &list) {
   bool isActivation = list.listKind == ast::OpListDecl::Activation;
   auto &mine = listed[isActivation ? 0 : 1];
   auto &other = listed[isActivation ? 1 : 0];
-  std::vector<std::string> &out =
-      isActivation ? fw.activationOps : fw.noQuantizeOps;
+  std::vector<std::string> &out = isActivation ? fw.activationOps : fw.noQuantizeOps;
   for (const ast::Ident &name : list.ops) {
     if (!lookupOnnxOp(c, name))
       continue;
@@ -148,16 +145,14 @@ std::optional<double> FrameworkChecker::rangeBound(const ast::Value &v) {
     return inf->negative ? -HUGE_VAL : HUGE_VAL;
   const char *what = llvm::isa<ast::StringLit>(&v) ? "a string"
                      : llvm::isa<ast::BoolLit>(&v) ? "a boolean"
-                     : llvm::isa<ast::NoneLit>(&v)
-                         ? "`none`"
-                         : "a value that is not a number";
+                     : llvm::isa<ast::NoneLit>(&v) ? "`none`"
+                                                   : "a value that is not a number";
   c.diags.emit(v.getRange(), diag::err_range_bound, what).report();
   return std::nullopt;
 }
 
 std::string FrameworkChecker::sourceText(SourceRange r, double fallback) const {
-  if (r.isValid() && r.end.file == r.begin.file &&
-      r.end.offset > r.begin.offset) {
+  if (r.isValid() && r.end.file == r.begin.file && r.end.offset > r.begin.offset) {
     llvm::StringRef buf = c.sources.getBuffer(r.begin.file);
     if (r.end.offset <= buf.size())
       return buf.slice(r.begin.offset, r.end.offset).str();
@@ -177,9 +172,8 @@ void FrameworkChecker::checkRange(const ast::RangeDecl &r) {
     return;
   if (*lo > *hi) {
     c.diags
-        .emit(SourceRange(r.lo->getRange().begin, r.hi->getRange().end),
-              diag::err_range_order, sourceText(r.lo->getRange(), *lo),
-              sourceText(r.hi->getRange(), *hi))
+        .emit(SourceRange(r.lo->getRange().begin, r.hi->getRange().end), diag::err_range_order,
+              sourceText(r.lo->getRange(), *lo), sourceText(r.hi->getRange(), *hi))
         .report();
     return;
   }
@@ -197,7 +191,6 @@ void FrameworkChecker::checkRange(const ast::RangeDecl &r) {
   fw.ranges.push_back(std::move(range));
 }
 
-ir::Framework passes::checkFramework(Compilation &c,
-                                     const ast::FrameworkDecl &decl) {
+ir::Framework passes::checkFramework(Compilation &c, const ast::FrameworkDecl &decl) {
   return FrameworkChecker(c, decl).run();
 }

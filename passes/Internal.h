@@ -42,10 +42,8 @@ ir::Framework checkFramework(Compilation &c, const ast::FrameworkDecl &decl);
 
 /// Resolves one capabilities declaration against the already resolved
 /// platforms and frameworks in `m` (Rules 2 and 12).
-ir::Capabilities checkCapabilities(Compilation &c,
-                                   const ast::CapabilitiesDecl &decl,
-                                   const TopLevelNames &names,
-                                   const ir::Module &m);
+ir::Capabilities checkCapabilities(Compilation &c, const ast::CapabilitiesDecl &decl,
+                                   const TopLevelNames &names, const ir::Module &m);
 
 /// Rule 14: in a platform that some capabilities binds, an opset with options
 /// that no binding covers never matches.

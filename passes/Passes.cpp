@@ -94,12 +94,10 @@ std::vector<const ast::TopDecl *> allDecls(const Compilation &c) {
 }
 
 /// Rule 1 across files: one namespace for all top-level names.
-TopLevelNames collectNames(Compilation &c,
-                           const std::vector<const ast::TopDecl *> &decls) {
+TopLevelNames collectNames(Compilation &c, const std::vector<const ast::TopDecl *> &decls) {
   TopLevelNames names;
   for (const ast::TopDecl *d : decls) {
-    auto [it, fresh] =
-        names.decls.emplace(d->name.name, const_cast<ast::TopDecl *>(d));
+    auto [it, fresh] = names.decls.emplace(d->name.name, const_cast<ast::TopDecl *>(d));
     if (!fresh)
       c.diags.emit(d->name.range, diag::err_redefinition, d->name.name)
           .note(it->second->name.range, diag::note_previous_definition);
@@ -107,9 +105,8 @@ TopLevelNames collectNames(Compilation &c,
   return names;
 }
 
-std::vector<const ast::TopDecl *>
-declsOfKind(const std::vector<const ast::TopDecl *> &decls,
-            ast::Node::Kind kind) {
+std::vector<const ast::TopDecl *> declsOfKind(const std::vector<const ast::TopDecl *> &decls,
+                                              ast::Node::Kind kind) {
   std::vector<const ast::TopDecl *> out;
   for (const ast::TopDecl *d : decls)
     if (d->getKind() == kind)
@@ -117,21 +114,17 @@ declsOfKind(const std::vector<const ast::TopDecl *> &decls,
   return out;
 }
 
-template <typename T>
-const std::optional<ast::Ident> &parentName(const ast::TopDecl &d) {
+template <typename T> const std::optional<ast::Ident> &parentName(const ast::TopDecl &d) {
   return llvm::cast<T>(d).parent;
 }
 
 void resolvePlatforms(Compilation &c, const TopLevelNames &names,
-                      const std::vector<const ast::TopDecl *> &decls,
-                      ir::Module &m) {
-  std::vector<const ast::TopDecl *> platforms =
-      declsOfKind(decls, ast::Node::Kind::PlatformDecl);
+                      const std::vector<const ast::TopDecl *> &decls, ir::Module &m) {
+  std::vector<const ast::TopDecl *> platforms = declsOfKind(decls, ast::Node::Kind::PlatformDecl);
   std::map<const ast::TopDecl *, PlatformResult> results;
   std::map<const ast::TopDecl *, std::vector<const ast::PlatformDecl *>> chains;
   visitByExtends(c, names, platforms,
-                 {ast::Node::Kind::PlatformDecl, "platform", "a platform",
-                  diag::err_extends_cycle},
+                 {ast::Node::Kind::PlatformDecl, "platform", "a platform", diag::err_extends_cycle},
                  parentName<ast::PlatformDecl>,
                  [&](const ast::TopDecl &d, const ast::TopDecl *parent) {
                    std::vector<const ast::PlatformDecl *> chain;
@@ -139,10 +132,8 @@ void resolvePlatforms(Compilation &c, const TopLevelNames &names,
                      chain = chains.at(parent);
                    chain.push_back(llvm::cast<ast::PlatformDecl>(&d));
                    chains.emplace(&d, chain);
-                   results.emplace(
-                       &d,
-                       resolvePlatform(c, std::move(chain),
-                                       parent ? &results.at(parent) : nullptr));
+                   results.emplace(&d, resolvePlatform(c, std::move(chain),
+                                                       parent ? &results.at(parent) : nullptr));
                  });
   for (const ast::TopDecl *d : platforms) {
     auto it = results.find(d);
@@ -152,21 +143,16 @@ void resolvePlatforms(Compilation &c, const TopLevelNames &names,
 }
 
 void resolveRecipes(Compilation &c, const TopLevelNames &names,
-                    const std::vector<const ast::TopDecl *> &decls,
-                    ir::Module &m) {
-  std::vector<const ast::TopDecl *> recipes =
-      declsOfKind(decls, ast::Node::Kind::RecipeDecl);
+                    const std::vector<const ast::TopDecl *> &decls, ir::Module &m) {
+  std::vector<const ast::TopDecl *> recipes = declsOfKind(decls, ast::Node::Kind::RecipeDecl);
   std::map<const ast::TopDecl *, ir::Recipe> results;
-  visitByExtends(c, names, recipes,
-                 {ast::Node::Kind::RecipeDecl, "recipe", "a recipe",
-                  diag::err_recipe_extends_cycle},
-                 parentName<ast::RecipeDecl>,
-                 [&](const ast::TopDecl &d, const ast::TopDecl *parent) {
-                   results.emplace(
-                       &d,
-                       resolveRecipe(c, llvm::cast<ast::RecipeDecl>(d),
-                                     parent ? &results.at(parent) : nullptr));
-                 });
+  visitByExtends(
+      c, names, recipes,
+      {ast::Node::Kind::RecipeDecl, "recipe", "a recipe", diag::err_recipe_extends_cycle},
+      parentName<ast::RecipeDecl>, [&](const ast::TopDecl &d, const ast::TopDecl *parent) {
+        results.emplace(&d, resolveRecipe(c, llvm::cast<ast::RecipeDecl>(d),
+                                          parent ? &results.at(parent) : nullptr));
+      });
   for (const ast::TopDecl *d : recipes) {
     auto it = results.find(d);
     if (it != results.end() && names.lookup(d->name.name) == d)
@@ -183,16 +169,13 @@ ir::Module tpcc::buildModule(Compilation &c) {
 
   resolvePlatforms(c, names, decls, m);
 
-  for (const ast::TopDecl *d :
-       declsOfKind(decls, ast::Node::Kind::FrameworkDecl)) {
+  for (const ast::TopDecl *d : declsOfKind(decls, ast::Node::Kind::FrameworkDecl)) {
     ir::Framework f = checkFramework(c, llvm::cast<ast::FrameworkDecl>(*d));
     if (names.lookup(d->name.name) == d)
       m.frameworks.push_back(std::move(f));
   }
-  for (const ast::TopDecl *d :
-       declsOfKind(decls, ast::Node::Kind::CapabilitiesDecl)) {
-    ir::Capabilities caps =
-        checkCapabilities(c, llvm::cast<ast::CapabilitiesDecl>(*d), names, m);
+  for (const ast::TopDecl *d : declsOfKind(decls, ast::Node::Kind::CapabilitiesDecl)) {
+    ir::Capabilities caps = checkCapabilities(c, llvm::cast<ast::CapabilitiesDecl>(*d), names, m);
     if (names.lookup(d->name.name) == d)
       m.capabilities.push_back(std::move(caps));
   }

@@ -43,26 +43,22 @@ std::string fusingName(const ast::FuseDecl &f) {
 
 } // namespace
 
-const std::vector<std::string> *
-PlatformResolver::lookupGroup(const ast::Ident &name) {
+const std::vector<std::string> *PlatformResolver::lookupGroup(const ast::Ident &name) {
   const ScopeDef *def = resolveRef(name, groupKind);
   if (!def)
     return nullptr;
-  return evaluate(
-      groups, name, *def, [&]() -> std::optional<std::vector<std::string>> {
-        std::set<std::string> members;
-        bool ok = true;
-        for (const ast::SetExpr *m :
-             llvm::cast<ast::GroupDecl>(def->item)->members)
-          ok &= m && expandSet(*m, members);
-        if (!ok)
-          return std::nullopt;
-        return std::vector<std::string>(members.begin(), members.end());
-      });
+  return evaluate(groups, name, *def, [&]() -> std::optional<std::vector<std::string>> {
+    std::set<std::string> members;
+    bool ok = true;
+    for (const ast::SetExpr *m : llvm::cast<ast::GroupDecl>(def->item)->members)
+      ok &= m && expandSet(*m, members);
+    if (!ok)
+      return std::nullopt;
+    return std::vector<std::string>(members.begin(), members.end());
+  });
 }
 
-bool PlatformResolver::expandSet(const ast::SetExpr &e,
-                                 std::set<std::string> &out) {
+bool PlatformResolver::expandSet(const ast::SetExpr &e, std::set<std::string> &out) {
   if (auto *n = llvm::dyn_cast<ast::SetName>(&e)) {
     const ScopeDef *def = resolveRef(n->name, setKind);
     if (!def)
@@ -83,8 +79,8 @@ bool PlatformResolver::expandSet(const ast::SetExpr &e,
   return ok;
 }
 
-const std::optional<Pattern> &
-PlatformResolver::expandPattern(const ast::FuseDecl &f, unsigned level) {
+const std::optional<Pattern> &PlatformResolver::expandPattern(const ast::FuseDecl &f,
+                                                              unsigned level) {
   auto it = patterns.find(&f);
   if (it != patterns.end())
     return it->second;
@@ -122,17 +118,14 @@ void PlatformResolver::resolveFusings(ir::Platform &p) {
       if (!pattern)
         continue;
       size_t before = entries.size();
-      llvm::erase_if(entries, [&](const Entry &e) {
-        return e.level < level && e.pattern == *pattern;
-      });
+      llvm::erase_if(entries,
+                     [&](const Entry &e) { return e.level < level && e.pattern == *pattern; });
       if (entries.size() == before)
-        c.diags.emit(r.decl->getRange(), diag::err_remove_fuse_absent,
-                     fusingName(*r.decl));
+        c.diags.emit(r.decl->getRange(), diag::err_remove_fuse_absent, fusingName(*r.decl));
     }
     for (const AtLevel<ast::FuseDecl> &f : scope.fuses)
       if (f.level == level)
-        if (const std::optional<Pattern> &pattern =
-                expandPattern(*f.decl, level))
+        if (const std::optional<Pattern> &pattern = expandPattern(*f.decl, level))
           entries.push_back({*pattern, f.decl, level});
   }
 
@@ -141,13 +134,10 @@ void PlatformResolver::resolveFusings(ir::Platform &p) {
   for (Entry &e : entries) {
     auto [it, fresh] = first.emplace(e.pattern, e.decl);
     if (!fresh) {
-      c.diags
-          .emit(e.decl->getRange(), diag::warn_duplicate_fuse,
-                fusingName(*e.decl))
+      c.diags.emit(e.decl->getRange(), diag::warn_duplicate_fuse, fusingName(*e.decl))
           .note(it->second->getRange(), diag::note_previous_pattern);
       continue;
     }
-    p.fusings.push_back(ir::Fusing{fusingName(*e.decl), std::move(e.pattern),
-                                   e.decl->getRange()});
+    p.fusings.push_back(ir::Fusing{fusingName(*e.decl), std::move(e.pattern), e.decl->getRange()});
   }
 }

@@ -16,14 +16,11 @@ using namespace tpcc::passes;
 namespace {
 const ExpectedKind attrKind{{DefKind::Attr}, "attr", "an attr"};
 const ExpectedKind configKind{{DefKind::Config}, "config", "a config"};
-const ExpectedKind optionsKind{
-    {DefKind::Options}, "options", "an options name"};
+const ExpectedKind optionsKind{{DefKind::Options}, "options", "an options name"};
 } // namespace
 
-PlatformResult
-passes::resolvePlatform(Compilation &c,
-                        std::vector<const ast::PlatformDecl *> chain,
-                        const PlatformResult *parent) {
+PlatformResult passes::resolvePlatform(Compilation &c, std::vector<const ast::PlatformDecl *> chain,
+                                       const PlatformResult *parent) {
   PlatformScope scope = buildPlatformScope(c, std::move(chain));
   return PlatformResolver(c, scope, parent).run();
 }
@@ -47,8 +44,7 @@ PlatformResult PlatformResolver::run() {
   p.metadata = scope.metadata && scope.metadata->value;
 
   if (!scope.defaultDecl)
-    c.diags.emit(decl.name.range, diag::err_platform_no_default,
-                 decl.name.name);
+    c.diags.emit(decl.name.range, diag::err_platform_no_default, decl.name.name);
 
   evaluateDefinitions();
   if (const std::optional<ir::Options> &d = defaultOptions())
@@ -58,8 +54,7 @@ PlatformResult PlatformResolver::run() {
     ir::Opset opset;
     opset.name = name;
     opset.loc = def.name->range;
-    opset.options =
-        opsetOptions(*llvm::cast<ast::OpsetDecl>(def.item), def.level);
+    opset.options = opsetOptions(*llvm::cast<ast::OpsetDecl>(def.item), def.level);
     p.opsets.push_back(std::move(opset));
   }
   resolveFusings(p);
@@ -102,8 +97,7 @@ void PlatformResolver::evaluateDefinitions() {
 // Names
 //===----------------------------------------------------------------------===//
 
-const ScopeDef *PlatformResolver::resolveRef(const ast::Ident &ref,
-                                             const ExpectedKind &kind) {
+const ScopeDef *PlatformResolver::resolveRef(const ast::Ident &ref, const ExpectedKind &kind) {
   const ScopeDef *def = scope.lookup(ref.name);
   if (!def) {
     // Never suggest a definition being evaluated: using it would be a cycle
@@ -118,8 +112,8 @@ const ScopeDef *PlatformResolver::resolveRef(const ast::Ident &ref,
   }
   if (llvm::is_contained(kind.kinds, def->kind))
     return def;
-  auto d = c.diags.emit(ref.range, diag::err_wrong_kind, ref.name,
-                        describeDefKind(def->kind), kind.withArticle);
+  auto d = c.diags.emit(ref.range, diag::err_wrong_kind, ref.name, describeDefKind(def->kind),
+                        kind.withArticle);
   d.note(def->name->range, diag::note_declared_here, ref.name);
   if (def->kind == DefKind::Config && &kind == &optionsKind)
     d.note(ref.range, diag::note_options_from_config, ref.name);
@@ -154,8 +148,7 @@ const PartialConfig *PlatformResolver::lookupConfig(const ast::Ident &name) {
   });
 }
 
-void PlatformResolver::record(const PartialConfig &partial,
-                              const ir::OpConfig &cfg) {
+void PlatformResolver::record(const PartialConfig &partial, const ir::OpConfig &cfg) {
   SeenConfig s{cfg, {}};
   if (partial.inputBits)
     s.explicitInputBits = partial.inputBits->value;
@@ -171,14 +164,12 @@ const ir::Options *PlatformResolver::lookupOptions(const ast::Ident &name) {
   if (!def)
     return nullptr;
   return evaluate(options, name, *def, [&]() -> std::optional<ir::Options> {
-    const ast::OptionsExpr *e =
-        llvm::cast<ast::OptionsDecl>(def->item)->options;
+    const ast::OptionsExpr *e = llvm::cast<ast::OptionsDecl>(def->item)->options;
     return e ? evalOptions(*e) : std::nullopt;
   });
 }
 
-std::optional<ir::Options>
-PlatformResolver::evalOptions(const ast::OptionsExpr &e) {
+std::optional<ir::Options> PlatformResolver::evalOptions(const ast::OptionsExpr &e) {
   if (auto *named = llvm::dyn_cast<ast::NamedOptions>(&e)) {
     const ir::Options *o = lookupOptions(named->name);
     return o ? std::optional<ir::Options>(*o) : std::nullopt;
@@ -189,8 +180,7 @@ PlatformResolver::evalOptions(const ast::OptionsExpr &e) {
   // The index in `result.configs` of each element, or -1 if it failed.
   std::vector<int> index;
   for (const ast::Value *v : list.elements) {
-    std::optional<ir::OpConfig> cfg =
-        v ? evalOptionElement(*v) : std::optional<ir::OpConfig>();
+    std::optional<ir::OpConfig> cfg = v ? evalOptionElement(*v) : std::optional<ir::OpConfig>();
     index.push_back(cfg ? static_cast<int>(result.configs.size()) : -1);
     if (cfg)
       result.configs.push_back(std::move(*cfg));
@@ -198,8 +188,7 @@ PlatformResolver::evalOptions(const ast::OptionsExpr &e) {
 
   if (!list.base) {
     if (list.elements.size() > 1)
-      c.diags.emit(list.getRange(), diag::err_options_need_base,
-                   list.elements.size());
+      c.diags.emit(list.getRange(), diag::err_options_need_base, list.elements.size());
   } else {
     // `base` names an element by its config name.
     std::vector<size_t> matches;
@@ -209,11 +198,9 @@ PlatformResolver::evalOptions(const ast::OptionsExpr &e) {
         matches.push_back(i);
     }
     if (matches.empty())
-      c.diags.emit(list.base->range, diag::err_base_not_in_list,
-                   list.base->name);
+      c.diags.emit(list.base->range, diag::err_base_not_in_list, list.base->name);
     else if (matches.size() > 1)
-      c.diags.emit(list.base->range, diag::err_base_ambiguous, list.base->name,
-                   matches.size());
+      c.diags.emit(list.base->range, diag::err_base_ambiguous, list.base->name, matches.size());
     else if (index[matches[0]] >= 0)
       result.base = static_cast<unsigned>(index[matches[0]]);
   }
@@ -222,29 +209,26 @@ PlatformResolver::evalOptions(const ast::OptionsExpr &e) {
   return result;
 }
 
-std::optional<ir::OpConfig>
-PlatformResolver::evalOptionElement(const ast::Value &v) {
+std::optional<ir::OpConfig> PlatformResolver::evalOptionElement(const ast::Value &v) {
   auto *named = llvm::dyn_cast<ast::NameValue>(&v);
   if (named && named->withs.empty()) {
     const PartialConfig *p = lookupConfig(named->name);
     if (!p)
       return std::nullopt;
-    return finalizeConfig(*p, named->name.name,
-                          scope.lookup(named->name.name)->name->range);
+    return finalizeConfig(*p, named->name.name, scope.lookup(named->name.name)->name->range);
   }
   // `NAME with {...}` or an inline block.
   std::optional<PartialConfig> p = builder.buildConfig(v);
   if (!p)
     return std::nullopt;
   checkConfig(c, *p);
-  ir::OpConfig cfg =
-      finalizeConfig(*p, named ? named->name.name : "", v.getRange());
+  ir::OpConfig cfg = finalizeConfig(*p, named ? named->name.name : "", v.getRange());
   record(*p, cfg);
   return cfg;
 }
 
-const std::optional<ir::Options> &
-PlatformResolver::opsetOptions(const ast::OpsetDecl &d, unsigned level) {
+const std::optional<ir::Options> &PlatformResolver::opsetOptions(const ast::OpsetDecl &d,
+                                                                 unsigned level) {
   auto it = opsets.find(&d);
   if (it != opsets.end())
     return it->second;
@@ -269,8 +253,7 @@ const std::optional<ir::Options> &PlatformResolver::defaultOptions() {
     auto *list = llvm::dyn_cast<ast::ListOptions>(d.options);
     size_t count = list ? list->elements.size() : o->configs.size();
     if (count != 1)
-      c.diags.emit(d.options->getRange(), diag::err_default_not_one_config,
-                   count);
+      c.diags.emit(d.options->getRange(), diag::err_default_not_one_config, count);
   }
   *defaultMemo = std::move(o);
   return *defaultMemo;

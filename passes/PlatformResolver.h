@@ -29,8 +29,7 @@ struct PlatformResult {
 /// Resolves `chain.back()`, which extends `chain[size - 2]`, ... (root
 /// first). `parent` is the result for `chain[size - 2]`, or null for a root.
 /// Always returns a platform; what could not be resolved is left out.
-PlatformResult resolvePlatform(Compilation &c,
-                               std::vector<const ast::PlatformDecl *> chain,
+PlatformResult resolvePlatform(Compilation &c, std::vector<const ast::PlatformDecl *> chain,
                                const PlatformResult *parent);
 
 } // namespace tpcc::passes

@@ -30,8 +30,7 @@ struct ExpectedKind {
 
 class PlatformResolver : public QuantNames {
 public:
-  PlatformResolver(Compilation &c, const PlatformScope &scope,
-                   const PlatformResult *parent)
+  PlatformResolver(Compilation &c, const PlatformScope &scope, const PlatformResult *parent)
       : c(c), scope(scope), parent(parent), builder(c, *this) {}
 
   PlatformResult run();
@@ -59,8 +58,7 @@ private:
   const ir::Options *lookupOptions(const ast::Ident &name);
   std::optional<ir::Options> evalOptions(const ast::OptionsExpr &e);
   std::optional<ir::OpConfig> evalOptionElement(const ast::Value &v);
-  const std::optional<ir::Options> &opsetOptions(const ast::OpsetDecl &d,
-                                                 unsigned level);
+  const std::optional<ir::Options> &opsetOptions(const ast::OpsetDecl &d, unsigned level);
   /// One item to evaluate: a named definition in effect (`def` set), the
   /// `default` in effect, or a `fuse` / `remove fuse`.
   struct EvalStep {
@@ -83,8 +81,8 @@ private:
   const std::vector<std::string> *lookupGroup(const ast::Ident &name);
   bool expandSet(const ast::SetExpr &e, std::set<std::string> &out);
   /// The opset sets of a pattern's elements (Rule 6), evaluated once.
-  const std::optional<std::vector<std::vector<std::string>>> &
-  expandPattern(const ast::FuseDecl &f, unsigned level);
+  const std::optional<std::vector<std::vector<std::string>>> &expandPattern(const ast::FuseDecl &f,
+                                                                            unsigned level);
   void resolveFusings(ir::Platform &p);
 
   // Rule 11 (BitWidthChecks.cpp).
@@ -99,11 +97,9 @@ private:
   bool isActive(const std::string &name) const {
     auto active = [&](const auto &memo) {
       auto it = memo.find(name);
-      return it != memo.end() && it->second.state == std::decay_t<
-                                     decltype(it->second)>::Active;
+      return it != memo.end() && it->second.state == std::decay_t<decltype(it->second)>::Active;
     };
-    return active(attrs) || active(configs) || active(options) ||
-           active(groups);
+    return active(attrs) || active(configs) || active(options) || active(groups);
   }
   /// The level of the definition being evaluated: names it may suggest.
   unsigned currentLevel = 0;
@@ -113,9 +109,7 @@ private:
   std::map<std::string, Memo<ir::Options>> options;
   std::map<std::string, Memo<std::vector<std::string>>> groups;
   std::map<const ast::OpsetDecl *, std::optional<ir::Options>> opsets;
-  std::map<const ast::FuseDecl *,
-           std::optional<std::vector<std::vector<std::string>>>>
-      patterns;
+  std::map<const ast::FuseDecl *, std::optional<std::vector<std::vector<std::string>>>> patterns;
   std::optional<std::optional<ir::Options>> defaultMemo;
 
   /// Every config resolved for the platform, for Rule 11.
@@ -129,9 +123,7 @@ private:
 /// Sets `currentLevel` for the duration of a scope.
 class LevelGuard {
 public:
-  LevelGuard(unsigned &slot, unsigned level) : slot(slot), saved(slot) {
-    slot = level;
-  }
+  LevelGuard(unsigned &slot, unsigned level) : slot(slot), saved(slot) { slot = level; }
   ~LevelGuard() { slot = saved; }
 
 private:
@@ -140,9 +132,8 @@ private:
 };
 
 template <typename T, typename F>
-const T *PlatformResolver::evaluate(std::map<std::string, Memo<T>> &memo,
-                                    const ast::Ident &ref, const ScopeDef &def,
-                                    F compute) {
+const T *PlatformResolver::evaluate(std::map<std::string, Memo<T>> &memo, const ast::Ident &ref,
+                                    const ScopeDef &def, F compute) {
   Memo<T> &m = memo[ref.name];
   switch (m.state) {
   case Memo<T>::Done:

@@ -24,9 +24,8 @@ const char *passes::describeDefKind(DefKind k) {
   return "a definition";
 }
 
-std::vector<std::string>
-PlatformScope::visibleNames(unsigned level,
-                            llvm::ArrayRef<DefKind> kinds) const {
+std::vector<std::string> PlatformScope::visibleNames(unsigned level,
+                                                     llvm::ArrayRef<DefKind> kinds) const {
   std::vector<std::string> out;
   for (const auto &[name, def] : defs) {
     auto first = firstLevel.find(name);
@@ -83,12 +82,10 @@ private:
       return fmt::format("no parent platform defines (platform `{}` extends "
                          "no platform)",
                          platform.name.name);
-    return fmt::format("parent platform `{}` does not define",
-                       s.chain[level - 1]->name.name);
+    return fmt::format("parent platform `{}` does not define", s.chain[level - 1]->name.name);
   }
 
-  void define(const ast::Ident &name, DefKind kind,
-              const ast::PlatformItem &item) {
+  void define(const ast::Ident &name, DefKind kind, const ast::PlatformItem &item) {
     auto [first, fresh] = namesHere.emplace(name.name, &name);
     if (!fresh) {
       c.diags.emit(name.range, diag::err_redefinition, name.name)
@@ -99,8 +96,7 @@ private:
     auto it = s.defs.find(name.name);
     if (it == s.defs.end()) {
       if (item.isOverride)
-        c.diags.emit(name.range, diag::err_override_missing, name.name,
-                     missingInParent());
+        c.diags.emit(name.range, diag::err_override_missing, name.name, missingInParent());
       s.defs.emplace(name.name, def);
       s.firstLevel.emplace(name.name, level);
       if (kind == DefKind::Opset)
@@ -116,9 +112,8 @@ private:
     else if (prev.kind != kind) {
       c.diags
           .emit(name.range, diag::err_override_missing, name.name,
-                fmt::format("parent platform `{}` defines as {}, not as {}",
-                            owner, describeDefKind(prev.kind),
-                            describeDefKind(kind)))
+                fmt::format("parent platform `{}` defines as {}, not as {}", owner,
+                            describeDefKind(prev.kind), describeDefKind(kind)))
           .note(prev.name->range, diag::note_previous_definition);
       // Keep the parent's definition: the inherited definitions that use
       // the name expect its kind, and would otherwise all report errors
@@ -127,8 +122,7 @@ private:
     }
     // The child's definition is the one in effect.
     if (prev.kind == DefKind::Opset && kind != DefKind::Opset)
-      s.opsetOrder.erase(
-          std::find(s.opsetOrder.begin(), s.opsetOrder.end(), name.name));
+      s.opsetOrder.erase(std::find(s.opsetOrder.begin(), s.opsetOrder.end(), name.name));
     else if (prev.kind != DefKind::Opset && kind == DefKind::Opset)
       s.opsetOrder.push_back(name.name);
     prev = def;
@@ -146,19 +140,16 @@ private:
         c.diags
             .emit(d.getRange(), diag::err_parent_defines, "default",
                   s.chain[s.defaultDecl->level]->name.name)
-            .note(s.defaultDecl->decl->getRange(),
-                  diag::note_previous_definition);
+            .note(s.defaultDecl->decl->getRange(), diag::note_previous_definition);
     } else if (d.isOverride) {
-      c.diags.emit(d.getRange(), diag::err_override_missing, "default",
-                   missingInParent());
+      c.diags.emit(d.getRange(), diag::err_override_missing, "default", missingInParent());
     }
     s.defaultDecl = AtLevel<ast::DefaultDecl>{&d, level};
   }
 
   /// `version`, `type`, ...: a child replaces the parent's without `override`.
   template <typename T>
-  void setProperty(const T *&slot, const T *item, const T *&here,
-                   const char *word) {
+  void setProperty(const T *&slot, const T *item, const T *&here, const char *word) {
     if (here) {
       c.diags.emit(item->getRange(), diag::err_redefinition, word)
           .note(here->getRange(), diag::note_previous_definition);
@@ -182,9 +173,8 @@ private:
 
 } // namespace
 
-PlatformScope
-passes::buildPlatformScope(Compilation &c,
-                           std::vector<const ast::PlatformDecl *> chain) {
+PlatformScope passes::buildPlatformScope(Compilation &c,
+                                         std::vector<const ast::PlatformDecl *> chain) {
   PlatformScope s;
   s.chain = std::move(chain);
   for (unsigned level = 0; level < s.chain.size(); ++level)

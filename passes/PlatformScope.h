@@ -74,15 +74,13 @@ struct PlatformScope {
     return d && d->item == item;
   }
   /// Names of the given kinds that definitions written at `level` know.
-  std::vector<std::string> visibleNames(unsigned level,
-                                        llvm::ArrayRef<DefKind> kinds) const;
+  std::vector<std::string> visibleNames(unsigned level, llvm::ArrayRef<DefKind> kinds) const;
 };
 
 /// Builds the scope of `chain.back()`, reporting redefinitions (Rules 1, 7),
 /// a parent's name defined again without `override`, and `override` of a
 /// name no parent defines (Rule 15).
-PlatformScope buildPlatformScope(Compilation &c,
-                                 std::vector<const ast::PlatformDecl *> chain);
+PlatformScope buildPlatformScope(Compilation &c, std::vector<const ast::PlatformDecl *> chain);
 
 } // namespace tpcc::passes
 

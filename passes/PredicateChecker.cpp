@@ -40,8 +40,8 @@ const ir::OnnxOp *passes::lookupOnnxOp(Compilation &c, const ast::Ident &name) {
   return nullptr;
 }
 
-LogicalResult passes::checkInputIndex(Compilation &c, const ir::OnnxOp *op,
-                                      int64_t index, SourceRange range) {
+LogicalResult passes::checkInputIndex(Compilation &c, const ir::OnnxOp *op, int64_t index,
+                                      SourceRange range) {
   if (index < 0)
     return c.diags.emit(range, diag::err_negative_input_index, index);
   if (op && !op->hasInput(index))
@@ -196,8 +196,7 @@ bool fits(Ty a, bool aLit, Ty b, bool bLit) {
     return false;
   if (a == Ty::AnyScalar || b == Ty::AnyScalar) {
     Ty other = a == Ty::AnyScalar ? b : a;
-    return other == Ty::AnyScalar || isNumeric(other) || other == Ty::String ||
-           other == Ty::Bool;
+    return other == Ty::AnyScalar || isNumeric(other) || other == Ty::String || other == Ty::Bool;
   }
   if (a == b)
     return true;
@@ -205,11 +204,10 @@ bool fits(Ty a, bool aLit, Ty b, bool bLit) {
   if (isNumeric(a) && isNumeric(b))
     return !(a == Ty::Int && !aLit && bLit) && !(b == Ty::Int && !bLit && aLit);
   if ((a == Ty::Ints || a == Ty::Floats) && (b == Ty::Ints || b == Ty::Floats))
-    return !(a == Ty::Ints && !aLit && bLit) &&
-           !(b == Ty::Ints && !bLit && aLit);
+    return !(a == Ty::Ints && !aLit && bLit) && !(b == Ty::Ints && !bLit && aLit);
   auto isList = [](Ty t) {
-    return t == Ty::Ints || t == Ty::Floats || t == Ty::Strings ||
-           t == Ty::Bools || t == Ty::EmptyList;
+    return t == Ty::Ints || t == Ty::Floats || t == Ty::Strings || t == Ty::Bools ||
+           t == Ty::EmptyList;
   };
   return (a == Ty::EmptyList && isList(b)) || (b == Ty::EmptyList && isList(a));
 }
@@ -256,10 +254,8 @@ private:
 
 } // namespace
 
-std::string PredicateChecker::spelling(SourceRange r,
-                                       const ir::Operand &fallback) const {
-  if (r.isValid() && r.end.file == r.begin.file &&
-      r.end.offset > r.begin.offset) {
+std::string PredicateChecker::spelling(SourceRange r, const ir::Operand &fallback) const {
+  if (r.isValid() && r.end.file == r.begin.file && r.end.offset > r.begin.offset) {
     llvm::StringRef buf = c.sources.getBuffer(r.begin.file);
     if (r.end.offset <= buf.size())
       return buf.slice(r.begin.offset, r.end.offset).str();
@@ -272,8 +268,8 @@ std::string PredicateChecker::spelling(SourceRange r,
   case ir::Operand::Kind::Rank:
     return "rank(input[" + std::to_string(fallback.index) + "])";
   case ir::Operand::Kind::Shape:
-    return "shape(input[" + std::to_string(fallback.index) + "])[" +
-           std::to_string(fallback.dim) + "]";
+    return "shape(input[" + std::to_string(fallback.index) + "])[" + std::to_string(fallback.dim) +
+           "]";
   case ir::Operand::Kind::Literal:
     return "literal";
   }
@@ -300,8 +296,7 @@ std::string PredicateChecker::describe(const TypedOperand &t) const {
   return t.types.empty() ? "a value" : describeLiteralTy(t.types.front());
 }
 
-bool PredicateChecker::checkAttrName(const ast::Ident &name,
-                                     const ir::OnnxAttrUnion *&attr) {
+bool PredicateChecker::checkAttrName(const ast::Ident &name, const ir::OnnxAttrUnion *&attr) {
   attr = nullptr;
   if (!op)
     return false;
@@ -385,9 +380,7 @@ TypedOperand PredicateChecker::checkOperand(const ast::Operand &operand) {
           if (et == Ty::Float)
             elemTy = Ty::Float;
         } else if (*elemTy != et) {
-          c.diags
-              .emit(v->getRange(), diag::err_mixed_list, elementClass(*elemTy),
-                    elementClass(et))
+          c.diags.emit(v->getRange(), diag::err_mixed_list, elementClass(*elemTy), elementClass(et))
               .report();
           ok = false;
         }
@@ -454,19 +447,16 @@ TypedOperand PredicateChecker::checkOperand(const ast::Operand &operand) {
   return t;
 }
 
-void PredicateChecker::reportMismatch(const TypedOperand &blamed,
-                                      const TypedOperand &other) {
+void PredicateChecker::reportMismatch(const TypedOperand &blamed, const TypedOperand &other) {
   SourceRange at = blamed.range;
   if (other.attr && op) {
     c.diags
-        .emit(at, diag::err_literal_type, other.ir.attr, op->name,
-              describe(other), describe(blamed))
+        .emit(at, diag::err_literal_type, other.ir.attr, op->name, describe(other),
+              describe(blamed))
         .report();
     return;
   }
-  c.diags
-      .emit(at, diag::err_operand_type, other.spelling, describe(other),
-            describe(blamed))
+  c.diags.emit(at, diag::err_operand_type, other.spelling, describe(other), describe(blamed))
       .report();
 }
 
@@ -494,8 +484,7 @@ ir::Predicate PredicateChecker::checkCmp(const ast::CmpPred &cmp) {
   if (lhs.isNone || rhs.isNone) {
     // `X == none` / `X != none` test whether X is known, whatever its type.
     if (!equality)
-      c.diags.emit((lhs.isNone ? lhs : rhs).range, diag::err_none_compare)
-          .report();
+      c.diags.emit((lhs.isNone ? lhs : rhs).range, diag::err_none_compare).report();
   } else if (!equality) {
     // Ordering compares numbers only.
     bool ok = true;
@@ -507,8 +496,8 @@ ir::Predicate PredicateChecker::checkCmp(const ast::CmpPred &cmp) {
         numeric |= isNumeric(t) || t == Ty::AnyScalar;
       if (!numeric) {
         c.diags
-            .emit(side->range, diag::err_ordered_compare, toString(p.op),
-                  side->spelling, describe(*side))
+            .emit(side->range, diag::err_ordered_compare, toString(p.op), side->spelling,
+                  describe(*side))
             .report();
         ok = false;
       }
@@ -517,9 +506,8 @@ ir::Predicate PredicateChecker::checkCmp(const ast::CmpPred &cmp) {
       // Keep only the numeric types, then check that the literal fits.
       TypedOperand l = lhs, r = rhs;
       auto keepNumeric = [](std::vector<Ty> &ts) {
-        ts.erase(std::remove_if(
-                     ts.begin(), ts.end(),
-                     [](Ty t) { return !isNumeric(t) && t != Ty::AnyScalar; }),
+        ts.erase(std::remove_if(ts.begin(), ts.end(),
+                                [](Ty t) { return !isNumeric(t) && t != Ty::AnyScalar; }),
                  ts.end());
       };
       keepNumeric(l.types);
@@ -545,20 +533,15 @@ ir::Predicate PredicateChecker::checkIn(const ast::InPred &in) {
   if (lhs.isNone) {
     c.diags.emit(lhs.range, diag::err_none_compare).report();
   } else if (llvm::isa<ast::ListOperand>(in.lhs)) {
-    c.diags.emit(lhs.range, diag::err_in_needs_scalar, lhs.spelling, "a list")
-        .report();
+    c.diags.emit(lhs.range, diag::err_in_needs_scalar, lhs.spelling, "a list").report();
   } else if (lhs.checked()) {
     // The left side must be able to hold a single comparable value.
     std::vector<Ty> scalars;
     for (Ty t : lhs.types)
-      if (isNumeric(t) || t == Ty::String || t == Ty::Bool ||
-          t == Ty::AnyScalar)
+      if (isNumeric(t) || t == Ty::String || t == Ty::Bool || t == Ty::AnyScalar)
         scalars.push_back(t);
     if (scalars.empty()) {
-      c.diags
-          .emit(lhs.range, diag::err_in_needs_scalar, lhs.spelling,
-                describe(lhs))
-          .report();
+      c.diags.emit(lhs.range, diag::err_in_needs_scalar, lhs.spelling, describe(lhs)).report();
     } else {
       TypedOperand l = lhs;
       l.types = scalars;
@@ -587,8 +570,7 @@ ir::Predicate PredicateChecker::check(const ast::Pred &pred) {
   case ast::Node::Kind::AndPred: {
     bool isOr = pred.getKind() == ast::Node::Kind::OrPred;
     const std::vector<ast::Pred *> &operands =
-        isOr ? llvm::cast<ast::OrPred>(pred).operands
-             : llvm::cast<ast::AndPred>(pred).operands;
+        isOr ? llvm::cast<ast::OrPred>(pred).operands : llvm::cast<ast::AndPred>(pred).operands;
     if (operands.size() == 1)
       return check(*operands.front());
     ir::Predicate p;
@@ -678,7 +660,6 @@ ir::Predicate PredicateChecker::check(const ast::Pred &pred) {
   llvm_unreachable("every node kind is handled");
 }
 
-ir::Predicate passes::checkPredicate(Compilation &c, const ast::Pred &pred,
-                                     const ir::OnnxOp *op) {
+ir::Predicate passes::checkPredicate(Compilation &c, const ast::Pred &pred, const ir::OnnxOp *op) {
   return PredicateChecker(c, op).check(pred);
 }

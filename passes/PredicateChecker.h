@@ -22,16 +22,15 @@ const ir::OnnxOp *lookupOnnxOp(Compilation &c, const ast::Ident &name);
 
 /// Checks that input `index` (written at `range`) can exist on nodes of `op`.
 /// With a null `op` (an unknown op, already reported) only the sign is checked.
-LogicalResult checkInputIndex(Compilation &c, const ir::OnnxOp *op,
-                              int64_t index, SourceRange range);
+LogicalResult checkInputIndex(Compilation &c, const ir::OnnxOp *op, int64_t index,
+                              SourceRange range);
 
 /// Checks a filter predicate on nodes of `op` and returns its IR: attribute
 /// names, input indices, literal types against attribute types, `none` only
 /// with `==` / `!=`. With a null `op` (an unknown op, already reported) the
 /// checks that need its schema are skipped. The IR is built even when errors
 /// are reported.
-ir::Predicate checkPredicate(Compilation &c, const ast::Pred &pred,
-                             const ir::OnnxOp *op);
+ir::Predicate checkPredicate(Compilation &c, const ast::Pred &pred, const ir::OnnxOp *op);
 
 } // namespace tpcc::passes
 

@@ -28,31 +28,24 @@ using namespace tpcc;
 using namespace tpcc::passes;
 
 namespace {
-const char *const attrFields[] = {"method", "bits", "per_channel", "quantize",
-                                  "lut_bits"};
-const char *const activationFields[] = {"method", "bits", "quantize",
-                                        "signedness"};
-const char *const configFields[] = {
-    "activation",  "input_bits",       "weights", "preserving",
-    "fixed_scale", "fixed_zero_point", "simd"};
-const ir::QuantMethod allMethods[] = {
-    ir::QuantMethod::PowerOfTwo, ir::QuantMethod::Symmetric,
-    ir::QuantMethod::Uniform, ir::QuantMethod::LutPot, ir::QuantMethod::LutSym};
-const ir::Signedness allSignedness[] = {
-    ir::Signedness::Auto, ir::Signedness::Signed, ir::Signedness::Unsigned};
+const char *const attrFields[] = {"method", "bits", "per_channel", "quantize", "lut_bits"};
+const char *const activationFields[] = {"method", "bits", "quantize", "signedness"};
+const char *const configFields[] = {"activation",  "input_bits",       "weights", "preserving",
+                                    "fixed_scale", "fixed_zero_point", "simd"};
+const ir::QuantMethod allMethods[] = {ir::QuantMethod::PowerOfTwo, ir::QuantMethod::Symmetric,
+                                      ir::QuantMethod::Uniform, ir::QuantMethod::LutPot,
+                                      ir::QuantMethod::LutSym};
+const ir::Signedness allSignedness[] = {ir::Signedness::Auto, ir::Signedness::Signed,
+                                        ir::Signedness::Unsigned};
 
-bool isAttrField(llvm::StringRef s) {
-  return llvm::is_contained(attrFields, s);
-}
+bool isAttrField(llvm::StringRef s) { return llvm::is_contained(attrFields, s); }
 
-template <typename T>
-Explicit<T> at(T value, const FlatField &f, unsigned seq) {
+template <typename T> Explicit<T> at(T value, const FlatField &f, unsigned seq) {
   return Explicit<T>{std::move(value), f.value->getRange(), seq};
 }
 
 std::optional<ir::QuantMethod> readMethod(Compilation &c, const FlatField &f) {
-  return readEnum<ir::QuantMethod>(c, f, "quantization method", allMethods,
-                                   ir::parseQuantMethod);
+  return readEnum<ir::QuantMethod>(c, f, "quantization method", allMethods, ir::parseQuantMethod);
 }
 } // namespace
 
@@ -75,8 +68,7 @@ std::optional<PartialAttr> QuantConfigBuilder::buildAttr(const ast::Value &v) {
   return a;
 }
 
-std::optional<PartialConfig>
-QuantConfigBuilder::buildConfig(const ast::Value &v) {
+std::optional<PartialConfig> QuantConfigBuilder::buildConfig(const ast::Value &v) {
   if (auto *block = llvm::dyn_cast<ast::BlockValue>(&v)) {
     PartialConfig cfg;
     applyConfigBlock(cfg, *block);
@@ -99,8 +91,7 @@ QuantConfigBuilder::buildConfig(const ast::Value &v) {
 // Attrs
 //===----------------------------------------------------------------------===//
 
-void QuantConfigBuilder::applyAttrBlock(PartialAttr &a,
-                                        const ast::BlockValue &block) {
+void QuantConfigBuilder::applyAttrBlock(PartialAttr &a, const ast::BlockValue &block) {
   unsigned seq = nextSeq++;
   // Attr keys have one component, so no edit can depend on another.
   for (const FlatField &f : flattenBlock(c, block))
@@ -109,9 +100,9 @@ void QuantConfigBuilder::applyAttrBlock(PartialAttr &a,
 }
 
 /// Reads the attr field named by component `i` of `f`.
-QuantConfigBuilder::AttrEdit
-QuantConfigBuilder::readAttrField(const FlatField &f, size_t i, unsigned seq,
-                                  llvm::StringRef where) {
+QuantConfigBuilder::AttrEdit QuantConfigBuilder::readAttrField(const FlatField &f, size_t i,
+                                                               unsigned seq,
+                                                               llvm::StringRef where) {
   llvm::StringRef name = f.name(i);
   if (!isAttrField(name)) {
     reportUnknownField(c, f, i, where, attrFields);
@@ -149,8 +140,7 @@ QuantConfigBuilder::readAttrField(const FlatField &f, size_t i, unsigned seq,
 // Configs
 //===----------------------------------------------------------------------===//
 
-void QuantConfigBuilder::applyConfigBlock(PartialConfig &cfg,
-                                          const ast::BlockValue &block) {
+void QuantConfigBuilder::applyConfigBlock(PartialConfig &cfg, const ast::BlockValue &block) {
   unsigned seq = nextSeq++;
   std::vector<std::pair<size_t, ConfigEdit>> edits;
   const FlatField *quantizeOff = nullptr;
@@ -163,8 +153,7 @@ void QuantConfigBuilder::applyConfigBlock(PartialConfig &cfg,
     edits.emplace_back(f.path.size(), std::move(edit));
     if (f.name(0) != "weights")
       continue;
-    if (f.path.size() == 2 && f.name(1) == "quantize" &&
-        !llvm::cast<ast::BoolLit>(f.value)->value)
+    if (f.path.size() == 2 && f.name(1) == "quantize" && !llvm::cast<ast::BoolLit>(f.value)->value)
       quantizeOff = &f;
     if (f.path.size() == 3 && f.name(2) == "quantize")
       slotsSettingQuantize.insert(f.name(1).str());
@@ -172,9 +161,8 @@ void QuantConfigBuilder::applyConfigBlock(PartialConfig &cfg,
 
   // A whole value (`weights.kernel: k8`) is set before the fields that edit
   // it (`weights.kernel.bits: 4`), whatever their order in the block.
-  std::stable_sort(
-      edits.begin(), edits.end(),
-      [](const auto &a, const auto &b) { return a.first < b.first; });
+  std::stable_sort(edits.begin(), edits.end(),
+                   [](const auto &a, const auto &b) { return a.first < b.first; });
   for (auto &[depth, edit] : edits)
     edit(cfg);
 
@@ -185,8 +173,8 @@ void QuantConfigBuilder::applyConfigBlock(PartialConfig &cfg,
         attr.quantize = at(false, *quantizeOff, seq);
 }
 
-QuantConfigBuilder::ConfigEdit
-QuantConfigBuilder::readConfigField(const FlatField &f, unsigned seq) {
+QuantConfigBuilder::ConfigEdit QuantConfigBuilder::readConfigField(const FlatField &f,
+                                                                   unsigned seq) {
   llvm::StringRef head = f.name(0);
   if (head == "activation") {
     if (f.path.size() > 1)
@@ -197,9 +185,8 @@ QuantConfigBuilder::readConfigField(const FlatField &f, unsigned seq) {
   }
   if (head == "weights")
     return readWeightsField(f, seq);
-  bool known = head == "input_bits" || head == "preserving" ||
-               head == "fixed_scale" || head == "fixed_zero_point" ||
-               head == "simd";
+  bool known = head == "input_bits" || head == "preserving" || head == "fixed_scale" ||
+               head == "fixed_zero_point" || head == "simd";
   if (!known) {
     reportUnknownField(c, f, 0, "a config", configFields);
     return nullptr;
@@ -217,8 +204,7 @@ QuantConfigBuilder::readConfigField(const FlatField &f, unsigned seq) {
     std::optional<std::optional<double>> v;
     if (llvm::isa<ast::NoneLit>(f.value))
       v.emplace();
-    else if (auto d =
-                 readNumber(c, f, /*allowInf=*/false, "a number or `none`"))
+    else if (auto d = readNumber(c, f, /*allowInf=*/false, "a number or `none`"))
       v.emplace(*d);
     if (v)
       return [e = at(*v, f, seq)](PartialConfig &p) { p.fixedScale = e; };
@@ -237,8 +223,8 @@ QuantConfigBuilder::readConfigField(const FlatField &f, unsigned seq) {
   return nullptr;
 }
 
-QuantConfigBuilder::ConfigEdit
-QuantConfigBuilder::readActivationField(const FlatField &f, unsigned seq) {
+QuantConfigBuilder::ConfigEdit QuantConfigBuilder::readActivationField(const FlatField &f,
+                                                                       unsigned seq) {
   llvm::StringRef name = f.name(1);
   if (!llvm::is_contained(activationFields, name)) {
     reportUnknownField(c, f, 1, "", activationFields);
@@ -250,27 +236,21 @@ QuantConfigBuilder::readActivationField(const FlatField &f, unsigned seq) {
   }
   if (name == "method") {
     if (auto m = readMethod(c, f))
-      return
-          [e = at(*m, f, seq)](PartialConfig &p) { p.activation.method = e; };
+      return [e = at(*m, f, seq)](PartialConfig &p) { p.activation.method = e; };
   } else if (name == "bits") {
     if (auto b = readInt(c, f))
       return [e = at(*b, f, seq)](PartialConfig &p) { p.activation.bits = e; };
   } else if (name == "quantize") {
     if (auto b = readBool(c, f))
-      return
-          [e = at(*b, f, seq)](PartialConfig &p) { p.activation.quantize = e; };
+      return [e = at(*b, f, seq)](PartialConfig &p) { p.activation.quantize = e; };
   } else if (name == "signedness") {
-    if (auto s = readEnum<ir::Signedness>(c, f, "signedness", allSignedness,
-                                          ir::parseSignedness))
-      return [e = at(*s, f, seq)](PartialConfig &p) {
-        p.activation.signedness = e;
-      };
+    if (auto s = readEnum<ir::Signedness>(c, f, "signedness", allSignedness, ir::parseSignedness))
+      return [e = at(*s, f, seq)](PartialConfig &p) { p.activation.signedness = e; };
   }
   return nullptr;
 }
 
-QuantConfigBuilder::ConfigEdit
-QuantConfigBuilder::readInputBits(const FlatField &f, unsigned seq) {
+QuantConfigBuilder::ConfigEdit QuantConfigBuilder::readInputBits(const FlatField &f, unsigned seq) {
   std::vector<Explicit<int64_t>> bits;
   if (auto *i = llvm::dyn_cast<ast::IntLit>(f.value)) {
     bits.push_back({i->value, i->getRange(), seq});
@@ -281,8 +261,7 @@ QuantConfigBuilder::readInputBits(const FlatField &f, unsigned seq) {
       if (auto *i = llvm::dyn_cast_or_null<ast::IntLit>(e)) {
         bits.push_back({i->value, i->getRange(), seq});
       } else if (e) {
-        c.diags.emit(e->getRange(), diag::err_field_type, f.key, "an integer",
-                     describeValue(*e));
+        c.diags.emit(e->getRange(), diag::err_field_type, f.key, "an integer", describeValue(*e));
         ok = false;
       }
     }
@@ -292,12 +271,11 @@ QuantConfigBuilder::readInputBits(const FlatField &f, unsigned seq) {
     reportFieldType(c, f, "an integer or a non-empty list of integers");
     return nullptr;
   }
-  return
-      [e = at(std::move(bits), f, seq)](PartialConfig &p) { p.inputBits = e; };
+  return [e = at(std::move(bits), f, seq)](PartialConfig &p) { p.inputBits = e; };
 }
 
-QuantConfigBuilder::ConfigEdit
-QuantConfigBuilder::readWeightsField(const FlatField &f, unsigned seq) {
+QuantConfigBuilder::ConfigEdit QuantConfigBuilder::readWeightsField(const FlatField &f,
+                                                                    unsigned seq) {
   // `weights: ATTR` replaces the default weight config.
   if (f.path.size() == 1) {
     if (llvm::isa<ast::NameValue>(f.value)) {

@@ -90,8 +90,7 @@ private:
   // applied after all its fields are read, shorter keys first.
   using AttrEdit = std::function<void(PartialAttr &)>;
   using ConfigEdit = std::function<void(PartialConfig &)>;
-  AttrEdit readAttrField(const FlatField &f, size_t i, unsigned seq,
-                         llvm::StringRef where);
+  AttrEdit readAttrField(const FlatField &f, size_t i, unsigned seq, llvm::StringRef where);
   ConfigEdit readConfigField(const FlatField &f, unsigned seq);
   ConfigEdit readActivationField(const FlatField &f, unsigned seq);
   ConfigEdit readInputBits(const FlatField &f, unsigned seq);
@@ -106,8 +105,7 @@ private:
 /// per_channel false, quantize = (bits given and < 32), lut_bits unset.
 ir::AttrConfig finalizeAttr(const PartialAttr &a);
 /// The IR of a config, with defaults (see language.md "Platform").
-ir::OpConfig finalizeConfig(const PartialConfig &p, std::string name,
-                            SourceRange loc);
+ir::OpConfig finalizeConfig(const PartialConfig &p, std::string name, SourceRange loc);
 
 /// Rules 8-9 for an attr (weights bits, `lut_bits`).
 void checkAttr(Compilation &c, const PartialAttr &a);

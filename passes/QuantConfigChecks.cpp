@@ -18,9 +18,7 @@ using namespace tpcc::passes;
 
 namespace {
 
-int toInt(int64_t v) {
-  return static_cast<int>(std::clamp<int64_t>(v, INT_MIN, INT_MAX));
-}
+int toInt(int64_t v) { return static_cast<int>(std::clamp<int64_t>(v, INT_MIN, INT_MAX)); }
 
 template <typename T> T valueOr(const std::optional<Explicit<T>> &e, T dflt) {
   return e ? e->value : dflt;
@@ -32,8 +30,7 @@ struct Latest {
   SourceRange loc;
   unsigned seq = 0;
   bool any = false;
-  template <typename T>
-  Latest &operator<<(const std::optional<Explicit<T>> &e) {
+  template <typename T> Latest &operator<<(const std::optional<Explicit<T>> &e) {
     if (e && (!any || e->seq > seq)) {
       loc = e->loc;
       seq = e->seq;
@@ -43,8 +40,8 @@ struct Latest {
   }
 };
 
-void checkBits(Compilation &c, const std::optional<Explicit<int64_t>> &bits,
-               const char *what, int64_t lo, int64_t hi) {
+void checkBits(Compilation &c, const std::optional<Explicit<int64_t>> &bits, const char *what,
+               int64_t lo, int64_t hi) {
   if (bits && (bits->value < lo || bits->value > hi))
     c.diags.emit(bits->loc, diag::err_bits_range, what, lo, hi, bits->value);
 }
@@ -66,23 +63,19 @@ ir::AttrConfig passes::finalizeAttr(const PartialAttr &a) {
   return r;
 }
 
-ir::OpConfig passes::finalizeConfig(const PartialConfig &p, std::string name,
-                                    SourceRange loc) {
+ir::OpConfig passes::finalizeConfig(const PartialConfig &p, std::string name, SourceRange loc) {
   ir::OpConfig r;
   r.name = std::move(name);
   r.loc = loc;
-  r.activation.method =
-      valueOr(p.activation.method, ir::QuantMethod::PowerOfTwo);
+  r.activation.method = valueOr(p.activation.method, ir::QuantMethod::PowerOfTwo);
   r.activation.bits = toInt(valueOr<int64_t>(p.activation.bits, 8));
   r.activation.quantize = valueOr(p.activation.quantize, true);
-  r.activation.signedness =
-      valueOr(p.activation.signedness, ir::Signedness::Auto);
+  r.activation.signedness = valueOr(p.activation.signedness, ir::Signedness::Auto);
   if (p.inputBits) {
     for (const Explicit<int64_t> &b : p.inputBits->value)
       r.inputBits.push_back(toInt(b.value));
     std::sort(r.inputBits.begin(), r.inputBits.end());
-    r.inputBits.erase(std::unique(r.inputBits.begin(), r.inputBits.end()),
-                      r.inputBits.end());
+    r.inputBits.erase(std::unique(r.inputBits.begin(), r.inputBits.end()), r.inputBits.end());
   } else {
     r.inputBits = {r.activation.bits};
   }
@@ -109,24 +102,22 @@ void passes::checkAttr(Compilation &c, const PartialAttr &a) {
   int64_t lut = *a.lutBits->value;
   ir::QuantMethod method = valueOr(a.method, ir::QuantMethod::PowerOfTwo);
   if (!ir::isLut(method)) {
-    c.diags.emit((Latest() << a.lutBits << a.method).loc,
-                 diag::err_lut_bits_method, ir::toString(method));
+    c.diags.emit((Latest() << a.lutBits << a.method).loc, diag::err_lut_bits_method,
+                 ir::toString(method));
     return;
   }
   int64_t bits = valueOr<int64_t>(a.bits, 32);
   if (bits < 1 || bits > 32)
     return; // already reported
   if (lut < bits || lut > 32)
-    c.diags.emit((Latest() << a.lutBits << a.bits).loc,
-                 diag::err_lut_bits_range, bits, lut);
+    c.diags.emit((Latest() << a.lutBits << a.bits).loc, diag::err_lut_bits_range, bits, lut);
 }
 
 void passes::checkConfig(Compilation &c, const PartialConfig &p) {
   const PartialActivation &act = p.activation;
   checkBits(c, act.bits, "activation", 1, 16);
   if (act.method && ir::isLut(act.method->value))
-    c.diags.emit(act.method->loc, diag::err_lut_on_activation,
-                 ir::toString(act.method->value));
+    c.diags.emit(act.method->loc, diag::err_lut_on_activation, ir::toString(act.method->value));
   if (p.inputBits)
     for (const Explicit<int64_t> &b : p.inputBits->value)
       checkBits(c, std::optional<Explicit<int64_t>>(b), "input", 1, 16);
@@ -136,21 +127,18 @@ void passes::checkConfig(Compilation &c, const PartialConfig &p) {
                  formatNumber(*p.fixedScale->value));
 
   int64_t bits = valueOr<int64_t>(act.bits, 8);
-  if (p.fixedZeroPoint && p.fixedZeroPoint->value &&
-      isValidActivationBits(bits)) {
+  if (p.fixedZeroPoint && p.fixedZeroPoint->value && isValidActivationBits(bits)) {
     int64_t zp = *p.fixedZeroPoint->value;
     ir::Signedness s = valueOr(act.signedness, ir::Signedness::Auto);
-    int64_t lo =
-        s == ir::Signedness::Unsigned ? 0 : -(int64_t(1) << (bits - 1));
-    int64_t hi = s == ir::Signedness::Signed ? (int64_t(1) << (bits - 1)) - 1
-                                             : (int64_t(1) << bits) - 1;
+    int64_t lo = s == ir::Signedness::Unsigned ? 0 : -(int64_t(1) << (bits - 1));
+    int64_t hi =
+        s == ir::Signedness::Signed ? (int64_t(1) << (bits - 1)) - 1 : (int64_t(1) << bits) - 1;
     const char *kind = s == ir::Signedness::Signed     ? "signed"
                        : s == ir::Signedness::Unsigned ? "unsigned"
                                                        : "signed or unsigned";
     if (zp < lo || zp > hi)
-      c.diags.emit(
-          (Latest() << p.fixedZeroPoint << act.bits << act.signedness).loc,
-          diag::err_zero_point_range, zp, bits, kind, lo, hi);
+      c.diags.emit((Latest() << p.fixedZeroPoint << act.bits << act.signedness).loc,
+                   diag::err_zero_point_range, zp, bits, kind, lo, hi);
   }
 
   if (p.simd && p.simd->value <= 0)

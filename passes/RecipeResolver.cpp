@@ -43,14 +43,13 @@ const char *const recipeFields[] = {"activation_threshold",
                                     "per_channel",
                                     "quantize_activations",
                                     "quantize_weights"};
-const char *const shiftNegativeFields[] = {"enabled", "ratio",
-                                           "recompute_threshold"};
-const ir::ThresholdMethod allThresholds[] = {
-    ir::ThresholdMethod::NoClipping, ir::ThresholdMethod::MSE,
-    ir::ThresholdMethod::MAE, ir::ThresholdMethod::KL, ir::ThresholdMethod::LP};
-const ir::QuantMethod allMethods[] = {
-    ir::QuantMethod::PowerOfTwo, ir::QuantMethod::Symmetric,
-    ir::QuantMethod::Uniform, ir::QuantMethod::LutPot, ir::QuantMethod::LutSym};
+const char *const shiftNegativeFields[] = {"enabled", "ratio", "recompute_threshold"};
+const ir::ThresholdMethod allThresholds[] = {ir::ThresholdMethod::NoClipping,
+                                             ir::ThresholdMethod::MSE, ir::ThresholdMethod::MAE,
+                                             ir::ThresholdMethod::KL, ir::ThresholdMethod::LP};
+const ir::QuantMethod allMethods[] = {ir::QuantMethod::PowerOfTwo, ir::QuantMethod::Symmetric,
+                                      ir::QuantMethod::Uniform, ir::QuantMethod::LutPot,
+                                      ir::QuantMethod::LutSym};
 
 /// The platform choice each override field forces, for the warning.
 const char *overriddenChoice(llvm::StringRef field) {
@@ -86,11 +85,10 @@ private:
   /// Applies a top-level field; true when its value was valid.
   bool applyField(const FlatField &f, llvm::StringRef name) {
     if (name == "activation_threshold" || name == "weights_threshold") {
-      auto t = readEnum<ir::ThresholdMethod>(
-          c, f, "threshold method", allThresholds, ir::parseThresholdMethod);
+      auto t = readEnum<ir::ThresholdMethod>(c, f, "threshold method", allThresholds,
+                                             ir::parseThresholdMethod);
       if (t)
-        (name == "activation_threshold" ? r.activationThreshold
-                                        : r.weightsThreshold) = *t;
+        (name == "activation_threshold" ? r.activationThreshold : r.weightsThreshold) = *t;
       return t.has_value();
     }
     if (name == "lp")
@@ -104,13 +102,12 @@ private:
     if (name == "weights_bits")
       return readBits(f, "weight", 32, r.weightsBits);
     if (name == "activation_method" || name == "weights_method") {
-      auto m = readEnum<ir::QuantMethod>(c, f, "quantization method",
-                                         allMethods, ir::parseQuantMethod);
+      auto m =
+          readEnum<ir::QuantMethod>(c, f, "quantization method", allMethods, ir::parseQuantMethod);
       if (!m)
         return false;
       if (name == "activation_method" && ir::isLut(*m)) {
-        c.diags.emit(f.value->getRange(), diag::err_lut_on_activation,
-                     ir::toString(*m));
+        c.diags.emit(f.value->getRange(), diag::err_lut_on_activation, ir::toString(*m));
         return false;
       }
       (name == "activation_method" ? r.activationMethod : r.weightsMethod) = *m;
@@ -150,15 +147,13 @@ private:
     if (name == "ratio") {
       std::optional<double> d = readNumber(c, f, /*allowInf=*/false);
       if (d && (*d < 0 || *d > 1))
-        c.diags.emit(f.value->getRange(), diag::err_value_range, f.key, 0, 1,
-                     formatNumber(*d));
+        c.diags.emit(f.value->getRange(), diag::err_value_range, f.key, 0, 1, formatNumber(*d));
       else if (d)
         r.shiftNegative.ratio = *d;
       return;
     }
     if (std::optional<bool> b = readBool(c, f))
-      (name == "enabled" ? r.shiftNegative.enabled
-                         : r.shiftNegative.recomputeThreshold) = *b;
+      (name == "enabled" ? r.shiftNegative.enabled : r.shiftNegative.recomputeThreshold) = *b;
   }
 
   bool readPositive(const FlatField &f, bool allowInf, double &out) {
@@ -167,16 +162,14 @@ private:
     if (!d)
       return false;
     if (*d <= 0) {
-      c.diags.emit(f.value->getRange(), diag::err_not_positive, f.key,
-                   formatNumber(*d));
+      c.diags.emit(f.value->getRange(), diag::err_not_positive, f.key, formatNumber(*d));
       return false;
     }
     out = *d;
     return true;
   }
 
-  bool readBits(const FlatField &f, const char *what, int64_t hi,
-                std::optional<int> &out) {
+  bool readBits(const FlatField &f, const char *what, int64_t hi, std::optional<int> &out) {
     std::optional<int64_t> b = readInt(c, f);
     if (!b)
       return false;

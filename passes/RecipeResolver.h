@@ -14,8 +14,7 @@
 namespace tpcc::passes {
 
 /// Resolves `decl`; `parent` is its resolved parent recipe, if it has one.
-ir::Recipe resolveRecipe(Compilation &c, const ast::RecipeDecl &decl,
-                         const ir::Recipe *parent);
+ir::Recipe resolveRecipe(Compilation &c, const ast::RecipeDecl &decl, const ir::Recipe *parent);
 
 } // namespace tpcc::passes
 

@@ -85,11 +85,13 @@ bool rt::parseNpy(llvm::StringRef bytes, Tensor &t, std::string &error) {
   descr = descr.trim("'\"");
   const Descr *d = nullptr;
   for (const Descr &c : kDescrs)
-    if (descr == c.code || (descr.size() == 3 && descr[0] == '=' && descr.substr(1) == llvm::StringRef(c.code).substr(1)))
+    if (descr == c.code || (descr.size() == 3 && descr[0] == '=' &&
+                            descr.substr(1) == llvm::StringRef(c.code).substr(1)))
       d = &c;
   if (!d) {
     if (descr.startswith(">"))
-      return fail(fmt::format("big-endian data ('{}') is not supported; save little-endian", descr.str()));
+      return fail(
+          fmt::format("big-endian data ('{}') is not supported; save little-endian", descr.str()));
     return fail(fmt::format("the data type '{}' is not supported (float32, float64, float16, "
                             "int8..int64, uint8..uint64 and bool are)",
                             descr.str()));
@@ -188,7 +190,6 @@ bool rt::readTensorFile(llvm::StringRef path, Tensor &t, std::string &error) {
 }
 
 bool rt::writeTensorFile(llvm::StringRef path, const Tensor &t, std::string &error) {
-  std::string bytes = path.endswith(".pb") ? graph::serializeTensor(t.toGraph(""))
-                                           : npyBytes(t);
+  std::string bytes = path.endswith(".pb") ? graph::serializeTensor(t.toGraph("")) : npyBytes(t);
   return writeFileAtomically(path, bytes, error);
 }

@@ -73,9 +73,9 @@ LogicalResult rt::runOnFiles(const RunRequest &r, RunOutcome &out, DiagnosticEng
   for (const auto &[name, file] : r.outputs) {
     size_t k = 0;
     if (name.empty() && (r.outputs.size() != 1 || outs.size() != 1))
-      return diags.emitAt("", diag::err_usage,
-                          fmt::format("the model has {} outputs; name each: --output NAME=FILE",
-                                      outs.size()));
+      return diags.emitAt(
+          "", diag::err_usage,
+          fmt::format("the model has {} outputs; name each: --output NAME=FILE", outs.size()));
     while (!name.empty() && k < outs.size() && outs[k]->name != name)
       ++k;
     if (k == outs.size())
@@ -118,8 +118,7 @@ std::string rt::describeTensor(const Tensor &t) {
   return s;
 }
 
-LogicalResult rt::evaluateModel(const EvalRequest &r, EvalOutcome &out,
-                                DiagnosticEngine &diags) {
+LogicalResult rt::evaluateModel(const EvalRequest &r, EvalOutcome &out, DiagnosticEngine &diags) {
   std::unique_ptr<graph::Model> refModel;
   std::unique_ptr<Executor> ex = load(r.model, out.model, diags), ref;
   if (!ex || (!r.reference.empty() && !(ref = load(r.reference, refModel, diags))))
@@ -168,8 +167,7 @@ LogicalResult rt::evaluateModel(const EvalRequest &r, EvalOutcome &out,
     std::vector<Tensor> res, refRes;
     auto t0 = std::chrono::steady_clock::now();
     bool ok = succeeded(ex->run(feed, res, diags, options));
-    out.runSeconds +=
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    out.runSeconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     if (ok && ref) {
       std::map<std::string, Tensor> refFeed{
           {ref->requiredInputs().front()->name, feed.begin()->second}};

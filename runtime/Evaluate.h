@@ -48,7 +48,7 @@ std::string describeTensor(const Tensor &t);
 
 struct EvalRequest {
   std::string model, data, labels, reference; ///< labels, reference optional
-  int64_t batch = 0; ///< 0: 64; a batch the model fixes wins
+  int64_t batch = 0;                          ///< 0: 64; a batch the model fixes wins
   IntegerArithmetic arithmetic = IntegerArithmetic::Float;
   std::function<void(int64_t done, int64_t total)> progress;
   std::function<void(const char *)> phaseDone; ///< "load", "eval"

@@ -63,8 +63,8 @@ std::unique_ptr<Executor> Executor::create(const graph::Model &model, Diagnostic
       for (size_t i = 0; agree && i < c.dims.size(); ++i)
         agree = !(*v->type.shape)[i].known() || (*v->type.shape)[i].value == c.dims[i];
       if (!agree) {
-        diags.emitAt(ex->where, diag::err_run_constant_type, v->name,
-                     typeStr(c.elem, c.dims), v->type.str());
+        diags.emitAt(ex->where, diag::err_run_constant_type, v->name, typeStr(c.elem, c.dims),
+                     v->type.str());
         ok = false;
         continue;
       }
@@ -87,7 +87,15 @@ std::unique_ptr<Executor> Executor::create(const graph::Model &model, Diagnostic
         lastUse[in->id] = int64_t(s);
   for (size_t s = 0; s < order.size(); ++s) {
     const graph::Node *n = order[s];
-    ex->steps.push_back({n, KernelRegistry::get().find(n->domain, n->opType), opsetOf(model, *n), {}, {}, false, 0, false, {}});
+    ex->steps.push_back({n,
+                         KernelRegistry::get().find(n->domain, n->opType),
+                         opsetOf(model, *n),
+                         {},
+                         {},
+                         false,
+                         0,
+                         false,
+                         {}});
     // Outputs nobody reads are released right away.
     for (const graph::Value *out : n->outputs)
       if (out && lastUse[out->id] < 0)
@@ -199,7 +207,7 @@ void Executor::foldActivations() {
 }
 
 LogicalResult Executor::checkInputs(const std::map<std::string, Tensor> &inputs,
-                           DiagnosticEngine &diags, const RunOptions &options) {
+                                    DiagnosticEngine &diags, const RunOptions &options) {
   bool ok = true;
   std::map<std::string, int64_t> symbols;
   for (const auto &[name, t] : inputs) {
@@ -208,7 +216,8 @@ LogicalResult Executor::checkInputs(const std::map<std::string, Tensor> &inputs,
       std::vector<std::string> names;
       for (const graph::Value *r : m.graph.inputs())
         names.push_back("`" + r->name + "`");
-      diags.emitAt(where, diag::err_run_unknown_input, name, fmt::format("{}", fmt::join(names, ", ")));
+      diags.emitAt(where, diag::err_run_unknown_input, name,
+                   fmt::format("{}", fmt::join(names, ", ")));
       ok = false;
     }
   }
@@ -240,8 +249,7 @@ LogicalResult Executor::checkInputs(const std::map<std::string, Tensor> &inputs,
         }
       }
       if (!fits) {
-        diags.emitAt(where, diag::err_run_input_shape, v->name, shapeStr(t.shape()),
-                     v->type.str());
+        diags.emitAt(where, diag::err_run_input_shape, v->name, shapeStr(t.shape()), v->type.str());
         ok = false;
         continue;
       }
@@ -260,8 +268,9 @@ LogicalResult Executor::checkInputs(const std::map<std::string, Tensor> &inputs,
   return success(ok);
 }
 
-LogicalResult Executor::run(const std::map<std::string, Tensor> &inputs, std::vector<Tensor> &outputs,
-                   DiagnosticEngine &diags, const RunOptions &options) {
+LogicalResult Executor::run(const std::map<std::string, Tensor> &inputs,
+                            std::vector<Tensor> &outputs, DiagnosticEngine &diags,
+                            const RunOptions &options) {
   if (failed(checkInputs(inputs, diags, options)))
     return failure();
   const graph::Graph &g = m.graph;

@@ -83,7 +83,7 @@ public:
 private:
   explicit Executor(const graph::Model &m) : m(m) {}
   LogicalResult checkInputs(const std::map<std::string, Tensor> &inputs, DiagnosticEngine &diags,
-                   const RunOptions &options);
+                            const RunOptions &options);
 
   const graph::Model &m;
   struct Step {

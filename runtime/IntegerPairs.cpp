@@ -145,7 +145,8 @@ bool biasOf(const graph::Node &n, IntegerGroup &g, const std::vector<float> &wSc
       b->constant->numElements() != g.m)
     return false;
   for (int64_t m = 0; m < g.m; ++m)
-    g.bias[size_t(m)] = int64_t(std::nearbyint(b->constant->at(m) / double(g.xScale * wScale[size_t(m)])));
+    g.bias[size_t(m)] =
+        int64_t(std::nearbyint(b->constant->at(m) / double(g.xScale * wScale[size_t(m)])));
   return true;
 }
 
@@ -166,8 +167,8 @@ std::optional<IntegerGroup> integerGroupOf(const graph::Node &n) {
   if ((xe != graph::ElemType::UInt8 && xe != graph::ElemType::Int8) ||
       (ye != graph::ElemType::UInt8 && ye != graph::ElemType::Int8))
     return std::nullopt;
-  if (!wq || !wq->constant || wq->constant->elem != graph::ElemType::Int8 || !ws ||
-      !ws->constant || (wz && !wz->constant))
+  if (!wq || !wq->constant || wq->constant->elem != graph::ElemType::Int8 || !ws || !ws->constant ||
+      (wz && !wz->constant))
     return std::nullopt;
   for (int64_t i = 0; wz && i < wz->constant->numElements(); ++i)
     if (wz->constant->at(i) != 0)
@@ -202,7 +203,8 @@ std::optional<IntegerGroup> integerGroupOf(const graph::Node &n) {
     g.multiplier.push_back(g.xScale * wScale[size_t(m)] / g.yScale);
     const int8_t *row = g.w.data() + m * g.k;
     for (int64_t k = 0; k + 1 < g.k && !g.depthwise; k += 2)
-      g.canSaturate |= (std::abs(int64_t(row[k])) + std::abs(int64_t(row[k + 1]))) * kU8Max > kInt16Max;
+      g.canSaturate |=
+          (std::abs(int64_t(row[k])) + std::abs(int64_t(row[k + 1]))) * kU8Max > kInt16Max;
   }
   if (!biasOf(n, g, wScale))
     return std::nullopt;
@@ -226,8 +228,8 @@ bool computeIntegerGroup(const IntegerGroup &grp, IntegerArithmetic arith, Kerne
   const float *xs = x.data<float>();
   float *ys = y.data<float>();
   // The activation as the u8 kernel reads it (exact: x is a grid value).
-  int64_t lo = grp.signedX ? -128 : 0, hi = grp.signedX ? 127 : 255,
-          shift = grp.signedX ? 128 : 0, zeroRaw = grp.xZero + shift;
+  int64_t lo = grp.signedX ? -128 : 0, hi = grp.signedX ? 127 : 255, shift = grp.signedX ? 128 : 0,
+          zeroRaw = grp.xZero + shift;
   auto raw = [&](int64_t i) {
     int64_t q = int64_t(std::nearbyint(double(xs[i]) / double(grp.xScale))) + grp.xZero;
     return std::clamp(q, lo, hi) + shift;

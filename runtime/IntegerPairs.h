@@ -40,10 +40,10 @@ enum class IntegerArithmetic {
 /// A Conv, Gemm or MatMul that ORT runs as an integer kernel.
 struct IntegerGroup {
   const graph::Node *node = nullptr;
-  int64_t m = 0, k = 0;  ///< output channels; reduction length (per group for Conv)
-  std::vector<int8_t> w; ///< [M, K] in the kernel's reduction order
-  std::vector<int64_t> bias;      ///< int32 bias per output channel (0 without one)
-  std::vector<float> multiplier;  ///< x_scale * w_scale / y_scale, per output channel
+  int64_t m = 0, k = 0;          ///< output channels; reduction length (per group for Conv)
+  std::vector<int8_t> w;         ///< [M, K] in the kernel's reduction order
+  std::vector<int64_t> bias;     ///< int32 bias per output channel (0 without one)
+  std::vector<float> multiplier; ///< x_scale * w_scale / y_scale, per output channel
   float xScale = 1, yScale = 1;
   int64_t xZero = 0, yZero = 0, yMin = 0, yMax = 255;
   bool signedX = false; ///< s8 activations (the u8 kernel sees them + 128)

@@ -25,8 +25,7 @@ std::string KernelContext::attrString(llvm::StringRef n, llvm::StringRef dflt) c
   return graph::NodeAttrs(node, nullptr).getString(n, dflt);
 }
 
-std::vector<int64_t> KernelContext::attrInts(llvm::StringRef n,
-                                             std::vector<int64_t> dflt) const {
+std::vector<int64_t> KernelContext::attrInts(llvm::StringRef n, std::vector<int64_t> dflt) const {
   return graph::NodeAttrs(node, nullptr).getInts(n, std::move(dflt));
 }
 

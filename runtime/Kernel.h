@@ -64,9 +64,7 @@ struct KernelContext {
     return i < inputs.size() && inputs[i] && inputs[i]->defined() ? inputs[i] : nullptr;
   }
   /// Whether the node asks for output `i`.
-  bool wantsOutput(size_t i) const {
-    return i < node.outputs.size() && node.outputs[i];
-  }
+  bool wantsOutput(size_t i) const { return i < node.outputs.size() && node.outputs[i]; }
 
   // Attributes: the node's value, or `dflt` when the node lacks it (the
   // kernel passes the schema's default of the versions it handles). They go
@@ -101,8 +99,7 @@ public:
 
 private:
   static std::string qualified(llvm::StringRef domain, llvm::StringRef opType) {
-    return domain.empty() || domain == "ai.onnx" ? opType.str()
-                                                 : domain.str() + "." + opType.str();
+    return domain.empty() || domain == "ai.onnx" ? opType.str() : domain.str() + "." + opType.str();
   }
   llvm::StringMap<KernelFn> kernels;
 };

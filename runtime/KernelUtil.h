@@ -22,8 +22,7 @@ int ompThread();
 
 /// Runs `fn(begin, end)` over [0, n) split into chunks across the threads;
 /// serially when `n * costPerItem` is too small to be worth a fork.
-template <typename F>
-void parallelFor(int64_t n, int64_t costPerItem, F fn) {
+template <typename F> void parallelFor(int64_t n, int64_t costPerItem, F fn) {
   if (n <= 0)
     return;
   if (n * costPerItem < 32768 || n == 1) {
@@ -102,31 +101,69 @@ inline std::string typeName(ElemType t) { return graph::toString(t); }
 /// Calls `F<T>(args...)` with T the C++ type of element type `ET` for every
 /// numeric type (float, double, ints, uint8, bool as uint8 excluded); returns
 /// `fallback` for other types.
-#define TPCC_DISPATCH_NUMERIC(ET, FALLBACK, CALL)                                      \
-  [&]() {                                                                              \
-    switch (ET) {                                                                      \
-    case ::tpcc::graph::ElemType::Float: { using T = float; return CALL; }             \
-    case ::tpcc::graph::ElemType::Double: { using T = double; return CALL; }           \
-    case ::tpcc::graph::ElemType::Int8: { using T = int8_t; return CALL; }             \
-    case ::tpcc::graph::ElemType::UInt8: { using T = uint8_t; return CALL; }           \
-    case ::tpcc::graph::ElemType::Int16: { using T = int16_t; return CALL; }           \
-    case ::tpcc::graph::ElemType::UInt16: { using T = uint16_t; return CALL; }         \
-    case ::tpcc::graph::ElemType::Int32: { using T = int32_t; return CALL; }           \
-    case ::tpcc::graph::ElemType::UInt32: { using T = uint32_t; return CALL; }         \
-    case ::tpcc::graph::ElemType::Int64: { using T = int64_t; return CALL; }           \
-    case ::tpcc::graph::ElemType::UInt64: { using T = uint64_t; return CALL; }         \
-    default: return FALLBACK;                                                          \
-    }                                                                                  \
+#define TPCC_DISPATCH_NUMERIC(ET, FALLBACK, CALL)                                                  \
+  [&]() {                                                                                          \
+    switch (ET) {                                                                                  \
+    case ::tpcc::graph::ElemType::Float: {                                                         \
+      using T = float;                                                                             \
+      return CALL;                                                                                 \
+    }                                                                                              \
+    case ::tpcc::graph::ElemType::Double: {                                                        \
+      using T = double;                                                                            \
+      return CALL;                                                                                 \
+    }                                                                                              \
+    case ::tpcc::graph::ElemType::Int8: {                                                          \
+      using T = int8_t;                                                                            \
+      return CALL;                                                                                 \
+    }                                                                                              \
+    case ::tpcc::graph::ElemType::UInt8: {                                                         \
+      using T = uint8_t;                                                                           \
+      return CALL;                                                                                 \
+    }                                                                                              \
+    case ::tpcc::graph::ElemType::Int16: {                                                         \
+      using T = int16_t;                                                                           \
+      return CALL;                                                                                 \
+    }                                                                                              \
+    case ::tpcc::graph::ElemType::UInt16: {                                                        \
+      using T = uint16_t;                                                                          \
+      return CALL;                                                                                 \
+    }                                                                                              \
+    case ::tpcc::graph::ElemType::Int32: {                                                         \
+      using T = int32_t;                                                                           \
+      return CALL;                                                                                 \
+    }                                                                                              \
+    case ::tpcc::graph::ElemType::UInt32: {                                                        \
+      using T = uint32_t;                                                                          \
+      return CALL;                                                                                 \
+    }                                                                                              \
+    case ::tpcc::graph::ElemType::Int64: {                                                         \
+      using T = int64_t;                                                                           \
+      return CALL;                                                                                 \
+    }                                                                                              \
+    case ::tpcc::graph::ElemType::UInt64: {                                                        \
+      using T = uint64_t;                                                                          \
+      return CALL;                                                                                 \
+    }                                                                                              \
+    default:                                                                                       \
+      return FALLBACK;                                                                             \
+    }                                                                                              \
   }()
 
 /// Floating-point types only (float, double).
-#define TPCC_DISPATCH_FLOAT(ET, FALLBACK, CALL)                                        \
-  [&]() {                                                                              \
-    switch (ET) {                                                                      \
-    case ::tpcc::graph::ElemType::Float: { using T = float; return CALL; }             \
-    case ::tpcc::graph::ElemType::Double: { using T = double; return CALL; }           \
-    default: return FALLBACK;                                                          \
-    }                                                                                  \
+#define TPCC_DISPATCH_FLOAT(ET, FALLBACK, CALL)                                                    \
+  [&]() {                                                                                          \
+    switch (ET) {                                                                                  \
+    case ::tpcc::graph::ElemType::Float: {                                                         \
+      using T = float;                                                                             \
+      return CALL;                                                                                 \
+    }                                                                                              \
+    case ::tpcc::graph::ElemType::Double: {                                                        \
+      using T = double;                                                                            \
+      return CALL;                                                                                 \
+    }                                                                                              \
+    default:                                                                                       \
+      return FALLBACK;                                                                             \
+    }                                                                                              \
   }()
 
 #endif

@@ -34,8 +34,7 @@ void Sqnr::add(const Tensor &ref, const Tensor &x) {
 }
 
 double Sqnr::dB() const {
-  return noise == 0 ? std::numeric_limits<double>::infinity()
-                    : 10 * std::log10(signal / noise);
+  return noise == 0 ? std::numeric_limits<double>::infinity() : 10 * std::log10(signal / noise);
 }
 
 int64_t rt::argmaxRow(const Tensor &t, int64_t row, int64_t width) {

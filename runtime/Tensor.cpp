@@ -90,31 +90,50 @@ template <typename T> static T load(const uint8_t *p, int64_t i) {
 double Tensor::at(int64_t i) const {
   const uint8_t *p = buf.get();
   switch (type) {
-  case ElemType::Float: return load<float>(p, i);
-  case ElemType::Double: return load<double>(p, i);
-  case ElemType::Float16: return halfToFloat(load<uint16_t>(p, i));
-  case ElemType::BFloat16: return bfloat16ToFloat(load<uint16_t>(p, i));
-  case ElemType::Int8: return load<int8_t>(p, i);
-  case ElemType::UInt8: return load<uint8_t>(p, i);
-  case ElemType::Bool: return load<uint8_t>(p, i) != 0;
-  case ElemType::Int16: return load<int16_t>(p, i);
-  case ElemType::UInt16: return load<uint16_t>(p, i);
-  case ElemType::Int32: return load<int32_t>(p, i);
-  case ElemType::UInt32: return load<uint32_t>(p, i);
-  case ElemType::Int64: return double(load<int64_t>(p, i));
-  case ElemType::UInt64: return double(load<uint64_t>(p, i));
-  default: return 0;
+  case ElemType::Float:
+    return load<float>(p, i);
+  case ElemType::Double:
+    return load<double>(p, i);
+  case ElemType::Float16:
+    return halfToFloat(load<uint16_t>(p, i));
+  case ElemType::BFloat16:
+    return bfloat16ToFloat(load<uint16_t>(p, i));
+  case ElemType::Int8:
+    return load<int8_t>(p, i);
+  case ElemType::UInt8:
+    return load<uint8_t>(p, i);
+  case ElemType::Bool:
+    return load<uint8_t>(p, i) != 0;
+  case ElemType::Int16:
+    return load<int16_t>(p, i);
+  case ElemType::UInt16:
+    return load<uint16_t>(p, i);
+  case ElemType::Int32:
+    return load<int32_t>(p, i);
+  case ElemType::UInt32:
+    return load<uint32_t>(p, i);
+  case ElemType::Int64:
+    return double(load<int64_t>(p, i));
+  case ElemType::UInt64:
+    return double(load<uint64_t>(p, i));
+  default:
+    return 0;
   }
 }
 
 int64_t Tensor::intAt(int64_t i) const {
   const uint8_t *p = buf.get();
   switch (type) {
-  case ElemType::Int64: return load<int64_t>(p, i);
-  case ElemType::UInt64: return int64_t(load<uint64_t>(p, i));
-  case ElemType::Int32: return load<int32_t>(p, i);
-  case ElemType::UInt32: return load<uint32_t>(p, i);
-  default: return int64_t(at(i));
+  case ElemType::Int64:
+    return load<int64_t>(p, i);
+  case ElemType::UInt64:
+    return int64_t(load<uint64_t>(p, i));
+  case ElemType::Int32:
+    return load<int32_t>(p, i);
+  case ElemType::UInt32:
+    return load<uint32_t>(p, i);
+  default:
+    return int64_t(at(i));
   }
 }
 

@@ -42,9 +42,7 @@ public:
   bool defined() const { return type != ElemType::Undefined; }
 
   template <typename T> T *data() { return reinterpret_cast<T *>(buf.get()); }
-  template <typename T> const T *data() const {
-    return reinterpret_cast<const T *>(buf.get());
-  }
+  template <typename T> const T *data() const { return reinterpret_cast<const T *>(buf.get()); }
   void *raw() { return buf.get(); }
   const void *raw() const { return buf.get(); }
   /// Strings (ElemType::String) are held apart from the byte buffer.

@@ -8,8 +8,7 @@
 
 using namespace tpcc;
 
-bool tpcc::writeFileAtomically(llvm::StringRef path, llvm::StringRef contents,
-                               std::string &error) {
+bool tpcc::writeFileAtomically(llvm::StringRef path, llvm::StringRef contents, std::string &error) {
   return writeFileAtomically(
       path, [&](llvm::raw_ostream &os) { os << contents; }, error);
 }
@@ -44,8 +43,7 @@ bool tpcc::writeFileAtomically(llvm::StringRef path,
   return true;
 }
 
-bool tpcc::readFile(llvm::StringRef path, std::string &contents,
-                    std::string &error, size_t limit) {
+bool tpcc::readFile(llvm::StringRef path, std::string &contents, std::string &error, size_t limit) {
   llvm::sys::fs::file_status st;
   if (std::error_code ec = llvm::sys::fs::status(path, st)) {
     error = ec.message();

@@ -36,8 +36,7 @@ void DiagnosticEngine::report(Diagnostic d) {
   // The same definition may be checked in several contexts (a parent platform
   // and each platform that extends it); report each problem once.
   auto key = std::make_tuple(d.range.begin.file, d.range.begin.offset,
-                             static_cast<unsigned>(d.kind),
-                             d.where + '\0' + d.message);
+                             static_cast<unsigned>(d.kind), d.where + '\0' + d.message);
   if (!seen.insert(key).second)
     return;
   if (d.severity == Severity::Error)
@@ -61,14 +60,12 @@ static const char *severityName(Severity s) {
   return "error";
 }
 
-void DiagnosticEngine::printOne(llvm::raw_ostream &os, const Diagnostic &d,
-                                bool color) const {
+void DiagnosticEngine::printOne(llvm::raw_ostream &os, const Diagnostic &d, bool color) const {
   if (color)
     os.changeColor(llvm::raw_ostream::SAVEDCOLOR, true);
   if (d.range.isValid()) {
     LineCol lc = sm.getLineCol(d.range.begin);
-    os << sm.getName(d.range.begin.file) << ':' << lc.line << ':' << lc.col
-       << ": ";
+    os << sm.getName(d.range.begin.file) << ':' << lc.line << ':' << lc.col << ": ";
   } else if (!d.where.empty()) {
     os << d.where << ": ";
   } else {
@@ -132,13 +129,11 @@ void DiagnosticEngine::print(llvm::raw_ostream &os, bool color) {
   for (const Diagnostic &d : diags)
     printOne(os, d, color);
   if (errorLimit && numErrors > errorLimit)
-    os << "tpcc: note: " << (numErrors - errorLimit)
-       << " more errors not shown\n";
+    os << "tpcc: note: " << (numErrors - errorLimit) << " more errors not shown\n";
   diags.clear();
 }
 
-std::string tpcc::findClosest(llvm::StringRef name,
-                              const std::vector<std::string> &candidates) {
+std::string tpcc::findClosest(llvm::StringRef name, const std::vector<std::string> &candidates) {
   // Rank by the distance ignoring case, then by the exact distance, then by
   // name (for determinism): `trans_b` suggests `transB`, not `transA`.
   std::string best;
@@ -148,12 +143,11 @@ std::string tpcc::findClosest(llvm::StringRef name,
   for (const std::string &c : candidates) {
     if (c == name)
       continue;
-    unsigned folded = llvm::StringRef(lower).edit_distance(
-        llvm::StringRef(c).lower(), /*AllowReplacements=*/true, limit + 1);
+    unsigned folded = llvm::StringRef(lower).edit_distance(llvm::StringRef(c).lower(),
+                                                           /*AllowReplacements=*/true, limit + 1);
     if (folded > limit)
       continue;
-    std::pair<unsigned, unsigned> d(
-        folded, name.edit_distance(c, /*AllowReplacements=*/true));
+    std::pair<unsigned, unsigned> d(folded, name.edit_distance(c, /*AllowReplacements=*/true));
     if (d < bestDist || (d == bestDist && c < best)) {
       bestDist = d;
       best = c;
@@ -162,8 +156,7 @@ std::string tpcc::findClosest(llvm::StringRef name,
   return best;
 }
 
-std::string tpcc::didYouMean(llvm::StringRef name,
-                             const std::vector<std::string> &candidates) {
+std::string tpcc::didYouMean(llvm::StringRef name, const std::vector<std::string> &candidates) {
   std::string best = findClosest(name, candidates);
   return best.empty() ? std::string() : "; did you mean `" + best + "`?";
 }
@@ -179,8 +172,12 @@ LogicalResult tpcc::lookUpName(DiagnosticEngine &diags, llvm::StringRef what,
   if (quoted.empty())
     quoted = "none";
   if (name.empty()) { // only what there is to choose from
-    Diagnostic note{diag::note_available, Severity::Note, {},
-                    DiagnosticEngine::format(diag::note_available, plural.str(), quoted), {}, {}};
+    Diagnostic note{diag::note_available,
+                    Severity::Note,
+                    {},
+                    DiagnosticEngine::format(diag::note_available, plural.str(), quoted),
+                    {},
+                    {}};
     diags.report(std::move(note));
     return failure();
   }

@@ -68,11 +68,9 @@ public:
   ~InFlightDiagnostic() { report(); }
 
   template <typename... Args>
-  InFlightDiagnostic &note(SourceRange range, diag::Kind kind,
-                           const Args &...args);
+  InFlightDiagnostic &note(SourceRange range, diag::Kind kind, const Args &...args);
   template <typename... Args>
-  InFlightDiagnostic &note(SourceLoc loc, diag::Kind kind,
-                           const Args &...args) {
+  InFlightDiagnostic &note(SourceLoc loc, diag::Kind kind, const Args &...args) {
     return note(SourceRange(loc), kind, args...);
   }
 
@@ -91,11 +89,9 @@ public:
   explicit DiagnosticEngine(const SourceManager &sm) : sm(sm) {}
 
   template <typename... Args>
-  InFlightDiagnostic emit(SourceRange range, diag::Kind kind,
-                          const Args &...args) {
-    return InFlightDiagnostic(this,
-                              Diagnostic{kind, getSeverity(kind), range,
-                                         format(kind, args...), {}, {}});
+  InFlightDiagnostic emit(SourceRange range, diag::Kind kind, const Args &...args) {
+    return InFlightDiagnostic(
+        this, Diagnostic{kind, getSeverity(kind), range, format(kind, args...), {}, {}});
   }
   template <typename... Args>
   InFlightDiagnostic emit(SourceLoc loc, diag::Kind kind, const Args &...args) {
@@ -105,18 +101,14 @@ public:
   /// A diagnostic about something that has no source range (`where` says
   /// what: `model.onnx`, `model.onnx: node 'conv1' (Conv)`).
   template <typename... Args>
-  InFlightDiagnostic emitAt(std::string where, diag::Kind kind,
-                            const Args &...args) {
-    return InFlightDiagnostic(this, Diagnostic{kind, getSeverity(kind), {},
-                                               format(kind, args...), {},
-                                               std::move(where)});
+  InFlightDiagnostic emitAt(std::string where, diag::Kind kind, const Args &...args) {
+    return InFlightDiagnostic(
+        this, Diagnostic{kind, getSeverity(kind), {}, format(kind, args...), {}, std::move(where)});
   }
 
-  template <typename... Args>
-  static std::string format(diag::Kind kind, const Args &...args) {
-    return fmt::format(fmt::runtime(std::string_view(getFormat(kind).data(),
-                                                     getFormat(kind).size())),
-                       args...);
+  template <typename... Args> static std::string format(diag::Kind kind, const Args &...args) {
+    return fmt::format(
+        fmt::runtime(std::string_view(getFormat(kind).data(), getFormat(kind).size())), args...);
   }
 
   void report(Diagnostic diag);
@@ -150,19 +142,17 @@ private:
 template <typename... Args>
 InFlightDiagnostic &InFlightDiagnostic::note(SourceRange range, diag::Kind kind,
                                              const Args &...args) {
-  diag.notes.push_back(Diagnostic{kind, Severity::Note, range,
-                                  DiagnosticEngine::format(kind, args...), {}, {}});
+  diag.notes.push_back(
+      Diagnostic{kind, Severity::Note, range, DiagnosticEngine::format(kind, args...), {}, {}});
   return *this;
 }
 
 /// Returns the candidate closest to `name` by edit distance when it is close
 /// enough to suggest ("did you mean"), or an empty string.
-std::string findClosest(llvm::StringRef name,
-                        const std::vector<std::string> &candidates);
+std::string findClosest(llvm::StringRef name, const std::vector<std::string> &candidates);
 
 /// ", did you mean `X`?" or "" — for appending to a message.
-std::string didYouMean(llvm::StringRef name,
-                       const std::vector<std::string> &candidates);
+std::string didYouMean(llvm::StringRef name, const std::vector<std::string> &candidates);
 
 /// Succeeds when `name` is one of `names`; otherwise reports "no WHAT named
 /// NAME" (with a did-you-mean) and notes the available PLURAL (only the note

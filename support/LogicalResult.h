@@ -19,9 +19,7 @@ private:
 };
 
 inline LogicalResult success(bool ok = true) { return LogicalResult::success(ok); }
-inline LogicalResult failure(bool fail = true) {
-  return LogicalResult::failure(fail);
-}
+inline LogicalResult failure(bool fail = true) { return LogicalResult::failure(fail); }
 inline bool succeeded(LogicalResult r) { return r.succeeded(); }
 inline bool failed(LogicalResult r) { return r.failed(); }
 

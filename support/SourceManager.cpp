@@ -50,12 +50,8 @@ const SourceManager::Buffer &SourceManager::get(uint32_t id) const {
   return *buffers[id - 1];
 }
 
-llvm::StringRef SourceManager::getBuffer(uint32_t id) const {
-  return get(id).text;
-}
-llvm::StringRef SourceManager::getName(uint32_t id) const {
-  return get(id).name;
-}
+llvm::StringRef SourceManager::getBuffer(uint32_t id) const { return get(id).text; }
+llvm::StringRef SourceManager::getName(uint32_t id) const { return get(id).name; }
 
 LineCol SourceManager::getLineCol(SourceLoc loc) const {
   if (!loc.isValid())
@@ -92,8 +88,7 @@ SourceLoc SourceManager::getLineStart(uint32_t file, unsigned line) const {
   return {file, b.lineStarts[line - 1]};
 }
 
-SourceLoc SourceManager::getLocForCodePoint(uint32_t file,
-                                            size_t codePoint) const {
+SourceLoc SourceManager::getLocForCodePoint(uint32_t file, size_t codePoint) const {
   const Buffer &b = get(file);
   if (b.ascii)
     return {file, static_cast<uint32_t>(std::min(codePoint, b.text.size()))};
@@ -133,9 +128,8 @@ size_t tpcc::findInvalidUTF8(llvm::StringRef text) {
       cp = (cp << 6) | (s[i + k] & 0x3F);
     }
     // Reject overlong forms, surrogates and values past U+10FFFF.
-    if ((len == 2 && cp < 0x80) || (len == 3 && cp < 0x800) ||
-        (len == 4 && cp < 0x10000) || cp > 0x10FFFF ||
-        (cp >= 0xD800 && cp <= 0xDFFF))
+    if ((len == 2 && cp < 0x80) || (len == 3 && cp < 0x800) || (len == 4 && cp < 0x10000) ||
+        cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF))
       return i;
     i += len;
   }

@@ -21,9 +21,7 @@ struct SourceLoc {
   uint32_t file = 0;
   uint32_t offset = 0;
   bool isValid() const { return file != 0; }
-  bool operator==(const SourceLoc &o) const {
-    return file == o.file && offset == o.offset;
-  }
+  bool operator==(const SourceLoc &o) const { return file == o.file && offset == o.offset; }
   bool operator!=(const SourceLoc &o) const { return !(*this == o); }
   bool operator<(const SourceLoc &o) const {
     return file != o.file ? file < o.file : offset < o.offset;

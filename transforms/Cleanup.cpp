@@ -146,9 +146,8 @@ static std::optional<Fold> batchNormAffine(const graph::Model &m, Node &bn) {
 /// Scales `w` (float) along `axis` (channel c of that axis by scale[c], with
 /// `channelOf` mapping the axis index to the BN channel).
 template <typename ChannelOf>
-static std::unique_ptr<graph::Tensor> scaled(const graph::Tensor &w, size_t axis,
-                                             const std::vector<double> &scale,
-                                             ChannelOf channelOf) {
+static std::unique_ptr<graph::Tensor>
+scaled(const graph::Tensor &w, size_t axis, const std::vector<double> &scale, ChannelOf channelOf) {
   auto out = std::make_unique<graph::Tensor>(w);
   int64_t inner = 1;
   for (size_t d = axis + 1; d < w.dims.size(); ++d)
@@ -209,12 +208,13 @@ static bool foldInto(graph::Model &m, Fold &f) {
     newW = scaled(*w, transB ? 0 : 1, f.scale, [](int64_t c) { return c; });
     if (bias) {
       int64_t n = bias->numElements();
-      bool perColumn = n == channels && (bias->dims.size() == 1 ||
-                                         (bias->dims.size() == 2 && bias->dims[0] == 1));
+      bool perColumn = n == channels &&
+                       (bias->dims.size() == 1 || (bias->dims.size() == 2 && bias->dims[0] == 1));
       if (n != 1 && !perColumn)
         return false; // C varies along the rows: cannot become a bias vector
       for (int64_t c = 0; c < channels; ++c)
-        newBias[size_t(c)] = beta * bias->at(perColumn ? c : 0) * f.scale[size_t(c)] + f.shift[size_t(c)];
+        newBias[size_t(c)] =
+            beta * bias->at(perColumn ? c : 0) * f.scale[size_t(c)] + f.shift[size_t(c)];
     } else {
       for (int64_t c = 0; c < channels; ++c)
         newBias[size_t(c)] = f.shift[size_t(c)];
@@ -259,8 +259,8 @@ unsigned transforms::foldBatchNorms(graph::Model &m) {
       continue;
     Value *x = bn->inputs[0];
     Node *p = x ? x->producer : nullptr;
-    if (!p || !p->domain.empty() || x->isGraphOutput || x->uses.size() != 1 ||
-        p->outputs.empty() || p->outputs[0] != x ||
+    if (!p || !p->domain.empty() || x->isGraphOutput || x->uses.size() != 1 || p->outputs.empty() ||
+        p->outputs[0] != x ||
         (p->opType != "Conv" && p->opType != "ConvTranspose" && p->opType != "Gemm"))
       continue;
     f->producer = p;
@@ -282,7 +282,8 @@ unsigned transforms::foldBatchNorms(graph::Model &m) {
 /// left to run time: Expand or Tile of a small constant would bloat the file.
 constexpr size_t kMaxFoldBytes = size_t(16) << 20;
 
-LogicalResult transforms::foldConstants(graph::Model &m, DiagnosticEngine &diags, CleanupReport &report) {
+LogicalResult transforms::foldConstants(graph::Model &m, DiagnosticEngine &diags,
+                                        CleanupReport &report) {
   graph::Graph &g = m.graph;
   const KernelRegistry &reg = KernelRegistry::get();
   std::vector<bool> dead(g.nodes().size(), false);
@@ -390,7 +391,8 @@ std::string CleanupReport::describe() const {
   return s;
 }
 
-LogicalResult transforms::cleanupModel(graph::Model &m, DiagnosticEngine &diags, CleanupReport &report) {
+LogicalResult transforms::cleanupModel(graph::Model &m, DiagnosticEngine &diags,
+                                       CleanupReport &report) {
   if (failed(foldConstants(m, diags, report)))
     return failure();
   report.identities += removeIdentities(m);

@@ -56,8 +56,8 @@ const Node *nextInChain(const Node &n, std::string *why) {
 
 /// Tries `f` starting at node `start`; returns the chain or an empty vector
 /// (with the reason when `why` is given).
-std::vector<unsigned> matchAt(const Plan &plan, const ir::Fusing &f,
-                              const Node &start, std::string *why) {
+std::vector<unsigned> matchAt(const Plan &plan, const ir::Fusing &f, const Node &start,
+                              std::string *why) {
   std::vector<unsigned> chain;
   const Node *cur = &start;
   for (size_t k = 0; k < f.pattern.size(); ++k) {
@@ -91,10 +91,9 @@ void plan::findFusingGroups(Plan &plan) {
   std::vector<const ir::Fusing *> patterns;
   for (const ir::Fusing &f : plan.platform->fusings)
     patterns.push_back(&f);
-  std::stable_sort(patterns.begin(), patterns.end(),
-                   [](const ir::Fusing *a, const ir::Fusing *b) {
-                     return a->pattern.size() > b->pattern.size();
-                   });
+  std::stable_sort(patterns.begin(), patterns.end(), [](const ir::Fusing *a, const ir::Fusing *b) {
+    return a->pattern.size() > b->pattern.size();
+  });
   const auto &order = plan.model->graph.topologicalOrder();
   for (const ir::Fusing *f : patterns)
     for (const Node *n : order) {
@@ -134,8 +133,8 @@ void plan::findFusingGroups(Plan &plan) {
 
 /// Nodes `k` steps upstream of `n` along single-consumer chains; why each
 /// producer that does not lead to `n` does not, in `reasons`.
-static void upstream(const Plan &plan, const Node &n, size_t k,
-                     std::vector<const Node *> &out, std::vector<std::string> &reasons) {
+static void upstream(const Plan &plan, const Node &n, size_t k, std::vector<const Node *> &out,
+                     std::vector<std::string> &reasons) {
   if (k == 0) {
     if (std::find(out.begin(), out.end(), &n) == out.end())
       out.push_back(&n);
@@ -160,8 +159,8 @@ std::vector<std::string> plan::explainFusing(const Plan &plan, const PlanNode &p
     std::vector<std::string> names;
     for (unsigned i : g.nodes)
       names.push_back(plan.nodes[i].node->displayName());
-    lines.push_back(fmt::format("in fusing group {} ({}): {}", g.id,
-                                patternText(*g.pattern), llvm::join(names, " -> ")));
+    lines.push_back(fmt::format("in fusing group {} ({}): {}", g.id, patternText(*g.pattern),
+                                llvm::join(names, " -> ")));
     return lines;
   }
   if (!pn.opset) {
@@ -190,7 +189,7 @@ std::vector<std::string> plan::explainFusing(const Plan &plan, const PlanNode &p
       }
     }
   if (lines.empty())
-    lines.push_back(fmt::format("not fused: no fusing pattern mentions opset `{}`",
-                                pn.opset->name));
+    lines.push_back(
+        fmt::format("not fused: no fusing pattern mentions opset `{}`", pn.opset->name));
   return lines;
 }

@@ -93,8 +93,7 @@ void OrtWriter::run(llvm::raw_ostream &os) {
     }
     Override o;
     bool isSigned = t.signedness == ir::Signedness::Signed ||
-                    (t.signedness == ir::Signedness::Auto &&
-                     t.method != ir::QuantMethod::Uniform);
+                    (t.signedness == ir::Signedness::Auto && t.method != ir::QuantMethod::Uniform);
     o.quantType = quantType(t.bits, isSigned, name);
     if (t.scale && t.zeroPoint) {
       o.scale = t.scale;
@@ -148,11 +147,9 @@ void OrtWriter::run(llvm::raw_ostream &os) {
   os << "\n";
 
   if (powerOfTwo.count)
-    diags.emitAt(plan.modelName, diag::warn_ort_power_of_two, powerOfTwo.count,
-                 powerOfTwo.list());
+    diags.emitAt(plan.modelName, diag::warn_ort_power_of_two, powerOfTwo.count, powerOfTwo.list());
   for (const auto &[key, a] : narrowed)
-    diags.emitAt(plan.modelName, diag::warn_ort_bits, key.first, a.count, a.list(),
-                 key.second);
+    diags.emitAt(plan.modelName, diag::warn_ort_bits, key.first, a.count, a.list(), key.second);
   if (lut.count)
     diags.emitAt(plan.modelName, diag::warn_ort_lut, lut.count, lut.list());
   if (floatTensors.count) {
@@ -164,7 +161,6 @@ void OrtWriter::run(llvm::raw_ostream &os) {
   }
 }
 
-void plan::emitOrtOverrides(const Plan &plan, DiagnosticEngine &diags,
-                            llvm::raw_ostream &os) {
+void plan::emitOrtOverrides(const Plan &plan, DiagnosticEngine &diags, llvm::raw_ostream &os) {
   OrtWriter(plan, diags).run(os);
 }

@@ -34,9 +34,7 @@ struct OptionsRef {
   const ir::Options *options = nullptr;
   /// `Conv` or `default`: config ids are `<owner>.<index>`.
   std::string owner;
-  std::string configId(unsigned i) const {
-    return owner + "." + std::to_string(i);
-  }
+  std::string configId(unsigned i) const { return owner + "." + std::to_string(i); }
 };
 
 struct PlanWeight {
@@ -96,7 +94,7 @@ struct Plan {
   const ir::Capabilities *capabilities = nullptr;
   const ir::Framework *framework = nullptr;
   const graph::Model *model = nullptr;
-  std::string modelName; ///< as diagnostics name it
+  std::string modelName;       ///< as diagnostics name it
   std::vector<PlanNode> nodes; ///< file order (PlanNode i is graph node i)
   std::vector<FusingGroup> groups;
   std::vector<PlanTensor> tensors; ///< graph inputs, then node outputs
@@ -121,9 +119,8 @@ using Choices = std::vector<std::pair<std::string, std::string>>;
 /// node, a config that is not the node's candidate, or a node twice) and
 /// warnings go to `diags`; the plan is complete either way (a node with two
 /// matches takes the first, a node with a bad choice keeps its base).
-Plan buildPlan(const ir::Module &m, const ir::Platform &p,
-               const ir::Capabilities &caps, const ir::Framework *fw,
-               graph::Model &model, DiagnosticEngine &diags,
+Plan buildPlan(const ir::Module &m, const ir::Platform &p, const ir::Capabilities &caps,
+               const ir::Framework *fw, graph::Model &model, DiagnosticEngine &diags,
                const Choices &choices = {});
 
 /// Finds the fusing groups (global longest-pattern-first, topological order)
@@ -135,13 +132,12 @@ void findFusingGroups(Plan &plan);
 std::vector<std::string> explainFusing(const Plan &plan, const PlanNode &n);
 
 /// The plan as JSON (plan_version 1), listing `diags` (located with `sm`).
-void emitPlanJSON(const Plan &plan, const std::vector<Diagnostic> &diags,
-                  const SourceManager &sm, llvm::raw_ostream &os);
+void emitPlanJSON(const Plan &plan, const std::vector<Diagnostic> &diags, const SourceManager &sm,
+                  llvm::raw_ostream &os);
 
 /// ONNX Runtime's TensorQuantOverrides for the plan; what ORT cannot express
 /// is reported to `diags` as warnings.
-void emitOrtOverrides(const Plan &plan, DiagnosticEngine &diags,
-                      llvm::raw_ostream &os);
+void emitOrtOverrides(const Plan &plan, DiagnosticEngine &diags, llvm::raw_ostream &os);
 
 /// The summary `tpcc plan` prints: nodes per opset, fused groups, quantized
 /// tensors, weight bytes.
@@ -149,8 +145,8 @@ void printSummary(const Plan &plan, llvm::raw_ostream &os);
 
 /// `tpcc plan --explain NODE`: every binding tried with each predicate's
 /// value, the options, weights, tensors and the fusing decision.
-void printExplanation(const Plan &plan, const PlanNode &n,
-                      const SourceManager &sm, llvm::raw_ostream &os);
+void printExplanation(const Plan &plan, const PlanNode &n, const SourceManager &sm,
+                      llvm::raw_ostream &os);
 
 /// "imx500.tpc:107:3": where a definition is (file name without folders, so
 /// plans do not depend on where the stdlib is installed).

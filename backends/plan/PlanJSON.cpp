@@ -16,9 +16,8 @@ namespace {
 
 class PlanWriter : public JSONWriter {
 public:
-  PlanWriter(llvm::raw_ostream &os, const Plan &plan,
-             const std::vector<Diagnostic> &diags, const SourceManager &sm,
-             unsigned indent = 2)
+  PlanWriter(llvm::raw_ostream &os, const Plan &plan, const std::vector<Diagnostic> &diags,
+             const SourceManager &sm, unsigned indent = 2)
       : JSONWriter(os, indent), plan(plan), diags(diags), sm(sm) {}
 
   void write();
@@ -88,9 +87,8 @@ void PlanWriter::configs() {
   std::vector<const OptionsRef *> owners;
   for (const OptionsRef &o : plan.usedOptions)
     owners.push_back(&o);
-  std::sort(owners.begin(), owners.end(), [](const OptionsRef *a, const OptionsRef *b) {
-    return a->owner < b->owner;
-  });
+  std::sort(owners.begin(), owners.end(),
+            [](const OptionsRef *a, const OptionsRef *b) { return a->owner < b->owner; });
   for (const OptionsRef *o : owners)
     for (unsigned i = 0; i < o->options->configs.size(); ++i) {
       j.attributeBegin(o->configId(i));
@@ -128,9 +126,8 @@ void PlanWriter::weightGrids(const PlanNode &n) {
             {"zero_points", [&] { array(w.zeroPoints, [&](int64_t v) { integer(v); }); }}};
         if (!w.luts.empty())
           f.emplace_back("luts", [&] {
-            array(w.luts, [&](const std::vector<int64_t> &t) {
-              array(t, [&](int64_t v) { integer(v); });
-            });
+            array(w.luts,
+                  [&](const std::vector<int64_t> &t) { array(t, [&](int64_t v) { integer(v); }); });
           });
         object(f);
       });
@@ -142,34 +139,33 @@ void PlanWriter::node(const PlanNode &n) {
   const ir::Options &opts = *n.options.options;
   std::vector<Field> fields = {
       {"name", [&] { string(g.displayName()); }},
-       {"index", [&] { integer(g.id); }},
-       {"op_type", [&] { string(g.opType); }},
-       {"domain", [&] { string(g.domain); }},
-       {"opset", [&] { n.opset ? string(n.opset->name) : null(); }},
-       {"binding",
-        [&] {
-          if (!n.binding)
-            return null();
-          const ir::OpBinding &b = *n.binding;
-          object({{"opset", [&] { string(b.opset); }},
-                  {"op", [&] { string(b.op); }},
-                  {"where", [&] { b.where ? string(b.where->str()) : null(); }},
-                  {"location",
-                   [&] { string(shortLocation(sm, b.loc)); }}});
-        }},
-       {"candidates",
-        [&] {
-          j.arrayBegin();
-          for (unsigned i = 0; i < opts.configs.size(); ++i)
-            string(n.options.configId(i));
-          j.arrayEnd();
-        }},
-       {"chosen", [&] { string(n.options.configId(n.chosen)); }},
-       {"fusing_group", [&] { n.fusingGroup >= 0 ? integer(n.fusingGroup) : null(); }},
-       {"weights", [&] { weights(n); }},
-       {"inputs", [&] { values(g.inputs); }},
-       {"outputs", [&] { values(g.outputs); }},
-       {"subgraphs", [&] { boolean(g.hasSubgraphs()); }}};
+      {"index", [&] { integer(g.id); }},
+      {"op_type", [&] { string(g.opType); }},
+      {"domain", [&] { string(g.domain); }},
+      {"opset", [&] { n.opset ? string(n.opset->name) : null(); }},
+      {"binding",
+       [&] {
+         if (!n.binding)
+           return null();
+         const ir::OpBinding &b = *n.binding;
+         object({{"opset", [&] { string(b.opset); }},
+                 {"op", [&] { string(b.op); }},
+                 {"where", [&] { b.where ? string(b.where->str()) : null(); }},
+                 {"location", [&] { string(shortLocation(sm, b.loc)); }}});
+       }},
+      {"candidates",
+       [&] {
+         j.arrayBegin();
+         for (unsigned i = 0; i < opts.configs.size(); ++i)
+           string(n.options.configId(i));
+         j.arrayEnd();
+       }},
+      {"chosen", [&] { string(n.options.configId(n.chosen)); }},
+      {"fusing_group", [&] { n.fusingGroup >= 0 ? integer(n.fusingGroup) : null(); }},
+      {"weights", [&] { weights(n); }},
+      {"inputs", [&] { values(g.inputs); }},
+      {"outputs", [&] { values(g.outputs); }},
+      {"subgraphs", [&] { boolean(g.hasSubgraphs()); }}};
   // What `tpcc quantize` chose (calibrated plans only).
   bool grids = false;
   for (const PlanWeight &w : n.weights)
@@ -177,16 +173,14 @@ void PlanWriter::node(const PlanNode &n) {
   if (grids)
     fields.emplace_back("weight_grids", [&] { weightGrids(n); });
   if (!n.correctedBias.empty())
-    fields.emplace_back("corrected_bias", [&] {
-      array(n.correctedBias, [&](float v) { number(double(v)); });
-    });
+    fields.emplace_back("corrected_bias",
+                        [&] { array(n.correctedBias, [&](float v) { number(double(v)); }); });
   object(fields);
 }
 
 void PlanWriter::tensor(const PlanTensor &t) {
   object({{"name", [&] { string(t.value->name); }},
-          {"producer",
-           [&] { t.producer ? string(t.producer->node->displayName()) : null(); }},
+          {"producer", [&] { t.producer ? string(t.producer->node->displayName()) : null(); }},
           {"type", [&] { string(t.value->type.str()); }},
           {"quantize", [&] { boolean(t.quantize); }},
           {"reason", [&] { t.quantize ? null() : string(t.reason); }},
@@ -210,16 +204,13 @@ void PlanWriter::tensor(const PlanTensor &t) {
 }
 
 void PlanWriter::group(const FusingGroup &g) {
-  object({{"id", [&] { integer(g.id); }},
-          {"pattern",
-           [&] {
-             array(g.pattern->pattern,
-                   [&](const std::vector<std::string> &e) { strings(e); });
-           }},
-          {"pattern_name", [&] { nameOrNull(g.pattern->name); }},
-          {"nodes", [&] {
-             array(g.nodes, [&](unsigned i) { string(plan.nodes[i].node->displayName()); });
-           }}});
+  object(
+      {{"id", [&] { integer(g.id); }},
+       {"pattern",
+        [&] { array(g.pattern->pattern, [&](const std::vector<std::string> &e) { strings(e); }); }},
+       {"pattern_name", [&] { nameOrNull(g.pattern->name); }},
+       {"nodes",
+        [&] { array(g.nodes, [&](unsigned i) { string(plan.nodes[i].node->displayName()); }); }}});
 }
 
 void PlanWriter::diagnostic(const Diagnostic &d) {
@@ -230,52 +221,42 @@ void PlanWriter::diagnostic(const Diagnostic &d) {
                                                       : "note");
            }},
           {"kind", [&] { string(getKindName(d.kind)); }},
-          {"where",
-           [&] { string(d.range.isValid() ? shortLocation(sm, d.range) : d.where); }},
+          {"where", [&] { string(d.range.isValid() ? shortLocation(sm, d.range) : d.where); }},
           {"message", [&] { string(d.message); }},
-          {"notes", [&] {
-             array(d.notes, [&](const Diagnostic &n) { diagnostic(n); });
-           }}});
+          {"notes", [&] { array(d.notes, [&](const Diagnostic &n) { diagnostic(n); }); }}});
 }
 
 void PlanWriter::write() {
   std::vector<Field> fields = {
-       {"plan_version", [&] { integer(1); }},
-       {"platform", [&] { string(plan.platform->name); }},
-       {"capabilities", [&] { string(plan.capabilities->name); }},
-       {"framework", [&] { string(plan.capabilities->framework); }},
-       {"model", [&] { model(); }},
-       {"configs", [&] { configs(); }},
-       {"nodes",
-        [&] {
-          linePerElement(plan.nodes,
-                         [](PlanWriter &w, const PlanNode &n) { w.node(n); });
-        }},
-       {"fusing_groups",
-        [&] {
-          linePerElement(plan.groups, [](PlanWriter &w, const FusingGroup &g) { w.group(g); });
-        }},
-       {"tensors",
-        [&] {
-          linePerElement(plan.tensors,
-                         [](PlanWriter &w, const PlanTensor &t) { w.tensor(t); });
-        }},
-       {"not_entered",
-        [&] {
-          j.arrayBegin();
-          for (const PlanNode &n : plan.nodes)
-            if (n.node->hasSubgraphs())
-              string(n.node->displayName());
-          j.arrayEnd();
-        }},
-       {"diagnostics", [&] {
-          array(diags, [&](const Diagnostic &d) { diagnostic(d); });
-        }}};
+      {"plan_version", [&] { integer(1); }},
+      {"platform", [&] { string(plan.platform->name); }},
+      {"capabilities", [&] { string(plan.capabilities->name); }},
+      {"framework", [&] { string(plan.capabilities->framework); }},
+      {"model", [&] { model(); }},
+      {"configs", [&] { configs(); }},
+      {"nodes",
+       [&] { linePerElement(plan.nodes, [](PlanWriter &w, const PlanNode &n) { w.node(n); }); }},
+      {"fusing_groups",
+       [&] {
+         linePerElement(plan.groups, [](PlanWriter &w, const FusingGroup &g) { w.group(g); });
+       }},
+      {"tensors",
+       [&] {
+         linePerElement(plan.tensors, [](PlanWriter &w, const PlanTensor &t) { w.tensor(t); });
+       }},
+      {"not_entered",
+       [&] {
+         j.arrayBegin();
+         for (const PlanNode &n : plan.nodes)
+           if (n.node->hasSubgraphs())
+             string(n.node->displayName());
+         j.arrayEnd();
+       }},
+      {"diagnostics", [&] { array(diags, [&](const Diagnostic &d) { diagnostic(d); }); }}};
   // Written by `tpcc quantize` only when a correction changed the model.
   if (!plan.corrections.empty())
-    fields.push_back({"corrections", [&] {
-                        array(plan.corrections, [&](const std::string &c) { string(c); });
-                      }});
+    fields.push_back({"corrections",
+                      [&] { array(plan.corrections, [&](const std::string &c) { string(c); }); }});
   object(fields);
 }
 

@@ -26,10 +26,9 @@ static std::string configLabel(const PlanNode &n, unsigned i) {
 
 /// "8-bit power_of_two activations, 8-bit per-channel weights"
 static std::string configSummary(const ir::OpConfig &c) {
-  std::string s = c.activation.quantize
-                      ? fmt::format("{}-bit {} activations", c.activation.bits,
-                                    ir::toString(c.activation.method))
-                      : "float activations";
+  std::string s = c.activation.quantize ? fmt::format("{}-bit {} activations", c.activation.bits,
+                                                      ir::toString(c.activation.method))
+                                        : "float activations";
   if (c.preserving)
     s = "preserving";
   const ir::AttrConfig &k = c.weightConfig("kernel");
@@ -58,8 +57,8 @@ void plan::printSummary(const Plan &plan, llvm::raw_ostream &os) {
     }
     entered += n.node->hasSubgraphs();
   }
-  os << "plan: " << plan.modelName << " on " << plan.platform->name
-     << " (capabilities " << plan.capabilities->name
+  os << "plan: " << plan.modelName << " on " << plan.platform->name << " (capabilities "
+     << plan.capabilities->name
      << (plan.capabilities->platform != plan.platform->name
              ? ", of parent " + plan.capabilities->platform
              : std::string())
@@ -168,11 +167,11 @@ static std::string valueText(const graph::Value *v) {
   return s;
 }
 
-void plan::printExplanation(const Plan &plan, const PlanNode &pn,
-                            const SourceManager &sm, llvm::raw_ostream &os) {
+void plan::printExplanation(const Plan &plan, const PlanNode &pn, const SourceManager &sm,
+                            llvm::raw_ostream &os) {
   const graph::Node &n = *pn.node;
-  os << fmt::format("node `{}`: {} (node {} of {})\n", n.displayName(), n.opType,
-                    n.id, plan.modelName);
+  os << fmt::format("node `{}`: {} (node {} of {})\n", n.displayName(), n.opType, n.id,
+                    plan.modelName);
   for (size_t k = 0; k < n.inputs.size(); ++k)
     os << fmt::format("  input {}: {}\n", k, valueText(n.inputs[k]));
   for (size_t k = 0; k < n.outputs.size(); ++k)
@@ -180,8 +179,7 @@ void plan::printExplanation(const Plan &plan, const PlanNode &pn,
   if (n.hasSubgraphs())
     os << "  holds subgraphs, which the plan does not enter\n";
 
-  os << "bindings of `" << n.opType << "` in capabilities " << plan.capabilities->name
-     << ":\n";
+  os << "bindings of `" << n.opType << "` in capabilities " << plan.capabilities->name << ":\n";
   unsigned tried = 0;
   for (const ir::OpBinding &b : plan.capabilities->bindings) {
     if (b.op != n.opType)
@@ -217,8 +215,7 @@ void plan::printExplanation(const Plan &plan, const PlanNode &pn,
     for (int b : c.inputBits)
       bits.push_back(std::to_string(b));
     os << fmt::format("  {}{}: {}; input bits {}\n", configLabel(pn, i),
-                      i == pn.chosen ? " (chosen)" : "", configSummary(c),
-                      llvm::join(bits, "/"));
+                      i == pn.chosen ? " (chosen)" : "", configSummary(c), llvm::join(bits, "/"));
   }
   if (!pn.weights.empty()) {
     os << "weights:\n";
@@ -228,8 +225,8 @@ void plan::printExplanation(const Plan &plan, const PlanNode &pn,
                         ir::toString(w.config.method), w.config.bits,
                         w.config.perChannel ? " per-channel" : "",
                         w.axis ? fmt::format(" (axis {})", *w.axis) : "",
-                        w.quantize ? "quantized"
-                        : !w.input ? "absent"
+                        w.quantize           ? "quantized"
+                        : !w.input           ? "absent"
                         : !w.input->constant ? "not a constant, not quantized"
                                              : "not quantized");
   }
@@ -239,12 +236,10 @@ void plan::printExplanation(const Plan &plan, const PlanNode &pn,
     if (!t)
       continue;
     if (t->quantize)
-      os << fmt::format("  `{}`: {}-bit {} {}{}{}\n", v->name, t->bits,
-                        ir::toString(t->method), ir::toString(t->signedness),
-                        t->preserving ? ", preserving its input's quantization" : "",
-                        t->range ? fmt::format(", range [{}, {}]", t->range->first,
-                                               t->range->second)
-                                 : "");
+      os << fmt::format(
+          "  `{}`: {}-bit {} {}{}{}\n", v->name, t->bits, ir::toString(t->method),
+          ir::toString(t->signedness), t->preserving ? ", preserving its input's quantization" : "",
+          t->range ? fmt::format(", range [{}, {}]", t->range->first, t->range->second) : "");
     else
       os << fmt::format("  `{}`: not quantized ({})\n", v->name, t->reason);
   }

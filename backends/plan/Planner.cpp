@@ -1,8 +1,8 @@
 //===- Planner.cpp - Matching, weights, tensors and plan-time checks -------===//
 
+#include "backends/Backends.h"
 #include "backends/plan/Plan.h"
 #include "backends/plan/PredicateEval.h"
-#include "backends/Backends.h"
 #include "ir/graph/OnnxIO.h"
 
 #include "llvm/ADT/StringExtras.h"
@@ -22,8 +22,8 @@ std::string plan::shortLocation(const SourceManager &sm, SourceRange r) {
   if (!r.isValid())
     return "";
   LineCol lc = sm.getLineCol(r.begin);
-  return fmt::format("{}:{}:{}", llvm::sys::path::filename(sm.getName(r.begin.file)).str(),
-                     lc.line, lc.col);
+  return fmt::format("{}:{}:{}", llvm::sys::path::filename(sm.getName(r.begin.file)).str(), lc.line,
+                     lc.col);
 }
 
 const PlanTensor *Plan::tensorOf(const Value *v) const {
@@ -45,8 +45,8 @@ namespace {
 
 class Planner {
 public:
-  Planner(const ir::Platform &p, const ir::Capabilities &caps,
-          const ir::Framework *fw, graph::Model &model, DiagnosticEngine &diags)
+  Planner(const ir::Platform &p, const ir::Capabilities &caps, const ir::Framework *fw,
+          graph::Model &model, DiagnosticEngine &diags)
       : p(p), caps(caps), fw(fw), model(model), diags(diags) {
     plan.platform = &p;
     plan.capabilities = &caps;
@@ -119,8 +119,9 @@ void Planner::match(Node &n) {
           pn.binding = b;
         } else if (b->opset != pn.binding->opset) {
           // Rule 13: reported once per node, naming the first two bindings.
-          diags.emitAt(where(n), diag::err_plan_two_opsets, pn.binding->opset,
-                       bindingText(*pn.binding), b->opset, bindingText(*b))
+          diags
+              .emitAt(where(n), diag::err_plan_two_opsets, pn.binding->opset,
+                      bindingText(*pn.binding), b->opset, bindingText(*b))
               .note(pn.binding->loc, diag::note_binding_here, bindingText(*pn.binding))
               .note(b->loc, diag::note_binding_here, bindingText(*b));
           break;
@@ -200,12 +201,12 @@ void Planner::planWeights(PlanNode &pn) {
     w.config = pn.config().weightConfig(ws->slot);
     if (!w.input) {
       if (w.config.quantize)
-        diags.emitAt(where(n), diag::warn_plan_missing_weight, configName(pn, pn.chosen),
-                     ws->slot, n.opType, ws->input);
+        diags.emitAt(where(n), diag::warn_plan_missing_weight, configName(pn, pn.chosen), ws->slot,
+                     n.opType, ws->input);
     } else if (!w.input->constant) {
       if (w.config.quantize)
-        diags.emitAt(where(n), diag::warn_plan_weight_not_constant, ws->slot,
-                     ws->input, w.input->name);
+        diags.emitAt(where(n), diag::warn_plan_weight_not_constant, ws->slot, ws->input,
+                     w.input->name);
     } else {
       w.quantize = w.config.quantize;
       if (w.config.perChannel && ws->outAxis) {
@@ -257,8 +258,8 @@ void Planner::planOutput(const PlanNode &pn, const Value *v, PlanTensor &t) {
     }
     if (!src->quantize) {
       t.reason = fmt::format("preserves its unquantized input `{}`", in->name);
-      diags.emitAt(where(n), diag::warn_plan_preserving_unquantized, n.displayName(),
-                   in->name, src->reason);
+      diags.emitAt(where(n), diag::warn_plan_preserving_unquantized, n.displayName(), in->name,
+                   src->reason);
       return;
     }
     t.quantize = true;
@@ -342,35 +343,32 @@ void Planner::checkInputBits() {
       for (unsigned i = 0; i < pn.options.options->configs.size(); ++i) {
         const auto &bits = pn.options.options->configs[i].inputBits;
         if (std::find(bits.begin(), bits.end(), t->bits) != bits.end())
-          fixes.push_back(fmt::format("config `{}` of `{}` accepts {} bits",
-                                      configName(pn, i), n->displayName(), t->bits));
+          fixes.push_back(fmt::format("config `{}` of `{}` accepts {} bits", configName(pn, i),
+                                      n->displayName(), t->bits));
       }
       if (const PlanNode *prod = t->producer)
         for (unsigned i = 0; i < prod->options.options->configs.size(); ++i) {
           int b = prod->options.options->configs[i].activation.bits;
           if (std::find(c.inputBits.begin(), c.inputBits.end(), b) != c.inputBits.end())
             fixes.push_back(fmt::format("config `{}` makes `{}` produce {} bits",
-                                        configName(*prod, i),
-                                        prod->node->displayName(), b));
+                                        configName(*prod, i), prod->node->displayName(), b));
         }
       std::string bits;
       for (size_t k = 0; k < c.inputBits.size(); ++k)
         bits += (k ? "/" : "") + std::to_string(c.inputBits[k]);
-      diags.emitAt(where(*n), diag::warn_plan_input_bits, n->displayName(), bits,
-                   configName(pn, pn.chosen),
-                   t->producer ? fmt::format("`{}` from `{}`", v->name,
-                                             t->producer->node->displayName())
-                               : fmt::format("graph input `{}`", v->name),
-                   t->bits,
-                   fixes.empty() ? std::string("no candidate config of either node fixes it")
-                                 : "fix: " + llvm::join(fixes, ", or "));
+      diags.emitAt(
+          where(*n), diag::warn_plan_input_bits, n->displayName(), bits, configName(pn, pn.chosen),
+          t->producer ? fmt::format("`{}` from `{}`", v->name, t->producer->node->displayName())
+                      : fmt::format("graph input `{}`", v->name),
+          t->bits,
+          fixes.empty() ? std::string("no candidate config of either node fixes it")
+                        : "fix: " + llvm::join(fixes, ", or "));
     }
   }
 }
 
-Plan plan::buildPlan(const ir::Module &, const ir::Platform &p,
-                     const ir::Capabilities &caps, const ir::Framework *fw,
-                     graph::Model &model, DiagnosticEngine &diags,
+Plan plan::buildPlan(const ir::Module &, const ir::Platform &p, const ir::Capabilities &caps,
+                     const ir::Framework *fw, graph::Model &model, DiagnosticEngine &diags,
                      const Choices &choices) {
   return Planner(p, caps, fw, model, diags).run(choices);
 }

@@ -44,10 +44,14 @@ struct PValue {
 
   std::string show() const {
     switch (kind) {
-    case Kind::Unknown: return "none";
-    case Kind::Number: return fmt::format("{}", num);
-    case Kind::String: return "\"" + str + "\"";
-    case Kind::Opaque: return "<" + str + ">";
+    case Kind::Unknown:
+      return "none";
+    case Kind::Number:
+      return fmt::format("{}", num);
+    case Kind::String:
+      return "\"" + str + "\"";
+    case Kind::Opaque:
+      return "<" + str + ">";
     case Kind::List: {
       std::string s = "[";
       for (size_t k = 0; k < list.size(); ++k)
@@ -61,11 +65,16 @@ struct PValue {
 
 PValue fromLiteral(const Literal &l) {
   switch (l.kind) {
-  case Literal::Kind::Int: return PValue::number(double(l.i));
-  case Literal::Kind::Float: return PValue::number(l.f);
-  case Literal::Kind::Bool: return PValue::number(l.b ? 1 : 0);
-  case Literal::Kind::String: return PValue::string(l.s);
-  case Literal::Kind::None: return PValue::unknown("none");
+  case Literal::Kind::Int:
+    return PValue::number(double(l.i));
+  case Literal::Kind::Float:
+    return PValue::number(l.f);
+  case Literal::Kind::Bool:
+    return PValue::number(l.b ? 1 : 0);
+  case Literal::Kind::String:
+    return PValue::string(l.s);
+  case Literal::Kind::None:
+    return PValue::unknown("none");
   case Literal::Kind::List: {
     PValue v;
     v.kind = PValue::Kind::List;
@@ -81,9 +90,12 @@ PValue fromAttribute(const graph::Attribute &a) {
   using T = ir::OnnxAttrType;
   PValue v;
   switch (a.type) {
-  case T::Int: return PValue::number(double(a.i));
-  case T::Float: return PValue::number(a.f);
-  case T::String: return PValue::string(a.s);
+  case T::Int:
+    return PValue::number(double(a.i));
+  case T::Float:
+    return PValue::number(a.f);
+  case T::String:
+    return PValue::string(a.s);
   case T::Ints:
   case T::Floats:
   case T::Strings:
@@ -123,9 +135,7 @@ public:
 
 private:
   PValue operand(const Operand &o);
-  const graph::Value *input(int64_t i) const {
-    return i >= 0 ? n.input(size_t(i)) : nullptr;
-  }
+  const graph::Value *input(int64_t i) const { return i >= 0 ? n.input(size_t(i)) : nullptr; }
   bool compare(const PValue &a, CmpOp op, const PValue &b) const;
   void log(unsigned depth, const std::string &line) {
     if (trace)
@@ -140,7 +150,8 @@ private:
 
 PValue Evaluator::operand(const Operand &o) {
   switch (o.kind) {
-  case Operand::Kind::Literal: return fromLiteral(o.literal);
+  case Operand::Kind::Literal:
+    return fromLiteral(o.literal);
   case Operand::Kind::Attr: {
     if (const graph::Attribute *a = n.attr(o.attr)) {
       PValue v = fromAttribute(*a);
@@ -191,11 +202,9 @@ PValue Evaluator::operand(const Operand &o) {
     if (d < 0 || d >= int64_t(dims.size()))
       return PValue::unknown(fmt::format("`{}` has rank {}", v->name, dims.size()));
     if (!dims[d].known())
-      return PValue::unknown(fmt::format("dimension {} of `{}` is not a number", d,
-                                         v->name));
+      return PValue::unknown(fmt::format("dimension {} of `{}` is not a number", d, v->name));
     PValue r = PValue::number(double(dims[d].value));
-    r.why = fmt::format("`{}` is {}", v->name,
-                        v->constant ? "a constant" : v->type.str());
+    r.why = fmt::format("`{}` is {}", v->name, v->constant ? "a constant" : v->type.str());
     return r;
   }
   }
@@ -221,12 +230,18 @@ bool Evaluator::compare(const PValue &a, CmpOp op, const PValue &b) const {
     return false;
   }
   switch (op) {
-  case CmpOp::Eq: return a.num == b.num;
-  case CmpOp::Ne: return a.num != b.num;
-  case CmpOp::Lt: return a.num < b.num;
-  case CmpOp::Le: return a.num <= b.num;
-  case CmpOp::Gt: return a.num > b.num;
-  case CmpOp::Ge: return a.num >= b.num;
+  case CmpOp::Eq:
+    return a.num == b.num;
+  case CmpOp::Ne:
+    return a.num != b.num;
+  case CmpOp::Lt:
+    return a.num < b.num;
+  case CmpOp::Le:
+    return a.num <= b.num;
+  case CmpOp::Gt:
+    return a.num > b.num;
+  case CmpOp::Ge:
+    return a.num >= b.num;
   }
   return false;
 }
@@ -268,10 +283,10 @@ bool Evaluator::eval(const Predicate &p, unsigned depth) {
   case Predicate::Kind::Cmp: {
     PValue a = operand(p.lhs), b = operand(p.rhs);
     bool r;
-    bool lhsNone = p.lhs.kind == Operand::Kind::Literal &&
-                   p.lhs.literal.kind == Literal::Kind::None;
-    bool rhsNone = p.rhs.kind == Operand::Kind::Literal &&
-                   p.rhs.literal.kind == Literal::Kind::None;
+    bool lhsNone =
+        p.lhs.kind == Operand::Kind::Literal && p.lhs.literal.kind == Literal::Kind::None;
+    bool rhsNone =
+        p.rhs.kind == Operand::Kind::Literal && p.rhs.literal.kind == Literal::Kind::None;
     if (lhsNone || rhsNone) {
       bool unknown = lhsNone ? !b.known() : !a.known();
       r = p.op == CmpOp::Eq ? unknown : p.op == CmpOp::Ne ? !unknown : false;
@@ -301,13 +316,13 @@ bool Evaluator::eval(const Predicate &p, unsigned depth) {
     const graph::Value *v = input(p.index);
     bool r = v && v->constant;
     if (trace)
-      log(depth, fmt::format("{}: {} -> {}", p.str(),
-                           !v ? std::string("the node has no such input")
-                           : r ? fmt::format("`{}` is {}", v->name,
-                                             v->isInitializer ? "an initializer"
-                                                              : "a Constant output")
-                               : fmt::format("`{}` is computed", v->name),
-                           result(r)));
+      log(depth,
+          fmt::format("{}: {} -> {}", p.str(),
+                      !v  ? std::string("the node has no such input")
+                      : r ? fmt::format("`{}` is {}", v->name,
+                                        v->isInitializer ? "an initializer" : "a Constant output")
+                          : fmt::format("`{}` is computed", v->name),
+                      result(r)));
     return r;
   }
   case Predicate::Kind::Has: {

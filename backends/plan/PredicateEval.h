@@ -22,9 +22,8 @@ namespace tpcc::plan {
 
 /// Evaluates `p` on `n`. With `trace`, appends one line per comparison and
 /// call, indented by `depth`, saying each operand's value and the result.
-bool evaluate(const ir::Predicate &p, const graph::Model &m,
-              const graph::Node &n, std::vector<std::string> *trace = nullptr,
-              unsigned depth = 0);
+bool evaluate(const ir::Predicate &p, const graph::Model &m, const graph::Node &n,
+              std::vector<std::string> *trace = nullptr, unsigned depth = 0);
 
 } // namespace tpcc::plan
 

@@ -11,9 +11,8 @@
 using namespace tpcc;
 using namespace tpcc::quant;
 
-std::unique_ptr<graph::Model> quant::prepareModel(const std::string &path,
-                                                  DiagnosticEngine &diags, bool warn,
-                                                  transforms::CleanupReport *cleanup) {
+std::unique_ptr<graph::Model> quant::prepareModel(const std::string &path, DiagnosticEngine &diags,
+                                                  bool warn, transforms::CleanupReport *cleanup) {
   std::unique_ptr<graph::Model> m = graph::loadModel(path, diags);
   if (!m || diags.hasErrors())
     return nullptr;
@@ -43,8 +42,7 @@ void phase(const QuantizeRequest &r, const char *name) {
 /// bounds, channel equalization): into both copies, then a new plan (the
 /// Clip bounds changed) and a new float executor.
 LogicalResult preStatisticsCorrections(const QuantizeRequest &r, const ir::Framework *fw,
-                                       QuantizeOutcome &out,
-                                       std::unique_ptr<rt::Executor> &floatEx,
+                                       QuantizeOutcome &out, std::unique_ptr<rt::Executor> &floatEx,
                                        CalibrationData &data, DiagnosticEngine &diags) {
   if (!r.recipe.reluUnboundCorrection && !r.recipe.activationChannelEqualization)
     return success();
@@ -58,8 +56,8 @@ LogicalResult preStatisticsCorrections(const QuantizeRequest &r, const ir::Frame
       failed(applyPreStatisticsCorrections(*out.quantModel, pre, diags)))
     return failure();
   DiagnosticEngine again(diags.getSourceManager()); // the first plan reported everything
-  out.plan = plan::buildPlan(*r.module, *r.platform, *r.capabilities, fw, *out.floatModel,
-                             again, r.choose);
+  out.plan = plan::buildPlan(*r.module, *r.platform, *r.capabilities, fw, *out.floatModel, again,
+                             r.choose);
   floatEx = rt::Executor::create(*out.floatModel, diags);
   if (!floatEx)
     return failure();
@@ -82,8 +80,8 @@ LogicalResult quant::quantizeModel(const QuantizeRequest &r, QuantizeOutcome &ou
     return failure();
   phase(r, "load");
 
-  out.plan = plan::buildPlan(*r.module, *r.platform, *r.capabilities, fw, *out.floatModel,
-                             diags, r.choose);
+  out.plan = plan::buildPlan(*r.module, *r.platform, *r.capabilities, fw, *out.floatModel, diags,
+                             r.choose);
   if (diags.hasErrors())
     return failure();
   phase(r, "plan");
@@ -111,8 +109,7 @@ LogicalResult quant::quantizeModel(const QuantizeRequest &r, QuantizeOutcome &ou
     return failure();
   phase(r, "rewrite");
   std::unique_ptr<rt::Executor> quantEx = rt::Executor::create(*out.quantModel, diags);
-  if (!quantEx ||
-      failed(measureLayers(*floatEx, *quantEx, *data, r.measureSamples, result, diags)))
+  if (!quantEx || failed(measureLayers(*floatEx, *quantEx, *data, r.measureSamples, result, diags)))
     return failure();
   phase(r, "measure");
   fillPlan(out.plan, result);
@@ -134,11 +131,9 @@ LogicalResult quant::writeOutcome(const QuantizeRequest &r, const QuantizeOutcom
       return diags.emitAt("", diag::err_cannot_write_file, r.planOut, error);
   }
   if (!r.report.empty()) {
-    ReportHeader h{r.platform->name, r.recipe.name.empty() ? "(defaults)" : r.recipe.name,
-                   r.model, r.output};
-    auto write = [&](llvm::raw_ostream &os) {
-      writeReport(out.result, h, out.corrections, os);
-    };
+    ReportHeader h{r.platform->name, r.recipe.name.empty() ? "(defaults)" : r.recipe.name, r.model,
+                   r.output};
+    auto write = [&](llvm::raw_ostream &os) { writeReport(out.result, h, out.corrections, os); };
     if (!writeFileAtomically(r.report, write, error))
       return diags.emitAt("", diag::err_cannot_write_file, r.report, error);
   }

@@ -38,7 +38,7 @@ struct QuantizeRequest {
   /// Where writeOutcome writes the QDQ model, the plan (`--plan-out`) and
   /// the report (`--report`); empty plan/report paths are skipped.
   std::string output, planOut, report;
-  std::vector<std::string> calib;                 ///< [NAME=]FILE|DIR each
+  std::vector<std::string> calib; ///< [NAME=]FILE|DIR each
   int64_t batch = 32;
   /// Candidate choices (node name, config id), as `--choose` gives them.
   std::vector<std::pair<std::string, std::string>> choose;

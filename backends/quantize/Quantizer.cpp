@@ -47,7 +47,7 @@ struct Activation {
 class PlanQuantizer {
 public:
   PlanQuantizer(const plan::Plan &plan, const QuantizeOptions &o, QuantizeResult &r,
-            DiagnosticEngine &diags)
+                DiagnosticEngine &diags)
       : plan(plan), recipe(o.recipe), o(o), result(r), diags(diags),
         grids(plan.model->graph.values().size()) {}
 
@@ -161,7 +161,8 @@ bool PlanQuantizer::activationGrid(const plan::PlanTensor &t, TensorStats *s) {
     if (!s || s->batches() == 0) {
       diags.emitAt(plan.modelName, diag::err_quant_unsupported,
                    fmt::format("tensor `{}` has no statistics (it is not a float tensor "
-                               "the model computes)", name));
+                               "the model computes)",
+                               name));
       return false;
     }
     Histogram h = s->histogram();
@@ -265,8 +266,7 @@ bool PlanQuantizer::weights(const plan::PlanNode &pn) {
             ir::isLut(c.method)
                 ? selectLutGrid(v.data(), int64_t(v.size()), c.method, c.bits,
                                 c.lutBits.value_or(8))
-                : selectWeightGrid(v.data(), int64_t(v.size()), c.method, c.bits,
-                                   w.axis >= 0, so);
+                : selectWeightGrid(v.data(), int64_t(v.size()), c.method, c.bits, w.axis >= 0, so);
       }
     });
     TensorReport r;
@@ -300,8 +300,8 @@ bool PlanQuantizer::weights(const plan::PlanNode &pn) {
 /// With shift_negative the input's mean moves by delta and the bias starts
 /// from the compensated one; with input_scaling the mean is scaled by t/m.
 void PlanQuantizer::correctBias(const plan::PlanNode &pn, const WeightQDQ &w,
-                            const rt::Tensor &kernel, TensorStats *inputStats,
-                            const edits::LinearAdjust *adjust) {
+                                const rt::Tensor &kernel, TensorStats *inputStats,
+                                const edits::LinearAdjust *adjust) {
   const Node &n = *pn.node;
   if (adjust && adjust->bias) {
     biasWritten.insert(n.name);
@@ -315,8 +315,8 @@ void PlanQuantizer::correctBias(const plan::PlanNode &pn, const WeightQDQ &w,
 
 /// Writes the corrected bias of `pn`; false when it cannot (shapes).
 bool PlanQuantizer::biasCorrected(const plan::PlanNode &pn, const WeightQDQ &w,
-                              const rt::Tensor &kernel, TensorStats *inputStats,
-                              const edits::LinearAdjust *adjust) {
+                                  const rt::Tensor &kernel, TensorStats *inputStats,
+                                  const edits::LinearAdjust *adjust) {
   const Node &n = *pn.node;
   std::vector<double> mu = inputStats->channelMean();
   for (double &x : mu)
@@ -439,10 +439,9 @@ bool PlanQuantizer::run(rt::Executor &ex, CalibrationData &data) {
 
 } // namespace
 
-LogicalResult quant::quantizePlan(const plan::Plan &plan, rt::Executor &floatEx, CalibrationData &data,
-                         const QuantizeOptions &options, QuantizeResult &result,
-                         DiagnosticEngine &diags) {
+LogicalResult quant::quantizePlan(const plan::Plan &plan, rt::Executor &floatEx,
+                                  CalibrationData &data, const QuantizeOptions &options,
+                                  QuantizeResult &result, DiagnosticEngine &diags) {
   PlanQuantizer q(plan, options, result, diags);
   return success(q.run(floatEx, data));
 }
-

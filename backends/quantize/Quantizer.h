@@ -14,10 +14,10 @@
 #define TPCC_BACKENDS_QUANTIZE_QUANTIZER_H
 
 #include "backends/plan/Plan.h"
-#include "backends/quantize/stats/Calibrate.h"
 #include "backends/quantize/corrections/Corrections.h"
 #include "backends/quantize/corrections/GraphEdits.h"
 #include "backends/quantize/qdq/QDQ.h"
+#include "backends/quantize/stats/Calibrate.h"
 
 #include <functional>
 #include <map>
@@ -36,7 +36,7 @@ struct QuantizeOptions {
 /// One row of the summary table and the report.
 struct TensorReport {
   std::string tensor, node, opType, opset, config;
-  bool weight = false; ///< a weight (else an activation)
+  bool weight = false;   ///< a weight (else an activation)
   bool quantized = true; ///< false: a float model output, measured only
   ir::QuantMethod method = ir::QuantMethod::Symmetric;
   int bits = 8;
@@ -67,8 +67,8 @@ struct QuantizeResult {
 
 /// Calibrates and chooses every grid. `floatEx` runs `plan.model`.
 LogicalResult quantizePlan(const plan::Plan &plan, rt::Executor &floatEx, CalibrationData &data,
-                  const QuantizeOptions &options, QuantizeResult &result,
-                  DiagnosticEngine &diags);
+                           const QuantizeOptions &options, QuantizeResult &result,
+                           DiagnosticEngine &diags);
 
 /// Completes `result.spec` from its activation and weight grids, the same
 /// for `tpcc quantize` and `tpcc apply`: tensors that ops moving values
@@ -92,7 +92,7 @@ LogicalResult applyCorrections(graph::Model &m, QuantizeResult &result, Diagnost
 /// every activation tensor of `result.tensors` (the value of that name in
 /// the quantized model against the float one).
 LogicalResult measureLayers(rt::Executor &floatEx, rt::Executor &quantEx, CalibrationData &data,
-                   int64_t maxSamples, QuantizeResult &result, DiagnosticEngine &diags);
+                            int64_t maxSamples, QuantizeResult &result, DiagnosticEngine &diags);
 
 } // namespace tpcc::quant
 

@@ -11,13 +11,11 @@
 using namespace tpcc;
 using namespace tpcc::quant;
 
-static std::string dB(double v) {
-  return std::isinf(v) ? "inf" : fmt::format("{:.1f}", v);
-}
+static std::string dB(double v) { return std::isinf(v) ? "inf" : fmt::format("{:.1f}", v); }
 
-void quant::printSummary(const QuantizeResult &r, const std::string &model,
-                         const std::string &out, const std::string &cleanup,
-                         const std::vector<std::string> &corrections, llvm::raw_ostream &os) {
+void quant::printSummary(const QuantizeResult &r, const std::string &model, const std::string &out,
+                         const std::string &cleanup, const std::vector<std::string> &corrections,
+                         llvm::raw_ostream &os) {
   unsigned acts = 0, weights = 0;
   for (const TensorReport &t : r.tensors)
     if (t.quantized)
@@ -28,15 +26,15 @@ void quant::printSummary(const QuantizeResult &r, const std::string &model,
     os << "  clean-up: " << cleanup << "\n";
   for (const std::string &c : corrections)
     os << "  correction: " << c << "\n";
-  os << fmt::format("  {:<34} {:<14} {:>4} {:<13} {:<11} {:>10} {:>8}\n", "tensor", "opset",
-                    "bits", "method", "threshold", "scale", "SQNR dB");
+  os << fmt::format("  {:<34} {:<14} {:>4} {:<13} {:<11} {:>10} {:>8}\n", "tensor", "opset", "bits",
+                    "method", "threshold", "scale", "SQNR dB");
   for (const TensorReport &t : r.tensors) {
-    std::string name = t.tensor.size() > 34 ? "..." + t.tensor.substr(t.tensor.size() - 31)
-                                            : t.tensor;
+    std::string name =
+        t.tensor.size() > 34 ? "..." + t.tensor.substr(t.tensor.size() - 31) : t.tensor;
     std::string sqnr = t.measured ? dB(t.sqnr) : std::string("-");
     if (!t.quantized) {
-      os << fmt::format("  {:<34} {:<14} {:>4} {:<13} {:<11} {:>10} {:>8}\n", name, "(output)",
-                        "-", "float", "-", "-", sqnr);
+      os << fmt::format("  {:<34} {:<14} {:>4} {:<13} {:<11} {:>10} {:>8}\n", name, "(output)", "-",
+                        "float", "-", "-", sqnr);
       continue;
     }
     std::string method = std::string(ir::toString(t.method)) +

@@ -1,7 +1,7 @@
 //===- Graph.cpp - The model IR -------------------------------------------===//
 
-#include <algorithm>
 #include "ir/graph/Graph.h"
+#include <algorithm>
 
 #include <fmt/format.h>
 
@@ -14,44 +14,76 @@ using namespace tpcc::graph;
 
 const char *graph::toString(ElemType t) {
   switch (t) {
-  case ElemType::Float: return "float";
-  case ElemType::UInt8: return "uint8";
-  case ElemType::Int8: return "int8";
-  case ElemType::UInt16: return "uint16";
-  case ElemType::Int16: return "int16";
-  case ElemType::Int32: return "int32";
-  case ElemType::Int64: return "int64";
-  case ElemType::String: return "string";
-  case ElemType::Bool: return "bool";
-  case ElemType::Float16: return "float16";
-  case ElemType::Double: return "double";
-  case ElemType::UInt32: return "uint32";
-  case ElemType::UInt64: return "uint64";
-  case ElemType::Complex64: return "complex64";
-  case ElemType::Complex128: return "complex128";
-  case ElemType::BFloat16: return "bfloat16";
-  case ElemType::Undefined: break;
+  case ElemType::Float:
+    return "float";
+  case ElemType::UInt8:
+    return "uint8";
+  case ElemType::Int8:
+    return "int8";
+  case ElemType::UInt16:
+    return "uint16";
+  case ElemType::Int16:
+    return "int16";
+  case ElemType::Int32:
+    return "int32";
+  case ElemType::Int64:
+    return "int64";
+  case ElemType::String:
+    return "string";
+  case ElemType::Bool:
+    return "bool";
+  case ElemType::Float16:
+    return "float16";
+  case ElemType::Double:
+    return "double";
+  case ElemType::UInt32:
+    return "uint32";
+  case ElemType::UInt64:
+    return "uint64";
+  case ElemType::Complex64:
+    return "complex64";
+  case ElemType::Complex128:
+    return "complex128";
+  case ElemType::BFloat16:
+    return "bfloat16";
+  case ElemType::Undefined:
+    break;
   }
   return "undefined";
 }
 
 size_t graph::elemSize(ElemType t) {
   switch (t) {
-  case ElemType::UInt8: case ElemType::Int8: case ElemType::Bool: return 1;
-  case ElemType::UInt16: case ElemType::Int16: case ElemType::Float16:
-  case ElemType::BFloat16: return 2;
-  case ElemType::Float: case ElemType::Int32: case ElemType::UInt32: return 4;
-  case ElemType::Int64: case ElemType::Double: case ElemType::UInt64:
-  case ElemType::Complex64: return 8;
-  case ElemType::Complex128: return 16;
-  case ElemType::String: case ElemType::Undefined: break;
+  case ElemType::UInt8:
+  case ElemType::Int8:
+  case ElemType::Bool:
+    return 1;
+  case ElemType::UInt16:
+  case ElemType::Int16:
+  case ElemType::Float16:
+  case ElemType::BFloat16:
+    return 2;
+  case ElemType::Float:
+  case ElemType::Int32:
+  case ElemType::UInt32:
+    return 4;
+  case ElemType::Int64:
+  case ElemType::Double:
+  case ElemType::UInt64:
+  case ElemType::Complex64:
+    return 8;
+  case ElemType::Complex128:
+    return 16;
+  case ElemType::String:
+  case ElemType::Undefined:
+    break;
   }
   return 0;
 }
 
 bool graph::isFloatingPoint(ElemType t) {
-  return t == ElemType::Float || t == ElemType::Float16 ||
-         t == ElemType::BFloat16 || t == ElemType::Double;
+  return t == ElemType::Float || t == ElemType::Float16 || t == ElemType::BFloat16 ||
+         t == ElemType::Double;
 }
 
 bool graph::isKnownElemType(int32_t v) { return v >= 1 && v <= 16; }
@@ -102,25 +134,38 @@ template <typename T> static T load(const std::string &raw, int64_t i) {
 
 double Tensor::at(int64_t i) const {
   switch (elem) {
-  case ElemType::Float: return load<float>(raw, i);
-  case ElemType::Double: return load<double>(raw, i);
-  case ElemType::UInt8: return load<uint8_t>(raw, i);
-  case ElemType::Int8: return load<int8_t>(raw, i);
-  case ElemType::Bool: return load<uint8_t>(raw, i) != 0;
-  case ElemType::UInt16: return load<uint16_t>(raw, i);
-  case ElemType::Int16: return load<int16_t>(raw, i);
-  case ElemType::Int32: return load<int32_t>(raw, i);
-  case ElemType::UInt32: return load<uint32_t>(raw, i);
-  case ElemType::Int64: return double(load<int64_t>(raw, i));
-  case ElemType::UInt64: return double(load<uint64_t>(raw, i));
-  case ElemType::Float16: return halfToFloat(load<uint16_t>(raw, i));
+  case ElemType::Float:
+    return load<float>(raw, i);
+  case ElemType::Double:
+    return load<double>(raw, i);
+  case ElemType::UInt8:
+    return load<uint8_t>(raw, i);
+  case ElemType::Int8:
+    return load<int8_t>(raw, i);
+  case ElemType::Bool:
+    return load<uint8_t>(raw, i) != 0;
+  case ElemType::UInt16:
+    return load<uint16_t>(raw, i);
+  case ElemType::Int16:
+    return load<int16_t>(raw, i);
+  case ElemType::Int32:
+    return load<int32_t>(raw, i);
+  case ElemType::UInt32:
+    return load<uint32_t>(raw, i);
+  case ElemType::Int64:
+    return double(load<int64_t>(raw, i));
+  case ElemType::UInt64:
+    return double(load<uint64_t>(raw, i));
+  case ElemType::Float16:
+    return halfToFloat(load<uint16_t>(raw, i));
   case ElemType::BFloat16: {
     uint32_t bits = uint32_t(load<uint16_t>(raw, i)) << 16;
     float f;
     std::memcpy(&f, &bits, 4);
     return f;
   }
-  default: return NAN;
+  default:
+    return NAN;
   }
 }
 
@@ -137,18 +182,15 @@ std::optional<double> Tensor::scalar() const {
 
 bool Attribute::operator==(const Attribute &o) const {
   return name == o.name && type == o.type && i == o.i &&
-         (f == o.f || (std::isnan(f) && std::isnan(o.f))) && s == o.s &&
-         ints == o.ints && floats.size() == o.floats.size() &&
-         std::equal(floats.begin(), floats.end(), o.floats.begin(),
-                    [](double a, double b) {
-                      return a == b || (std::isnan(a) && std::isnan(b));
-                    }) &&
-         strings == o.strings && tensors == o.tensors && raw == o.raw &&
-         docString == o.docString;
+         (f == o.f || (std::isnan(f) && std::isnan(o.f))) && s == o.s && ints == o.ints &&
+         floats.size() == o.floats.size() &&
+         std::equal(
+             floats.begin(), floats.end(), o.floats.begin(),
+             [](double a, double b) { return a == b || (std::isnan(a) && std::isnan(b)); }) &&
+         strings == o.strings && tensors == o.tensors && raw == o.raw && docString == o.docString;
 }
 
-template <typename T, typename F>
-static std::string joinList(const std::vector<T> &xs, F f) {
+template <typename T, typename F> static std::string joinList(const std::vector<T> &xs, F f) {
   std::string s = "[";
   for (size_t k = 0; k < xs.size(); ++k)
     s += (k ? ", " : "") + f(xs[k]);
@@ -160,17 +202,27 @@ std::string Attribute::str() const {
   auto quote = [](const std::string &x) { return "\"" + x + "\""; };
   using T = ir::OnnxAttrType;
   switch (type) {
-  case T::Int: return std::to_string(i);
-  case T::Float: return num(f);
-  case T::String: return quote(s);
+  case T::Int:
+    return std::to_string(i);
+  case T::Float:
+    return num(f);
+  case T::String:
+    return quote(s);
   case T::Ints:
     return joinList(ints, [](int64_t v) { return std::to_string(v); });
-  case T::Floats: return joinList(floats, num);
-  case T::Strings: return joinList(strings, quote);
-  case T::Tensor: return "<tensor>";
-  case T::Tensors: return "<tensors>";
-  case T::Graph: case T::Graphs: return "<graph>";
-  default: return "<" + std::string(ir::toString(type)) + ">";
+  case T::Floats:
+    return joinList(floats, num);
+  case T::Strings:
+    return joinList(strings, quote);
+  case T::Tensor:
+    return "<tensor>";
+  case T::Tensors:
+    return "<tensors>";
+  case T::Graph:
+  case T::Graphs:
+    return "<graph>";
+  default:
+    return "<" + std::string(ir::toString(type)) + ">";
   }
 }
 
@@ -348,8 +400,7 @@ bool graph::sameModel(const Model &a, const Model &b, std::string *why) {
   if (a.opsets != b.opsets)
     return differ("opset imports");
   if (a.producerName != b.producerName || a.producerVersion != b.producerVersion ||
-      a.domain != b.domain || a.docString != b.docString ||
-      a.modelVersion != b.modelVersion)
+      a.domain != b.domain || a.docString != b.docString || a.modelVersion != b.modelVersion)
     return differ("model header");
   if (a.metadata != b.metadata)
     return differ("metadata_props");
@@ -384,8 +435,7 @@ bool graph::sameModel(const Model &a, const Model &b, std::string *why) {
       return differ("value `" + v->name + "` missing");
     if (v->hasTypeInfo && w->hasTypeInfo &&
         (!(v->type == w->type) || v->opaqueType != w->opaqueType))
-      return differ("type of `" + v->name + "`: " + v->type.str() + " vs " +
-                    w->type.str());
+      return differ("type of `" + v->name + "`: " + v->type.str() + " vs " + w->type.str());
   }
   return true;
 }

@@ -66,18 +66,14 @@ struct Dim {
   int64_t value = -1; ///< -1: not a number
   std::string param;  ///< the symbolic name, if any
   bool known() const { return value >= 0; }
-  bool operator==(const Dim &o) const {
-    return value == o.value && param == o.param;
-  }
+  bool operator==(const Dim &o) const { return value == o.value && param == o.param; }
 };
 
 struct TensorType {
   ElemType elem = ElemType::Undefined;
   /// None: the rank is unknown.
   std::optional<std::vector<Dim>> shape;
-  bool operator==(const TensorType &o) const {
-    return elem == o.elem && shape == o.shape;
-  }
+  bool operator==(const TensorType &o) const { return elem == o.elem && shape == o.shape; }
   /// `float[1,3,?,N]`, `float[*]` for an unknown rank.
   std::string str() const;
 };
@@ -99,8 +95,8 @@ struct Tensor {
   /// The value of a one-element numeric tensor.
   std::optional<double> scalar() const;
   bool operator==(const Tensor &o) const {
-    return name == o.name && elem == o.elem && dims == o.dims &&
-           raw == o.raw && strings == o.strings && docString == o.docString;
+    return name == o.name && elem == o.elem && dims == o.dims && raw == o.raw &&
+           strings == o.strings && docString == o.docString;
   }
 };
 
@@ -172,9 +168,7 @@ public:
 
   const Attribute *attr(llvm::StringRef n) const;
   /// Input `i` if present.
-  Value *input(size_t i) const {
-    return i < inputs.size() ? inputs[i] : nullptr;
-  }
+  Value *input(size_t i) const { return i < inputs.size() ? inputs[i] : nullptr; }
   /// Whether some attribute holds a subgraph (If/Loop/Scan bodies).
   bool hasSubgraphs() const;
   /// The name, or `<op_type>_<id>` for an unnamed node.
@@ -184,9 +178,7 @@ public:
 struct OpsetImport {
   std::string domain;
   int64_t version = 0;
-  bool operator==(const OpsetImport &o) const {
-    return domain == o.domain && version == o.version;
-  }
+  bool operator==(const OpsetImport &o) const { return domain == o.domain && version == o.version; }
 };
 
 class Graph {
@@ -204,9 +196,7 @@ public:
   const std::vector<Value *> &inputs() const { return inputList; }
   const std::vector<Value *> &outputs() const { return outputList; }
   /// Initializers, file order.
-  const std::vector<std::unique_ptr<Tensor>> &initializers() const {
-    return initList;
-  }
+  const std::vector<std::unique_ptr<Tensor>> &initializers() const { return initList; }
 
   Value *findValue(llvm::StringRef n) const {
     auto it = byName.find(n);
@@ -225,8 +215,14 @@ public:
     derived.push_back(std::move(t));
     return derived.back().get();
   }
-  void addInput(Value *v) { inputList.push_back(v); v->isGraphInput = true; }
-  void addOutput(Value *v) { outputList.push_back(v); v->isGraphOutput = true; }
+  void addInput(Value *v) {
+    inputList.push_back(v);
+    v->isGraphInput = true;
+  }
+  void addOutput(Value *v) {
+    outputList.push_back(v);
+    v->isGraphOutput = true;
+  }
   /// Links every node's inputs and outputs to their values (uses, producer).
   /// Called once, after every node was added.
   void link();

@@ -33,8 +33,7 @@ std::string NodeAttrs::getString(llvm::StringRef name, llvm::StringRef fallback)
   return d && d->type == OnnxAttrType::String ? d->s : fallback.str();
 }
 
-std::vector<int64_t> NodeAttrs::getInts(llvm::StringRef name,
-                                        std::vector<int64_t> fallback) const {
+std::vector<int64_t> NodeAttrs::getInts(llvm::StringRef name, std::vector<int64_t> fallback) const {
   if (const Attribute *a = node.attr(name))
     return a->ints;
   const ir::OnnxAttrValue *d = schemaDefault(name);

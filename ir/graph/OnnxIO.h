@@ -33,23 +33,20 @@ std::unique_ptr<Model> loadModel(llvm::StringRef path, DiagnosticEngine &diags,
 
 /// Loads a model held in memory; `name` names it in diagnostics and
 /// `baseDir` is where its external data files are looked up.
-std::unique_ptr<Model> loadModelFromBuffer(llvm::StringRef bytes,
-                                           llvm::StringRef name,
-                                           llvm::StringRef baseDir,
-                                           DiagnosticEngine &diags,
+std::unique_ptr<Model> loadModelFromBuffer(llvm::StringRef bytes, llvm::StringRef name,
+                                           llvm::StringRef baseDir, DiagnosticEngine &diags,
                                            const LoadOptions &options = {});
 
 /// Decodes a serialized `TensorProto` (the ONNX test suite's `.pb` files);
 /// `name` names it in diagnostics, `baseDir` holds its external data.
-bool loadTensorFromBuffer(llvm::StringRef bytes, llvm::StringRef name,
-                          llvm::StringRef baseDir, Tensor &t, DiagnosticEngine &diags);
+bool loadTensorFromBuffer(llvm::StringRef bytes, llvm::StringRef name, llvm::StringRef baseDir,
+                          Tensor &t, DiagnosticEngine &diags);
 /// The tensor as a serialized `TensorProto` (data as raw_data).
 std::string serializeTensor(const Tensor &t);
 
 /// Checks what loadModel's verifier checks (graph outputs defined, no cycle)
 /// and sets the graph's topological order. `where` prefixes diagnostics.
-LogicalResult verifyGraph(Graph &g, llvm::StringRef where,
-                          DiagnosticEngine &diags);
+LogicalResult verifyGraph(Graph &g, llvm::StringRef where, DiagnosticEngine &diags);
 
 /// `m` converted to ai.onnx opset `version` by libonnx's version converter
 /// (it adapts each operator across versions), loaded again; null after a

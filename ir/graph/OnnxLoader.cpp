@@ -30,8 +30,7 @@ using namespace tpcc::graph;
 using ir::OnnxAttrType;
 
 std::string graph::describeNode(llvm::StringRef modelName, const Node &n) {
-  return fmt::format("{}: node '{}' ({})", modelName.str(), n.displayName(),
-                     n.opType);
+  return fmt::format("{}: node '{}' ({})", modelName.str(), n.displayName(), n.opType);
 }
 
 namespace {
@@ -48,10 +47,8 @@ public:
 
 private:
   bool inlineExternalData(onnx::TensorProto &t, const std::string &where);
-  bool convertTensor(const onnx::TensorProto &p, Tensor &t,
-                     const std::string &where);
-  bool convertAttribute(const onnx::AttributeProto &p, Attribute &a,
-                        const std::string &where);
+  bool convertTensor(const onnx::TensorProto &p, Tensor &t, const std::string &where);
+  bool convertAttribute(const onnx::AttributeProto &p, Attribute &a, const std::string &where);
   void convertType(const onnx::TypeProto &p, Value &v);
   bool buildGraph(const onnx::GraphProto &g, Model &m);
   bool defineValue(Value *v, const std::string &where);
@@ -92,8 +89,7 @@ bool Loader::inlineExternalData(onnx::TensorProto &t, const std::string &where) 
   if (location.empty())
     return fail("external data without a `location`");
   // The data must live beside the model: no absolute paths, no `..`.
-  if (llvm::sys::path::is_absolute(location) ||
-      llvm::StringRef(location).contains(".."))
+  if (llvm::sys::path::is_absolute(location) || llvm::StringRef(location).contains(".."))
     return fail(fmt::format("external data location `{}` leaves the model's "
                             "folder",
                             location));
@@ -132,8 +128,7 @@ static void packField(const Field &f, std::string &raw, size_t perElem) {
   (void)perElem;
 }
 
-bool Loader::convertTensor(const onnx::TensorProto &p, Tensor &t,
-                           const std::string &where) {
+bool Loader::convertTensor(const onnx::TensorProto &p, Tensor &t, const std::string &where) {
   auto fail = [&](const std::string &msg) {
     diags.emitAt(where, diag::err_model_tensor, p.name(), msg);
     return false;
@@ -219,9 +214,15 @@ bool Loader::convertTensor(const onnx::TensorProto &p, Tensor &t,
     if (uint64_t(p.int32_data_size()) != want)
       return mismatch(p.int32_data_size(), "values");
     switch (size) {
-    case 1: packField<decltype(p.int32_data()), uint8_t>(p.int32_data(), t.raw, per); break;
-    case 2: packField<decltype(p.int32_data()), uint16_t>(p.int32_data(), t.raw, per); break;
-    default: packField<decltype(p.int32_data()), int32_t>(p.int32_data(), t.raw, per); break;
+    case 1:
+      packField<decltype(p.int32_data()), uint8_t>(p.int32_data(), t.raw, per);
+      break;
+    case 2:
+      packField<decltype(p.int32_data()), uint16_t>(p.int32_data(), t.raw, per);
+      break;
+    default:
+      packField<decltype(p.int32_data()), int32_t>(p.int32_data(), t.raw, per);
+      break;
     }
     return true;
   }
@@ -237,11 +238,21 @@ bool Loader::convertAttribute(const onnx::AttributeProto &p, Attribute &a,
   a.docString = p.doc_string();
   a.type = OnnxAttrType(p.type());
   switch (p.type()) {
-  case onnx::AttributeProto::INT: a.i = p.i(); break;
-  case onnx::AttributeProto::FLOAT: a.f = p.f(); break;
-  case onnx::AttributeProto::STRING: a.s = p.s(); break;
-  case onnx::AttributeProto::INTS: a.ints.assign(p.ints().begin(), p.ints().end()); break;
-  case onnx::AttributeProto::FLOATS: a.floats.assign(p.floats().begin(), p.floats().end()); break;
+  case onnx::AttributeProto::INT:
+    a.i = p.i();
+    break;
+  case onnx::AttributeProto::FLOAT:
+    a.f = p.f();
+    break;
+  case onnx::AttributeProto::STRING:
+    a.s = p.s();
+    break;
+  case onnx::AttributeProto::INTS:
+    a.ints.assign(p.ints().begin(), p.ints().end());
+    break;
+  case onnx::AttributeProto::FLOATS:
+    a.floats.assign(p.floats().begin(), p.floats().end());
+    break;
   case onnx::AttributeProto::STRINGS:
     a.strings.assign(p.strings().begin(), p.strings().end());
     break;
@@ -269,8 +280,7 @@ void Loader::convertType(const onnx::TypeProto &p, Value &v) {
     return;
   }
   const auto &tt = p.tensor_type();
-  v.type.elem = isKnownElemType(tt.elem_type()) ? ElemType(tt.elem_type())
-                                                : ElemType::Undefined;
+  v.type.elem = isKnownElemType(tt.elem_type()) ? ElemType(tt.elem_type()) : ElemType::Undefined;
   if (!tt.has_shape()) {
     v.type.shape.reset();
     return;
@@ -307,8 +317,7 @@ bool Loader::buildGraph(const onnx::GraphProto &gp, Model &m) {
   g.name = gp.name();
   g.docString = gp.doc_string();
   if (gp.sparse_initializer_size())
-    return diags.emitAt(name, diag::err_model_unsupported, "sparse initializers"),
-           false;
+    return diags.emitAt(name, diag::err_model_unsupported, "sparse initializers"), false;
   bool ok = true;
   for (const auto &in : gp.input()) {
     Value *v = g.getOrCreateValue(in.name());
@@ -385,8 +394,7 @@ bool Loader::buildGraph(const onnx::GraphProto &gp, Model &m) {
   g.link();
   // Constant nodes: their output is a constant.
   for (const auto &n : g.nodes()) {
-    if (n->opType != "Constant" || !n->domain.empty() || n->outputs.size() != 1 ||
-        !n->outputs[0])
+    if (n->opType != "Constant" || !n->domain.empty() || n->outputs.size() != 1 || !n->outputs[0])
       continue;
     const Attribute *value = n->attr("value");
     if (value && value->type == OnnxAttrType::Tensor && value->tensors.size() == 1) {
@@ -421,8 +429,7 @@ bool Loader::buildGraph(const onnx::GraphProto &gp, Model &m) {
     for (unsigned k = 0; k < n->inputs.size(); ++k) {
       Value *v = n->inputs[k];
       if (v && (v->id >= defined.size() || !defined[v->id]) && reported++ < 20)
-        diags.emitAt(describeNode(name, *n), diag::err_model_undefined_value, k,
-                     v->name);
+        diags.emitAt(describeNode(name, *n), diag::err_model_undefined_value, k, v->name);
     }
   return reported == 0;
 }
@@ -448,11 +455,10 @@ bool Loader::libonnxApplies(const onnx::ModelProto &proto, const Model &m) {
   int64_t ir = proto.ir_version();
   if (ir < 3 || ir > onnx::IR_VERSION) {
     diags.emitAt(name, diag::warn_model_ir_version,
-                 ir == 0 ? std::string("the model states no ir_version")
-                 : ir < 3
-                     ? fmt::format("ir_version {} predates opset imports (3)", ir)
-                     : fmt::format("ir_version {} is newer than libonnx knows ({})",
-                                   ir, int(onnx::IR_VERSION)));
+                 ir == 0  ? std::string("the model states no ir_version")
+                 : ir < 3 ? fmt::format("ir_version {} predates opset imports (3)", ir)
+                          : fmt::format("ir_version {} is newer than libonnx knows ({})", ir,
+                                        int(onnx::IR_VERSION)));
     return false;
   }
   const auto &ranges = onnx::OpSchemaRegistry::DomainToVersionRange::Instance().Map();
@@ -460,9 +466,8 @@ bool Loader::libonnxApplies(const onnx::ModelProto &proto, const Model &m) {
     std::string d = o.domain == "ai.onnx" ? "" : o.domain;
     auto it = ranges.find(d);
     if (it != ranges.end() && o.version > it->second.second) {
-      diags.emitAt(name, diag::warn_model_opset_newer,
-                   d.empty() ? std::string("ai.onnx") : d, o.version,
-                   it->second.second);
+      diags.emitAt(name, diag::warn_model_opset_newer, d.empty() ? std::string("ai.onnx") : d,
+                   o.version, it->second.second);
       return false;
     }
   }
@@ -490,8 +495,7 @@ template <typename F> bool Loader::forEachTensor(onnx::GraphProto &g, F f) {
   return ok;
 }
 
-std::unique_ptr<Model> Loader::load(llvm::StringRef bytes,
-                                    const LoadOptions &opts) {
+std::unique_ptr<Model> Loader::load(llvm::StringRef bytes, const LoadOptions &opts) {
   if (bytes.size() > kMaxModelBytes) {
     diags.emitAt(name, diag::err_model_too_large, name, bytes.size());
     return nullptr;
@@ -525,10 +529,9 @@ std::unique_ptr<Model> Loader::load(llvm::StringRef bytes,
   for (const auto &t : proto.training_info())
     m->trainingInfo.push_back(t.SerializeAsString());
 
-  if (!forEachTensor(*proto.mutable_graph(),
-                     [&](onnx::TensorProto &t, const std::string &where) {
-                       return inlineExternalData(t, where);
-                     }))
+  if (!forEachTensor(*proto.mutable_graph(), [&](onnx::TensorProto &t, const std::string &where) {
+        return inlineExternalData(t, where);
+      }))
     return nullptr;
   bool libonnx = (opts.check || opts.inferShapes) && libonnxApplies(proto, *m);
   // libonnx's checker reads the proto while our graph is built from it (both
@@ -544,8 +547,7 @@ std::unique_ptr<Model> Loader::load(llvm::StringRef bytes,
         checkerError = firstLine(e.what());
       }
     });
-  bool built = buildGraph(proto.graph(), *m) &&
-               succeeded(verifyGraph(m->graph, name, diags));
+  bool built = buildGraph(proto.graph(), *m) && succeeded(verifyGraph(m->graph, name, diags));
   if (checker.joinable())
     checker.join();
   if (!built)
@@ -579,21 +581,17 @@ bool Loader::loadTensor(llvm::StringRef bytes, Tensor &t) {
 }
 
 bool graph::loadTensorFromBuffer(llvm::StringRef bytes, llvm::StringRef name,
-                                 llvm::StringRef baseDir, Tensor &t,
-                                 DiagnosticEngine &diags) {
+                                 llvm::StringRef baseDir, Tensor &t, DiagnosticEngine &diags) {
   return Loader(name, baseDir, diags).loadTensor(bytes, t);
 }
 
-std::unique_ptr<Model> graph::loadModelFromBuffer(llvm::StringRef bytes,
-                                                  llvm::StringRef name,
-                                                  llvm::StringRef baseDir,
-                                                  DiagnosticEngine &diags,
+std::unique_ptr<Model> graph::loadModelFromBuffer(llvm::StringRef bytes, llvm::StringRef name,
+                                                  llvm::StringRef baseDir, DiagnosticEngine &diags,
                                                   const LoadOptions &options) {
   return Loader(name, baseDir, diags).load(bytes, options);
 }
 
-std::unique_ptr<Model> graph::loadModel(llvm::StringRef path,
-                                        DiagnosticEngine &diags,
+std::unique_ptr<Model> graph::loadModel(llvm::StringRef path, DiagnosticEngine &diags,
                                         const LoadOptions &options) {
   uint64_t size = 0;
   if (!llvm::sys::fs::file_size(path, size) && size > kMaxModelBytes) {
@@ -612,6 +610,5 @@ std::unique_ptr<Model> graph::loadModel(llvm::StringRef path,
     return nullptr;
   }
   llvm::StringRef dir = llvm::sys::path::parent_path(path);
-  return loadModelFromBuffer((*buf)->getBuffer(), path, dir.empty() ? "." : dir,
-                             diags, options);
+  return loadModelFromBuffer((*buf)->getBuffer(), path, dir.empty() ? "." : dir, diags, options);
 }

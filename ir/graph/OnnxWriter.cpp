@@ -31,9 +31,15 @@ static bool writeAttribute(const Attribute &a, onnx::AttributeProto &p) {
   if (!a.docString.empty())
     p.set_doc_string(a.docString);
   switch (a.type) {
-  case OnnxAttrType::Int: p.set_i(a.i); break;
-  case OnnxAttrType::Float: p.set_f(float(a.f)); break;
-  case OnnxAttrType::String: p.set_s(a.s); break;
+  case OnnxAttrType::Int:
+    p.set_i(a.i);
+    break;
+  case OnnxAttrType::Float:
+    p.set_f(float(a.f));
+    break;
+  case OnnxAttrType::String:
+    p.set_s(a.s);
+    break;
   case OnnxAttrType::Ints:
     for (int64_t v : a.ints)
       p.add_ints(v);
@@ -54,7 +60,8 @@ static bool writeAttribute(const Attribute &a, onnx::AttributeProto &p) {
     for (const Tensor &t : a.tensors)
       writeTensor(t, *p.add_tensors());
     break;
-  default: break;
+  default:
+    break;
   }
   return true;
 }
@@ -88,8 +95,7 @@ std::string graph::serializeTensor(const Tensor &t) {
   return p.SerializeAsString();
 }
 
-bool graph::serializeModel(const Model &m, std::string &bytes,
-                           std::string &error) {
+bool graph::serializeModel(const Model &m, std::string &bytes, std::string &error) {
   onnx::ModelProto p;
   p.set_ir_version(m.irVersion);
   for (const OpsetImport &o : m.opsets) {
@@ -179,9 +185,7 @@ bool graph::serializeModel(const Model &m, std::string &bytes,
   return true;
 }
 
-bool graph::writeModel(const Model &m, llvm::StringRef path,
-                       std::string &error) {
+bool graph::writeModel(const Model &m, llvm::StringRef path, std::string &error) {
   std::string bytes;
-  return serializeModel(m, bytes, error) &&
-         writeFileAtomically(path, bytes, error);
+  return serializeModel(m, bytes, error) && writeFileAtomically(path, bytes, error);
 }

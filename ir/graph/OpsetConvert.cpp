@@ -28,17 +28,17 @@ std::unique_ptr<Model> graph::convertOpset(const Model &m, int64_t version,
     return nullptr;
   }
   try {
-    onnx::ModelProto converted =
-        onnx::version_conversion::ConvertVersion(proto, int(version));
+    onnx::ModelProto converted = onnx::version_conversion::ConvertVersion(proto, int(version));
     bytes.clear();
     converted.SerializeToString(&bytes);
   } catch (const std::exception &e) {
-    diags.emitAt(m.path, diag::err_quant_unsupported,
-                 fmt::format("cannot convert the model to ai.onnx opset {}: {}", version, e.what()));
+    diags.emitAt(
+        m.path, diag::err_quant_unsupported,
+        fmt::format("cannot convert the model to ai.onnx opset {}: {}", version, e.what()));
     return nullptr;
   }
-  std::unique_ptr<Model> out = loadModelFromBuffer(
-      bytes, m.path, llvm::sys::path::parent_path(m.path), diags);
+  std::unique_ptr<Model> out =
+      loadModelFromBuffer(bytes, m.path, llvm::sys::path::parent_path(m.path), diags);
   if (out)
     out->path = m.path;
   return out;

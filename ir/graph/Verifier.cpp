@@ -50,8 +50,7 @@ static std::string findCycle(const Graph &g, const std::vector<bool> &pending) {
   return cycle;
 }
 
-LogicalResult graph::verifyGraph(Graph &g, llvm::StringRef where,
-                                 DiagnosticEngine &diags) {
+LogicalResult graph::verifyGraph(Graph &g, llvm::StringRef where, DiagnosticEngine &diags) {
   bool ok = true;
   for (const Value *v : g.outputs())
     if (!v->isGraphInput && !v->isInitializer && !v->producer) {

@@ -273,8 +273,7 @@ enum class SoftmaxKind { Softmax, LogSoftmax, Hardmax };
 
 /// Normalizes each of the outer*inner lines of `len` elements (stride `inner`).
 template <typename T>
-void normalizeLines(const T *s, T *d, int64_t outer, int64_t len, int64_t inner,
-                    SoftmaxKind kind) {
+void normalizeLines(const T *s, T *d, int64_t outer, int64_t len, int64_t inner, SoftmaxKind kind) {
   parallelFor(outer, len * inner * 8, [&](int64_t ob, int64_t oe) {
     std::vector<T> mx((size_t(inner))), sum((size_t(inner)));
     for (int64_t o = ob; o < oe; ++o) {
@@ -338,8 +337,7 @@ template <SoftmaxKind Kind> bool normKernel(KernelContext &ctx) {
   ctx.outputs[0] = Tensor(x->elem(), x->shape());
   return TPCC_DISPATCH_FLOAT(
       x->elem(), unsupported(ctx, x->elem()),
-      (normalizeLines<T>(x->data<T>(), ctx.outputs[0].data<T>(), outer, len, inner, Kind),
-       true));
+      (normalizeLines<T>(x->data<T>(), ctx.outputs[0].data<T>(), outer, len, inner, Kind), true));
 }
 
 } // namespace

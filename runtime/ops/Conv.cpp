@@ -60,7 +60,8 @@ bool readCommon(KernelContext &ctx, const Shape &x, const Shape &w, ConvGeometry
   std::vector<int64_t> pads = ctx.attrInts("pads", std::vector<int64_t>(2 * nsp, 0));
   if (g.strides.size() != nsp || g.dilations.size() != nsp || pads.size() != 2 * nsp)
     return ctx.fail("strides, dilations and pads must have one (pads: two) entries per "
-                    "spatial dimension of the input " + shapeStr(x));
+                    "spatial dimension of the input " +
+                    shapeStr(x));
   for (size_t i = 0; i < nsp; ++i) {
     if (g.strides[i] < 1 || g.dilations[i] < 1)
       return ctx.fail("strides and dilations must be positive");
@@ -103,8 +104,8 @@ bool rt::convGeometry(KernelContext &ctx, const Shape &x, const Shape &w, ConvGe
     }
     int64_t padded = in + g.padBegin[i] + g.padEnd[i];
     if (padded < ke)
-      return ctx.fail("kernel " + shapeStr(g.kernel) + " (dilated) is larger than the padded input " +
-                      shapeStr(x));
+      return ctx.fail("kernel " + shapeStr(g.kernel) +
+                      " (dilated) is larger than the padded input " + shapeStr(x));
     g.outShape.push_back((padded - ke) / s + 1);
   }
   return true;
@@ -223,24 +224,23 @@ void buildPlan(ConvPlan &p, bool transpose, const Shape &x, const Shape &w, cons
     p.dst = pd.dst_desc();
   };
   if (!transpose) {
-    auto d = hasBias ? dnnl::convolution_forward::desc(
-                           dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct,
-                           anySrc, anyWei, biasMd, anyDst, strides, dil, pl, pr)
-                     : dnnl::convolution_forward::desc(
-                           dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct,
-                           anySrc, anyWei, anyDst, strides, dil, pl, pr);
+    auto d = hasBias ? dnnl::convolution_forward::desc(dnnl::prop_kind::forward_inference,
+                                                       dnnl::algorithm::convolution_direct, anySrc,
+                                                       anyWei, biasMd, anyDst, strides, dil, pl, pr)
+                     : dnnl::convolution_forward::desc(dnnl::prop_kind::forward_inference,
+                                                       dnnl::algorithm::convolution_direct, anySrc,
+                                                       anyWei, anyDst, strides, dil, pl, pr);
     dnnl::convolution_forward::primitive_desc pd(d, attr, eng);
     finish(pd);
     p.prim = dnnl::convolution_forward(pd);
   } else {
-    auto d = hasBias ? dnnl::deconvolution_forward::desc(
-                           dnnl::prop_kind::forward_inference,
-                           dnnl::algorithm::deconvolution_direct, anySrc, anyWei, biasMd, anyDst,
-                           strides, dil, pl, pr)
-                     : dnnl::deconvolution_forward::desc(
-                           dnnl::prop_kind::forward_inference,
-                           dnnl::algorithm::deconvolution_direct, anySrc, anyWei, anyDst, strides,
-                           dil, pl, pr);
+    auto d = hasBias
+                 ? dnnl::deconvolution_forward::desc(dnnl::prop_kind::forward_inference,
+                                                     dnnl::algorithm::deconvolution_direct, anySrc,
+                                                     anyWei, biasMd, anyDst, strides, dil, pl, pr)
+                 : dnnl::deconvolution_forward::desc(dnnl::prop_kind::forward_inference,
+                                                     dnnl::algorithm::deconvolution_direct, anySrc,
+                                                     anyWei, anyDst, strides, dil, pl, pr);
     dnnl::deconvolution_forward::primitive_desc pd(d, attr, eng);
     finish(pd);
     p.prim = dnnl::deconvolution_forward(pd);

@@ -40,8 +40,7 @@ bool rt::checkedNumel(const Shape &s, ElemType elem, int64_t &n) {
 namespace {
 
 /// Copies `n` elements of S bytes from `src` (every `stride` elements) to `dst`.
-template <size_t S>
-void copyRowT(uint8_t *dst, const uint8_t *src, int64_t n, int64_t stride) {
+template <size_t S> void copyRowT(uint8_t *dst, const uint8_t *src, int64_t n, int64_t stride) {
   for (int64_t i = 0; i < n; ++i)
     std::memcpy(dst + i * int64_t(S), src + i * stride * int64_t(S), S);
 }
@@ -52,11 +51,16 @@ void copyRow(uint8_t *dst, const uint8_t *src, int64_t n, int64_t stride, size_t
     return;
   }
   switch (es) {
-  case 1: return copyRowT<1>(dst, src, n, stride);
-  case 2: return copyRowT<2>(dst, src, n, stride);
-  case 4: return copyRowT<4>(dst, src, n, stride);
-  case 8: return copyRowT<8>(dst, src, n, stride);
-  case 16: return copyRowT<16>(dst, src, n, stride);
+  case 1:
+    return copyRowT<1>(dst, src, n, stride);
+  case 2:
+    return copyRowT<2>(dst, src, n, stride);
+  case 4:
+    return copyRowT<4>(dst, src, n, stride);
+  case 8:
+    return copyRowT<8>(dst, src, n, stride);
+  case 16:
+    return copyRowT<16>(dst, src, n, stride);
   default:
     for (int64_t i = 0; i < n; ++i)
       std::memcpy(dst + i * int64_t(es), src + i * stride * int64_t(es), es);
@@ -67,20 +71,34 @@ void copyRow(uint8_t *dst, const uint8_t *src, int64_t n, int64_t stride, size_t
 void storeValue(ElemType t, double v, uint8_t *dst) {
   auto put = [&](auto x) { std::memcpy(dst, &x, sizeof(x)); };
   switch (t) {
-  case ElemType::Float: return put(float(v));
-  case ElemType::Double: return put(v);
-  case ElemType::Float16: return put(floatToHalf(float(v)));
-  case ElemType::BFloat16: return put(floatToBfloat16(float(v)));
-  case ElemType::Bool: return put(uint8_t(v != 0));
-  case ElemType::Int8: return put(int8_t(std::clamp(v, -128.0, 127.0)));
-  case ElemType::UInt8: return put(uint8_t(std::clamp(v, 0.0, 255.0)));
-  case ElemType::Int16: return put(int16_t(std::clamp(v, -32768.0, 32767.0)));
-  case ElemType::UInt16: return put(uint16_t(std::clamp(v, 0.0, 65535.0)));
-  case ElemType::Int32: return put(int32_t(std::clamp(v, -2147483648.0, 2147483647.0)));
-  case ElemType::UInt32: return put(uint32_t(std::clamp(v, 0.0, 4294967295.0)));
-  case ElemType::Int64: return put(int64_t(std::clamp(v, -9.2233720368547748e18, 9.2233720368547748e18 - 2048)));
-  case ElemType::UInt64: return put(uint64_t(std::clamp(v, 0.0, 1.8446744073709552e19 - 4096)));
-  default: return;
+  case ElemType::Float:
+    return put(float(v));
+  case ElemType::Double:
+    return put(v);
+  case ElemType::Float16:
+    return put(floatToHalf(float(v)));
+  case ElemType::BFloat16:
+    return put(floatToBfloat16(float(v)));
+  case ElemType::Bool:
+    return put(uint8_t(v != 0));
+  case ElemType::Int8:
+    return put(int8_t(std::clamp(v, -128.0, 127.0)));
+  case ElemType::UInt8:
+    return put(uint8_t(std::clamp(v, 0.0, 255.0)));
+  case ElemType::Int16:
+    return put(int16_t(std::clamp(v, -32768.0, 32767.0)));
+  case ElemType::UInt16:
+    return put(uint16_t(std::clamp(v, 0.0, 65535.0)));
+  case ElemType::Int32:
+    return put(int32_t(std::clamp(v, -2147483648.0, 2147483647.0)));
+  case ElemType::UInt32:
+    return put(uint32_t(std::clamp(v, 0.0, 4294967295.0)));
+  case ElemType::Int64:
+    return put(int64_t(std::clamp(v, -9.2233720368547748e18, 9.2233720368547748e18 - 2048)));
+  case ElemType::UInt64:
+    return put(uint64_t(std::clamp(v, 0.0, 1.8446744073709552e19 - 4096)));
+  default:
+    return;
   }
 }
 
@@ -198,8 +216,8 @@ static bool concatKernel(KernelContext &ctx) {
                       shapeStr(t->shape()));
     for (int64_t k = 0; k < t->rank(); ++k)
       if (k != *axis && t->dim(k) != first.dim(k))
-        return ctx.fail("input shapes " + shapeStr(first.shape()) + " and " +
-                        shapeStr(t->shape()) + " differ outside axis " + std::to_string(*axis));
+        return ctx.fail("input shapes " + shapeStr(first.shape()) + " and " + shapeStr(t->shape()) +
+                        " differ outside axis " + std::to_string(*axis));
     out[size_t(*axis)] += t->dim(*axis);
   }
   if (ins.size() == 1) {
@@ -334,8 +352,7 @@ static bool sliceKernel(KernelContext &ctx) {
       axes.push_back(int64_t(i));
   if (steps.empty())
     steps.assign(starts.size(), 1);
-  if (ends.size() != starts.size() || axes.size() != starts.size() ||
-      steps.size() != starts.size())
+  if (ends.size() != starts.size() || axes.size() != starts.size() || steps.size() != starts.size())
     return ctx.fail("starts, ends, axes and steps must have the same length");
   Shape out = x->shape();
   std::vector<int64_t> inStrides = contiguousStrides(x->shape());
@@ -366,10 +383,10 @@ static bool sliceKernel(KernelContext &ctx) {
       start = std::clamp<int64_t>(start, 0, dim - 1);
       end = std::clamp<int64_t>(end, -1, dim - 1);
       // -step may overflow for INT64_MIN; such a step takes one element.
-      count = start > end ? (step == std::numeric_limits<int64_t>::min()
-                                 ? 1
-                                 : (start - end - 1) / -step + 1)
-                          : 0;
+      count =
+          start > end
+              ? (step == std::numeric_limits<int64_t>::min() ? 1 : (start - end - 1) / -step + 1)
+              : 0;
     }
     out[size_t(*ax)] = count;
     if (count > 0)
@@ -453,12 +470,12 @@ static bool gatherElementsKernel(KernelContext &ctx) {
     return ctx.fail("axis " + std::to_string(ctx.attrInt("axis", 0)) +
                     " is out of range for rank " + std::to_string(x->rank()));
   if (ind->rank() != x->rank())
-    return ctx.fail("indices " + shapeStr(ind->shape()) + " and data " +
-                    shapeStr(x->shape()) + " must have the same rank");
+    return ctx.fail("indices " + shapeStr(ind->shape()) + " and data " + shapeStr(x->shape()) +
+                    " must have the same rank");
   for (int64_t k = 0; k < x->rank(); ++k)
     if (k != *axis && ind->dim(k) > x->dim(k))
-      return ctx.fail("indices " + shapeStr(ind->shape()) + " exceed data " +
-                      shapeStr(x->shape()) + " outside the axis");
+      return ctx.fail("indices " + shapeStr(ind->shape()) + " exceed data " + shapeStr(x->shape()) +
+                      " outside the axis");
   std::vector<int64_t> idx;
   if (!readIndices(ctx, ind, x->dim(*axis), idx))
     return false;
@@ -527,8 +544,7 @@ static bool padKernel(KernelContext &ctx) {
   for (int64_t k = 0; k < r; ++k) {
     int64_t b = pads[size_t(k)], e = pads[size_t(k + r)], d = x->dim(k);
     if (b > kMaxPad || e > kMaxPad || b < -d || e < -d || b + e + d < 0)
-      return ctx.fail("pads " + shapeStr(pads) + " are invalid for input " +
-                      shapeStr(x->shape()));
+      return ctx.fail("pads " + shapeStr(pads) + " are invalid for input " + shapeStr(x->shape()));
     out[size_t(k)] = d + b + e;
     int64_t cropped = d + std::min<int64_t>(0, b) + std::min<int64_t>(0, e);
     if (cropped <= 0 && out[size_t(k)] > 0 && mode != "constant")
@@ -629,8 +645,7 @@ static bool expandKernel(KernelContext &ctx) {
       return ctx.fail("shape " + shapeStr(shape) + " has a negative dimension");
   auto out = broadcastShapes(x->shape(), shape);
   if (!out)
-    return ctx.fail("input " + shapeStr(x->shape()) + " does not broadcast to " +
-                    shapeStr(shape));
+    return ctx.fail("input " + shapeStr(x->shape()) + " does not broadcast to " + shapeStr(shape));
   if (*out == x->shape()) {
     ctx.outputs[0] = *x;
     return true;
@@ -676,8 +691,8 @@ static bool tileKernel(KernelContext &ctx) {
   return true;
 }
 
-template <typename T> static bool rangeT(KernelContext &ctx, const Tensor &s, const Tensor &l,
-                                         const Tensor &d) {
+template <typename T>
+static bool rangeT(KernelContext &ctx, const Tensor &s, const Tensor &l, const Tensor &d) {
   T start, limit, delta;
   std::memcpy(&start, s.raw(), sizeof(T));
   std::memcpy(&limit, l.raw(), sizeof(T));
@@ -704,12 +719,18 @@ static bool rangeKernel(KernelContext &ctx) {
   if (s->numel() != 1 || l->numel() != 1 || d->numel() != 1)
     return ctx.fail("start, limit and delta must be scalars");
   switch (s->elem()) {
-  case ElemType::Float: return rangeT<float>(ctx, *s, *l, *d);
-  case ElemType::Double: return rangeT<double>(ctx, *s, *l, *d);
-  case ElemType::Int16: return rangeT<int16_t>(ctx, *s, *l, *d);
-  case ElemType::Int32: return rangeT<int32_t>(ctx, *s, *l, *d);
-  case ElemType::Int64: return rangeT<int64_t>(ctx, *s, *l, *d);
-  default: return ctx.fail("Range does not support " + typeName(s->elem()));
+  case ElemType::Float:
+    return rangeT<float>(ctx, *s, *l, *d);
+  case ElemType::Double:
+    return rangeT<double>(ctx, *s, *l, *d);
+  case ElemType::Int16:
+    return rangeT<int16_t>(ctx, *s, *l, *d);
+  case ElemType::Int32:
+    return rangeT<int32_t>(ctx, *s, *l, *d);
+  case ElemType::Int64:
+    return rangeT<int64_t>(ctx, *s, *l, *d);
+  default:
+    return ctx.fail("Range does not support " + typeName(s->elem()));
   }
 }
 

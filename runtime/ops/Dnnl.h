@@ -21,9 +21,7 @@ using tag = dnnl::memory::format_tag;
 dnnl::engine &engine();
 dnnl::stream &stream();
 
-inline dnnl::memory::dims toDims(const Shape &s) {
-  return dnnl::memory::dims(s.begin(), s.end());
-}
+inline dnnl::memory::dims toDims(const Shape &s) { return dnnl::memory::dims(s.begin(), s.end()); }
 
 /// Dense row-major strides of `s`.
 dnnl::memory::dims rowMajorStrides(const Shape &s);

@@ -3,8 +3,8 @@
 // Binary arithmetic with ONNX multidirectional broadcasting (Add, Sub, Mul,
 // Div, Pow with mixed base/exponent types, Mod, BitShift), unary math (Sqrt,
 // Exp, Log, Erf, Neg, Abs, Reciprocal, Floor, Ceil, Round, Sign, the
-// trigonometric and hyperbolic functions, IsNaN, IsInf), variadic Min/Max/Sum/Mean, comparisons (Equal, Less, Greater,
-// LessOrEqual, GreaterOrEqual), logic (Not, And, Or, Xor) and Where.
+// trigonometric and hyperbolic functions, IsNaN, IsInf), variadic Min/Max/Sum/Mean, comparisons
+// (Equal, Less, Greater, LessOrEqual, GreaterOrEqual), logic (Not, And, Or, Xor) and Where.
 //
 // Integer arithmetic wraps (it is done in uint64_t), integer division
 // truncates like C with x / 0 defined as 0, float->int conversions saturate
@@ -74,8 +74,7 @@ using Offsets2 = std::array<int64_t, 2>;
 
 /// Calls `f(outOffset, inOffsets, len, innerStrides)` for every row of the
 /// broadcast output, in parallel.
-template <size_t N, typename F>
-void forEachRow(const Broadcast<N> &b, int64_t cost, F f) {
+template <size_t N, typename F> void forEachRow(const Broadcast<N> &b, int64_t cost, F f) {
   size_t outer = b.dims.size() - 1;
   int64_t len = b.dims.back(), rows = 1;
   for (size_t d = 0; d < outer; ++d)
@@ -321,8 +320,7 @@ bool binaryPrologue(KernelContext &ctx, bool sameType, Shape &shape) {
   if (!a || !b)
     return ctx.fail("expects two inputs");
   if (sameType && a->elem() != b->elem())
-    return ctx.fail("input types differ: " + typeName(a->elem()) + " and " +
-                    typeName(b->elem()));
+    return ctx.fail("input types differ: " + typeName(a->elem()) + " and " + typeName(b->elem()));
   auto s = broadcastShapes(a->shape(), b->shape());
   if (!s)
     return ctx.fail("shapes " + shapeStr(a->shape()) + " and " + shapeStr(b->shape()) +
@@ -344,8 +342,8 @@ template <typename Op, int Cost = 1> bool arithKernel(KernelContext &ctx) {
   const Tensor &a = *ctx.input(0), &b = *ctx.input(1);
   ElemType et = a.elem();
   ctx.outputs[0] = Tensor(et, shape);
-  bool ok = TPCC_DISPATCH_NUMERIC(
-      et, false, (binaryApply<T, T, T>(a, b, ctx.outputs[0], Cost, Op()), true));
+  bool ok = TPCC_DISPATCH_NUMERIC(et, false,
+                                  (binaryApply<T, T, T>(a, b, ctx.outputs[0], Cost, Op()), true));
   return ok || unsupported(ctx, et);
 }
 
@@ -369,10 +367,9 @@ bool bitShiftKernel(KernelContext &ctx) {
 }
 
 template <typename B> bool powWithBase(const Tensor &a, const Tensor &b, Tensor &out) {
-  return TPCC_DISPATCH_NUMERIC(b.elem(), false, (binaryApply<B, T, B>(a, b, out, 8, [](B x, T y) {
-                                 return powOne(x, y);
-                               }),
-                                                 true));
+  return TPCC_DISPATCH_NUMERIC(
+      b.elem(), false,
+      (binaryApply<B, T, B>(a, b, out, 8, [](B x, T y) { return powOne(x, y); }), true));
 }
 
 bool powKernel(KernelContext &ctx) {
@@ -397,10 +394,11 @@ template <typename Cmp> bool compareKernel(KernelContext &ctx) {
   const Tensor &a = *ctx.input(0), &b = *ctx.input(1);
   ElemType et = a.elem() == ElemType::Bool ? ElemType::UInt8 : a.elem();
   ctx.outputs[0] = Tensor(ElemType::Bool, shape);
-  bool ok = TPCC_DISPATCH_NUMERIC(et, false, (binaryApply<T, T, uint8_t>(a, b, ctx.outputs[0], 1, [](T x, T y) {
-                                    return uint8_t(Cmp()(x, y) ? 1 : 0);
-                                  }),
-                                              true));
+  bool ok = TPCC_DISPATCH_NUMERIC(
+      et, false,
+      (binaryApply<T, T, uint8_t>(a, b, ctx.outputs[0], 1,
+                                  [](T x, T y) { return uint8_t(Cmp()(x, y) ? 1 : 0); }),
+       true));
   return ok || unsupported(ctx, a.elem());
 }
 
@@ -456,9 +454,9 @@ template <typename Op, bool Ints, int Cost = 1> bool unaryKernel(KernelContext &
   return ok || unsupported(ctx, x->elem());
 }
 
-#define TPCC_FLOAT_OP(NAME, EXPR)                                                       \
-  struct NAME {                                                                         \
-    template <typename T> T operator()(T v) const { return EXPR; }                      \
+#define TPCC_FLOAT_OP(NAME, EXPR)                                                                  \
+  struct NAME {                                                                                    \
+    template <typename T> T operator()(T v) const { return EXPR; }                                 \
   };
 TPCC_FLOAT_OP(SqrtOp, std::sqrt(v))
 TPCC_FLOAT_OP(ExpOp, std::exp(v))
@@ -571,21 +569,21 @@ template <typename Op, bool IsMean = false> bool variadicKernel(KernelContext &c
     shape = *s;
   }
   return TPCC_DISPATCH_NUMERIC(et, unsupported(ctx, et), ([&] {
-    Tensor acc = *in[0];
-    for (size_t i = 1; i < in.size(); ++i) {
-      Tensor next(et, *broadcastShapes(acc.shape(), in[i]->shape()));
-      binaryApply<T, T, T>(acc, *in[i], next, 1, Op());
-      acc = std::move(next);
-    }
-    if (IsMean && in.size() > 1) {
-      T *p = acc.data<T>();
-      T n = T(in.size());
-      for (int64_t i = 0; i < acc.numel(); ++i)
-        p[i] = DivOp()(p[i], n);
-    }
-    ctx.outputs[0] = std::move(acc);
-    return true;
-  }()));
+                                 Tensor acc = *in[0];
+                                 for (size_t i = 1; i < in.size(); ++i) {
+                                   Tensor next(et, *broadcastShapes(acc.shape(), in[i]->shape()));
+                                   binaryApply<T, T, T>(acc, *in[i], next, 1, Op());
+                                   acc = std::move(next);
+                                 }
+                                 if (IsMean && in.size() > 1) {
+                                   T *p = acc.data<T>();
+                                   T n = T(in.size());
+                                   for (int64_t i = 0; i < acc.numel(); ++i)
+                                     p[i] = DivOp()(p[i], n);
+                                 }
+                                 ctx.outputs[0] = std::move(acc);
+                                 return true;
+                               }()));
 }
 
 /// Where(condition, X, Y).
@@ -609,8 +607,7 @@ bool whereKernel(KernelContext &ctx) {
   if (c->elem() != ElemType::Bool)
     return ctx.fail("condition must be bool, not " + typeName(c->elem()));
   if (x->elem() != y->elem())
-    return ctx.fail("X and Y types differ: " + typeName(x->elem()) + " and " +
-                    typeName(y->elem()));
+    return ctx.fail("X and Y types differ: " + typeName(x->elem()) + " and " + typeName(y->elem()));
   auto s1 = broadcastShapes(c->shape(), x->shape());
   auto s = s1 ? broadcastShapes(*s1, y->shape()) : std::nullopt;
   if (!s)
@@ -627,11 +624,20 @@ bool whereKernel(KernelContext &ctx) {
     return true;
   }
   switch (graph::elemSize(x->elem())) {
-  case 1: whereApply<uint8_t>(*c, *x, *y, out); return true;
-  case 2: whereApply<uint16_t>(*c, *x, *y, out); return true;
-  case 4: whereApply<uint32_t>(*c, *x, *y, out); return true;
-  case 8: whereApply<uint64_t>(*c, *x, *y, out); return true;
-  default: return unsupported(ctx, x->elem());
+  case 1:
+    whereApply<uint8_t>(*c, *x, *y, out);
+    return true;
+  case 2:
+    whereApply<uint16_t>(*c, *x, *y, out);
+    return true;
+  case 4:
+    whereApply<uint32_t>(*c, *x, *y, out);
+    return true;
+  case 8:
+    whereApply<uint64_t>(*c, *x, *y, out);
+    return true;
+  default:
+    return unsupported(ctx, x->elem());
   }
 }
 

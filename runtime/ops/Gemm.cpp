@@ -59,8 +59,10 @@ MatmulPlan buildMatmul(int64_t batch, int64_t m, int64_t k, int64_t n, bool tran
   }
   MatmulPlan p;
   if (!biasDims.empty()) {
-    dnnl::memory::desc bias(biasDims, dt::f32, rowMajorStrides(Shape(biasDims.begin(), biasDims.end())));
-    p.prim = dnnl::matmul(dnnl::matmul::primitive_desc(dnnl::matmul::desc(a, b, bias, c), attr, eng));
+    dnnl::memory::desc bias(biasDims, dt::f32,
+                            rowMajorStrides(Shape(biasDims.begin(), biasDims.end())));
+    p.prim =
+        dnnl::matmul(dnnl::matmul::primitive_desc(dnnl::matmul::desc(a, b, bias, c), attr, eng));
     p.bias = dnnl::memory(bias, eng, nullptr);
   } else {
     p.prim = dnnl::matmul(dnnl::matmul::primitive_desc(dnnl::matmul::desc(a, b, c), attr, eng));
@@ -151,8 +153,8 @@ bool gemmKernel(KernelContext &ctx) {
   if (y.numel() == 0)
     return true;
   if (et != ElemType::Float || k == 0 || alpha == 0.f) {
-    bool ok = TPCC_DISPATCH_NUMERIC(
-        et, false, (refGemm<T>(*a, *b, c, y, ta, tb, alpha, beta, m, k, n), true));
+    bool ok = TPCC_DISPATCH_NUMERIC(et, false,
+                                    (refGemm<T>(*a, *b, c, y, ta, tb, alpha, beta, m, k, n), true));
     return ok ? true : ctx.fail("Gemm does not support " + typeName(et));
   }
 
@@ -262,8 +264,8 @@ bool matmulKernel(KernelContext &ctx) {
   s.bBatch.assign(bs.begin(), bs.end() - 2);
   std::optional<Shape> batch = broadcastShapes(s.aBatch, s.bBatch);
   if (!batch)
-    return ctx.fail("MatMul batch dimensions do not broadcast: " + shapeStr(a->shape()) +
-                    " and " + shapeStr(b->shape()));
+    return ctx.fail("MatMul batch dimensions do not broadcast: " + shapeStr(a->shape()) + " and " +
+                    shapeStr(b->shape()));
   s.batch = *batch;
   s.out = s.batch;
   if (!dropM)
@@ -287,22 +289,18 @@ bool matmulKernel(KernelContext &ctx) {
   try {
     if (nbB == 1) {
       // B is one matrix: fold A's batch into its rows.
-      MatmulPlan &p = findPlan(ctx, key, [&] {
-        return buildMatmul(0, nbA * s.m, s.k, s.n, false, false, 1.f, {});
-      });
+      MatmulPlan &p = findPlan(
+          ctx, key, [&] { return buildMatmul(0, nbA * s.m, s.k, s.n, false, false, 1.f, {}); });
       runMatmul(p, a->raw(), b->raw(), nullptr, y.raw());
-    } else if (nbA == nb && nbB == nb &&
-               BroadcastIndexer(s.aBatch, s.batch).identity &&
+    } else if (nbA == nb && nbB == nb && BroadcastIndexer(s.aBatch, s.batch).identity &&
                BroadcastIndexer(s.bBatch, s.batch).identity) {
-      MatmulPlan &p = findPlan(ctx, key, [&] {
-        return buildMatmul(nb, s.m, s.k, s.n, false, false, 1.f, {});
-      });
+      MatmulPlan &p =
+          findPlan(ctx, key, [&] { return buildMatmul(nb, s.m, s.k, s.n, false, false, 1.f, {}); });
       runMatmul(p, a->raw(), b->raw(), nullptr, y.raw());
     } else {
       // General broadcasting: one 2-D product per output batch.
-      MatmulPlan &p = findPlan(ctx, key, [&] {
-        return buildMatmul(0, s.m, s.k, s.n, false, false, 1.f, {});
-      });
+      MatmulPlan &p =
+          findPlan(ctx, key, [&] { return buildMatmul(0, s.m, s.k, s.n, false, false, 1.f, {}); });
       BroadcastIndexer ai(s.aBatch, s.batch), bi(s.bBatch, s.batch);
       for (int64_t i = 0; i < nb; ++i)
         runMatmul(p, a->data<float>() + ai.offset(i) * s.m * s.k,

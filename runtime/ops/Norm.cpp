@@ -44,8 +44,7 @@ void affinePlanes(const T *x, T *y, const std::vector<double> &a, const std::vec
 // BatchNormalization
 //===----------------------------------------------------------------------===//
 
-template <typename T>
-bool batchNorm(KernelContext &ctx, bool training) {
+template <typename T> bool batchNorm(KernelContext &ctx, bool training) {
   const Tensor &x = *ctx.input(0);
   const Tensor &scale = *ctx.input(1), &bias = *ctx.input(2);
   const Tensor &mean = *ctx.input(3), &var = *ctx.input(4);

@@ -41,12 +41,13 @@ bool poolGeometry(KernelContext &ctx, const Shape &x, PoolGeometry &g, bool dila
   if (k.size() != nsp)
     return ctx.fail("kernel_shape must have one entry per spatial dimension of " + shapeStr(x));
   std::vector<int64_t> s = ctx.attrInts("strides", std::vector<int64_t>(nsp, 1));
-  std::vector<int64_t> d =
-      dilations ? ctx.attrInts("dilations", std::vector<int64_t>(nsp, 1)) : std::vector<int64_t>(nsp, 1);
+  std::vector<int64_t> d = dilations ? ctx.attrInts("dilations", std::vector<int64_t>(nsp, 1))
+                                     : std::vector<int64_t>(nsp, 1);
   std::vector<int64_t> pads = ctx.attrInts("pads", std::vector<int64_t>(2 * nsp, 0));
   if (s.size() != nsp || d.size() != nsp || pads.size() != 2 * nsp)
     return ctx.fail("strides, dilations and pads must have one (pads: two) entries per "
-                    "spatial dimension of " + shapeStr(x));
+                    "spatial dimension of " +
+                    shapeStr(x));
   std::string autoPad = ctx.attrString("auto_pad", "NOTSET");
   bool ceilMode = ctx.attrInt("ceil_mode", 0) != 0;
   g.planes = x[0] * x[1];
@@ -117,8 +118,7 @@ Taps taps(const PoolGeometry &g, int j) {
 
 /// Calls `fn(o, z, y, x)` for every output cell of one plane, with the tap
 /// tables of its three dimensions.
-template <typename F>
-inline void forEachCell(const PoolGeometry &g, const Taps (&t)[3], F fn) {
+template <typename F> inline void forEachCell(const PoolGeometry &g, const Taps (&t)[3], F fn) {
   int64_t o = 0;
   for (int64_t oz = 0; oz < g.out[0]; ++oz)
     for (int64_t oy = 0; oy < g.out[1]; ++oy)
@@ -227,10 +227,9 @@ void avgPool(const Tensor &x, Tensor &y, const PoolGeometry &g, bool includePad)
               sum += row[kx * dx];
           }
         }
-        int64_t count = includePad
-                            ? t[0].padded[oz] * t[1].padded[oy] * t[2].padded[ox]
-                            : (t[0].hi[oz] - t[0].lo[oz]) * (t[1].hi[oy] - t[1].lo[oy]) *
-                                  (xhi - xlo);
+        int64_t count =
+            includePad ? t[0].padded[oz] * t[1].padded[oy] * t[2].padded[ox]
+                       : (t[0].hi[oz] - t[0].lo[oz]) * (t[1].hi[oy] - t[1].lo[oy]) * (xhi - xlo);
         yp[o] = count > 0 ? sum / T(count) : T(0);
       });
     }
@@ -281,13 +280,12 @@ bool avgPoolKernel(KernelContext &ctx) {
     return false;
   bool includePad = ctx.attrInt("count_include_pad", 0) != 0;
   ctx.outputs[0] = Tensor(x->elem(), g.outShape);
-  bool ok = TPCC_DISPATCH_FLOAT(x->elem(), false,
-                                (avgPool<T>(*x, ctx.outputs[0], g, includePad), true));
+  bool ok =
+      TPCC_DISPATCH_FLOAT(x->elem(), false, (avgPool<T>(*x, ctx.outputs[0], g, includePad), true));
   return ok ? true : ctx.fail("AveragePool does not support " + typeName(x->elem()));
 }
 
-template <typename T>
-void globalPool(const Tensor &x, Tensor &y, bool max) {
+template <typename T> void globalPool(const Tensor &x, Tensor &y, bool max) {
   int64_t planes = x.dim(0) * x.dim(1), size = x.numel() / std::max<int64_t>(planes, 1);
   const T *px = x.data<T>();
   T *py = y.data<T>();
@@ -319,10 +317,9 @@ bool globalPoolKernel(KernelContext &ctx, bool max) {
   for (size_t i = 2; i < out.size(); ++i)
     out[i] = 1;
   ctx.outputs[0] = Tensor(x->elem(), out);
-  bool ok = max ? TPCC_DISPATCH_NUMERIC(x->elem(), false,
-                                        (globalPool<T>(*x, ctx.outputs[0], true), true))
-                : TPCC_DISPATCH_FLOAT(x->elem(), false,
-                                      (globalPool<T>(*x, ctx.outputs[0], false), true));
+  bool ok =
+      max ? TPCC_DISPATCH_NUMERIC(x->elem(), false, (globalPool<T>(*x, ctx.outputs[0], true), true))
+          : TPCC_DISPATCH_FLOAT(x->elem(), false, (globalPool<T>(*x, ctx.outputs[0], false), true));
   return ok ? true : ctx.fail(ctx.node.opType + " does not support " + typeName(x->elem()));
 }
 

@@ -34,10 +34,14 @@ namespace {
 /// Float (or float16/bfloat16 as float) element `i` of `t`.
 float floatAt(const Tensor &t, int64_t i) {
   switch (t.elem()) {
-  case ElemType::Float: return t.data<float>()[i];
-  case ElemType::Float16: return halfToFloat(t.data<uint16_t>()[i]);
-  case ElemType::BFloat16: return bfloat16ToFloat(t.data<uint16_t>()[i]);
-  default: return float(t.at(i));
+  case ElemType::Float:
+    return t.data<float>()[i];
+  case ElemType::Float16:
+    return halfToFloat(t.data<uint16_t>()[i]);
+  case ElemType::BFloat16:
+    return bfloat16ToFloat(t.data<uint16_t>()[i]);
+  default:
+    return float(t.at(i));
   }
 }
 
@@ -62,17 +66,15 @@ bool quantAxis(KernelContext &ctx, const Tensor &x, const Tensor &scale, const T
     return true;
   bool perAxis = contrib || ctx.opset >= 13;
   if (!perAxis || scale.rank() != 1)
-    return ctx.fail("scale must be a scalar" +
-                    std::string(perAxis ? " or a 1-D tensor" : "") + ", not " +
-                    shapeStr(scale.shape()));
+    return ctx.fail("scale must be a scalar" + std::string(perAxis ? " or a 1-D tensor" : "") +
+                    ", not " + shapeStr(scale.shape()));
   auto axis = normalizeAxis(ctx.attrInt("axis", 1), x.rank());
   if (!axis)
     return ctx.fail("axis " + std::to_string(ctx.attrInt("axis", 1)) +
                     " is out of range for rank " + std::to_string(x.rank()));
   if (x.dim(*axis) != scale.numel())
     return ctx.fail("scale has " + std::to_string(scale.numel()) + " elements but axis " +
-                    std::to_string(*axis) + " of the input has " +
-                    std::to_string(x.dim(*axis)));
+                    std::to_string(*axis) + " of the input has " + std::to_string(x.dim(*axis)));
   qa.outer = qa.inner = 1;
   qa.channels = x.dim(*axis);
   for (int64_t i = 0; i < x.rank(); ++i) {
@@ -125,10 +127,18 @@ bool quantize(KernelContext &ctx, bool contrib) {
     return false;
   Tensor &y = ctx.outputs[0] = Tensor(qt, x->shape());
   switch (qt) {
-  case ElemType::UInt8: quantizeTyped<uint8_t>(*x, *scale, zp, y, qa); break;
-  case ElemType::Int8: quantizeTyped<int8_t>(*x, *scale, zp, y, qa); break;
-  case ElemType::UInt16: quantizeTyped<uint16_t>(*x, *scale, zp, y, qa); break;
-  default: quantizeTyped<int16_t>(*x, *scale, zp, y, qa); break;
+  case ElemType::UInt8:
+    quantizeTyped<uint8_t>(*x, *scale, zp, y, qa);
+    break;
+  case ElemType::Int8:
+    quantizeTyped<int8_t>(*x, *scale, zp, y, qa);
+    break;
+  case ElemType::UInt16:
+    quantizeTyped<uint16_t>(*x, *scale, zp, y, qa);
+    break;
+  default:
+    quantizeTyped<int16_t>(*x, *scale, zp, y, qa);
+    break;
   }
   return true;
 }
@@ -164,12 +174,23 @@ bool dequantize(KernelContext &ctx, bool contrib) {
     return ctx.fail("unsupported input type " + typeName(xt));
   Tensor &y = ctx.outputs[0] = Tensor(ElemType::Float, x->shape());
   switch (xt) {
-  case ElemType::UInt8: dequantizeTyped<uint8_t>(*x, *scale, zp, y, qa); break;
-  case ElemType::Int8: dequantizeTyped<int8_t>(*x, *scale, zp, y, qa); break;
-  case ElemType::UInt16: dequantizeTyped<uint16_t>(*x, *scale, zp, y, qa); break;
-  case ElemType::Int16: dequantizeTyped<int16_t>(*x, *scale, zp, y, qa); break;
-  case ElemType::Int32: dequantizeTyped<int32_t>(*x, *scale, zp, y, qa); break;
-  default: return ctx.fail("unsupported input type " + typeName(xt));
+  case ElemType::UInt8:
+    dequantizeTyped<uint8_t>(*x, *scale, zp, y, qa);
+    break;
+  case ElemType::Int8:
+    dequantizeTyped<int8_t>(*x, *scale, zp, y, qa);
+    break;
+  case ElemType::UInt16:
+    dequantizeTyped<uint16_t>(*x, *scale, zp, y, qa);
+    break;
+  case ElemType::Int16:
+    dequantizeTyped<int16_t>(*x, *scale, zp, y, qa);
+    break;
+  case ElemType::Int32:
+    dequantizeTyped<int32_t>(*x, *scale, zp, y, qa);
+    break;
+  default:
+    return ctx.fail("unsupported input type " + typeName(xt));
   }
   return true;
 }
@@ -256,22 +277,62 @@ template <typename D, typename V> D store(V v) {
     return D(v);
 }
 
-#define TPCC_CAST_DISPATCH(ET, NAME, CALL)                                              \
-  switch (ET) {                                                                         \
-  case ElemType::Float: { using NAME = float; CALL; }                                   \
-  case ElemType::Double: { using NAME = double; CALL; }                                 \
-  case ElemType::Float16: { using NAME = F16; CALL; }                                   \
-  case ElemType::BFloat16: { using NAME = BF16; CALL; }                                 \
-  case ElemType::Bool: { using NAME = Bool; CALL; }                                     \
-  case ElemType::Int8: { using NAME = int8_t; CALL; }                                   \
-  case ElemType::UInt8: { using NAME = uint8_t; CALL; }                                 \
-  case ElemType::Int16: { using NAME = int16_t; CALL; }                                 \
-  case ElemType::UInt16: { using NAME = uint16_t; CALL; }                               \
-  case ElemType::Int32: { using NAME = int32_t; CALL; }                                 \
-  case ElemType::UInt32: { using NAME = uint32_t; CALL; }                               \
-  case ElemType::Int64: { using NAME = int64_t; CALL; }                                 \
-  case ElemType::UInt64: { using NAME = uint64_t; CALL; }                               \
-  default: return false;                                                                \
+#define TPCC_CAST_DISPATCH(ET, NAME, CALL)                                                         \
+  switch (ET) {                                                                                    \
+  case ElemType::Float: {                                                                          \
+    using NAME = float;                                                                            \
+    CALL;                                                                                          \
+  }                                                                                                \
+  case ElemType::Double: {                                                                         \
+    using NAME = double;                                                                           \
+    CALL;                                                                                          \
+  }                                                                                                \
+  case ElemType::Float16: {                                                                        \
+    using NAME = F16;                                                                              \
+    CALL;                                                                                          \
+  }                                                                                                \
+  case ElemType::BFloat16: {                                                                       \
+    using NAME = BF16;                                                                             \
+    CALL;                                                                                          \
+  }                                                                                                \
+  case ElemType::Bool: {                                                                           \
+    using NAME = Bool;                                                                             \
+    CALL;                                                                                          \
+  }                                                                                                \
+  case ElemType::Int8: {                                                                           \
+    using NAME = int8_t;                                                                           \
+    CALL;                                                                                          \
+  }                                                                                                \
+  case ElemType::UInt8: {                                                                          \
+    using NAME = uint8_t;                                                                          \
+    CALL;                                                                                          \
+  }                                                                                                \
+  case ElemType::Int16: {                                                                          \
+    using NAME = int16_t;                                                                          \
+    CALL;                                                                                          \
+  }                                                                                                \
+  case ElemType::UInt16: {                                                                         \
+    using NAME = uint16_t;                                                                         \
+    CALL;                                                                                          \
+  }                                                                                                \
+  case ElemType::Int32: {                                                                          \
+    using NAME = int32_t;                                                                          \
+    CALL;                                                                                          \
+  }                                                                                                \
+  case ElemType::UInt32: {                                                                         \
+    using NAME = uint32_t;                                                                         \
+    CALL;                                                                                          \
+  }                                                                                                \
+  case ElemType::Int64: {                                                                          \
+    using NAME = int64_t;                                                                          \
+    CALL;                                                                                          \
+  }                                                                                                \
+  case ElemType::UInt64: {                                                                         \
+    using NAME = uint64_t;                                                                         \
+    CALL;                                                                                          \
+  }                                                                                                \
+  default:                                                                                         \
+    return false;                                                                                  \
   }
 
 template <typename S, typename D> void castTyped(const Tensor &x, Tensor &y) {
@@ -349,9 +410,12 @@ std::string elementString(const Tensor &x, int64_t i) {
     return formatFloat(bfloat16ToFloat(h),
                        [&](double p) { return floatToBfloat16(float(p)) == h; });
   }
-  case ElemType::Bool: return x.data<uint8_t>()[i] ? "True" : "False";
-  case ElemType::UInt64: return std::to_string(x.data<uint64_t>()[i]);
-  default: return std::to_string(x.intAt(i));
+  case ElemType::Bool:
+    return x.data<uint8_t>()[i] ? "True" : "False";
+  case ElemType::UInt64:
+    return std::to_string(x.data<uint64_t>()[i]);
+  default:
+    return std::to_string(x.intAt(i));
   }
 }
 

@@ -25,8 +25,7 @@ namespace {
 // Reducers: an accumulator type A, init(), step(a, v), finish(a, count)
 //===----------------------------------------------------------------------===//
 
-template <typename T>
-using Wide = std::conditional_t<std::is_integral_v<T>, uint64_t, double>;
+template <typename T> using Wide = std::conditional_t<std::is_integral_v<T>, uint64_t, double>;
 
 /// `v` truncated toward zero and saturated to T (NaN gives 0) for integers.
 template <typename T> T fromDouble(double v) {
@@ -137,12 +136,12 @@ template <typename T> struct MinR {
 
 /// The input seen as groups of adjacent kept or reduced dimensions.
 struct Plan {
-  Shape keptDims;               ///< outer kept groups
+  Shape keptDims; ///< outer kept groups
   std::vector<int64_t> keptStrides;
-  int64_t inner = 1;            ///< a trailing contiguous kept group
-  Shape redDims;                ///< reduced groups
+  int64_t inner = 1; ///< a trailing contiguous kept group
+  Shape redDims;     ///< reduced groups
   std::vector<int64_t> redStrides;
-  int64_t count = 1;            ///< reduced elements per output
+  int64_t count = 1; ///< reduced elements per output
 };
 
 Plan makePlan(const Shape &dims, const std::vector<bool> &reduced) {
@@ -267,9 +266,9 @@ template <template <typename> class R> bool reduceKernel(KernelContext &ctx) {
       outShape.push_back(1);
   ctx.outputs[0] = Tensor(x->elem(), outShape);
   Plan p = makePlan(x->shape(), reduced);
-  return TPCC_DISPATCH_NUMERIC(
-      x->elem(), ctx.fail("unsupported element type " + typeName(x->elem())),
-      (reduceTyped<R, T>(*x, ctx.outputs[0], p), true));
+  return TPCC_DISPATCH_NUMERIC(x->elem(),
+                               ctx.fail("unsupported element type " + typeName(x->elem())),
+                               (reduceTyped<R, T>(*x, ctx.outputs[0], p), true));
 }
 
 } // namespace

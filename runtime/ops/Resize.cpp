@@ -85,8 +85,8 @@ void cubicCoeffs(double r, double a, double *c) {
   c[3] = ((a * (s + 1) - 5 * a) * (s + 1) + 8 * a) * (s + 1) - 4 * a;
 }
 
-AxisTaps axisTaps(const Options &o, int64_t inDim, int64_t outDim, double scale,
-                  double roiStart, double roiEnd) {
+AxisTaps axisTaps(const Options &o, int64_t inDim, int64_t outDim, double scale, double roiStart,
+                  double roiEnd) {
   AxisTaps t;
   t.inDim = inDim;
   t.outDim = outDim;
@@ -236,22 +236,38 @@ void interpolateAxis(const W *src, W *dst, int64_t outer, int64_t inner, const A
 void storeAt(Tensor &t, int64_t i, double v) {
   uint8_t *p = static_cast<uint8_t *>(t.raw()) + size_t(i) * graph::elemSize(t.elem());
   auto put = [&](auto x) { std::memcpy(p, &x, sizeof(x)); };
-  auto sat = [&](double lo, double hi) { return std::isnan(v) ? 0 : std::clamp(std::nearbyint(v), lo, hi); };
+  auto sat = [&](double lo, double hi) {
+    return std::isnan(v) ? 0 : std::clamp(std::nearbyint(v), lo, hi);
+  };
   switch (t.elem()) {
-  case ElemType::Float: return put(float(v));
-  case ElemType::Double: return put(v);
-  case ElemType::Float16: return put(floatToHalf(float(v)));
-  case ElemType::BFloat16: return put(floatToBfloat16(float(v)));
-  case ElemType::Bool: return put(uint8_t(v != 0));
-  case ElemType::Int8: return put(int8_t(sat(-128, 127)));
-  case ElemType::UInt8: return put(uint8_t(sat(0, 255)));
-  case ElemType::Int16: return put(int16_t(sat(-32768, 32767)));
-  case ElemType::UInt16: return put(uint16_t(sat(0, 65535)));
-  case ElemType::Int32: return put(int32_t(sat(-2147483648.0, 2147483647.0)));
-  case ElemType::UInt32: return put(uint32_t(sat(0, 4294967295.0)));
-  case ElemType::Int64: return put(int64_t(sat(-9.2233720368547748e18, 9.2233720368547748e18 - 2048)));
-  case ElemType::UInt64: return put(uint64_t(sat(0, 1.8446744073709552e19 - 4096)));
-  default: return;
+  case ElemType::Float:
+    return put(float(v));
+  case ElemType::Double:
+    return put(v);
+  case ElemType::Float16:
+    return put(floatToHalf(float(v)));
+  case ElemType::BFloat16:
+    return put(floatToBfloat16(float(v)));
+  case ElemType::Bool:
+    return put(uint8_t(v != 0));
+  case ElemType::Int8:
+    return put(int8_t(sat(-128, 127)));
+  case ElemType::UInt8:
+    return put(uint8_t(sat(0, 255)));
+  case ElemType::Int16:
+    return put(int16_t(sat(-32768, 32767)));
+  case ElemType::UInt16:
+    return put(uint16_t(sat(0, 65535)));
+  case ElemType::Int32:
+    return put(int32_t(sat(-2147483648.0, 2147483647.0)));
+  case ElemType::UInt32:
+    return put(uint32_t(sat(0, 4294967295.0)));
+  case ElemType::Int64:
+    return put(int64_t(sat(-9.2233720368547748e18, 9.2233720368547748e18 - 2048)));
+  case ElemType::UInt64:
+    return put(uint64_t(sat(0, 1.8446744073709552e19 - 4096)));
+  default:
+    return;
   }
 }
 
@@ -388,12 +404,23 @@ bool run(KernelContext &ctx, const Tensor &x, const Options &o, const std::vecto
     const uint8_t *src = static_cast<const uint8_t *>(x.raw());
     uint8_t *dst = static_cast<uint8_t *>(y.raw());
     switch (graph::elemSize(x.elem())) {
-    case 1: nearestGather<1>(src, dst, axes, x.shape(), out); break;
-    case 2: nearestGather<2>(src, dst, axes, x.shape(), out); break;
-    case 4: nearestGather<4>(src, dst, axes, x.shape(), out); break;
-    case 8: nearestGather<8>(src, dst, axes, x.shape(), out); break;
-    case 16: nearestGather<16>(src, dst, axes, x.shape(), out); break;
-    default: return ctx.fail("unsupported element type " + typeName(x.elem()));
+    case 1:
+      nearestGather<1>(src, dst, axes, x.shape(), out);
+      break;
+    case 2:
+      nearestGather<2>(src, dst, axes, x.shape(), out);
+      break;
+    case 4:
+      nearestGather<4>(src, dst, axes, x.shape(), out);
+      break;
+    case 8:
+      nearestGather<8>(src, dst, axes, x.shape(), out);
+      break;
+    case 16:
+      nearestGather<16>(src, dst, axes, x.shape(), out);
+      break;
+    default:
+      return ctx.fail("unsupported element type " + typeName(x.elem()));
     }
   } else {
     switch (x.elem()) {
@@ -401,11 +428,15 @@ bool run(KernelContext &ctx, const Tensor &x, const Options &o, const std::vecto
     case ElemType::Int32:
     case ElemType::UInt32:
     case ElemType::Int64:
-    case ElemType::UInt64: interpolate<double>(x, y, axes); break;
+    case ElemType::UInt64:
+      interpolate<double>(x, y, axes);
+      break;
     case ElemType::Complex64:
     case ElemType::Complex128:
       return ctx.fail(ctx.node.opType + " does not support complex tensors");
-    default: interpolate<float>(x, y, axes); break;
+    default:
+      interpolate<float>(x, y, axes);
+      break;
     }
   }
   extrapolate(y, axes, o.extrapolation);
@@ -456,9 +487,8 @@ bool resizeKernel(KernelContext &ctx) {
   o.cubicA = ctx.attrFloat("cubic_coeff_a", -0.75f);
   o.excludeOutside = ctx.attrInt("exclude_outside", 0) != 0;
   o.extrapolation = ctx.attrFloat("extrapolation_value", 0);
-  static const char *coords[] = {"half_pixel",         "pytorch_half_pixel", "align_corners",
-                                 "asymmetric",         "tf_half_pixel_for_nn",
-                                 "tf_crop_and_resize"};
+  static const char *coords[] = {"half_pixel", "pytorch_half_pixel",   "align_corners",
+                                 "asymmetric", "tf_half_pixel_for_nn", "tf_crop_and_resize"};
   if (std::find(std::begin(coords), std::end(coords), o.coord) == std::end(coords))
     return ctx.fail("unknown coordinate_transformation_mode `" + o.coord + "`");
   if (o.nearest != "round_prefer_floor" && o.nearest != "round_prefer_ceil" &&

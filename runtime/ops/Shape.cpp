@@ -175,8 +175,8 @@ bool squeezeKernel(KernelContext &ctx) {
   for (int64_t k = 0; k < x->rank(); ++k) {
     bool listed = std::binary_search(axes.begin(), axes.end(), k);
     if (listed && x->dim(k) != 1)
-      return ctx.fail("cannot squeeze axis " + std::to_string(k) + " of " +
-                      shapeStr(x->shape()) + ": it is not 1");
+      return ctx.fail("cannot squeeze axis " + std::to_string(k) + " of " + shapeStr(x->shape()) +
+                      ": it is not 1");
     if (axes.empty() ? x->dim(k) != 1 : !listed)
       out.push_back(x->dim(k));
   }
@@ -276,10 +276,26 @@ bool dropoutKernel(KernelContext &ctx) {
         return ctx.fail("Dropout's mask needs a floating-point input");
       uint8_t v[8] = {};
       switch (x->elem()) {
-      case ElemType::Float: { float f = 1; std::memcpy(v, &f, 4); break; }
-      case ElemType::Double: { double d = 1; std::memcpy(v, &d, 8); break; }
-      case ElemType::Float16: { uint16_t h = floatToHalf(1); std::memcpy(v, &h, 2); break; }
-      default: { uint16_t h = floatToBfloat16(1); std::memcpy(v, &h, 2); break; }
+      case ElemType::Float: {
+        float f = 1;
+        std::memcpy(v, &f, 4);
+        break;
+      }
+      case ElemType::Double: {
+        double d = 1;
+        std::memcpy(v, &d, 8);
+        break;
+      }
+      case ElemType::Float16: {
+        uint16_t h = floatToHalf(1);
+        std::memcpy(v, &h, 2);
+        break;
+      }
+      default: {
+        uint16_t h = floatToBfloat16(1);
+        std::memcpy(v, &h, 2);
+        break;
+      }
       }
       for (int64_t i = 0; i < m.numel(); ++i)
         std::memcpy(static_cast<uint8_t *>(m.raw()) + size_t(i) * es, v, es);

@@ -32,8 +32,7 @@
 
 using namespace tpcc;
 
-static std::vector<std::string> listDir(const std::string &dir, llvm::StringRef prefix,
-                                        bool dirs) {
+static std::vector<std::string> listDir(const std::string &dir, llvm::StringRef prefix, bool dirs) {
   std::vector<std::string> out;
   std::error_code ec;
   for (llvm::sys::fs::directory_iterator it(dir, ec), end; it != end && !ec; it.increment(ec)) {
@@ -67,8 +66,8 @@ static bool readTensor(const std::string &path, rt::Tensor &t, std::string &erro
   SourceManager sm;
   DiagnosticEngine diags(sm);
   graph::Tensor g;
-  if (!graph::loadTensorFromBuffer((*buf)->getBuffer(), path,
-                                   llvm::sys::path::parent_path(path), g, diags)) {
+  if (!graph::loadTensorFromBuffer((*buf)->getBuffer(), path, llvm::sys::path::parent_path(path), g,
+                                   diags)) {
     error = path + ": " + errors(diags);
     return false;
   }
@@ -110,8 +109,9 @@ static std::string compare(const rt::Tensor &got, const rt::Tensor &want) {
   }
   if (!bad)
     return "";
-  return fmt::format("{} of {} elements differ; element {} is {} instead of {} (max abs error {:g})",
-                     bad, got.numel(), first, got.at(first), want.at(first), worst);
+  return fmt::format(
+      "{} of {} elements differ; element {} is {} instead of {} (max abs error {:g})", bad,
+      got.numel(), first, got.at(first), want.at(first), worst);
 }
 
 /// The suite stores bfloat16 data as uint16 (numpy has no bfloat16): the same
@@ -128,10 +128,14 @@ enum class Outcome { Pass, Fail, Skip };
 
 /// Cases no executor can reproduce, with the reason.
 static const std::map<std::string, std::string> kUnreproducible = {
-    {"test_training_dropout", "training-mode Dropout: its mask comes from numpy's random generator"},
-    {"test_training_dropout_mask", "training-mode Dropout: its mask comes from numpy's random generator"},
-    {"test_training_dropout_default", "training-mode Dropout: its mask comes from numpy's random generator"},
-    {"test_training_dropout_default_mask", "training-mode Dropout: its mask comes from numpy's random generator"},
+    {"test_training_dropout",
+     "training-mode Dropout: its mask comes from numpy's random generator"},
+    {"test_training_dropout_mask",
+     "training-mode Dropout: its mask comes from numpy's random generator"},
+    {"test_training_dropout_default",
+     "training-mode Dropout: its mask comes from numpy's random generator"},
+    {"test_training_dropout_default_mask",
+     "training-mode Dropout: its mask comes from numpy's random generator"},
 };
 
 static Outcome runCase(const std::string &dir, std::string &why) {
@@ -192,8 +196,7 @@ static Outcome runCase(const std::string &dir, std::string &why) {
       }
       std::string diff = compare(outputs[i], asBfloat16(want, outputs[i].elem()));
       if (!diff.empty()) {
-        why = fmt::format("{}: output {} `{}`: {}",
-                          llvm::sys::path::filename(set).str(), i,
+        why = fmt::format("{}: output {} `{}`: {}", llvm::sys::path::filename(set).str(), i,
                           m->graph.outputs()[i]->name, diff);
         return Outcome::Fail;
       }
@@ -231,8 +234,8 @@ int main(int argc, char **argv) {
       continue;
     std::string why;
     auto unrepro = kUnreproducible.find(name);
-    Outcome o = unrepro != kUnreproducible.end() ? (why = unrepro->second, Outcome::Skip)
-                                                 : runCase(c, why);
+    Outcome o =
+        unrepro != kUnreproducible.end() ? (why = unrepro->second, Outcome::Skip) : runCase(c, why);
     switch (o) {
     case Outcome::Pass:
       ++passed;
@@ -251,8 +254,9 @@ int main(int argc, char **argv) {
   }
   llvm::outs() << "skipped cases, by reason:\n";
   for (const auto &[why, names] : skippedFor)
-    llvm::outs() << "  " << why << " (" << names.size() << "): " << fmt::format("{}", fmt::join(names, " ")) << "\n";
-  llvm::outs() << fmt::format("conformance: {} passed, {} failed, {} skipped of {} cases\n",
-                              passed, failed, skipped, passed + failed + skipped);
+    llvm::outs() << "  " << why << " (" << names.size()
+                 << "): " << fmt::format("{}", fmt::join(names, " ")) << "\n";
+  llvm::outs() << fmt::format("conformance: {} passed, {} failed, {} skipped of {} cases\n", passed,
+                              failed, skipped, passed + failed + skipped);
   return failed ? 1 : 0;
 }

@@ -36,33 +36,26 @@ protected:
         break;
       at += 1;
     }
-    return {
-        SourceLoc{file.bufferId, static_cast<uint32_t>(at)},
-        SourceLoc{file.bufferId, static_cast<uint32_t>(at + needle.size())}};
+    return {SourceLoc{file.bufferId, static_cast<uint32_t>(at)},
+            SourceLoc{file.bufferId, static_cast<uint32_t>(at + needle.size())}};
   }
   /// The range of `needle` inside the first occurrence of `outer`.
   SourceRange in(llvm::StringRef outer, llvm::StringRef needle) {
     SourceRange o = r(outer);
     size_t at = source.find(needle.str(), o.begin.offset);
     EXPECT_NE(at, std::string::npos) << needle.str();
-    return {
-        SourceLoc{file.bufferId, static_cast<uint32_t>(at)},
-        SourceLoc{file.bufferId, static_cast<uint32_t>(at + needle.size())}};
+    return {SourceLoc{file.bufferId, static_cast<uint32_t>(at)},
+            SourceLoc{file.bufferId, static_cast<uint32_t>(at + needle.size())}};
   }
   /// From the start of the source to its last `}`.
   SourceRange toLastBrace(llvm::StringRef start) {
-    return {
-        r(start).begin,
-        SourceLoc{file.bufferId, static_cast<uint32_t>(source.rfind('}') + 1)}};
+    return {r(start).begin, SourceLoc{file.bufferId, static_cast<uint32_t>(source.rfind('}') + 1)}};
   }
   /// From the start of `a` to the end of `b`.
-  SourceRange span(llvm::StringRef a, llvm::StringRef b, unsigned nthA = 0,
-                   unsigned nthB = 0) {
+  SourceRange span(llvm::StringRef a, llvm::StringRef b, unsigned nthA = 0, unsigned nthB = 0) {
     return {r(a, nthA).begin, r(b, nthB).end};
   }
-  Ident id(llvm::StringRef name, unsigned nth = 0) {
-    return {name.str(), r(name, nth)};
-  }
+  Ident id(llvm::StringRef name, unsigned nth = 0) { return {name.str(), r(name, nth)}; }
 
   std::string dump() {
     std::string s;
@@ -91,53 +84,44 @@ TEST_F(ASTDump, PlatformItems) {
        "  group G = A | (B | C)\n"
        "  remove fuse Conv -> G as cg\n"
        "}\n");
-  file.imports.push_back(ctx.create<ImportDecl>(r("import \"imx500\""),
-                                                "imx500", r("\"imx500\"")));
+  file.imports.push_back(ctx.create<ImportDecl>(r("import \"imx500\""), "imx500", r("\"imx500\"")));
 
   std::vector<PlatformItem *> items;
   items.push_back(ctx.create<VersionItem>(r("version 0.1"), 0, 1));
   items.push_back(ctx.create<TypeItem>(r("type \"chip\""), "chip"));
   items.push_back(ctx.create<SimdPaddingItem>(r("simd_padding true"), true));
 
-  Field bits{
-      {id("bits")}, ctx.create<IntLit>(in("bits: 4", "4"), 4), r("bits: 4")};
+  Field bits{{id("bits")}, ctx.create<IntLit>(in("bits: 4", "4"), 4), r("bits: 4")};
   Field method{{id("method")},
-               ctx.create<NameValue>(r("symmetric"), id("symmetric"),
-                                     std::vector<BlockValue *>{}),
+               ctx.create<NameValue>(r("symmetric"), id("symmetric"), std::vector<BlockValue *>{}),
                r("method: symmetric")};
-  items.push_back(ctx.create<AttrDecl>(
-      span("attr k4", "symmetric }"), id("k4"),
-      ctx.create<BlockValue>(r("{ bits: 4, method: symmetric }"),
-                             std::vector<Field>{bits, method})));
+  items.push_back(ctx.create<AttrDecl>(span("attr k4", "symmetric }"), id("k4"),
+                                       ctx.create<BlockValue>(r("{ bits: 4, method: symmetric }"),
+                                                              std::vector<Field>{bits, method})));
 
   Field abits{{id("activation", 0), id("bits", 1)},
               ctx.create<IntLit>(in(": 16", "16"), 16),
               r("activation.bits: 16")};
-  auto *with = ctx.create<BlockValue>(r("{ activation.bits: 16 }"),
-                                      std::vector<Field>{abits});
+  auto *with = ctx.create<BlockValue>(r("{ activation.bits: 16 }"), std::vector<Field>{abits});
   items.push_back(ctx.create<ConfigDecl>(
       span("config c16", "16 }"), id("c16"),
-      ctx.create<NameValue>(span("a8 with", "16 }"), id("a8"),
-                            std::vector<BlockValue *>{with})));
+      ctx.create<NameValue>(span("a8 with", "16 }"), id("a8"), std::vector<BlockValue *>{with})));
 
   auto *opts = ctx.create<ListOptions>(
       span("[linear8", "base linear8"),
-      std::vector<Value *>{ctx.create<NameValue>(r("linear8"), id("linear8"),
-                                                 std::vector<BlockValue *>{}),
-                           ctx.create<NameValue>(r("c16", 1), id("c16", 1),
-                                                 std::vector<BlockValue *>{})},
+      std::vector<Value *>{
+          ctx.create<NameValue>(r("linear8"), id("linear8"), std::vector<BlockValue *>{}),
+          ctx.create<NameValue>(r("c16", 1), id("c16", 1), std::vector<BlockValue *>{})},
       id("linear8", 1));
-  auto *fc = ctx.create<OpsetDecl>(
-      span("override opset", "base linear8"),
-      std::vector<Ident>{id("FullyConnected"), id("Gemm2")}, opts);
+  auto *fc = ctx.create<OpsetDecl>(span("override opset", "base linear8"),
+                                   std::vector<Ident>{id("FullyConnected"), id("Gemm2")}, opts);
   fc->isOverride = true;
   items.push_back(fc);
-  items.push_back(ctx.create<OpsetDecl>(
-      r("opset Resize"), std::vector<Ident>{id("Resize")}, nullptr));
+  items.push_back(
+      ctx.create<OpsetDecl>(r("opset Resize"), std::vector<Ident>{id("Resize")}, nullptr));
   items.push_back(ctx.create<DefaultDecl>(
       r("default lin"),
-      ctx.create<NamedOptions>(in("default lin", "lin"),
-                               Ident{"lin", in("default lin", "lin")})));
+      ctx.create<NamedOptions>(in("default lin", "lin"), Ident{"lin", in("default lin", "lin")})));
   items.push_back(ctx.create<GroupDecl>(
       r("group G = A | (B | C)"), id("G"),
       std::vector<SetExpr *>{
@@ -146,15 +130,14 @@ TEST_F(ASTDump, PlatformItems) {
               r("(B | C)"),
               std::vector<SetExpr *>{
                   ctx.create<SetName>(r("B"), id("B")),
-                  ctx.create<SetName>(in("| C", "C"),
-                                      Ident{"C", in("| C", "C")})})}));
-  items.push_back(ctx.create<FuseDecl>(
-      r("remove fuse Conv -> G as cg"),
-      std::vector<SetExpr *>{ctx.create<SetName>(r("Conv"), id("Conv")),
-                             ctx.create<SetName>(r("G", 2), id("G", 2))},
-      id("cg"), true));
-  file.decls.push_back(ctx.create<PlatformDecl>(
-      toLastBrace("platform"), id("my_chip"), id("imx500", 1), items));
+                  ctx.create<SetName>(in("| C", "C"), Ident{"C", in("| C", "C")})})}));
+  items.push_back(
+      ctx.create<FuseDecl>(r("remove fuse Conv -> G as cg"),
+                           std::vector<SetExpr *>{ctx.create<SetName>(r("Conv"), id("Conv")),
+                                                  ctx.create<SetName>(r("G", 2), id("G", 2))},
+                           id("cg"), true));
+  file.decls.push_back(
+      ctx.create<PlatformDecl>(toLastBrace("platform"), id("my_chip"), id("imx500", 1), items));
 
   EXPECT_EQ(dump(),
             R"(File "test.tpc"
@@ -205,8 +188,7 @@ TEST_F(ASTDump, Framework) {
   gemm.input = 1;
   gemm.inputRange = r("1", 0);
   gemm.where = ctx.create<CmpPred>(
-      r("transB == 1"), ctx.create<AttrOperand>(r("transB"), id("transB")),
-      CmpOp::Eq, r("=="),
+      r("transB == 1"), ctx.create<AttrOperand>(r("transB"), id("transB")), CmpOp::Eq, r("=="),
       ctx.create<LiteralOperand>(r("1", 1), ctx.create<IntLit>(r("1", 1), 1)));
   gemm.axes = {{id("out"), 0, r("out: 0")}, {id("in"), 1, r("in: 1")}};
   gemm.axesRange = r("axes(out: 0, in: 1)");
@@ -225,8 +207,7 @@ TEST_F(ASTDump, Framework) {
       ctx.create<RangeDecl>(r("range Relu [0, inf]"), id("Relu", 1),
                             ctx.create<IntLit>(in("[0", "0"), 0),
                             ctx.create<InfLit>(r("inf"), false))};
-  file.decls.push_back(
-      ctx.create<FrameworkDecl>(span("framework", "}"), id("onnx"), items));
+  file.decls.push_back(ctx.create<FrameworkDecl>(span("framework", "}"), id("onnx"), items));
 
   EXPECT_EQ(dump(), R"(File "test.tpc"
 `-FrameworkDecl <1:1, 7:1> onnx
@@ -259,43 +240,34 @@ TEST_F(ASTDump, CapabilitiesPredicates) {
     SourceRange at = in(" " + name.str() + " ", name);
     return ctx.create<AttrOperand>(at, Ident{name.str(), at});
   };
-  auto *notConst = ctx.create<NotPred>(
-      r("not not const(input[1])"), 2,
-      ctx.create<ConstPred>(r("const(input[1])"), 1, r("1]")));
+  auto *notConst = ctx.create<NotPred>(r("not not const(input[1])"), 2,
+                                       ctx.create<ConstPred>(r("const(input[1])"), 1, r("1]")));
   auto *inP = ctx.create<InPred>(
-      r("rank(input[0]) in [2, 3]"),
-      ctx.create<RankOperand>(r("rank(input[0])"), 0, r("0]")),
-      std::vector<Value *>{ctx.create<IntLit>(r("2"), 2),
-                           ctx.create<IntLit>(r("3"), 3)});
+      r("rank(input[0]) in [2, 3]"), ctx.create<RankOperand>(r("rank(input[0])"), 0, r("0]")),
+      std::vector<Value *>{ctx.create<IntLit>(r("2"), 2), ctx.create<IntLit>(r("3"), 3)});
   auto *shapeCmp = ctx.create<CmpPred>(
       r("shape(input[0])[1] != -1.5"),
-      ctx.create<ShapeOperand>(r("shape(input[0])[1]"), 0, 1, r("0]", 1)),
-      CmpOp::Ne, r("!="),
+      ctx.create<ShapeOperand>(r("shape(input[0])[1]"), 0, 1, r("0]", 1)), CmpOp::Ne, r("!="),
       operand("-1.5", ctx.create<FloatLit>(r("-1.5"), -1.5, "-1.5")));
   auto *has = ctx.create<HasPred>(r("has(alpha)"), id("alpha"));
-  auto *strCmp = ctx.create<CmpPred>(
-      r("mode == \"a\\\"b\""), attrOp("mode"), CmpOp::Eq, r("=="),
-      operand("\"a\\\"b\"", ctx.create<StringLit>(r("\"a\\\"b\""), "a\"b")));
+  auto *strCmp =
+      ctx.create<CmpPred>(r("mode == \"a\\\"b\""), attrOp("mode"), CmpOp::Eq, r("=="),
+                          operand("\"a\\\"b\"", ctx.create<StringLit>(r("\"a\\\"b\""), "a\"b")));
   auto *listCmp = ctx.create<CmpPred>(
       r("k == [1, 1]"), attrOp("k"), CmpOp::Eq, r("==", 1),
       ctx.create<ListOperand>(
-          r("[1, 1]"), std::vector<Value *>{
-                           ctx.create<IntLit>(in("[1, 1]", "1"), 1), nullptr}));
-  auto *pow2 =
-      ctx.create<CmpPred>(r("z < 2^-4"), attrOp("z"), CmpOp::Lt, r("<"),
-                          operand("2^-4", ctx.create<Pow2Lit>(r("2^-4"), -4)));
-  auto *orP = ctx.create<OrPred>(
-      span("(rank", "2^-4)"),
-      std::vector<Pred *>{inP, shapeCmp, has, strCmp, listCmp, pow2});
-  auto *andP = ctx.create<AndPred>(span("not not", "2^-4)"),
-                                   std::vector<Pred *>{notConst, orP});
-  Binding fc{id("FC"),
-             {OpRef{id("Gemm"), nullptr, r("Gemm")},
-              OpRef{id("MatMul"), andP, span("MatMul", "2^-4)")}},
-             span("FC <-", "2^-4)")};
-  file.decls.push_back(
-      ctx.create<CapabilitiesDecl>(span("capabilities", "}"), id("c"), id("p"),
-                                   id("onnx"), std::vector<Binding>{fc}));
+          r("[1, 1]"), std::vector<Value *>{ctx.create<IntLit>(in("[1, 1]", "1"), 1), nullptr}));
+  auto *pow2 = ctx.create<CmpPred>(r("z < 2^-4"), attrOp("z"), CmpOp::Lt, r("<"),
+                                   operand("2^-4", ctx.create<Pow2Lit>(r("2^-4"), -4)));
+  auto *orP = ctx.create<OrPred>(span("(rank", "2^-4)"),
+                                 std::vector<Pred *>{inP, shapeCmp, has, strCmp, listCmp, pow2});
+  auto *andP = ctx.create<AndPred>(span("not not", "2^-4)"), std::vector<Pred *>{notConst, orP});
+  Binding fc{
+      id("FC"),
+      {OpRef{id("Gemm"), nullptr, r("Gemm")}, OpRef{id("MatMul"), andP, span("MatMul", "2^-4)")}},
+      span("FC <-", "2^-4)")};
+  file.decls.push_back(ctx.create<CapabilitiesDecl>(span("capabilities", "}"), id("c"), id("p"),
+                                                    id("onnx"), std::vector<Binding>{fc}));
 
   EXPECT_EQ(dump(), R"(File "test.tpc"
 `-CapabilitiesDecl <1:1, 5:1> c = p on onnx
@@ -337,23 +309,17 @@ TEST_F(ASTDump, RecipeAndSourceOrder) {
   load("recipe r extends base { z_threshold: -inf, x: none, y: false, l: [] }\n"
        "import \"onnx\"\n"
        "recipe s { }\n");
-  Field zt{{id("z_threshold")},
-           ctx.create<InfLit>(r("-inf"), true),
-           r("z_threshold: -inf")};
+  Field zt{{id("z_threshold")}, ctx.create<InfLit>(r("-inf"), true), r("z_threshold: -inf")};
   Field x{{id("x")}, ctx.create<NoneLit>(r("none")), r("x: none")};
   Field y{{id("y")}, ctx.create<BoolLit>(r("false"), false), r("y: false")};
-  Field l{{id("l")},
-          ctx.create<ListValue>(r("[]"), std::vector<Value *>{}),
-          r("l: []")};
+  Field l{{id("l")}, ctx.create<ListValue>(r("[]"), std::vector<Value *>{}), r("l: []")};
   file.decls.push_back(ctx.create<RecipeDecl>(
       span("recipe r", "[] }"), id("r"), id("base"),
-      ctx.create<BlockValue>(span("{ z_threshold", "[] }"),
-                             std::vector<Field>{zt, x, y, l})));
-  file.decls.push_back(ctx.create<RecipeDecl>(
-      r("recipe s { }"), id("s"), std::nullopt,
-      ctx.create<BlockValue>(r("{ }"), std::vector<Field>{})));
-  file.imports.push_back(
-      ctx.create<ImportDecl>(r("import \"onnx\""), "onnx", r("\"onnx\"")));
+      ctx.create<BlockValue>(span("{ z_threshold", "[] }"), std::vector<Field>{zt, x, y, l})));
+  file.decls.push_back(
+      ctx.create<RecipeDecl>(r("recipe s { }"), id("s"), std::nullopt,
+                             ctx.create<BlockValue>(r("{ }"), std::vector<Field>{})));
+  file.imports.push_back(ctx.create<ImportDecl>(r("import \"onnx\""), "onnx", r("\"onnx\"")));
 
   EXPECT_EQ(dump(), R"(File "test.tpc"
 |-RecipeDecl <1:1, 1:69> r extends base
@@ -378,9 +344,8 @@ TEST_F(ASTDump, RangesCountCodePointsAndEndInclusive) {
   auto *type = ctx.create<TypeItem>(r("type \"é€\""), "é€");
   auto *empty = ctx.create<MetadataItem>(SourceRange(r("type").begin), false);
   auto *invalid = ctx.create<SimdPaddingItem>(SourceRange(), true);
-  file.decls.push_back(ctx.create<PlatformDecl>(
-      span("platform", "}"), id("p"), std::nullopt,
-      std::vector<PlatformItem *>{type, empty, invalid}));
+  file.decls.push_back(ctx.create<PlatformDecl>(span("platform", "}"), id("p"), std::nullopt,
+                                                std::vector<PlatformItem *>{type, empty, invalid}));
   EXPECT_EQ(dump(), R"(File "test.tpc"
 `-PlatformDecl <1:1, 3:1> p
   |-TypeItem <2:3, 2:11> "é€"
@@ -392,8 +357,8 @@ TEST_F(ASTDump, RangesCountCodePointsAndEndInclusive) {
 TEST_F(ASTDump, NullChildrenAndEmptyFile) {
   load("");
   EXPECT_EQ(dump(), "File \"test.tpc\"\n");
-  file.decls.push_back(ctx.create<RecipeDecl>(SourceRange(), Ident{"r", {}},
-                                              std::nullopt, nullptr));
+  file.decls.push_back(
+      ctx.create<RecipeDecl>(SourceRange(), Ident{"r", {}}, std::nullopt, nullptr));
   EXPECT_EQ(dump(), "File \"test.tpc\"\n"
                     "`-RecipeDecl <invalid> r\n"
                     "  `-<<<NULL>>>\n");
@@ -401,8 +366,7 @@ TEST_F(ASTDump, NullChildrenAndEmptyFile) {
 
 TEST_F(ASTDump, Deterministic) {
   load("platform p { }\n");
-  file.decls.push_back(ctx.create<PlatformDecl>(r("platform p { }"), id("p"),
-                                                std::nullopt,
+  file.decls.push_back(ctx.create<PlatformDecl>(r("platform p { }"), id("p"), std::nullopt,
                                                 std::vector<PlatformItem *>{}));
   EXPECT_EQ(dump(), dump());
 }

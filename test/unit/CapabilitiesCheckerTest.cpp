@@ -38,8 +38,7 @@ protected:
         module.frameworks.push_back(passes::checkFramework(c, *f));
     for (ast::TopDecl *d : file->decls)
       if (auto *caps = llvm::dyn_cast<ast::CapabilitiesDecl>(d))
-        module.capabilities.push_back(
-            passes::checkCapabilities(c, *caps, names, module));
+        module.capabilities.push_back(passes::checkCapabilities(c, *caps, names, module));
     if (rule14)
       passes::checkNeverMatches(c, module);
     return render();
@@ -72,8 +71,7 @@ private:
     platform.name = p.name.name;
     platform.loc = p.name.range;
     if (p.parent)
-      if (auto *parent = llvm::dyn_cast_or_null<ast::PlatformDecl>(
-              names.lookup(p.parent->name)))
+      if (auto *parent = llvm::dyn_cast_or_null<ast::PlatformDecl>(names.lookup(p.parent->name)))
         platform.opsets = opsetsOf(*parent).opsets;
     for (ast::PlatformItem *item : p.items)
       if (auto *o = llvm::dyn_cast<ast::OpsetDecl>(item))
@@ -90,9 +88,7 @@ private:
     return platform;
   }
 
-  std::vector<std::string> render() {
-    return test_util::renderDiagnostics(c);
-  }
+  std::vector<std::string> render() { return test_util::renderDiagnostics(c); }
 };
 
 using Diags = std::vector<std::string>;
@@ -108,9 +104,7 @@ const char *const prelude = R"(platform chip {
 framework onnx { activation Relu }
 )";
 
-std::string withPrelude(llvm::StringRef caps) {
-  return std::string(prelude) + caps.str();
-}
+std::string withPrelude(llvm::StringRef caps) { return std::string(prelude) + caps.str(); }
 
 //===----------------------------------------------------------------------===//
 // Valid input and the IR
@@ -427,19 +421,18 @@ TEST_F(CapabilitiesCheckerTest, OrderedComparisons) {
   Conv <- Conv where group > 1 and auto_pad < "x", Conv where kernel_shape >= [1, 1]
   FullyConnected <- Gemm where alpha <= 1 and transB > 0.5, MatMul where input[1] < "a"
 })"));
-  EXPECT_EQ(d,
-            (Diags{
-                "10:36: error: `<` compares numbers, but `auto_pad` is a "
-                "string",
-                "10:47: error: `<` compares numbers, but `\"x\"` is a string",
-                "10:63: error: `>=` compares numbers, but `kernel_shape` is "
-                "a list of integers",
-                "10:79: error: `>=` compares numbers, but `[1, 1]` is a "
-                "list of integers",
-                "11:56: error: attribute `transB` of `Gemm` is an integer; "
-                "it cannot be compared with a decimal number",
-                "11:85: error: `<` compares numbers, but `\"a\"` is a string",
-            }));
+  EXPECT_EQ(d, (Diags{
+                   "10:36: error: `<` compares numbers, but `auto_pad` is a "
+                   "string",
+                   "10:47: error: `<` compares numbers, but `\"x\"` is a string",
+                   "10:63: error: `>=` compares numbers, but `kernel_shape` is "
+                   "a list of integers",
+                   "10:79: error: `>=` compares numbers, but `[1, 1]` is a "
+                   "list of integers",
+                   "11:56: error: attribute `transB` of `Gemm` is an integer; "
+                   "it cannot be compared with a decimal number",
+                   "11:85: error: `<` compares numbers, but `\"a\"` is a string",
+               }));
 }
 
 TEST_F(CapabilitiesCheckerTest, NoneComparisons) {
@@ -481,14 +474,13 @@ TEST_F(CapabilitiesCheckerTest, ListLiterals) {
   Misc <- Upsample where scales == [1, 2.5], Pad where pads != [], RNN where activations == ["Tanh"],
           RNN where activations == [1]
 })"));
-  EXPECT_EQ(d,
-            (Diags{
-                "10:42: error: a list literal cannot mix numbers and strings",
-                "10:79: error: `none` cannot be an element of a list; "
-                "compare the whole operand with `none`",
-                "12:36: error: attribute `activations` of `RNN` is a list "
-                "of strings; it cannot be compared with a list of integers",
-            }));
+  EXPECT_EQ(d, (Diags{
+                   "10:42: error: a list literal cannot mix numbers and strings",
+                   "10:79: error: `none` cannot be an element of a list; "
+                   "compare the whole operand with `none`",
+                   "12:36: error: attribute `activations` of `RNN` is a list "
+                   "of strings; it cannot be compared with a list of integers",
+               }));
 }
 
 TEST_F(CapabilitiesCheckerTest, AttributeWithSeveralTypes) {

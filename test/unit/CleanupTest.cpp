@@ -7,8 +7,8 @@
 // real data, and the result must still pass the ONNX checker.
 //
 //===----------------------------------------------------------------------===//
-#include "ir/graph/OnnxIO.h"
 #include "transforms/Cleanup.h"
+#include "ir/graph/OnnxIO.h"
 #include "runtime/DataIO.h"
 #include "runtime/Executor.h"
 

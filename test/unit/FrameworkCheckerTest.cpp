@@ -155,8 +155,7 @@ TEST_F(FrameworkCheckerTest, OpLists) {
                    "  4:14: note: `Tanh` is listed here",
                }));
   ASSERT_EQ(frameworks.size(), 1u);
-  EXPECT_EQ(frameworks[0].activationOps,
-            (std::vector<std::string>{"Relu", "Clip", "Tanh"}));
+  EXPECT_EQ(frameworks[0].activationOps, (std::vector<std::string>{"Relu", "Clip", "Tanh"}));
   EXPECT_EQ(frameworks[0].noQuantizeOps, (std::vector<std::string>{"Shape"}));
 }
 

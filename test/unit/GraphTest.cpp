@@ -29,8 +29,7 @@ struct Loaded {
   }
 };
 
-std::unique_ptr<Loaded> loadBytes(const std::string &bytes,
-                                  const std::string &dir = ".") {
+std::unique_ptr<Loaded> loadBytes(const std::string &bytes, const std::string &dir = ".") {
   auto l = std::make_unique<Loaded>();
   l->model = loadModelFromBuffer(bytes, "m.onnx", dir, l->diags);
   return l;
@@ -216,8 +215,7 @@ TEST(GraphBadInput, HugeShapeAllocatesNothing) {
   w->set_raw_data(std::string(16, '\0'));
   auto l = loadBytes(m.SerializeAsString());
   EXPECT_FALSE(l->model);
-  EXPECT_NE(l->text().find("declares 1099511627776 elements"), std::string::npos)
-      << l->text();
+  EXPECT_NE(l->text().find("declares 1099511627776 elements"), std::string::npos) << l->text();
 }
 
 TEST(GraphBadInput, ShapeOverflow) {
@@ -241,8 +239,7 @@ TEST(GraphBadInput, ExternalDataOutsideModelFolder) {
   kv->set_value("../../etc/passwd");
   auto l = loadBytes(m.SerializeAsString());
   EXPECT_FALSE(l->model);
-  EXPECT_NE(l->text().find("leaves the model's folder"), std::string::npos)
-      << l->text();
+  EXPECT_NE(l->text().find("leaves the model's folder"), std::string::npos) << l->text();
 }
 
 TEST(Graph, ExternalDataIsInlined) {
@@ -286,8 +283,7 @@ TEST(Graph, NewerOpsetWarnsAndContinues) {
   m.mutable_opset_import(0)->set_version(99);
   auto l = loadBytes(m.SerializeAsString());
   ASSERT_TRUE(l->model) << l->text();
-  EXPECT_NE(l->text().find("opset 99, newer than libonnx knows (17)"),
-            std::string::npos)
+  EXPECT_NE(l->text().find("opset 99, newer than libonnx knows (17)"), std::string::npos)
       << l->text();
 }
 
@@ -296,8 +292,7 @@ TEST(Graph, CheckerErrorsAreReported) {
   m.mutable_graph()->mutable_node(1)->set_op_type("NoSuchOp");
   auto l = loadBytes(m.SerializeAsString());
   EXPECT_FALSE(l->model);
-  EXPECT_NE(l->text().find("the ONNX checker rejects the model"), std::string::npos)
-      << l->text();
+  EXPECT_NE(l->text().find("the ONNX checker rejects the model"), std::string::npos) << l->text();
 }
 
 //===----------------------------------------------------------------------===//
@@ -312,8 +307,7 @@ TEST(GraphNodeSuite, EveryModelRoundTrips) {
                  << " (scripts/setup installs it)";
   std::vector<std::string> models;
   std::error_code ec;
-  for (llvm::sys::fs::directory_iterator it(root, ec), end; it != end && !ec;
-       it.increment(ec)) {
+  for (llvm::sys::fs::directory_iterator it(root, ec), end; it != end && !ec; it.increment(ec)) {
     llvm::SmallString<256> p(it->path());
     llvm::sys::path::append(p, "model.onnx");
     if (llvm::sys::fs::exists(p))

@@ -91,15 +91,9 @@ Predicate chain(Predicate::Kind k, std::vector<Predicate> children) {
   p.children = std::move(children);
   return p;
 }
-Predicate andP(std::vector<Predicate> c) {
-  return chain(Predicate::Kind::And, std::move(c));
-}
-Predicate orP(std::vector<Predicate> c) {
-  return chain(Predicate::Kind::Or, std::move(c));
-}
-Predicate notP(Predicate c) {
-  return chain(Predicate::Kind::Not, {std::move(c)});
-}
+Predicate andP(std::vector<Predicate> c) { return chain(Predicate::Kind::And, std::move(c)); }
+Predicate orP(std::vector<Predicate> c) { return chain(Predicate::Kind::Or, std::move(c)); }
+Predicate notP(Predicate c) { return chain(Predicate::Kind::Not, {std::move(c)}); }
 Predicate constP(int64_t i) {
   Predicate p;
   p.kind = Predicate::Kind::Const;
@@ -118,12 +112,11 @@ Predicate hasP(std::string a) {
 //===----------------------------------------------------------------------===//
 
 TEST(IREnums, QuantMethodRoundTrip) {
-  const std::pair<QuantMethod, const char *> all[] = {
-      {QuantMethod::PowerOfTwo, "power_of_two"},
-      {QuantMethod::Symmetric, "symmetric"},
-      {QuantMethod::Uniform, "uniform"},
-      {QuantMethod::LutPot, "lut_pot"},
-      {QuantMethod::LutSym, "lut_sym"}};
+  const std::pair<QuantMethod, const char *> all[] = {{QuantMethod::PowerOfTwo, "power_of_two"},
+                                                      {QuantMethod::Symmetric, "symmetric"},
+                                                      {QuantMethod::Uniform, "uniform"},
+                                                      {QuantMethod::LutPot, "lut_pot"},
+                                                      {QuantMethod::LutSym, "lut_sym"}};
   for (auto [m, s] : all) {
     EXPECT_STREQ(toString(m), s);
     EXPECT_EQ(parseQuantMethod(s), m);
@@ -137,10 +130,9 @@ TEST(IREnums, QuantMethodRoundTrip) {
 }
 
 TEST(IREnums, SignednessRoundTrip) {
-  const std::pair<Signedness, const char *> all[] = {
-      {Signedness::Auto, "auto"},
-      {Signedness::Signed, "signed"},
-      {Signedness::Unsigned, "unsigned"}};
+  const std::pair<Signedness, const char *> all[] = {{Signedness::Auto, "auto"},
+                                                     {Signedness::Signed, "signed"},
+                                                     {Signedness::Unsigned, "unsigned"}};
   for (auto [v, s] : all) {
     EXPECT_STREQ(toString(v), s);
     EXPECT_EQ(parseSignedness(s), v);
@@ -181,8 +173,7 @@ TEST(IRLiteral, Scalars) {
   EXPECT_EQ(intLit(8).str(), "8");
   EXPECT_EQ(intLit(-1).str(), "-1");
   EXPECT_EQ(intLit(0).str(), "0");
-  EXPECT_EQ(intLit(std::numeric_limits<int64_t>::min()).str(),
-            "-9223372036854775808");
+  EXPECT_EQ(intLit(std::numeric_limits<int64_t>::min()).str(), "-9223372036854775808");
   EXPECT_EQ(boolLit(true).str(), "true");
   EXPECT_EQ(boolLit(false).str(), "false");
   EXPECT_EQ(Literal().str(), "none");
@@ -206,8 +197,7 @@ TEST(IRLiteral, Floats) {
   EXPECT_EQ(floatLit(1e16).str(), "1e+16");
   EXPECT_EQ(floatLit(2.5e300).str(), "2.5e+300");
   EXPECT_EQ(floatLit(5e-324).str(), "5e-324");
-  EXPECT_EQ(floatLit(std::numeric_limits<double>::max()).str(),
-            "1.7976931348623157e+308");
+  EXPECT_EQ(floatLit(std::numeric_limits<double>::max()).str(), "1.7976931348623157e+308");
 }
 
 TEST(IRLiteral, Infinities) {
@@ -221,8 +211,7 @@ TEST(IRLiteral, Infinities) {
 TEST(IRLiteral, FloatsRoundTrip) {
   std::mt19937_64 rng(12345);
   std::vector<double> values = {
-      0.1,     0.2,     0.3, 1e-300, 1e300, 123456789.125, 9007199254740993.0,
-      2.0 / 3, -1.0 / 7};
+      0.1, 0.2, 0.3, 1e-300, 1e300, 123456789.125, 9007199254740993.0, 2.0 / 3, -1.0 / 7};
   for (int i = 0; i < 2000; ++i) {
     uint64_t bits = rng();
     double d;
@@ -252,9 +241,8 @@ TEST(IRLiteral, StringEscapes) {
 TEST(IRLiteral, Lists) {
   EXPECT_EQ(listLit({}).str(), "[]");
   EXPECT_EQ(listLit({intLit(1), intLit(2)}).str(), "[1, 2]");
-  EXPECT_EQ(
-      listLit({strLit("a"), floatLit(0.5), Literal(), boolLit(true)}).str(),
-      "[\"a\", 0.5, none, true]");
+  EXPECT_EQ(listLit({strLit("a"), floatLit(0.5), Literal(), boolLit(true)}).str(),
+            "[\"a\", 0.5, none, true]");
 }
 
 //===----------------------------------------------------------------------===//
@@ -276,8 +264,7 @@ TEST(IROperand, Spelling) {
   shape.dim = -1;
   EXPECT_EQ(shape.str(), "shape(input[0])[-1]");
   EXPECT_EQ(lit(intLit(-3)).str(), "-3");
-  EXPECT_EQ(lit(floatLit(-std::numeric_limits<double>::infinity())).str(),
-            "-inf");
+  EXPECT_EQ(lit(floatLit(-std::numeric_limits<double>::infinity())).str(), "-inf");
   EXPECT_EQ(lit(strLit("NOTSET")).str(), "\"NOTSET\"");
   EXPECT_EQ(lit(listLit({intLit(1), intLit(1)})).str(), "[1, 1]");
 }
@@ -288,11 +275,9 @@ TEST(IROperand, Spelling) {
 
 TEST(IRPredicate, Atoms) {
   EXPECT_EQ(eq("transB", 1).str(), "transB == 1");
-  EXPECT_EQ(cmp(input(1), CmpOp::Le, lit(floatLit(0.0))).str(),
-            "input[1] <= 0.0");
+  EXPECT_EQ(cmp(input(1), CmpOp::Le, lit(floatLit(0.0))).str(), "input[1] <= 0.0");
   EXPECT_EQ(cmp(attr("x"), CmpOp::Lt, lit(intLit(-1))).str(), "x < -1");
-  EXPECT_EQ(cmp(attr("mode"), CmpOp::Ne, lit(strLit("a\"b"))).str(),
-            "mode != \"a\\\"b\"");
+  EXPECT_EQ(cmp(attr("mode"), CmpOp::Ne, lit(strLit("a\"b"))).str(), "mode != \"a\\\"b\"");
   EXPECT_EQ(cmp(attr("x"), CmpOp::Eq, lit(Literal())).str(), "x == none");
   EXPECT_EQ(constP(1).str(), "const(input[1])");
   EXPECT_EQ(hasP("alpha").str(), "has(alpha)");
@@ -307,8 +292,8 @@ TEST(IRPredicate, Atoms) {
 }
 
 TEST(IRPredicate, AndOverOrNeedsParens) {
-  Predicate p = andP({cmp(attr("group"), CmpOp::Gt, lit(intLit(1))),
-                      orP({eq("a", 1), eq("b", 2)})});
+  Predicate p =
+      andP({cmp(attr("group"), CmpOp::Gt, lit(intLit(1))), orP({eq("a", 1), eq("b", 2)})});
   EXPECT_EQ(p.str(), "group > 1 and (a == 1 or b == 2)");
   Predicate q = andP({orP({eq("a", 1), eq("b", 2)}), eq("c", 3)});
   EXPECT_EQ(q.str(), "(a == 1 or b == 2) and c == 3");
@@ -325,12 +310,9 @@ TEST(IRPredicate, Not) {
   EXPECT_EQ(notP(constP(1)).str(), "not const(input[1])");
   EXPECT_EQ(notP(eq("a", 1)).str(), "not a == 1");
   EXPECT_EQ(notP(notP(hasP("x"))).str(), "not not has(x)");
-  EXPECT_EQ(notP(andP({eq("a", 1), eq("b", 2)})).str(),
-            "not (a == 1 and b == 2)");
-  EXPECT_EQ(notP(orP({eq("a", 1), eq("b", 2)})).str(),
-            "not (a == 1 or b == 2)");
-  EXPECT_EQ(andP({notP(eq("a", 1)), notP(eq("b", 2))}).str(),
-            "not a == 1 and not b == 2");
+  EXPECT_EQ(notP(andP({eq("a", 1), eq("b", 2)})).str(), "not (a == 1 and b == 2)");
+  EXPECT_EQ(notP(orP({eq("a", 1), eq("b", 2)})).str(), "not (a == 1 or b == 2)");
+  EXPECT_EQ(andP({notP(eq("a", 1)), notP(eq("b", 2))}).str(), "not a == 1 and not b == 2");
   EXPECT_EQ(orP({notP(eq("a", 1)), eq("b", 2)}).str(), "not a == 1 or b == 2");
 }
 
@@ -338,11 +320,9 @@ TEST(IRPredicate, NestedChainsAreFlattened) {
   // Associativity: `a and (b and c)` is `a and b and c`.
   EXPECT_EQ(andP({eq("a", 1), andP({eq("b", 2), eq("c", 3)})}).str(),
             "a == 1 and b == 2 and c == 3");
-  EXPECT_EQ(orP({orP({eq("a", 1), eq("b", 2)}), eq("c", 3)}).str(),
-            "a == 1 or b == 2 or c == 3");
+  EXPECT_EQ(orP({orP({eq("a", 1), eq("b", 2)}), eq("c", 3)}).str(), "a == 1 or b == 2 or c == 3");
   // An `or` inside `and` inside `or` keeps exactly the parentheses it needs.
-  EXPECT_EQ(orP({eq("a", 1), andP({eq("b", 2), orP({eq("c", 3), eq("d", 4)})})})
-                .str(),
+  EXPECT_EQ(orP({eq("a", 1), andP({eq("b", 2), orP({eq("c", 3), eq("d", 4)})})}).str(),
             "a == 1 or b == 2 and (c == 3 or d == 4)");
 }
 

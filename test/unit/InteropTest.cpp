@@ -42,8 +42,10 @@ TEST(InteropTest, SupergroupsAreACartesianProductWithoutDuplicates) {
   p.fusings.push_back({"g", {{"A"}, {"B"}}, {}}); // all duplicates
   p.fusings.push_back({"h", {{"C"}, {"Z"}}, {}}); // Z binds nothing
   ir::Capabilities c;
-  c.bindings = {{"A", "Conv", {}, {}}, {"A", "Gemm", {}, {}},
-                {"B", "Relu", {}, {}}, {"C", "Clip", {}, {}},
+  c.bindings = {{"A", "Conv", {}, {}},
+                {"A", "Gemm", {}, {}},
+                {"B", "Relu", {}, {}},
+                {"C", "Clip", {}, {}},
                 {"C", "Relu", {}, {}}};
   auto groups = interop::aimetSupergroups(p, c);
   std::vector<std::vector<std::string>> want = {

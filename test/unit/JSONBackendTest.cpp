@@ -125,8 +125,7 @@ ir::Module makeModule() {
   fw.weights = {w1, w2, w3};
   fw.activationOps = {"Relu", "Sigmoid"};
   fw.noQuantizeOps = {"Shape"};
-  fw.ranges = {
-      {"Sigmoid", 0, 1, {}}, {"Relu", 0, kInf, {}}, {"Tanh", -kInf, 0.5, {}}};
+  fw.ranges = {{"Sigmoid", 0, 1, {}}, {"Relu", 0, kInf, {}}, {"Tanh", -kInf, 0.5, {}}};
   m.frameworks.push_back(fw);
 
   ir::Capabilities caps;
@@ -187,9 +186,8 @@ json::Value parse(const std::string &text) {
 }
 
 /// Follows `path` (object keys and array indices) from `v`.
-const json::Value *
-at(const json::Value &v,
-   std::initializer_list<std::variant<const char *, int>> path) {
+const json::Value *at(const json::Value &v,
+                      std::initializer_list<std::variant<const char *, int>> path) {
   const json::Value *cur = &v;
   for (const auto &step : path) {
     if (!cur)
@@ -216,14 +214,13 @@ std::vector<std::string> keys(const json::Value *v) {
   return out;
 }
 
-#define EXPECT_JSON(V, PATH, EXPECTED)                                         \
-  do {                                                                         \
-    const json::Value *got_ = at(V, PATH);                                     \
-    ASSERT_NE(got_, nullptr) << "missing " #PATH;                              \
-    EXPECT_EQ(*got_, json::Value(EXPECTED)) << #PATH;                          \
+#define EXPECT_JSON(V, PATH, EXPECTED)                                                             \
+  do {                                                                                             \
+    const json::Value *got_ = at(V, PATH);                                                         \
+    ASSERT_NE(got_, nullptr) << "missing " #PATH;                                                  \
+    EXPECT_EQ(*got_, json::Value(EXPECTED)) << #PATH;                                              \
   } while (0)
-#define P(...)                                                                 \
-  (std::initializer_list<std::variant<const char *, int>>{__VA_ARGS__})
+#define P(...) (std::initializer_list<std::variant<const char *, int>>{__VA_ARGS__})
 
 class JSONBackend : public ::testing::Test {
 protected:
@@ -236,9 +233,8 @@ protected:
 };
 
 TEST_F(JSONBackend, TopLevel) {
-  EXPECT_EQ(keys(&doc),
-            (std::vector<std::string>{"capabilities", "frameworks", "platforms",
-                                      "recipes", "tpcc_ir_version"}));
+  EXPECT_EQ(keys(&doc), (std::vector<std::string>{"capabilities", "frameworks", "platforms",
+                                                  "recipes", "tpcc_ir_version"}));
   EXPECT_JSON(doc, P("tpcc_ir_version"), 1);
 }
 
@@ -255,9 +251,8 @@ TEST_F(JSONBackend, EmptyModule) {
 
 TEST_F(JSONBackend, Platform) {
   EXPECT_EQ(keys(at(doc, P("platforms", 0))),
-            (std::vector<std::string>{"default", "fusings", "metadata", "name",
-                                      "opsets", "parent", "simd_padding",
-                                      "type", "version"}));
+            (std::vector<std::string>{"default", "fusings", "metadata", "name", "opsets", "parent",
+                                      "simd_padding", "type", "version"}));
   EXPECT_JSON(doc, P("platforms", 0, "name"), "imx500");
   EXPECT_JSON(doc, P("platforms", 0, "version"), "1.0");
   EXPECT_JSON(doc, P("platforms", 0, "type"), "imx500");
@@ -266,21 +261,18 @@ TEST_F(JSONBackend, Platform) {
   EXPECT_JSON(doc, P("platforms", 0, "metadata"), false);
   EXPECT_JSON(doc, P("platforms", 1, "version"), nullptr);
   EXPECT_JSON(doc, P("platforms", 1, "parent"), "imx500");
-  EXPECT_JSON(doc, P("platforms", 1, "type"),
-              "type with \"quotes\", \\ and \b\f\n\t\x01 and é");
+  EXPECT_JSON(doc, P("platforms", 1, "type"), "type with \"quotes\", \\ and \b\f\n\t\x01 and é");
 }
 
 TEST_F(JSONBackend, OptionsAndConfigs) {
   EXPECT_JSON(doc, P("platforms", 0, "default", "base"), 0);
   const json::Value *cfg = at(doc, P("platforms", 0, "default", "configs", 0));
   EXPECT_EQ(keys(cfg),
-            (std::vector<std::string>{"activation", "fixed_scale",
-                                      "fixed_zero_point", "input_bits", "name",
-                                      "preserving", "simd", "weights"}));
+            (std::vector<std::string>{"activation", "fixed_scale", "fixed_zero_point", "input_bits",
+                                      "name", "preserving", "simd", "weights"}));
   EXPECT_JSON(*cfg, P("name"), "a8");
-  EXPECT_EQ(
-      keys(at(*cfg, P("activation"))),
-      (std::vector<std::string>{"bits", "method", "quantize", "signedness"}));
+  EXPECT_EQ(keys(at(*cfg, P("activation"))),
+            (std::vector<std::string>{"bits", "method", "quantize", "signedness"}));
   EXPECT_JSON(*cfg, P("activation", "method"), "power_of_two");
   EXPECT_JSON(*cfg, P("activation", "bits"), 8);
   EXPECT_JSON(*cfg, P("activation", "quantize"), true);
@@ -290,11 +282,9 @@ TEST_F(JSONBackend, OptionsAndConfigs) {
   EXPECT_JSON(*cfg, P("fixed_scale"), nullptr);
   EXPECT_JSON(*cfg, P("fixed_zero_point"), nullptr);
   EXPECT_JSON(*cfg, P("simd"), 32);
-  EXPECT_EQ(keys(at(*cfg, P("weights"))),
-            (std::vector<std::string>{"default", "slots"}));
+  EXPECT_EQ(keys(at(*cfg, P("weights"))), (std::vector<std::string>{"default", "slots"}));
   EXPECT_EQ(keys(at(*cfg, P("weights", "default"))),
-            (std::vector<std::string>{"bits", "lut_bits", "method",
-                                      "per_channel", "quantize"}));
+            (std::vector<std::string>{"bits", "lut_bits", "method", "per_channel", "quantize"}));
   EXPECT_JSON(*cfg, P("weights", "default", "bits"), 32);
   EXPECT_JSON(*cfg, P("weights", "default", "lut_bits"), nullptr);
   EXPECT_JSON(*cfg, P("weights", "slots"), json::Object{});
@@ -309,17 +299,12 @@ TEST_F(JSONBackend, OptionsAndConfigs) {
   EXPECT_JSON(*conv, P("configs", 1, "name"), "linear4");
   EXPECT_JSON(*conv, P("configs", 1, "simd"), 64);
   EXPECT_JSON(*conv, P("configs", 1, "weights", "slots", "kernel", "bits"), 4);
-  EXPECT_JSON(*conv, P("configs", 1, "weights", "slots", "kernel", "method"),
-              "symmetric");
-  EXPECT_JSON(*conv,
-              P("configs", 1, "weights", "slots", "kernel", "per_channel"),
-              true);
-  EXPECT_JSON(*conv, P("configs", 1, "weights", "slots", "bias", "quantize"),
-              false);
+  EXPECT_JSON(*conv, P("configs", 1, "weights", "slots", "kernel", "method"), "symmetric");
+  EXPECT_JSON(*conv, P("configs", 1, "weights", "slots", "kernel", "per_channel"), true);
+  EXPECT_JSON(*conv, P("configs", 1, "weights", "slots", "bias", "quantize"), false);
 
   // The inline config: no name, every non-default field.
-  const json::Value *inl =
-      at(doc, P("platforms", 0, "opsets", 2, "options", "configs", 0));
+  const json::Value *inl = at(doc, P("platforms", 0, "opsets", 2, "options", "configs", 0));
   EXPECT_JSON(*inl, P("name"), nullptr);
   EXPECT_JSON(*inl, P("activation", "bits"), 16);
   EXPECT_JSON(*inl, P("activation", "method"), "uniform");
@@ -337,17 +322,15 @@ TEST_F(JSONBackend, Fusings) {
   ASSERT_NE(f, nullptr);
   EXPECT_EQ(f->getAsArray()->size(), 2u);
   EXPECT_JSON(*f, P(0, "name"), nullptr);
-  EXPECT_JSON(
-      *f, P(0, "pattern"),
-      (json::Array{json::Array{"Conv"}, json::Array{"AnyReLU", "Softmax"}}));
+  EXPECT_JSON(*f, P(0, "pattern"),
+              (json::Array{json::Array{"Conv"}, json::Array{"AnyReLU", "Softmax"}}));
   EXPECT_JSON(*f, P(1, "name"), "conv_relu");
 }
 
 TEST_F(JSONBackend, Framework) {
   const json::Value *fw = at(doc, P("frameworks", 0));
   EXPECT_EQ(keys(fw),
-            (std::vector<std::string>{"activation", "name", "no_quantize",
-                                      "ranges", "weights"}));
+            (std::vector<std::string>{"activation", "name", "no_quantize", "ranges", "weights"}));
   EXPECT_JSON(*fw, P("name"), "onnx");
   EXPECT_EQ(keys(at(*fw, P("weights", 0))),
             (std::vector<std::string>{"axes", "input", "op", "slot", "where"}));
@@ -355,16 +338,13 @@ TEST_F(JSONBackend, Framework) {
   EXPECT_JSON(*fw, P("weights", 0, "op"), "Gemm");
   EXPECT_JSON(*fw, P("weights", 0, "input"), 1);
   EXPECT_JSON(*fw, P("weights", 0, "where"), "transB == 1");
-  EXPECT_JSON(*fw, P("weights", 0, "axes"),
-              (json::Object{{"out", 0}, {"in", 1}}));
+  EXPECT_JSON(*fw, P("weights", 0, "axes"), (json::Object{{"out", 0}, {"in", 1}}));
   EXPECT_JSON(*fw, P("weights", 1, "where"), nullptr);
   EXPECT_JSON(*fw, P("weights", 1, "axes"), nullptr);
-  EXPECT_JSON(*fw, P("weights", 2, "axes"),
-              (json::Object{{"out", -1}, {"in", nullptr}}));
+  EXPECT_JSON(*fw, P("weights", 2, "axes"), (json::Object{{"out", -1}, {"in", nullptr}}));
   EXPECT_JSON(*fw, P("activation"), (json::Array{"Relu", "Sigmoid"}));
   EXPECT_JSON(*fw, P("no_quantize"), json::Array{"Shape"});
-  EXPECT_JSON(*fw, P("ranges", 0),
-              (json::Object{{"op", "Sigmoid"}, {"min", 0}, {"max", 1}}));
+  EXPECT_JSON(*fw, P("ranges", 0), (json::Object{{"op", "Sigmoid"}, {"min", 0}, {"max", 1}}));
   EXPECT_JSON(*fw, P("ranges", 1, "max"), "inf");
   EXPECT_JSON(*fw, P("ranges", 2, "min"), "-inf");
   EXPECT_JSON(*fw, P("ranges", 2, "max"), 0.5);
@@ -372,26 +352,23 @@ TEST_F(JSONBackend, Framework) {
 
 TEST_F(JSONBackend, Capabilities) {
   const json::Value *c = at(doc, P("capabilities", 0));
-  EXPECT_EQ(keys(c), (std::vector<std::string>{"bindings", "framework", "name",
-                                               "platform", "unbound"}));
+  EXPECT_EQ(keys(c),
+            (std::vector<std::string>{"bindings", "framework", "name", "platform", "unbound"}));
   EXPECT_JSON(*c, P("name"), "imx500_onnx");
   EXPECT_JSON(*c, P("platform"), "imx500");
   EXPECT_JSON(*c, P("framework"), "onnx");
-  EXPECT_JSON(
-      *c, P("bindings", 0),
-      (json::Object{{"opset", "Conv"}, {"op", "Conv"}, {"where", nullptr}}));
-  EXPECT_JSON(*c, P("bindings", 1, "where"),
-              "group == 1 and (a == 1 or b == 2)");
+  EXPECT_JSON(*c, P("bindings", 0),
+              (json::Object{{"opset", "Conv"}, {"op", "Conv"}, {"where", nullptr}}));
+  EXPECT_JSON(*c, P("bindings", 1, "where"), "group == 1 and (a == 1 or b == 2)");
 }
 
 TEST_F(JSONBackend, Recipes) {
   const json::Value *def = at(doc, P("recipes", 0));
   EXPECT_EQ(keys(def),
-            (std::vector<std::string>{
-                "activation_channel_equalization", "activation_threshold",
-                "bias_correction", "input_scaling", "lp", "min_threshold",
-                "name", "overrides", "parent", "relu_unbound_correction",
-                "shift_negative", "weights_threshold", "z_threshold"}));
+            (std::vector<std::string>{"activation_channel_equalization", "activation_threshold",
+                                      "bias_correction", "input_scaling", "lp", "min_threshold",
+                                      "name", "overrides", "parent", "relu_unbound_correction",
+                                      "shift_negative", "weights_threshold", "z_threshold"}));
   EXPECT_JSON(*def, P("name"), "default_recipe");
   EXPECT_JSON(*def, P("parent"), nullptr);
   EXPECT_JSON(*def, P("activation_threshold"), "mse");
@@ -399,9 +376,7 @@ TEST_F(JSONBackend, Recipes) {
   EXPECT_JSON(*def, P("lp"), 2);
   EXPECT_JSON(*def, P("bias_correction"), true);
   EXPECT_JSON(*def, P("shift_negative"),
-              (json::Object{{"enabled", false},
-                            {"ratio", 0.25},
-                            {"recompute_threshold", false}}));
+              (json::Object{{"enabled", false}, {"ratio", 0.25}, {"recompute_threshold", false}}));
   EXPECT_JSON(*def, P("relu_unbound_correction"), false);
   EXPECT_JSON(*def, P("activation_channel_equalization"), false);
   EXPECT_JSON(*def, P("input_scaling"), false);
@@ -513,8 +488,7 @@ TEST_F(JSONBackend, NumberSpelling) {
   EXPECT_NE(text.find("\"lp\": 2.5,"), std::string::npos);
   EXPECT_NE(text.find("\"ratio\": 0.1,"), std::string::npos);
   EXPECT_NE(text.find("\"min_threshold\": 1e-05,"), std::string::npos);
-  EXPECT_NE(text.find("\"min_threshold\": 1.52587890625e-05,"),
-            std::string::npos);
+  EXPECT_NE(text.find("\"min_threshold\": 1.52587890625e-05,"), std::string::npos);
   EXPECT_NE(text.find("\"fixed_scale\": 0.00390625,"), std::string::npos);
 }
 
@@ -525,9 +499,8 @@ TEST_F(JSONBackend, StringEscapes) {
 }
 
 TEST(JSONBackendDoubles, RoundTrip) {
-  const double values[] = {0.1,    1.0 / 3, 2.0 / 3,  1e-300, 1e300,
-                           5e-324, 123.456, 1e16,     1e22,   -7.25,
-                           0.3,    1e-7,    4.35e-05, 1e21};
+  const double values[] = {0.1,  1.0 / 3, 2.0 / 3, 1e-300, 1e300, 5e-324,   123.456,
+                           1e16, 1e22,    -7.25,   0.3,    1e-7,  4.35e-05, 1e21};
   for (double d : values) {
     ir::Module m;
     ir::Recipe r;

@@ -5,8 +5,8 @@
 // table the quantizer reads.
 //
 //===----------------------------------------------------------------------===//
-#include "ir/OnnxSchema.h"
 #include "ir/graph/NodeAttrs.h"
+#include "ir/OnnxSchema.h"
 #include "ir/graph/OpTraits.h"
 
 #include <gtest/gtest.h>
@@ -37,12 +37,12 @@ TEST(NodeAttrs, NodeValueThenSchemaDefaultThenFallback) {
   gemm.attributes.push_back(intAttr("transB", 1));
   NodeAttrs a(gemm, schema("Gemm", 13));
   EXPECT_TRUE(a.has("transB"));
-  EXPECT_EQ(a.getInt("transB", 7), 1);      // the node's value
+  EXPECT_EQ(a.getInt("transB", 7), 1); // the node's value
   EXPECT_FALSE(a.has("transA"));
-  EXPECT_EQ(a.getInt("transA", 7), 0);      // the schema's default, not 7
-  EXPECT_EQ(a.getFloat("alpha", 7), 1.0);   // a FLOAT default
-  EXPECT_EQ(a.getInt("no_such", 7), 7);     // no schema entry: the fallback
-  EXPECT_EQ(a.getFloat("transA", 7), 7.0);  // a default of another type is not used
+  EXPECT_EQ(a.getInt("transA", 7), 0);     // the schema's default, not 7
+  EXPECT_EQ(a.getFloat("alpha", 7), 1.0);  // a FLOAT default
+  EXPECT_EQ(a.getInt("no_such", 7), 7);    // no schema entry: the fallback
+  EXPECT_EQ(a.getFloat("transA", 7), 7.0); // a default of another type is not used
 
   NodeAttrs noSchema(gemm, nullptr);
   EXPECT_EQ(noSchema.getInt("transA", 7), 7);

@@ -100,11 +100,10 @@ TEST(OnnxSchemaTest, VersionsAndAtOpset) {
   const OnnxOp *clip = index().find("Clip");
   ASSERT_NE(clip, nullptr);
   ASSERT_GE(clip->versions.size(), 3u);
-  EXPECT_TRUE(
-      std::is_sorted(clip->versions.begin(), clip->versions.end(),
-                     [](const OnnxOpVersion &a, const OnnxOpVersion &b) {
-                       return a.sinceVersion < b.sinceVersion;
-                     }));
+  EXPECT_TRUE(std::is_sorted(clip->versions.begin(), clip->versions.end(),
+                             [](const OnnxOpVersion &a, const OnnxOpVersion &b) {
+                               return a.sinceVersion < b.sinceVersion;
+                             }));
   EXPECT_EQ(clip->versions.front().sinceVersion, 1);
   // Clip-6 has `min`/`max` attributes with defaults; since Clip-11 they are
   // inputs.
@@ -212,8 +211,8 @@ TEST(OnnxSchemaTest, OpNamesAreSortedAndComplete) {
   EXPECT_GT(names.size(), 150u);
   EXPECT_TRUE(std::is_sorted(names.begin(), names.end()));
   EXPECT_TRUE(std::adjacent_find(names.begin(), names.end()) == names.end());
-  for (const char *name : {"Conv", "Gemm", "MatMul", "Relu", "HardSwish",
-                           "QuantizeLinear", "Softmax"})
+  for (const char *name :
+       {"Conv", "Gemm", "MatMul", "Relu", "HardSwish", "QuantizeLinear", "Softmax"})
     EXPECT_TRUE(std::binary_search(names.begin(), names.end(), name)) << name;
 }
 

@@ -16,9 +16,7 @@ struct Parsed {
   File *file = nullptr;
   explicit Parsed(llvm::StringRef text) { file = parseBuffer(c, "t.tpc", text); }
   std::string text(SourceRange r) {
-    return c.sources.getBuffer(r.begin.file)
-        .slice(r.begin.offset, r.end.offset)
-        .str();
+    return c.sources.getBuffer(r.begin.file).slice(r.begin.offset, r.end.offset).str();
   }
 };
 
@@ -156,13 +154,11 @@ TEST(Parser, SyntaxErrorsBuildNoAST) {
 }
 
 TEST(Parser, NestingLimit) {
-  std::string deep = "capabilities c = p on onnx { A <- Conv where " +
-                     std::string(300, '(') + "a == 1" + std::string(300, ')') +
-                     " }";
+  std::string deep = "capabilities c = p on onnx { A <- Conv where " + std::string(300, '(') +
+                     "a == 1" + std::string(300, ')') + " }";
   Parsed p(deep);
   ASSERT_EQ(p.c.diags.getNumErrors(), 1u);
-  EXPECT_NE(p.c.diags.getDiagnostics()[0].message.find("nesting is too deep"),
-            std::string::npos);
+  EXPECT_NE(p.c.diags.getDiagnostics()[0].message.find("nesting is too deep"), std::string::npos);
 }
 
 TEST(Parser, ImportsListedInOrder) {

@@ -68,8 +68,12 @@ public:
     m.add_opset_import()->set_version(13);
     m.mutable_graph()->set_name("g");
   }
-  void input(const std::string &name, int64_t c = 4) { typed(m.mutable_graph()->add_input(), name, c); }
-  void output(const std::string &name, int64_t c = 4) { typed(m.mutable_graph()->add_output(), name, c); }
+  void input(const std::string &name, int64_t c = 4) {
+    typed(m.mutable_graph()->add_input(), name, c);
+  }
+  void output(const std::string &name, int64_t c = 4) {
+    typed(m.mutable_graph()->add_output(), name, c);
+  }
   void constant(const std::string &name, std::vector<int64_t> dims, float fill = 0.5f) {
     auto *t = m.mutable_graph()->add_initializer();
     t->set_name(name);
@@ -143,9 +147,8 @@ protected:
     EXPECT_TRUE(model);
     if (!model)
       return {};
-    return plan::buildPlan(module, *module.findPlatform("chip"),
-                           *module.findCapabilities(caps), module.findFramework("fw"),
-                           *model, c.diags, choices);
+    return plan::buildPlan(module, *module.findPlatform("chip"), *module.findCapabilities(caps),
+                           module.findFramework("fw"), *model, c.diags, choices);
   }
   const plan::PlanNode &node(const plan::Plan &p, const std::string &name) {
     for (const plan::PlanNode &n : p.nodes)
@@ -190,7 +193,7 @@ TEST_F(PlanTest, ClipWithConstantInputsAndNone) {
   b.constant("zero", {}, 0.0f);
   b.constant("six", {}, 6.0f);
   b.node("Clip", "relu6", {"x", "zero", "six"}, {"a"});
-  b.node("Clip", "lower_only", {"a", "zero"}, {"b"});   // input[2] absent: none
+  b.node("Clip", "lower_only", {"a", "zero"}, {"b"});  // input[2] absent: none
   b.node("Clip", "dynamic", {"b", "x", "six"}, {"y"}); // input[1] not constant
   b.output("y");
   plan::Plan p = planOf(b);
@@ -299,17 +302,16 @@ TEST_F(PlanTest, NodeMatchingTwoOpsetsIsAnError) {
   plan::Plan p = planOf(b, "overlap");
   EXPECT_TRUE(c.diags.hasErrors());
   ASSERT_EQ(messages().size(), 1u);
-  EXPECT_EQ(messages()[0],
-            "m.onnx: node 'clip' (Clip): the node matches two opsets: `Relu` "
-            "(binding `Relu <- Clip where input[1] == 0`) and `Relu6` (binding "
-            "`Relu6 <- Clip where input[2] == 6`); make their predicates exclusive");
+  EXPECT_EQ(messages()[0], "m.onnx: node 'clip' (Clip): the node matches two opsets: `Relu` "
+                           "(binding `Relu <- Clip where input[1] == 0`) and `Relu6` (binding "
+                           "`Relu6 <- Clip where input[2] == 6`); make their predicates exclusive");
   EXPECT_EQ(c.diags.getDiagnostics()[0].notes.size(), 2u);
 }
 
 TEST_F(PlanTest, InputBitsMismatchNamesBothNodesAndTheFix) {
   GraphBuilder b;
   b.input("x");
-  b.node("Sigmoid", "sig", {"x"}, {"s"}); // Wide: 16-bit activations
+  b.node("Sigmoid", "sig", {"x"}, {"s"});  // Wide: 16-bit activations
   b.node("Mul", "mul", {"s", "x"}, {"y"}); // Narrow: base takes 8 bits
   b.output("y");
   plan::Plan p = planOf(b);
@@ -339,8 +341,8 @@ TEST_F(PlanTest, BadChoicesAreErrorsAndKeepTheBase) {
   b.input("x");
   b.node("Mul", "mul", {"x", "x"}, {"y"});
   b.output("y");
-  plan::Plan p = planOf(b, "chip_fw",
-                        {{"mull", "Narrow.1"}, {"mul", "Narrow.2"}, {"mul", "Narrow.1"}});
+  plan::Plan p =
+      planOf(b, "chip_fw", {{"mull", "Narrow.1"}, {"mul", "Narrow.2"}, {"mul", "Narrow.1"}});
   std::vector<std::string> m = messages();
   ASSERT_EQ(m.size(), 3u);
   EXPECT_EQ(m[0], "m.onnx: --choose `mull=Narrow.1`: the model has no node named `mull`; "

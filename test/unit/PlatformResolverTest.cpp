@@ -27,15 +27,13 @@ class PlatformResolverTest : public ::testing::Test {
 protected:
   /// Parses each (name, text) file in order (as if each imported the ones
   /// before it) and builds the module.
-  void
-  compileFiles(const std::vector<std::pair<std::string, std::string>> &files) {
+  void compileFiles(const std::vector<std::pair<std::string, std::string>> &files) {
     c = std::make_unique<Compilation>();
     for (const auto &[name, text] : files) {
       ast::File *f = parseBuffer(*c, name, text);
       c->files.push_back(f);
     }
-    ASSERT_FALSE(c->diags.hasErrors()) << "the test input does not parse:\n"
-                                       << printed();
+    ASSERT_FALSE(c->diags.hasErrors()) << "the test input does not parse:\n" << printed();
     m = buildModule(*c);
   }
   void compile(const std::string &text) { compileFiles({{"test.tpc", text}}); }
@@ -188,13 +186,11 @@ TEST_F(PlatformResolverTest, Imx500ExampleResolves) {
   ASSERT_EQ(p.fusings.size(), 3u);
   EXPECT_EQ(p.fusings[0].name, "Conv->ConvActs");
   using Pattern = std::vector<std::vector<std::string>>;
-  EXPECT_EQ(
-      p.fusings[0].pattern,
-      (Pattern{{"Conv"}, {"AnyReLU", "PReLU", "Sigmoid", "Swish", "Tanh"}}));
+  EXPECT_EQ(p.fusings[0].pattern,
+            (Pattern{{"Conv"}, {"AnyReLU", "PReLU", "Sigmoid", "Swish", "Tanh"}}));
   EXPECT_EQ(p.fusings[1].name, "FullyConnected->(AnyReLU|Swish|Sigmoid)");
   EXPECT_EQ(p.fusings[2].name, "(Add|Sub|Mul|Div)->AnyReLU");
-  EXPECT_EQ(p.fusings[2].pattern,
-            (Pattern{{"Add", "Div", "Mul", "Sub"}, {"AnyReLU"}}));
+  EXPECT_EQ(p.fusings[2].pattern, (Pattern{{"Add", "Div", "Mul", "Sub"}, {"AnyReLU"}}));
 }
 
 //===----------------------------------------------------------------------===//
@@ -388,8 +384,7 @@ TEST_F(PlatformResolverTest, DuplicateKeys) {
                          "  note 4:23 note_previous_definition",
                      }));
   EXPECT_EQ(messages()[0], "field `simd` is given twice in one block");
-  EXPECT_EQ(messages()[2],
-            "field `weights.kernel.bits` is given twice in one block");
+  EXPECT_EQ(messages()[2], "field `weights.kernel.bits` is given twice in one block");
   // The first of two keys is kept.
   EXPECT_EQ(platform("p").defaultOptions.baseConfig().simd, 8);
 }
@@ -421,19 +416,14 @@ TEST_F(PlatformResolverTest, FieldErrors) {
                          "6:59 err_unknown_field",
                      }));
   Strings msg = messages();
-  EXPECT_EQ(
-      msg[0],
-      "unknown field `activaton` in a config; did you mean `activation`?");
-  EXPECT_EQ(msg[1],
-            "unknown field `bitz` in `activation`; did you mean `bits`?");
+  EXPECT_EQ(msg[0], "unknown field `activaton` in a config; did you mean `activation`?");
+  EXPECT_EQ(msg[1], "unknown field `bitz` in `activation`; did you mean `bits`?");
   EXPECT_EQ(msg[2], "field `simd` expects an integer, found a decimal number");
-  EXPECT_EQ(msg[3],
-            "`lut_sym2` is not a valid quantization method; expected one of "
-            "`power_of_two`, `symmetric`, `uniform`, `lut_pot`, `lut_sym`");
+  EXPECT_EQ(msg[3], "`lut_sym2` is not a valid quantization method; expected one of "
+                    "`power_of_two`, `symmetric`, `uniform`, `lut_pot`, `lut_sym`");
   EXPECT_EQ(msg[4], "`maybe` is not a valid signedness; expected one of "
                     "`auto`, `signed`, `unsigned`");
-  EXPECT_EQ(msg[7],
-            "unknown field `bitz` in `weights.kernel`; did you mean `bits`?");
+  EXPECT_EQ(msg[7], "unknown field `bitz` in `weights.kernel`; did you mean `bits`?");
   EXPECT_EQ(msg[13], "unknown field `extra` in an attr");
 }
 
@@ -586,10 +576,8 @@ TEST_F(PlatformResolverTest, TopLevelRedefinitionAcrossFiles) {
                 {"main.tpc", "recipe shared {}\n"
                              "platform r { config a = {} default [a] }\n"}});
   Strings d = diags();
-  EXPECT_EQ(d, (Strings{"1:8 err_redefinition",
-                        "  note 1:10 note_previous_definition",
-                        "2:10 err_redefinition",
-                        "  note 2:8 note_previous_definition"}));
+  EXPECT_EQ(d, (Strings{"1:8 err_redefinition", "  note 1:10 note_previous_definition",
+                        "2:10 err_redefinition", "  note 2:8 note_previous_definition"}));
   const auto &all = c->diags.getDiagnostics();
   ASSERT_EQ(all.size(), 2u);
   EXPECT_EQ(c->sources.getName(all[0].range.begin.file), "main.tpc");
@@ -625,18 +613,15 @@ TEST_F(PlatformResolverTest, FusingPatterns) {
                          "12:3 warn_duplicate_fuse",
                          "  note 10:3 note_previous_pattern",
                      }));
-  EXPECT_EQ(messages()[0],
-            "a fusing pattern needs at least two elements, found 1");
-  EXPECT_EQ(messages()[1],
-            "fusing pattern `second` is equal to an earlier pattern");
+  EXPECT_EQ(messages()[0], "a fusing pattern needs at least two elements, found 1");
+  EXPECT_EQ(messages()[1], "fusing pattern `second` is equal to an earlier pattern");
   const ir::Platform &p = platform("p");
   ASSERT_EQ(p.fusings.size(), 3u);
   EXPECT_EQ(p.fusings[0].name, "first");
   EXPECT_EQ(p.fusings[1].name, "A->B->C");
   EXPECT_EQ(p.fusings[2].name, "All->(A|(B|C))");
   using Pattern = std::vector<std::vector<std::string>>;
-  EXPECT_EQ(p.fusings[2].pattern,
-            (Pattern{{"A", "B", "C", "D"}, {"A", "B", "C"}}));
+  EXPECT_EQ(p.fusings[2].pattern, (Pattern{{"A", "B", "C", "D"}, {"A", "B", "C"}}));
 }
 
 //===----------------------------------------------------------------------===//
@@ -644,8 +629,7 @@ TEST_F(PlatformResolverTest, FusingPatterns) {
 //===----------------------------------------------------------------------===//
 
 TEST_F(PlatformResolverTest, ChildSeesParentAndOverrides) {
-  compileFiles(
-      {{"imx500.tpc", imx500}, {"chip.tpc", R"(platform my_chip extends imx500 {
+  compileFiles({{"imx500.tpc", imx500}, {"chip.tpc", R"(platform my_chip extends imx500 {
   version 0.1
   opset Softmax : [a8 with { activation.bits: 16 }]
   override opset FullyConnected : [linear8]
@@ -705,8 +689,7 @@ platform grandchild extends child {
   EXPECT_EQ(lin.simd, 64);
   EXPECT_EQ(lin.weights.bits, 4);
   EXPECT_EQ(platform("child").defaultOptions.baseConfig().activation.bits, 16);
-  EXPECT_EQ(platform("child").fusings[0].pattern[1],
-            (std::vector<std::string>{"Relu", "Tanh"}));
+  EXPECT_EQ(platform("child").fusings[0].pattern[1], (std::vector<std::string>{"Relu", "Tanh"}));
   // The parent keeps its own definitions.
   EXPECT_EQ(baseOf("base", "Conv").activation.bits, 8);
   EXPECT_EQ(baseOf("base", "Conv").weights.bits, 8);
@@ -758,10 +741,8 @@ platform root {
   Strings msg = messages();
   EXPECT_EQ(msg[0], "`a` is already defined by parent platform `base`; "
                     "write `override` to replace it");
-  EXPECT_EQ(msg[1],
-            "`override` of `b`, which parent platform `base` does not define");
-  EXPECT_EQ(msg[4],
-            "`remove fuse`: no inherited pattern is equal to `A->A->A`");
+  EXPECT_EQ(msg[1], "`override` of `b`, which parent platform `base` does not define");
+  EXPECT_EQ(msg[4], "`remove fuse`: no inherited pattern is equal to `A->A->A`");
   EXPECT_EQ(msg[5], "`override` of `x`, which no parent platform defines "
                     "(platform `root` extends no platform)");
   // `remove fuse A -> (A | A)` removed the inherited `A -> A`.
@@ -779,8 +760,7 @@ platform child extends base {
   override opset Conv : [a with { simd: 8 }]
 }
 )");
-  EXPECT_EQ(diags(), (Strings{"7:9 err_parent_defines",
-                              "  note 4:15 note_previous_definition"}));
+  EXPECT_EQ(diags(), (Strings{"7:9 err_parent_defines", "  note 4:15 note_previous_definition"}));
   EXPECT_EQ(messages()[0], "`Relu` is already defined by parent platform "
                            "`base`; write `override` to replace it");
   // After the error the child's definition is used, in the parent's place.
@@ -802,8 +782,7 @@ platform child extends base {
   opset Y
 }
 )");
-  EXPECT_EQ(diags(), (Strings{"7:18 err_override_missing",
-                              "  note 4:9 note_previous_definition"}));
+  EXPECT_EQ(diags(), (Strings{"7:18 err_override_missing", "  note 4:9 note_previous_definition"}));
   EXPECT_EQ(messages()[0], "`override` of `X`, which parent platform `base` "
                            "defines as an opset, not as a group");
 }
@@ -849,8 +828,8 @@ platform grandchild extends child { opset X }
 )");
   // The child's `a8` is not suggested for the parent's `a9`: the parent's
   // definitions only know the parent's names, so the message is the same.
-  EXPECT_EQ(diags(), (Strings{"2:35 err_bits_range", "2:45 err_not_positive",
-                              "3:14 err_undefined"}));
+  EXPECT_EQ(diags(),
+            (Strings{"2:35 err_bits_range", "2:45 err_not_positive", "3:14 err_undefined"}));
   EXPECT_EQ(messages()[2], "use of undefined config `a9`");
 }
 
@@ -869,8 +848,7 @@ platform child extends base {
   fuse A -> C
 }
 )");
-  EXPECT_EQ(diags(), (Strings{"12:3 warn_duplicate_fuse",
-                              "  note 7:3 note_previous_pattern"}));
+  EXPECT_EQ(diags(), (Strings{"12:3 warn_duplicate_fuse", "  note 7:3 note_previous_pattern"}));
   ASSERT_EQ(platform("child").fusings.size(), 1u);
   EXPECT_EQ(platform("child").fusings[0].name, "A->C");
   EXPECT_EQ(platform("base").fusings.size(), 2u);
@@ -912,9 +890,8 @@ TEST_F(PlatformResolverTest, BitRanges) {
   EXPECT_EQ(msg[0], "weight bits must be between 1 and 32, found 0");
   EXPECT_EQ(msg[2], "`lut_bits` must be between `bits` (4) and 32, found 3");
   EXPECT_EQ(msg[4], "`lut_bits` must be between `bits` (16) and 32, found 8");
-  EXPECT_EQ(msg[5],
-            "`lut_bits` requires a LUT method (`lut_pot` or `lut_sym`), "
-            "but the method is `symmetric`");
+  EXPECT_EQ(msg[5], "`lut_bits` requires a LUT method (`lut_pot` or `lut_sym`), "
+                    "but the method is `symmetric`");
   EXPECT_EQ(msg[7], "activation bits must be between 1 and 16, found 17");
   EXPECT_EQ(msg[8], "input bits must be between 1 and 16, found 0");
   EXPECT_EQ(msg[9], "LUT method `lut_pot` cannot quantize activations");
@@ -973,8 +950,8 @@ TEST_F(PlatformResolverTest, BitWidthWarnings) {
 }
 platform q extends p { }
 )");
-  EXPECT_EQ(diags(), (Strings{"2:33 warn_input_bits_unproduced",
-                              "9:3 warn_fuse_incompatible_bits"}));
+  EXPECT_EQ(diags(),
+            (Strings{"2:33 warn_input_bits_unproduced", "9:3 warn_fuse_incompatible_bits"}));
   Strings msg = messages();
   EXPECT_EQ(msg[0], "no config of platform `p` produces 4-bit activations, so "
                     "input bit width 4 is never used");
@@ -994,8 +971,8 @@ platform r extends p {
   override config a = { input_bits: [8, 4] }
 }
 )");
-  EXPECT_EQ(diags(), (Strings{"2:32 warn_input_bits_unproduced",
-                              "9:41 warn_input_bits_unproduced"}));
+  EXPECT_EQ(diags(),
+            (Strings{"2:32 warn_input_bits_unproduced", "9:41 warn_input_bits_unproduced"}));
   EXPECT_EQ(messages()[1], "no config of platform `r` produces 4-bit "
                            "activations, so input bit width 4 is never used");
 }
@@ -1016,9 +993,8 @@ TEST_F(PlatformResolverTest, KeepsGoingAfterErrors) {
 platform fine { config a = {} default [a] }
 )");
   EXPECT_EQ(diags(),
-            (Strings{"2:22 err_field_type", "3:16 err_unknown_field",
-                     "4:15 err_options_need_base", "5:12 err_undefined",
-                     "6:22 err_base_not_in_list", "7:3 err_fuse_too_short"}));
+            (Strings{"2:22 err_field_type", "3:16 err_unknown_field", "4:15 err_options_need_base",
+                     "5:12 err_undefined", "6:22 err_base_not_in_list", "7:3 err_fuse_too_short"}));
   EXPECT_EQ(m.platforms.size(), 2u);
   EXPECT_NE(platform("p").findOpset("A"), nullptr);
 }
@@ -1123,16 +1099,13 @@ recipe stray extends frced { }
   Strings msg = messages();
   EXPECT_EQ(msg[0], "recipe `forced` overrides the platform's own choice of "
                     "activation bit width");
-  EXPECT_EQ(
-      msg[13],
-      "unknown field `enable` in `shift_negative`; did you mean `enabled`?");
+  EXPECT_EQ(msg[13], "unknown field `enable` in `shift_negative`; did you mean `enabled`?");
   EXPECT_EQ(msg[15], "unknown field `lp_norm` in a recipe");
   EXPECT_EQ(msg[16], "recipe `loop1` extends itself");
   const ir::Recipe *kid = m.findRecipe("kid");
   ASSERT_NE(kid, nullptr);
   EXPECT_EQ(kid->activationBits, std::optional<int>(16));
-  EXPECT_EQ(kid->weightsMethod,
-            std::optional<ir::QuantMethod>(ir::QuantMethod::LutSym));
+  EXPECT_EQ(kid->weightsMethod, std::optional<ir::QuantMethod>(ir::QuantMethod::LutSym));
   EXPECT_EQ(kid->quantizeWeights, std::optional<bool>(false));
 }
 

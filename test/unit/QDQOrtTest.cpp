@@ -92,8 +92,7 @@ struct OrtRun {
 /// Rewrites `file` with `makeSpec` (grids from the ranges of a run on `x`),
 /// runs it on `x` through ORT on `cpu` and through the executor (the float
 /// model, and its integer groups as ORT computes them on `cpu`).
-template <typename F>
-OrtRun viaOrt(const char *file, const rt::Tensor &x, F makeSpec, Cpu cpu) {
+template <typename F> OrtRun viaOrt(const char *file, const rt::Tensor &x, F makeSpec, Cpu cpu) {
   OrtRun r;
   auto l = load(file);
   Ranges ranges;
@@ -101,16 +100,15 @@ OrtRun viaOrt(const char *file, const rt::Tensor &x, F makeSpec, Cpu cpu) {
   quant::QDQSpec s = makeSpec(*l->m, ranges);
   r.step = s.activations.back().grid.scale;
   EXPECT_TRUE(rewrite(*l, s));
-  std::string model = tempFile("onnx"), xFile = tempFile("npy"), out = tempFile("out"), error,
-              text;
+  std::string model = tempFile("onnx"), xFile = tempFile("npy"), out = tempFile("out"), error, text;
   EXPECT_TRUE(graph::writeModel(*l->m, model, error)) << error;
   EXPECT_TRUE(rt::writeTensorFile(xFile, x, error)) << error;
   std::string node = cpu == Cpu::Haswell || hostIsHaswell()
                          ? "qemu-x86_64 -cpu Haswell \"$(command -v node)\""
                          : "node";
-  std::string cmd = "NODE_PATH='" + kNodeModules + "' " + node + " '" TPCC_SOURCE_DIR
-                    "/test/ort/ort_optimized.js' '" + model + "' --out '" + out + "' x='" +
-                    xFile + "' 2>/dev/null";
+  std::string cmd = "NODE_PATH='" + kNodeModules + "' " + node +
+                    " '" TPCC_SOURCE_DIR "/test/ort/ort_optimized.js' '" + model + "' --out '" +
+                    out + "' x='" + xFile + "' 2>/dev/null";
   if (FILE *p = popen(cmd.c_str(), "r")) {
     char buf[4096];
     while (size_t n = fread(buf, 1, sizeof buf, p))
@@ -123,9 +121,9 @@ OrtRun viaOrt(const char *file, const rt::Tensor &x, F makeSpec, Cpu cpu) {
   EXPECT_TRUE(rt::readTensorFile(out + "0.npy", y, error)) << error;
   r.ort.assign(y.data<float>(), y.data<float>() + y.numel());
   r.tpcc = run(*l->m, x);
-  r.tpccInteger = run(*l->m, x, nullptr, 0,
-                      exactOn(cpu) ? rt::IntegerArithmetic::Exact
-                                   : rt::IntegerArithmetic::SaturatingPairs);
+  r.tpccInteger =
+      run(*l->m, x, nullptr, 0,
+          exactOn(cpu) ? rt::IntegerArithmetic::Exact : rt::IntegerArithmetic::SaturatingPairs);
   for (const std::string &f : {model, xFile, out, out + "0.npy"})
     llvm::sys::fs::remove(f);
   return r;
@@ -148,8 +146,8 @@ bool checkOrt(const char *file, const rt::Tensor &x, const std::string &ops, F m
   EXPECT_LE(steps, 1.001) << file << " " << what << " on " << describe(cpu);
   EXPECT_LT(integerSteps, 0.5) << file << " " << what << " on " << describe(cpu);
   std::cout << "[   ORT    ] " << file << " " << what << " on " << describe(cpu)
-            << ": max |tpcc - ort| = " << steps << " steps; integer groups as ORT's: "
-            << integerSteps << " steps\n";
+            << ": max |tpcc - ort| = " << steps
+            << " steps; integer groups as ORT's: " << integerSteps << " steps\n";
   return true;
 }
 
@@ -181,9 +179,12 @@ TEST(QDQOrt, ConvFusesIntoQLinearConvAndAgrees) {
   rt::Tensor x = input("x_img.npy");
   onEveryCpu([&](int bits) {
     for (bool signedActs : {false, true})
-      if (!checkOrt("conv.onnx", x, kFused, [&](const graph::Model &m, const Ranges &r) {
-            return linearSpec(m, r, "conv", signedActs, true, bits);
-          }, Cpu::Native, bitsTag(bits) + (signedActs ? ", int8 activations" : "")))
+      if (!checkOrt(
+              "conv.onnx", x, kFused,
+              [&](const graph::Model &m, const Ranges &r) {
+                return linearSpec(m, r, "conv", signedActs, true, bits);
+              },
+              Cpu::Native, bitsTag(bits) + (signedActs ? ", int8 activations" : "")))
         GTEST_SKIP() << kNoOrt;
   });
 }
@@ -193,9 +194,12 @@ TEST(QDQOrt, FloatBiasIsQuantizedByOrtItself) {
   // input and weights to int32 itself: the Conv still becomes QLinearConv.
   rt::Tensor x = input("x_img.npy");
   onEveryCpu([&](int bits) {
-    if (!checkOrt("conv.onnx", x, kFused, [&](const graph::Model &m, const Ranges &r) {
-          return linearSpec(m, r, "conv", false, /*bias=*/false, bits);
-        }, Cpu::Native, bitsTag(bits)))
+    if (!checkOrt(
+            "conv.onnx", x, kFused,
+            [&](const graph::Model &m, const Ranges &r) {
+              return linearSpec(m, r, "conv", false, /*bias=*/false, bits);
+            },
+            Cpu::Native, bitsTag(bits)))
       GTEST_SKIP() << kNoOrt;
   });
 }
@@ -208,12 +212,14 @@ TEST(QDQOrt, ReluBeforeTheQuantizerFusesOnlyWhenItsZeroPointIsTheMinimum) {
   rt::Tensor x = input("x_img.npy");
   onEveryCpu([&](int bits) {
     for (bool signedOut : {false, true})
-      if (!checkOrt("conv_relu.onnx", x, signedOut ? kFloatConv : kFused,
-                    [&](const graph::Model &m, const Ranges &r) {
-                      quant::QDQSpec s = linearSpec(m, r, "conv", false, true, bits);
-                      s.activations[1].grid = quant::symmetricGrid(r.at("y").second, 8, signedOut);
-                      return s;
-                    }, Cpu::Native, bitsTag(bits) + (signedOut ? ", int8 output" : "")))
+      if (!checkOrt(
+              "conv_relu.onnx", x, signedOut ? kFloatConv : kFused,
+              [&](const graph::Model &m, const Ranges &r) {
+                quant::QDQSpec s = linearSpec(m, r, "conv", false, true, bits);
+                s.activations[1].grid = quant::symmetricGrid(r.at("y").second, 8, signedOut);
+                return s;
+              },
+              Cpu::Native, bitsTag(bits) + (signedOut ? ", int8 output" : "")))
         GTEST_SKIP() << kNoOrt;
   });
 }
@@ -236,18 +242,22 @@ TEST(QDQOrt, GemmFusesIntoQGemmAndMatMulIntoQLinearMatMul) {
   rt::Tensor x = input("x_vec.npy");
   onEveryCpu([&](int bits) {
     for (auto [bias, signedActs] : {std::pair{true, false}, {true, true}, {false, false}})
-      if (!checkOrt("gemm.onnx", x, "QuantizeLinear com.microsoft:QGemm DequantizeLinear",
-                    [&](const graph::Model &m, const Ranges &r) {
-                      return linearSpec(m, r, "fc", signedActs, bias, bits);
-                    }, Cpu::Native, bitsTag(bits)))
+      if (!checkOrt(
+              "gemm.onnx", x, "QuantizeLinear com.microsoft:QGemm DequantizeLinear",
+              [&](const graph::Model &m, const Ranges &r) {
+                return linearSpec(m, r, "fc", signedActs, bias, bits);
+              },
+              Cpu::Native, bitsTag(bits)))
         GTEST_SKIP() << kNoOrt;
     for (bool signedActs : {false, true})
-      if (!checkOrt("matmul.onnx", x, "QuantizeLinear QLinearMatMul DequantizeLinear",
-                    [&](const graph::Model &m, const Ranges &r) {
-                      quant::QDQSpec s = linearSpec(m, r, "mm", signedActs, false);
-                      s.weights = {weightGrids(m, "mm", 1, 1, bits)}; // W is [K, N]: per column
-                      return s;
-                    }, Cpu::Native, bitsTag(bits)))
+      if (!checkOrt(
+              "matmul.onnx", x, "QuantizeLinear QLinearMatMul DequantizeLinear",
+              [&](const graph::Model &m, const Ranges &r) {
+                quant::QDQSpec s = linearSpec(m, r, "mm", signedActs, false);
+                s.weights = {weightGrids(m, "mm", 1, 1, bits)}; // W is [K, N]: per column
+                return s;
+              },
+              Cpu::Native, bitsTag(bits)))
         GTEST_SKIP() << kNoOrt;
   });
 }
@@ -296,9 +306,12 @@ TEST(QDQOrtNoVnni, FullRangeWeightsSaturateAsTpccEmulatesThem) {
   rt::Tensor x = hotInput();
   for (Cpu cpu : noVnniCpus())
     for (bool signedActs : {false, true}) {
-      OrtRun r = viaOrt("conv.onnx", x, [&](const graph::Model &m, const Ranges &rg) {
-        return linearSpec(m, rg, "conv", signedActs);
-      }, cpu);
+      OrtRun r = viaOrt(
+          "conv.onnx", x,
+          [&](const graph::Model &m, const Ranges &rg) {
+            return linearSpec(m, rg, "conv", signedActs);
+          },
+          cpu);
       EXPECT_EQ(r.ops, opsOf(kFused));
       size_t off = 0;
       for (size_t i = 0; i < r.ort.size() && r.ort.size() == r.tpcc.size(); ++i)
@@ -326,13 +339,18 @@ TEST(QDQOrtNoVnni, SevenBitWeightsAreExactWithoutVnni) {
   rt::Tensor img = hotInput(), vec = input("x_vec.npy");
   for (Cpu cpu : noVnniCpus()) {
     for (bool signedActs : {false, true})
-      checkOrt("conv.onnx", img, kFused, [&](const graph::Model &m, const Ranges &r) {
-        return linearSpec(m, r, "conv", signedActs, true, 7);
-      }, cpu, signedActs ? "7-bit weights, int8 activations" : "7-bit weights");
-    checkOrt("gemm.onnx", vec, "QuantizeLinear com.microsoft:QGemm DequantizeLinear",
-             [&](const graph::Model &m, const Ranges &r) {
-               return linearSpec(m, r, "fc", false, true, 7);
-             }, cpu, "7-bit weights");
+      checkOrt(
+          "conv.onnx", img, kFused,
+          [&](const graph::Model &m, const Ranges &r) {
+            return linearSpec(m, r, "conv", signedActs, true, 7);
+          },
+          cpu, signedActs ? "7-bit weights, int8 activations" : "7-bit weights");
+    checkOrt(
+        "gemm.onnx", vec, "QuantizeLinear com.microsoft:QGemm DequantizeLinear",
+        [&](const graph::Model &m, const Ranges &r) {
+          return linearSpec(m, r, "fc", false, true, 7);
+        },
+        cpu, "7-bit weights");
   }
 }
 

@@ -85,7 +85,8 @@ inline std::vector<float> run(const graph::Model &m, const rt::Tensor &x, Ranges
   return std::vector<float>(p, p + out[output].numel());
 }
 
-inline QuantGrid actGrid(const Ranges &r, const std::string &v, bool isSigned = false, int bits = 8) {
+inline QuantGrid actGrid(const Ranges &r, const std::string &v, bool isSigned = false,
+                         int bits = 8) {
   auto [lo, hi] = r.at(v);
   return isSigned ? quant::symmetricGrid(std::max(-lo, hi), bits, true)
                   : quant::uniformGrid(lo, hi, bits);
@@ -94,7 +95,7 @@ inline QuantGrid actGrid(const Ranges &r, const std::string &v, bool isSigned = 
 /// Symmetric signed grids of the weight at input `index` of `node`: one per
 /// channel along `axis`, or one (axis -1).
 inline quant::WeightQDQ weightGrids(const graph::Model &m, const std::string &node, unsigned index,
-                             int64_t axis, int bits = 8) {
+                                    int64_t axis, int bits = 8) {
   auto n = std::find_if(m.graph.nodes().begin(), m.graph.nodes().end(),
                         [&](const auto &k) { return k->name == node; });
   const graph::Tensor &t = *(*n)->inputs[index]->constant;

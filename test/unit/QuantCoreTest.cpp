@@ -53,9 +53,8 @@ capabilities chip_fw = chip on fw {
 )";
 
 constexpr int64_t kRows = 10, kIn = 4, kOut = 3;
-const float kW[kOut][kIn] = {{0.5f, -0.25f, 0.1f, 0.3f},
-                             {-0.7f, 0.2f, 0.05f, 0.6f},
-                             {0.011f, -0.013f, 0.017f, -0.019f}};
+const float kW[kOut][kIn] = {
+    {0.5f, -0.25f, 0.1f, 0.3f}, {-0.7f, 0.2f, 0.05f, 0.6f}, {0.011f, -0.013f, 0.017f, -0.019f}};
 const float kC[kOut] = {0.1f, -0.2f, 0.3f};
 
 /// x[r][k] in [0, 0.9]: 0.09 * ((3r + 7k) mod 11).

@@ -31,9 +31,9 @@ TEST(SourceManager, FindsInvalidUTF8) {
   EXPECT_EQ(findInvalidUTF8("plain"), npos);
   EXPECT_EQ(findInvalidUTF8("\xE2\x82\xAC ok"), npos);
   EXPECT_EQ(findInvalidUTF8("ab\xFFz"), 2u);
-  EXPECT_EQ(findInvalidUTF8("a\xC3"), 1u);           // truncated
-  EXPECT_EQ(findInvalidUTF8("\xC0\x80"), 0u);        // overlong NUL
-  EXPECT_EQ(findInvalidUTF8("\xED\xA0\x80"), 0u);    // surrogate
+  EXPECT_EQ(findInvalidUTF8("a\xC3"), 1u);            // truncated
+  EXPECT_EQ(findInvalidUTF8("\xC0\x80"), 0u);         // overlong NUL
+  EXPECT_EQ(findInvalidUTF8("\xED\xA0\x80"), 0u);     // surrogate
   EXPECT_EQ(findInvalidUTF8("\xF4\x90\x80\x80"), 0u); // > U+10FFFF
 }
 
@@ -81,9 +81,7 @@ TEST(Diagnostics, WarningsAsErrors) {
 TEST(Diagnostics, EmitConvertsToFailure) {
   SourceManager sm;
   DiagnosticEngine diags(sm);
-  auto f = [&]() -> LogicalResult {
-    return diags.emit(SourceRange(), diag::err_syntax, "boom");
-  };
+  auto f = [&]() -> LogicalResult { return diags.emit(SourceRange(), diag::err_syntax, "boom"); };
   EXPECT_TRUE(failed(f()));
   EXPECT_EQ(diags.getNumErrors(), 1u);
 }
@@ -93,8 +91,7 @@ TEST(Diagnostics, DidYouMean) {
   EXPECT_EQ(findClosest("Cnv", names), "Conv");
   EXPECT_EQ(findClosest("anyrelu", names), "AnyReLU");
   EXPECT_EQ(findClosest("Softmax", names), "");
-  EXPECT_EQ(didYouMean("FullyConected", names),
-            "; did you mean `FullyConnected`?");
+  EXPECT_EQ(didYouMean("FullyConected", names), "; did you mean `FullyConnected`?");
 }
 
 TEST(AtomicFile, WritesAndReplacesWithoutTemporaries) {
@@ -109,8 +106,7 @@ TEST(AtomicFile, WritesAndReplacesWithoutTemporaries) {
   EXPECT_EQ(back, "two");
   std::error_code ec;
   int entries = 0;
-  for (llvm::sys::fs::directory_iterator it(dir, ec), end; it != end && !ec;
-       it.increment(ec))
+  for (llvm::sys::fs::directory_iterator it(dir, ec), end; it != end && !ec; it.increment(ec))
     ++entries;
   EXPECT_EQ(entries, 1);
   EXPECT_FALSE(readFile(path, back, err, 2)); // over the size limit

@@ -29,8 +29,8 @@ inline std::vector<std::string> renderDiagnostics(const Compilation &c) {
     const char *sev = d.severity == Severity::Error     ? "error"
                       : d.severity == Severity::Warning ? "warning"
                                                         : "note";
-    out.push_back(indent + std::to_string(lc.line) + ":" +
-                  std::to_string(lc.col) + ": " + sev + ": " + d.message);
+    out.push_back(indent + std::to_string(lc.line) + ":" + std::to_string(lc.col) + ": " + sev +
+                  ": " + d.message);
   };
   for (const Diagnostic &d : c.diags.getDiagnostics()) {
     one(d, "");

@@ -34,12 +34,15 @@ int driver::exitCode(const DiagnosticEngine &diags) {
   if (!diags.hasErrors())
     return ExitOK;
   // What the command line named: files, entities, nodes.
-  static const diag::Kind usage[] = {
-      diag::err_cannot_open_file,       diag::err_cannot_write_file,
-      diag::err_usage,                  diag::err_no_entity,
-      diag::err_file_defines,           diag::err_capabilities_not_for_platform,
-      diag::err_platform_several_capabilities, diag::err_platform_no_capabilities,
-      diag::err_no_node_named};
+  static const diag::Kind usage[] = {diag::err_cannot_open_file,
+                                     diag::err_cannot_write_file,
+                                     diag::err_usage,
+                                     diag::err_no_entity,
+                                     diag::err_file_defines,
+                                     diag::err_capabilities_not_for_platform,
+                                     diag::err_platform_several_capabilities,
+                                     diag::err_platform_no_capabilities,
+                                     diag::err_no_node_named};
   for (const Diagnostic &d : diags.getDiagnostics())
     if (std::find(std::begin(usage), std::end(usage), d.kind) != std::end(usage))
       return ExitUsage;
@@ -71,8 +74,7 @@ std::vector<std::string> driver::libraryFiles(const std::vector<std::string> &di
   return files;
 }
 
-const ir::Platform *driver::pickPlatform(Compilation &c, const ir::Module &m,
-                                        const Options &o) {
+const ir::Platform *driver::pickPlatform(Compilation &c, const ir::Module &m, const Options &o) {
   if (llvm::StringRef(o.platform).endswith(".tpc")) { // the platform that file defines
     std::vector<const ir::Platform *> here;
     for (const ir::Platform &p : m.platforms)
@@ -92,8 +94,7 @@ const ir::Platform *driver::pickPlatform(Compilation &c, const ir::Module &m,
     name = names.front();
   if (failed(lookUpName(c.diags, "platform", "platforms", name, names))) {
     if (name.empty())
-      c.diags.emitAt("", diag::err_usage,
-                     o.commandName + " needs a platform: --platform NAME");
+      c.diags.emitAt("", diag::err_usage, o.commandName + " needs a platform: --platform NAME");
     return nullptr;
   }
   return m.findPlatform(name);

@@ -47,8 +47,8 @@ const std::vector<Flag> &driver::flagTable() {
   static const std::vector<Flag> table = {
       {"--platform", Plan | Quantize | Emit, true, "--platform needs a platform name",
        text<&Options::platform>},
-      {"--capabilities", Plan | Quantize | Emit, true,
-       "--capabilities needs a capabilities name", text<&Options::capabilities>},
+      {"--capabilities", Plan | Quantize | Emit, true, "--capabilities needs a capabilities name",
+       text<&Options::capabilities>},
       {"--recipe", Quantize, true, "--recipe needs a recipe name or .tpc file",
        text<&Options::recipe>},
       {"--calib", Quantize, true, "--calib needs a file or folder of calibration data",
@@ -85,7 +85,8 @@ const std::vector<Flag> &driver::flagTable() {
        }},
       {"--emit", Emit | Plan, true, "--emit needs a kind (json, ast, mct-json or aimet)",
        [](Options &o, const std::string &v) { return o.emit = v, true; }},
-      {"--aimet-comment", Emit, false, "", [](Options &o, auto &) { return o.aimetComment = true; }},
+      {"--aimet-comment", Emit, false, "",
+       [](Options &o, auto &) { return o.aimetComment = true; }},
       {"--verify", Check, false, "", [](Options &o, auto &) { return o.verify = true; }},
       {"--input", Run, true, "--input needs a file: --input [NAME=]FILE",
        [](Options &o, const std::string &v) {
@@ -113,8 +114,8 @@ const std::vector<Flag> &driver::flagTable() {
       {"--reference", Eval, true, "--reference needs a model", text<&Options::reference>},
       {"--ort-cpu", Run | Eval, true, "--ort-cpu takes vnni or no-vnni",
        [](Options &o, const std::string &v) {
-         o.arithmetic = v == "vnni" ? rt::IntegerArithmetic::Exact
-                                    : rt::IntegerArithmetic::SaturatingPairs;
+         o.arithmetic =
+             v == "vnni" ? rt::IntegerArithmetic::Exact : rt::IntegerArithmetic::SaturatingPairs;
          return oneOf(v, {"vnni", "no-vnni"});
        }},
       {"-I", SpecCommands, true, "-I needs a directory",

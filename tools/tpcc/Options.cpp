@@ -17,7 +17,7 @@ struct CommandName {
   const char *name;
   Command command;
 };
-const CommandName commandNames[] = {{"check", Check}, {"emit", Emit},   {"doc", Doc},
+const CommandName commandNames[] = {{"check", Check}, {"emit", Emit},         {"doc", Doc},
                                     {"plan", Plan},   {"quantize", Quantize}, {"apply", Apply},
                                     {"run", Run},     {"eval", Eval}};
 
@@ -100,7 +100,7 @@ std::optional<int> driver::parseCommandLine(const std::vector<std::string> &args
     }
     if (!flag)
       return usage("unknown option `" + a + "`" +
-                        (positional.empty() ? "" : " for " + positional.front()));
+                   (positional.empty() ? "" : " for " + positional.front()));
     if (flag->takesValue && !hasValue) {
       if (i + 1 >= args.size())
         return usage(flag->error);
@@ -116,7 +116,7 @@ std::optional<int> driver::parseCommandLine(const std::vector<std::string> &args
       return ExitOK;
     }
     return usage("unknown command ``; expected `check`, `emit`, `doc`, `plan`, "
-                      "`quantize`, `run` or `eval`");
+                 "`quantize`, `run` or `eval`");
   }
   o.commandName = positional.front();
   bool known = false;
@@ -125,13 +125,13 @@ std::optional<int> driver::parseCommandLine(const std::vector<std::string> &args
       o.command = c.command, known = true;
   if (help) {
     llvm::outs() << (o.command & (Run | Eval) && known ? runUsage
-                     : o.command == Apply && known    ? applyUsage
-                                                      : mainUsage);
+                     : o.command == Apply && known     ? applyUsage
+                                                       : mainUsage);
     return ExitOK;
   }
   if (!known)
     return usage("unknown command `" + o.commandName +
-                      "`; expected `check`, `emit`, `doc`, `plan`, `quantize`, `run` or `eval`");
+                 "`; expected `check`, `emit`, `doc`, `plan`, `quantize`, `run` or `eval`");
   for (const Flag *f : seen)
     if (!(f->commands & o.command))
       return usage(std::string(f->name) + " works with " + commandList(f->commands));
@@ -141,11 +141,10 @@ std::optional<int> driver::parseCommandLine(const std::vector<std::string> &args
     bool takesModel = o.command & (Plan | Quantize | Apply | Run | Eval);
     if (o.command == Doc && o.name.empty()) {
       o.name = p;
-    } else if (takesModel && (!(o.command & (Plan | Quantize)) ||
-                              llvm::StringRef(p).endswith(".onnx"))) {
+    } else if (takesModel &&
+               (!(o.command & (Plan | Quantize)) || llvm::StringRef(p).endswith(".onnx"))) {
       if (!o.model.empty())
-        return usage(o.commandName + " takes one model; found `" + o.model + "` and `" +
-                          p + "`");
+        return usage(o.commandName + " takes one model; found `" + o.model + "` and `" + p + "`");
       o.model = p;
     } else if (o.command & SpecCommands) {
       o.inputs.push_back(p);
@@ -174,4 +173,3 @@ std::optional<int> driver::parseCommandLine(const std::vector<std::string> &args
   }
   return failed(checked) ? std::optional<int>(ExitUsage) : std::nullopt;
 }
-

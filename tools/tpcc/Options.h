@@ -50,8 +50,8 @@ struct Options {
   std::vector<std::pair<std::string, std::string>> choose; ///< NODE, CONFIG
   std::string recipe, planOut, report, planFile;           ///< quantize; apply --plan
   std::vector<std::string> calib;
-  int64_t batch = 0; ///< 0: the command's default (quantize 32, eval 64)
-  std::string data, labels, reference;       ///< eval
+  int64_t batch = 0;                            ///< 0: the command's default (quantize 32, eval 64)
+  std::string data, labels, reference;          ///< eval
   std::vector<NamedFile> runInputs, runOutputs; ///< run --input, --output / -o
   rt::IntegerArithmetic arithmetic = rt::IntegerArithmetic::Float; ///< --ort-cpu
   std::vector<std::string> includeDirs;

@@ -43,7 +43,12 @@ static int runOnce(const Options &o, DiagnosticEngine &diags) {
 static int evaluate(const Options &o, DiagnosticEngine &diags) {
   PhaseTimer timer(o.time);
   std::unique_ptr<Progress> shown;
-  rt::EvalRequest r{o.model, o.data, o.labels, o.reference, o.batch, o.arithmetic,
+  rt::EvalRequest r{o.model,
+                    o.data,
+                    o.labels,
+                    o.reference,
+                    o.batch,
+                    o.arithmetic,
                     [&](int64_t done, int64_t total) {
                       if (!shown)
                         shown = std::make_unique<Progress>(o.showProgress(), total);
@@ -61,8 +66,7 @@ static int evaluate(const Options &o, DiagnosticEngine &diags) {
     os << fmt::format("  accuracy        {:.2f} % ({} of {})\n", out.top1.accuracy(),
                       out.top1.correct, out.samples);
   if (out.referenced) {
-    os << fmt::format("  top-1 agreement {:.2f} % with {}\n", out.top1.agreement(),
-                      o.reference);
+    os << fmt::format("  top-1 agreement {:.2f} % with {}\n", out.top1.agreement(), o.reference);
     for (size_t k = 0; k < out.sqnr.size(); ++k) {
       double db = out.sqnr[k].dB();
       os << fmt::format("  SQNR `{}`  {}\n", out.model->graph.outputs()[k]->name,

@@ -36,8 +36,8 @@ static const T *pickOne(DiagnosticEngine &diags, const std::vector<T> &all, cons
     names.push_back(x.name);
   if (name.empty() && names.size() == 1)
     name = names.front();
-  if (failed(lookUpName(diags, what, what == std::string("platform") ? "platforms" : what,
-                        name, names))) {
+  if (failed(lookUpName(diags, what, what == std::string("platform") ? "platforms" : what, name,
+                        names))) {
     if (name.empty())
       diags.emitAt("", diag::err_usage, usage);
     return nullptr;

@@ -25,8 +25,8 @@ namespace {
 
 struct Expectation {
   uint32_t file;
-  unsigned line;     ///< the line the diagnostic must be on
-  unsigned atLine;   ///< the line of the annotation itself
+  unsigned line;   ///< the line the diagnostic must be on
+  unsigned atLine; ///< the line of the annotation itself
   Severity severity;
   std::string text;
   bool matched = false;
@@ -38,13 +38,11 @@ const char *name(Severity s) {
 
 } // namespace
 
-bool tpcc::verifyDiagnostics(const SourceManager &sm,
-                             const std::vector<Diagnostic> &diags,
+bool tpcc::verifyDiagnostics(const SourceManager &sm, const std::vector<Diagnostic> &diags,
                              llvm::raw_ostream &os) {
   std::vector<Expectation> expected;
   std::vector<std::string> problems;
-  static const std::regex re(
-      R"(expected-(error|warning|note)(@([+-]?)([0-9]+))?\s*\{\{(.*?)\}\})");
+  static const std::regex re(R"(expected-(error|warning|note)(@([+-]?)([0-9]+))?\s*\{\{(.*?)\}\})");
   for (uint32_t id = 1; id <= sm.getNumBuffers(); ++id) {
     llvm::StringRef buf = sm.getBuffer(id);
     unsigned line = 0;
@@ -55,8 +53,7 @@ bool tpcc::verifyDiagnostics(const SourceManager &sm,
       if (!text.contains("expected-"))
         continue;
       std::string s = text.str();
-      for (std::sregex_iterator it(s.begin(), s.end(), re), end; it != end;
-           ++it) {
+      for (std::sregex_iterator it(s.begin(), s.end(), re), end; it != end; ++it) {
         const std::smatch &m = *it;
         Expectation e;
         e.file = id;
@@ -84,20 +81,16 @@ bool tpcc::verifyDiagnostics(const SourceManager &sm,
     LineCol lc = sm.getLineCol(d.range.begin);
     for (Expectation &e : expected) {
       if (!e.matched && e.file == d.range.begin.file && e.line == lc.line &&
-          e.severity == d.severity &&
-          llvm::StringRef(d.message).contains(e.text)) {
+          e.severity == d.severity && llvm::StringRef(d.message).contains(e.text)) {
         e.matched = true;
         return;
       }
     }
-    std::string where =
-        d.range.isValid()
-            ? (sm.getName(d.range.begin.file) + ":" + llvm::Twine(lc.line) +
-               ":" + llvm::Twine(lc.col))
-                  .str()
-            : std::string("<no location>");
-    problems.push_back(where + ": unexpected " + name(d.severity) + ": " +
-                       d.message);
+    std::string where = d.range.isValid() ? (sm.getName(d.range.begin.file) + ":" +
+                                             llvm::Twine(lc.line) + ":" + llvm::Twine(lc.col))
+                                                .str()
+                                          : std::string("<no location>");
+    problems.push_back(where + ": unexpected " + name(d.severity) + ": " + d.message);
   };
   for (const Diagnostic &d : diags) {
     match(d);
@@ -106,10 +99,9 @@ bool tpcc::verifyDiagnostics(const SourceManager &sm,
   }
   for (const Expectation &e : expected)
     if (!e.matched)
-      problems.push_back((sm.getName(e.file) + ":" + llvm::Twine(e.atLine) +
-                          ": expected " + name(e.severity) + " on line " +
-                          llvm::Twine(e.line) + " not produced: {{" + e.text +
-                          "}}")
+      problems.push_back((sm.getName(e.file) + ":" + llvm::Twine(e.atLine) + ": expected " +
+                          name(e.severity) + " on line " + llvm::Twine(e.line) +
+                          " not produced: {{" + e.text + "}}")
                              .str());
   for (const std::string &p : problems)
     os << p << '\n';

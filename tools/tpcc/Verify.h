@@ -8,8 +8,7 @@ namespace tpcc {
 
 /// Compares `diags` with the `expected-*` annotations in every buffer of `sm`;
 /// prints each mismatch to `os` and returns true when there are none.
-bool verifyDiagnostics(const SourceManager &sm,
-                       const std::vector<Diagnostic> &diags,
+bool verifyDiagnostics(const SourceManager &sm, const std::vector<Diagnostic> &diags,
                        llvm::raw_ostream &os);
 
 } // namespace tpcc

@@ -47,8 +47,7 @@ void findReluBounds(const plan::Plan &plan, const ir::Recipe &recipe, PreCorrect
     const Node *clip = pn.node;
     double lo, hi;
     if (!isOp(clip, "Clip") || !clipBounds(graph::attrsOf(*plan.model, *clip), *clip, lo, hi) ||
-        lo != 0 || !(hi > 0) ||
-        std::exp2(std::round(std::log2(hi))) == hi)
+        lo != 0 || !(hi > 0) || std::exp2(std::round(std::log2(hi))) == hi)
       continue;
     const Value *in = clip->input(0), *outV = clip->outputs[0];
     Node *first = in ? in->producer : nullptr;
@@ -87,8 +86,8 @@ std::vector<EqCandidate> equalizationCandidates(const plan::Plan &plan) {
     unsigned index = 0;
     Node *second = singleConsumer(relu->outputs[0], &index);
     const graph::Model &m = *plan.model;
-    if (!isOp(first, "Conv") || !isOp(second, "Conv") || singleConsumer(in) != relu ||
-        index != 0 || !isLinearWithConstants(m, first) || !isLinearWithConstants(m, second))
+    if (!isOp(first, "Conv") || !isOp(second, "Conv") || singleConsumer(in) != relu || index != 0 ||
+        !isLinearWithConstants(m, first) || !isLinearWithConstants(m, second))
       continue;
     // scaleLinear's Conv layout: output channels along axis 0.
     const plan::PlanNode *p1 = planNodeOf(plan, first), *p2 = planNodeOf(plan, second);
@@ -101,8 +100,8 @@ std::vector<EqCandidate> equalizationCandidates(const plan::Plan &plan) {
 } // namespace
 
 LogicalResult quant::findPreStatisticsCorrections(const plan::Plan &plan, const ir::Recipe &recipe,
-                                         rt::Executor &ex, CalibrationData &data,
-                                         PreCorrections &out, DiagnosticEngine &diags) {
+                                                  rt::Executor &ex, CalibrationData &data,
+                                                  PreCorrections &out, DiagnosticEngine &diags) {
   if (recipe.reluUnboundCorrection)
     findReluBounds(plan, recipe, out);
   if (!recipe.activationChannelEqualization)
@@ -114,7 +113,8 @@ LogicalResult quant::findPreStatisticsCorrections(const plan::Plan &plan, const 
   for (const EqCandidate &c : cands)
     requests.push_back({c.relu->outputs[0], 1});
   std::vector<std::unique_ptr<TensorStats>> stats;
-  if (failed(collectStatistics(ex, data, requests, stats, [](int64_t) {}, diags)))
+  if (failed(collectStatistics(
+          ex, data, requests, stats, [](int64_t) {}, diags)))
     return failure();
   for (const EqCandidate &c : cands) {
     const TensorStats *s = stats[c.relu->outputs[0]->id].get();
@@ -181,7 +181,7 @@ void scaleLinear(graph::Model &m, Node &n, int64_t outAxis, const std::vector<do
 } // namespace
 
 LogicalResult quant::applyPreStatisticsCorrections(graph::Model &m, const PreCorrections &pre,
-                                          DiagnosticEngine &diags) {
+                                                   DiagnosticEngine &diags) {
   graph::Graph &g = m.graph;
   auto missing = [&](const std::string &what) {
     diags.emitAt(m.path, diag::err_quant_unsupported,

@@ -57,13 +57,13 @@ struct PreCorrections {
 /// Channel equalization runs one statistics pass over `data` with `ex`
 /// (which runs plan.model). False after diagnostics.
 LogicalResult findPreStatisticsCorrections(const plan::Plan &plan, const ir::Recipe &recipe,
-                                  rt::Executor &ex, CalibrationData &data,
-                                  PreCorrections &out, DiagnosticEngine &diags);
+                                           rt::Executor &ex, CalibrationData &data,
+                                           PreCorrections &out, DiagnosticEngine &diags);
 
 /// Applies `pre` to `m` (either copy of the model: nodes are found by name);
 /// the model stays numerically equivalent. False after diagnostics.
 LogicalResult applyPreStatisticsCorrections(graph::Model &m, const PreCorrections &pre,
-                                   DiagnosticEngine &diags);
+                                            DiagnosticEngine &diags);
 
 } // namespace tpcc::quant
 

@@ -95,7 +95,8 @@ void explicitPad(graph::Model &m, Node &c, const GraphEdit &e) {
 } // namespace
 
 LogicalResult quant::applyGraphEdits(graph::Model &m, const std::vector<GraphEdit> &edits,
-                            const std::vector<ConstantEdit> &kernels, DiagnosticEngine &diags) {
+                                     const std::vector<ConstantEdit> &kernels,
+                                     DiagnosticEngine &diags) {
   graph::Graph &g = m.graph;
   auto missing = [&](const std::string &what) {
     diags.emitAt(m.path, diag::err_quant_unsupported,

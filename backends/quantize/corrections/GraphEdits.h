@@ -23,9 +23,9 @@ namespace tpcc::quant {
 /// A post-threshold edit of the QDQ copy.
 struct GraphEdit {
   enum Kind { ShiftNegative, InputScaling } kind = ShiftNegative;
-  std::string value;  ///< the activation (shift) or graph input (scaling)
-  std::string node;   ///< the new Add (shift) or Mul (scaling) node
-  std::string output; ///< its output; every reader of `value` reads it
+  std::string value;   ///< the activation (shift) or graph input (scaling)
+  std::string node;    ///< the new Add (shift) or Mul (scaling) node
+  std::string output;  ///< its output; every reader of `value` reads it
   double constant = 0; ///< delta added, or t/m multiplied
   /// Shift: a Pad on the path whose constant value becomes delta.
   std::string padNode;
@@ -46,7 +46,7 @@ struct ConstantEdit {
 /// Applies `kernels`, then `edits` to `m`, then relinks and verifies it.
 /// False after diagnostics (a name no longer there).
 LogicalResult applyGraphEdits(graph::Model &m, const std::vector<GraphEdit> &edits,
-                     const std::vector<ConstantEdit> &kernels, DiagnosticEngine &diags);
+                              const std::vector<ConstantEdit> &kernels, DiagnosticEngine &diags);
 
 } // namespace tpcc::quant
 

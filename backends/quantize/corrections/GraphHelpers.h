@@ -38,7 +38,6 @@ void setConstant(graph::Graph &g, graph::Node &n, unsigned index, const std::vec
 std::string freshName(const graph::Graph &g, const std::string &base, std::set<std::string> &taken,
                       bool nodes = false);
 
-
 /// A linear op (OpTraits::linear) whose kernel is a float constant of a rank
 /// it can have (Conv: 3 or more; Gemm: 2, with transA = 0) and whose bias,
 /// when present, is a 1-D float constant: the ops the corrections edit.

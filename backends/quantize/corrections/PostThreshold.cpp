@@ -51,8 +51,8 @@ bool zeroPad(const graph::Model &m, const Node *n) {
 
 /// The grid of `g` made unsigned: the same threshold, or (recompute) chosen
 /// again from `stats` shifted by `delta`.
-QuantGrid unsignedGrid(const PostThreshold &s, const QuantGrid &g, TensorStats *stats,
-                       double delta, std::string &how) {
+QuantGrid unsignedGrid(const PostThreshold &s, const QuantGrid &g, TensorStats *stats, double delta,
+                       std::string &how) {
   if (s.recipe.shiftNegative.recomputeThreshold && stats && stats->batches()) {
     Histogram h = stats->histogram();
     for (double &e : h.edges)
@@ -169,9 +169,8 @@ void edits::decideShiftNegative(PostThreshold &s) {
     const Value *v = t.value;
     std::optional<QuantGrid> &grid = s.grids[v->id];
     TensorStats *st = s.stats[v->id].get();
-    if (!graph::opTraits(*act).shiftNegative || !grid || !st ||
-        !st->batches() || grid->method == ir::QuantMethod::Uniform || ir::isLut(grid->method) ||
-        !grid->isSigned)
+    if (!graph::opTraits(*act).shiftNegative || !grid || !st || !st->batches() ||
+        grid->method == ir::QuantMethod::Uniform || ir::isLut(grid->method) || !grid->isSigned)
       continue;
     double m = st->min(), th = grid->threshold;
     if (!(m < 0) || -m / th > s.recipe.shiftNegative.ratio)
@@ -236,10 +235,9 @@ void edits::decideShiftNegative(PostThreshold &s) {
     QuantGrid shifted = unsignedGrid(s, *grid, st, delta, how);
     // The activation keeps its threshold on a 16-bit grid (MCT): its report
     // row stays, the 8-bit one moves to the Add's output.
-    auto row = std::find_if(s.result.tensors.begin(), s.result.tensors.end(),
-                            [&](const TensorReport &r) {
-                              return !r.weight && r.tensor == v->name;
-                            });
+    auto row =
+        std::find_if(s.result.tensors.begin(), s.result.tensors.end(),
+                     [&](const TensorReport &r) { return !r.weight && r.tensor == v->name; });
     std::optional<TensorReport> wideRow;
     if (row != s.result.tensors.end())
       wideRow = *row;
@@ -268,9 +266,9 @@ void edits::decideShiftNegative(PostThreshold &s) {
       } else {
         std::string h;
         s.grids[p->id] = unsignedGrid(s, *s.grids[p->id], s.stats[p->id].get(), delta, h);
-        updateReport(s, p->name, p->name, pt && pt->producer ? pt->producer->node->displayName()
-                                                             : "", p->producer->opType.c_str(),
-                     *s.grids[p->id], h);
+        updateReport(s, p->name, p->name,
+                     pt && pt->producer ? pt->producer->node->displayName() : "",
+                     p->producer->opType.c_str(), *s.grids[p->id], h);
       }
       lastGrid = *s.grids[p->id];
       lastQuantized = true;
@@ -285,4 +283,3 @@ void edits::decideShiftNegative(PostThreshold &s) {
     s.result.edits.push_back(std::move(e));
   }
 }
-

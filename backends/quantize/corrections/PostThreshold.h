@@ -21,8 +21,8 @@ namespace tpcc::quant::edits {
 
 /// What the post-threshold edits leave for one linear node (by name).
 struct LinearAdjust {
-  double inputShift = 0; ///< delta added to the node's input
-  double inputScale = 1; ///< t/m the node's input is multiplied by
+  double inputShift = 0;                    ///< delta added to the node's input
+  double inputScale = 1;                    ///< t/m the node's input is multiplied by
   std::optional<std::vector<float>> bias;   ///< the compensated bias
   std::optional<std::vector<float>> kernel; ///< the scaled kernel
 };

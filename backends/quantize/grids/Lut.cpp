@@ -22,7 +22,7 @@ using ir::QuantMethod;
 
 namespace {
 
-constexpr double kEps = 1e-8; // MCT's EPS in the threshold division
+constexpr double kEps = 1e-8;            // MCT's EPS in the threshold division
 constexpr int kMaxLloydIterations = 300; // sklearn's defaults
 constexpr double kRelativeTolerance = 1e-4;
 constexpr uint64_t kSeed = 0x6b6d65616e73ULL; // fixed: results must be reproducible
@@ -268,9 +268,8 @@ QuantGrid quant::selectLutActivationGrid(const Histogram &h, QuantMethod method,
   std::sort(upper.begin(), upper.end());
   upper.erase(std::unique(upper.begin(), upper.end()), upper.end());
   double m = upper.empty() ? 0.0 : upper.back();
-  double t = method == QuantMethod::LutSym
-                 ? std::max(m, minThreshold)
-                 : powerOfTwoCeil(m, minThreshold);
+  double t =
+      method == QuantMethod::LutSym ? std::max(m, minThreshold) : powerOfTwoCeil(m, minThreshold);
   const int s = isSigned ? 1 : 0;
   const double mult = std::exp2(lutBits - s);
   const double lo = isSigned ? -std::exp2(lutBits - 1) : 0.0;

@@ -25,16 +25,14 @@ constexpr int kLutMultiplierBits = 8;
 
 /// `method` is LutPot or LutSym; `bits` < `lutBits` <= 8. The threshold's
 /// no-clipping M uses `bits` (as MCT passes the LUT bits to it).
-QuantGrid selectLutGrid(const float *x, int64_t n, ir::QuantMethod method, int bits,
-                        int lutBits);
+QuantGrid selectLutGrid(const float *x, int64_t n, ir::QuantMethod method, int bits, int lutBits);
 
 /// LUT activations (algorithms.md 1): t = POT (LutPot) or plain (LutSym) of
 /// the largest |upper edge| of non-empty bins, at least `minThreshold`; the
 /// edges scaled onto the signed or unsigned `lutBits` grid are clustered by
 /// weighted k-means (each count on its bin's upper edge), no zero forcing.
-QuantGrid selectLutActivationGrid(const Histogram &h, ir::QuantMethod method, int bits,
-                                  int lutBits, bool isSigned,
-                                  double minThreshold = ir::kDefaultMinThreshold);
+QuantGrid selectLutActivationGrid(const Histogram &h, ir::QuantMethod method, int bits, int lutBits,
+                                  bool isSigned, double minThreshold = ir::kDefaultMinThreshold);
 
 /// Deterministic weighted 1-D k-means, as MCT's sklearn KMeans call: k-means++
 /// (2 + ln k local trials), Lloyd up to 300 iterations with tolerance 1e-4 *
@@ -42,8 +40,8 @@ QuantGrid selectLutActivationGrid(const Histogram &h, ir::QuantMethod method, in
 /// lowest inertia wins. `weights` empty: all 1; zero-weight values do not
 /// count. k is capped at the number of distinct weighted values. Returns the
 /// centres, sorted.
-std::vector<double> kmeans1d(const std::vector<double> &values,
-                             const std::vector<double> &weights, int k, int restarts = 10);
+std::vector<double> kmeans1d(const std::vector<double> &values, const std::vector<double> &weights,
+                             int k, int restarts = 10);
 
 } // namespace tpcc::quant
 

@@ -48,11 +48,11 @@ struct SearchSchedules {
   SearchSchedule activations;       ///< from histograms
   SearchSchedule weightsPerTensor;  ///< one search per weight tensor
   SearchSchedule weightsPerChannel; ///< one search per output channel
-  int candidates;           ///< symmetric candidates per round, linspace(low t, high t)
-  double low, high;         ///< the first round's factors (symmetric and uniform)
-  double narrowLow, narrowHigh; ///< symmetric narrowing: low * narrowLow, high * narrowHigh...
-  double lowLimit, highLimit;   ///< ... until low reaches lowLimit, high highLimit
-  double tolerance;         ///< stop when a round improves the error by less
+  int candidates;                   ///< symmetric candidates per round, linspace(low t, high t)
+  double low, high;                 ///< the first round's factors (symmetric and uniform)
+  double narrowLow, narrowHigh;     ///< symmetric narrowing: low * narrowLow, high * narrowHigh...
+  double lowLimit, highLimit;       ///< ... until low reaches lowLimit, high highLimit
+  double tolerance;                 ///< stop when a round improves the error by less
 };
 
 inline constexpr SearchSchedules kSearchSchedules = {
@@ -71,9 +71,9 @@ inline constexpr SearchSchedules kSearchSchedules = {
 
 struct SelectionOptions {
   ir::ThresholdMethod error = ir::ThresholdMethod::MSE;
-  double p = 2;                         ///< lp
+  double p = 2;                                   ///< lp
   double minThreshold = ir::kDefaultMinThreshold; ///< every threshold is floored here
-  SearchTrace *trace = nullptr;         ///< optional: receives what the search did
+  SearchTrace *trace = nullptr;                   ///< optional: receives what the search did
 };
 
 /// The error of quantizing the histogram `h` (bin lower edges as values)
@@ -88,8 +88,8 @@ double valuesError(const float *x, int64_t n, const QuantGrid &g, const Selectio
 /// removed). `isSigned`: decided by the caller (platform signedness, known
 /// output range, or a negative non-empty bin). For method Uniform the
 /// signedness is ignored.
-QuantGrid selectActivationGrid(const Histogram &h, ir::QuantMethod method, int bits,
-                               bool isSigned, const SelectionOptions &o);
+QuantGrid selectActivationGrid(const Histogram &h, ir::QuantMethod method, int bits, bool isSigned,
+                               const SelectionOptions &o);
 
 /// The grid of one weight tensor or channel: `n` values at `x` (signed
 /// always). `perChannel` picks the per-channel search iteration counts.

@@ -119,8 +119,8 @@ bool PlanReader::node(const json::Object &n) {
       auto method = ir::parseQuantMethod(w->getString("method").getValueOr(""));
       int bits = int(w->getInteger("bits").getValueOr(8));
       if (!method || bits < 2 || bits > 16)
-        return fail(fmt::format("node `{}` weight `{}`: a method and 2 to 16 bits are needed",
-                                name, slot.str()));
+        return fail(fmt::format("node `{}` weight `{}`: a method and 2 to 16 bits are needed", name,
+                                slot.str()));
       WeightQDQ q;
       q.node = node->name;
       q.inputIndex = unsigned(index);
@@ -160,7 +160,8 @@ bool PlanReader::node(const json::Object &n) {
         int64_t inner = 1;
         for (int64_t d = (perChannel ? *axis : -1) + 1; perChannel && d < t.rank(); ++d)
           inner *= t.dim(d);
-        int64_t outer = t.numel() / std::max<int64_t>(1, channels * (perChannel ? inner : t.numel()));
+        int64_t outer =
+            t.numel() / std::max<int64_t>(1, channels * (perChannel ? inner : t.numel()));
         if (!perChannel)
           inner = t.numel();
         std::vector<float> v(size_t(outer * inner));
@@ -219,12 +220,12 @@ bool PlanReader::read(const json::Object &plan) {
 
 } // namespace
 
-LogicalResult quant::specFromPlan(llvm::StringRef text, llvm::StringRef where, const graph::Model &m,
-                         QuantizeResult &result, DiagnosticEngine &diags) {
+LogicalResult quant::specFromPlan(llvm::StringRef text, llvm::StringRef where,
+                                  const graph::Model &m, QuantizeResult &result,
+                                  DiagnosticEngine &diags) {
   llvm::Expected<json::Value> v = json::parse(text);
   if (!v) {
-    diags.emitAt(where.str(), diag::err_apply_plan,
-                 "not JSON: " + llvm::toString(v.takeError()));
+    diags.emitAt(where.str(), diag::err_apply_plan, "not JSON: " + llvm::toString(v.takeError()));
     return failure();
   }
   const json::Object *o = v->getAsObject();

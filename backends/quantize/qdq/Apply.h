@@ -25,7 +25,7 @@ namespace tpcc::quant {
 /// Parses `json` (the plan file `where`) against `m` (loaded and cleaned up
 /// as `tpcc quantize` does). False after diagnostics.
 LogicalResult specFromPlan(llvm::StringRef json, llvm::StringRef where, const graph::Model &m,
-                  QuantizeResult &result, DiagnosticEngine &diags);
+                           QuantizeResult &result, DiagnosticEngine &diags);
 
 } // namespace tpcc::quant
 

@@ -103,7 +103,8 @@ void quant::applyBiases(graph::Model &m, const QuantizeResult &result) {
   m.eraseUnusedInitializers();
 }
 
-LogicalResult quant::applyCorrections(graph::Model &m, QuantizeResult &result, DiagnosticEngine &diags) {
+LogicalResult quant::applyCorrections(graph::Model &m, QuantizeResult &result,
+                                      DiagnosticEngine &diags) {
   applyBiases(m, result);
   if (result.edits.empty() && result.kernels.empty())
     return success();
@@ -113,8 +114,9 @@ LogicalResult quant::applyCorrections(graph::Model &m, QuantizeResult &result, D
   return success();
 }
 
-LogicalResult quant::measureLayers(rt::Executor &floatEx, rt::Executor &quantEx, CalibrationData &data,
-                          int64_t maxSamples, QuantizeResult &result, DiagnosticEngine &diags) {
+LogicalResult quant::measureLayers(rt::Executor &floatEx, rt::Executor &quantEx,
+                                   CalibrationData &data, int64_t maxSamples,
+                                   QuantizeResult &result, DiagnosticEngine &diags) {
   auto t0 = Clock::now();
   // Every model output is measured, quantized or not.
   for (const Value *v : floatEx.model().graph.outputs()) {

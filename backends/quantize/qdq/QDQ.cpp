@@ -85,12 +85,18 @@ std::unique_ptr<Tensor> newTensor(ElemType e, std::vector<int64_t> dims) {
 void put(Tensor &t, int64_t i, double x) {
   auto as = [&](auto v) { std::memcpy(t.raw.data() + size_t(i) * sizeof v, &v, sizeof v); };
   switch (t.elem) {
-  case ElemType::Int8: return as(int8_t(x));
-  case ElemType::UInt8: return as(uint8_t(x));
-  case ElemType::Int16: return as(int16_t(x));
-  case ElemType::UInt16: return as(uint16_t(x));
-  case ElemType::Int32: return as(int32_t(x));
-  default: return as(float(x));
+  case ElemType::Int8:
+    return as(int8_t(x));
+  case ElemType::UInt8:
+    return as(uint8_t(x));
+  case ElemType::Int16:
+    return as(int16_t(x));
+  case ElemType::UInt16:
+    return as(uint16_t(x));
+  case ElemType::Int32:
+    return as(int32_t(x));
+  default:
+    return as(float(x));
   }
 }
 
@@ -190,8 +196,8 @@ bool Rewriter::checkGrid(const std::string &name, const QuantGrid &q, const char
   if (q.qmin > q.qmax || q.qmin < containerMin(t) || q.qmax > containerMax(t) ||
       q.zeroPoint < containerMin(t) || q.zeroPoint > containerMax(t))
     return fail(where, diag::err_qdq_grid, name,
-                fmt::format("the integers [{}, {}] and zero point {} do not fit {}", q.qmin,
-                            q.qmax, q.zeroPoint, graph::toString(t)));
+                fmt::format("the integers [{}, {}] and zero point {} do not fit {}", q.qmin, q.qmax,
+                            q.zeroPoint, graph::toString(t)));
   return true;
 }
 
@@ -207,7 +213,8 @@ bool Rewriter::checkWeight(const WeightQDQ &w) {
   if (c > 1 && (w.axis < 0 || w.axis >= int64_t(t.dims.size())))
     return fail(at, diag::err_qdq_weight_grids, t.name, w.node,
                 fmt::format("{} grids need a channel axis, but the axis is {} and the weight "
-                            "has rank {}", c, w.axis, t.dims.size()));
+                            "has rank {}",
+                            c, w.axis, t.dims.size()));
   if (c > 1 && t.dims[size_t(w.axis)] != int64_t(c))
     return fail(at, diag::err_qdq_weight_grids, t.name, w.node,
                 fmt::format("{} grids are given for the {} channels along axis {}", c,
@@ -233,12 +240,13 @@ bool Rewriter::checkBias(const BiasQDQ &b) {
                 fmt::format("bias input {} of node `{}`: {}", b.inputIndex, b.node, why));
   };
   if (!activationGrid.count(b.inputActivation))
-    return bad(fmt::format("its input scale comes from `{}`, which is not quantized",
-                           b.inputActivation));
+    return bad(
+        fmt::format("its input scale comes from `{}`, which is not quantized", b.inputActivation));
   const WeightQDQ *w = weightOf(b.weightNode, b.weightInput);
   if (!w)
     return bad(fmt::format("its weight scales come from input {} of `{}`, which is not "
-                           "quantized", b.weightInput, b.weightNode));
+                           "quantized",
+                           b.weightInput, b.weightNode));
   if (w->grids.size() > 1) {
     // One scale per channel: the bias must have exactly one axis of C.
     int64_t c = int64_t(w->grids.size()), found = 0;
@@ -262,10 +270,10 @@ bool Rewriter::checkActivation(const ActivationQDQ &a) {
   if (!activationGrid.emplace(a.value, &a.grid).second)
     return fail(where, diag::err_qdq_duplicate, fmt::format("`{}`", a.value));
   if (v->hasTypeInfo && v->type.elem != ElemType::Float)
-    return fail(where, diag::err_qdq_spec,
-                fmt::format("activation `{}` is {}; only float tensors are quantized", a.value,
-                            v->opaqueType.empty() ? graph::toString(v->type.elem)
-                                                  : "not a tensor"));
+    return fail(
+        where, diag::err_qdq_spec,
+        fmt::format("activation `{}` is {}; only float tensors are quantized", a.value,
+                    v->opaqueType.empty() ? graph::toString(v->type.elem) : "not a tensor"));
   if (!a.grid.lut.empty())
     return fail(where, diag::err_qdq_grid, a.value,
                 "QuantizeLinear cannot restrict an activation to a LUT table");
@@ -355,8 +363,8 @@ Node *Rewriter::addNode(const char *op, const std::string &name, std::vector<Val
 /// Input `index` of `n` becomes DequantizeLinear(q, scales, zps[, axis]) of new
 /// initializers named after the original; shared when it was stored alike before.
 void Rewriter::storeQuantized(Node *n, unsigned index, std::unique_ptr<Tensor> q,
-                              const std::vector<double> &scales,
-                              const std::vector<int64_t> &zps, int64_t axis) {
+                              const std::vector<double> &scales, const std::vector<int64_t> &zps,
+                              int64_t axis) {
   auto dims = axis >= 0 ? std::vector<int64_t>{int64_t(scales.size())} : std::vector<int64_t>{};
   auto s = newTensor(ElemType::Float, dims), zp = newTensor(q->elem, dims);
   for (size_t c = 0; c < scales.size(); ++c) {
@@ -365,8 +373,8 @@ void Rewriter::storeQuantized(Node *n, unsigned index, std::unique_ptr<Tensor> q
   }
   Value *src = n->inputs[index];
   for (Stored &d : stored)
-    if (d.source == src && d.axis == axis && d.elem == q->elem && d.q == q->raw &&
-        d.s == s->raw && d.zp == zp->raw) {
+    if (d.source == src && d.axis == axis && d.elem == q->elem && d.q == q->raw && d.s == s->raw &&
+        d.zp == zp->raw) {
       n->inputs[index] = d.dq->outputs[0];
       return;
     }
@@ -377,10 +385,10 @@ void Rewriter::storeQuantized(Node *n, unsigned index, std::unique_ptr<Tensor> q
   Value *qv = constant(std::move(q), base + "_quantized");
   Value *out = typed(base + "_DequantizeLinear_Output", ElemType::Float, *qv);
   ElemType elem = qv->constant->elem;
-  d.dq = addNode("DequantizeLinear", freshNode(base + "_DequantizeLinear"),
-                 {qv, constant(std::move(s), base + "_scale"),
-                  constant(std::move(zp), base + "_zero_point")},
-                 out, qdqDomain(elem));
+  d.dq = addNode(
+      "DequantizeLinear", freshNode(base + "_DequantizeLinear"),
+      {qv, constant(std::move(s), base + "_scale"), constant(std::move(zp), base + "_zero_point")},
+      out, qdqDomain(elem));
   if (axis >= 0)
     d.dq->attributes.push_back(attribute("axis", axis));
   stored.push_back(std::move(d));
@@ -464,8 +472,7 @@ void Rewriter::rewriteActivation(const ActivationQDQ &a) {
     in = clipped;
   }
   Value *qv = typed(v->name + "_QuantizeLinear_Output", ct, *v);
-  addNode("QuantizeLinear", freshNode(v->name + "_QuantizeLinear"), {in, s, zp}, qv,
-          qdqDomain(ct));
+  addNode("QuantizeLinear", freshNode(v->name + "_QuantizeLinear"), {in, s, zp}, qv, qdqDomain(ct));
   addNode("DequantizeLinear", freshNode(v->name + "_DequantizeLinear"), {qv, s, zp}, out,
           qdqDomain(ct));
   if (!renamed)

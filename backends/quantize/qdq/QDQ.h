@@ -41,9 +41,9 @@ struct ActivationQDQ {
 
 /// One weight input to store quantized.
 struct WeightQDQ {
-  std::string node;       ///< the consuming node's name (unique after naming)
+  std::string node; ///< the consuming node's name (unique after naming)
   unsigned inputIndex = 0;
-  int64_t axis = -1;       ///< per-channel axis of the weight, -1: per tensor
+  int64_t axis = -1;            ///< per-channel axis of the weight, -1: per tensor
   std::vector<QuantGrid> grids; ///< one per channel along `axis`, or one
 };
 

@@ -59,8 +59,8 @@ std::unique_ptr<CalibrationData> CalibrationData::open(const std::vector<std::st
     const graph::Value *in = nullptr;
     if (name.empty()) {
       if (inputs.size() != 1) {
-        diags.emitAt(spec, diag::err_calib_input,
-                     spec, fmt::format("the model has {} inputs; give each as NAME=FILE", inputs.size()));
+        diags.emitAt(spec, diag::err_calib_input, spec,
+                     fmt::format("the model has {} inputs; give each as NAME=FILE", inputs.size()));
         ok = false;
         continue;
       }
@@ -104,16 +104,16 @@ std::unique_ptr<CalibrationData> CalibrationData::open(const std::vector<std::st
       for (const Source &s : d->sources)
         fed |= s.input == v;
       if (!fed)
-        diags.emitAt("", diag::err_calib_empty,
-                     fmt::format("nothing feeds model input `{}`; give {}=FILE|DIR", v->name,
-                                 v->name));
+        diags.emitAt(
+            "", diag::err_calib_empty,
+            fmt::format("nothing feeds model input `{}`; give {}=FILE|DIR", v->name, v->name));
     }
     ok = false;
   }
   // A batch size the model fixes wins over --batch.
   for (const Source &s : d->sources)
-    if (s.input->type.shape && !s.input->type.shape->empty() &&
-        (*s.input->type.shape)[0].known() && (*s.input->type.shape)[0].value > 0)
+    if (s.input->type.shape && !s.input->type.shape->empty() && (*s.input->type.shape)[0].known() &&
+        (*s.input->type.shape)[0].value > 0)
       d->batch = (*s.input->type.shape)[0].value;
   return ok ? std::move(d) : nullptr;
 }
@@ -146,8 +146,8 @@ bool CalibrationData::fill(Source &s, DiagnosticEngine &diags) {
     size_t rank = in.type.shape ? in.type.shape->size() : t.shape().size();
     if (t.elem() != in.type.elem && in.type.elem != graph::ElemType::Undefined) {
       diags.emitAt(path, diag::err_calib_mismatch, path, in.name,
-                   fmt::format("its elements are {}, the input's are {}",
-                               graph::toString(t.elem()), graph::toString(in.type.elem)));
+                   fmt::format("its elements are {}, the input's are {}", graph::toString(t.elem()),
+                               graph::toString(in.type.elem)));
       error = true;
       return false;
     }
@@ -203,10 +203,10 @@ bool CalibrationData::next(std::map<std::string, rt::Tensor> &feed, DiagnosticEn
 }
 
 LogicalResult quant::collectStatistics(rt::Executor &ex, CalibrationData &data,
-                              const std::vector<StatsRequest> &requests,
-                              std::vector<std::unique_ptr<TensorStats>> &stats,
-                              const std::function<void(int64_t)> &progress,
-                              DiagnosticEngine &diags) {
+                                       const std::vector<StatsRequest> &requests,
+                                       std::vector<std::unique_ptr<TensorStats>> &stats,
+                                       const std::function<void(int64_t)> &progress,
+                                       DiagnosticEngine &diags) {
   const graph::Graph &g = ex.model().graph;
   stats.clear();
   stats.resize(g.values().size());

@@ -69,9 +69,10 @@ struct StatsRequest {
 /// requested ones are non-null). `progress(samples)` is called after each
 /// batch. False after errors.
 LogicalResult collectStatistics(rt::Executor &ex, CalibrationData &data,
-                       const std::vector<StatsRequest> &requests,
-                       std::vector<std::unique_ptr<TensorStats>> &stats,
-                       const std::function<void(int64_t)> &progress, DiagnosticEngine &diags);
+                                const std::vector<StatsRequest> &requests,
+                                std::vector<std::unique_ptr<TensorStats>> &stats,
+                                const std::function<void(int64_t)> &progress,
+                                DiagnosticEngine &diags);
 
 } // namespace tpcc::quant
 
