@@ -70,14 +70,15 @@ void quant::writeReport(const QuantizeResult &r, const ReportHeader &h,
     j.attributeArray("tensors", [&] {
       for (const TensorReport &t : r.tensors)
         j.object([&] {
-          j.attribute("name", t.tensor);
-          j.attribute("kind", t.weight ? "weight" : t.quantized ? "activation" : "float output");
-          if (!t.quantized) {
+          auto sqnr = [&] { // null: identical
             if (t.measured)
               j.attribute("sqnr_db", std::isinf(t.sqnr) ? llvm::json::Value(nullptr)
                                                         : llvm::json::Value(t.sqnr));
-            return;
-          }
+          };
+          j.attribute("name", t.tensor);
+          j.attribute("kind", t.weight ? "weight" : t.quantized ? "activation" : "float output");
+          if (!t.quantized)
+            return sqnr();
           j.attribute("node", t.node);
           j.attribute("op_type", t.opType);
           j.attribute("opset", t.opset);
@@ -93,9 +94,7 @@ void quant::writeReport(const QuantizeResult &r, const ReportHeader &h,
             j.value(t.lo);
             j.value(t.hi);
           });
-          if (t.measured)
-            j.attribute("sqnr_db", std::isinf(t.sqnr) ? llvm::json::Value(nullptr)
-                                                      : llvm::json::Value(t.sqnr));
+          sqnr();
         });
     });
   });
