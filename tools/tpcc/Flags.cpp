@@ -19,9 +19,6 @@ bool driver::oneOf(const std::string &v, std::initializer_list<const char *> all
 }
 
 namespace {
-constexpr unsigned SpecCommands = Check | Emit | Doc | Plan | Quantize;
-constexpr unsigned AllCommands = SpecCommands | Apply | Run | Eval;
-
 bool positive(const std::string &v, int64_t &out) {
   if (v.empty() || v.size() > 6 || v.find_first_not_of("0123456789") != std::string::npos ||
       std::stoll(v) == 0)

@@ -11,8 +11,6 @@ using namespace tpcc;
 using namespace tpcc::driver;
 
 namespace {
-constexpr unsigned SpecCommands = Check | Emit | Doc | Plan | Quantize;
-
 struct CommandName {
   const char *name;
   Command command;

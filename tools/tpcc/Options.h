@@ -37,6 +37,10 @@ enum Command : unsigned {
   Eval = 1 << 7,
 };
 
+/// The commands that compile specs, and every command.
+constexpr unsigned SpecCommands = Check | Emit | Doc | Plan | Quantize;
+constexpr unsigned AllCommands = SpecCommands | Apply | Run | Eval;
+
 using NamedFile = std::pair<std::string, std::string>; ///< NAME ("" if none), FILE
 
 struct Options {
