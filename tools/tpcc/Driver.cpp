@@ -3,9 +3,19 @@
 
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Path.h"
+#include "llvm/Support/Process.h"
 
 using namespace tpcc;
 using namespace tpcc::driver;
+
+bool Options::useColor() const {
+  return color == "always" || (color == "auto" && llvm::sys::Process::StandardErrHasColors());
+}
+
+bool Options::showProgress() const {
+  return progress == "always" ||
+         (progress == "auto" && llvm::sys::Process::StandardErrIsDisplayed());
+}
 
 void Progress::update(int64_t done) {
   if (!enabled)

@@ -4,7 +4,6 @@
 #include "support/Diagnostics.h"
 
 #include "llvm/ADT/StringRef.h"
-#include "llvm/Support/Process.h"
 #include "llvm/Support/raw_ostream.h"
 
 using namespace tpcc;
@@ -41,15 +40,6 @@ LogicalResult driver::usageError(const std::string &msg) {
   diags.print(llvm::errs());
   llvm::errs() << "run `tpcc --help` for usage\n";
   return failure();
-}
-
-bool Options::useColor() const {
-  return color == "always" || (color == "auto" && llvm::sys::Process::StandardErrHasColors());
-}
-
-bool Options::showProgress() const {
-  return progress == "always" ||
-         (progress == "auto" && llvm::sys::Process::StandardErrIsDisplayed());
 }
 
 /// A usage error as parseCommandLine's exit code.
