@@ -49,7 +49,7 @@ std::vector<std::vector<std::string>> interop::aimetSupergroups(const ir::Platfo
     for (const std::vector<std::string> &e : f.pattern) {
       std::vector<std::string> ops;
       for (const ir::OpBinding &b : c.bindings)
-        if (llvm::is_contained(e, b.opset) && !llvm::is_contained(ops, b.op))
+        if (!b.composite && llvm::is_contained(e, b.opset) && !llvm::is_contained(ops, b.op))
           ops.push_back(b.op);
       elements.push_back(std::move(ops));
     }
@@ -211,6 +211,10 @@ void AimetWriter::analyze() {
     const ir::Opset *set = p.findOpset(b.opset);
     if (set && checked.insert(b.opset).second && set->options)
       checkOptions(*set->options, "opset `" + b.opset + "`", set->loc);
+    if (b.composite) {
+      warn(b.loc, diag::warn_aimet_composite, b.opset, b.op);
+      continue;
+    }
     if (b.where)
       warn(b.loc, diag::warn_aimet_predicate, b.opset, b.op, b.where->str());
     auto [it, inserted] = rules.emplace(b.op, &b);

@@ -59,6 +59,7 @@ private:
   void options(const ir::Options &o);
   void platform(const ir::Platform &p);
   void framework(const ir::Framework &f);
+  void patternTerm(const ir::PatternTerm &t, const std::vector<std::string> &params);
   void capabilities(const ir::Capabilities &c);
   void recipe(const ir::Recipe &r);
 };
@@ -121,13 +122,38 @@ void Writer::framework(const ir::Framework &f) {
            }},
           {"activation", [&] { strings(f.activationOps); }},
           {"no_quantize", [&] { strings(f.noQuantizeOps); }},
-          {"ranges", [&] {
+          {"ranges",
+           [&] {
              array(f.ranges, [&](const ir::OpRange &r) {
                object({{"op", [&] { string(r.op); }},
                        {"min", [&] { number(r.lo); }},
                        {"max", [&] { number(r.hi); }}});
              });
+           }},
+          {"composites", [&] {
+             array(f.composites, [&](const ir::Composite &c) {
+               object({{"name", [&] { string(c.name); }},
+                       {"params", [&] { strings(c.params); }},
+                       {"pattern", [&] { patternTerm(c.root, c.params); }}});
+             });
            }}});
+}
+
+/// `{"op": OP, "args": [...], "where": P}`, `{"param": NAME}` or
+/// `{"constant": VALUE}`.
+void Writer::patternTerm(const ir::PatternTerm &t, const std::vector<std::string> &params) {
+  switch (t.kind) {
+  case ir::PatternTerm::Kind::Param:
+    return object({{"param", [&] { string(params.at(t.param)); }}});
+  case ir::PatternTerm::Kind::Constant:
+    return object({{"constant", [&] { number(t.value); }}});
+  case ir::PatternTerm::Kind::Op:
+    return object(
+        {{"op", [&] { string(t.op); }},
+         {"args",
+          [&] { array(t.args, [&](const ir::PatternTerm &a) { patternTerm(a, params); }); }},
+         {"where", [&] { where(t.where); }}});
+  }
 }
 
 void Writer::capabilities(const ir::Capabilities &c) {
@@ -139,6 +165,7 @@ void Writer::capabilities(const ir::Capabilities &c) {
              array(c.bindings, [&](const ir::OpBinding &b) {
                object({{"opset", [&] { string(b.opset); }},
                        {"op", [&] { string(b.op); }},
+                       {"composite", [&] { boolean(b.composite); }},
                        {"where", [&] { where(b.where); }}});
              });
            }},

@@ -66,6 +66,7 @@ public:
     WeightDecl,
     OpListDecl,
     RangeDecl,
+    CompositeDecl,
     // predicates
     OrPred,
     AndPred,
@@ -593,6 +594,30 @@ public:
       : Node(Kind::RangeDecl, r), op(std::move(o)), lo(l), hi(h) {}
 };
 
+/// One term of a composite operator's pattern: `OP(args) [where P]`, a
+/// parameter, or a number (a constant input matched by value).
+struct PatternTerm {
+  enum TermKind { Op, Param, Number } termKind = Op;
+  Ident name;        ///< Op: the operator; Param: the parameter
+  double number = 0; ///< Number: its value
+  std::string text;  ///< Number: as written
+  std::vector<PatternTerm> args;
+  Pred *where = nullptr;
+  SourceRange range;
+};
+
+/// `composite NAME(x, ...) = OP(args) [where P]`
+class CompositeDecl : public Node {
+public:
+  TPCC_AST_CLASSOF(CompositeDecl)
+  Ident name;
+  std::vector<Ident> params;
+  PatternTerm pattern;
+  CompositeDecl(SourceRange r, Ident n, std::vector<Ident> p, PatternTerm t)
+      : Node(Kind::CompositeDecl, r), name(std::move(n)), params(std::move(p)),
+        pattern(std::move(t)) {}
+};
+
 //===----------------------------------------------------------------------===//
 // Top-level declarations
 //===----------------------------------------------------------------------===//
@@ -629,7 +654,7 @@ public:
 class FrameworkDecl : public TopDecl {
 public:
   TPCC_AST_CLASSOF(FrameworkDecl)
-  /// WeightDecl, OpListDecl and RangeDecl nodes, in source order.
+  /// WeightDecl, OpListDecl, RangeDecl and CompositeDecl nodes, in source order.
   std::vector<Node *> items;
   FrameworkDecl(SourceRange r, Ident n, std::vector<Node *> i)
       : TopDecl(Kind::FrameworkDecl, r, std::move(n)), items(std::move(i)) {}

@@ -314,9 +314,46 @@ private:
       } else if (auto *rg = dynamic_cast<TpcParser::RangeItemContext *>(item)) {
         items.push_back(create<RangeDecl>(r, ident(rg->name()), buildLiteral(rg->literal(0)),
                                           buildLiteral(rg->literal(1))));
+      } else if (auto *cp = dynamic_cast<TpcParser::CompositeItemContext *>(item)) {
+        std::vector<Ident> params;
+        for (size_t i = 1; i < cp->name().size(); ++i)
+          params.push_back(ident(cp->name(i)));
+        items.push_back(create<CompositeDecl>(r, ident(cp->name(0)), std::move(params),
+                                              buildPattern(cp->pattern())));
       }
     }
     return create<FrameworkDecl>(L.range(ctx), ident(ctx->name()), std::move(items));
+  }
+
+  PatternTerm buildPattern(TpcParser::PatternContext *ctx) {
+    PatternTerm t;
+    t.termKind = PatternTerm::Op;
+    t.name = ident(ctx->name());
+    t.range = L.range(ctx);
+    for (auto *a : ctx->patternArg()) {
+      if (a->pattern()) {
+        t.args.push_back(buildPattern(a->pattern()));
+        continue;
+      }
+      PatternTerm arg;
+      arg.range = L.range(a);
+      if (a->name()) {
+        arg.termKind = PatternTerm::Param;
+        arg.name = ident(a->name());
+      } else {
+        arg.termKind = PatternTerm::Number;
+        antlr4::Token *tok = a->getStart();
+        arg.text = tok->getText();
+        if (tok->getType() == TpcLexer::INT)
+          arg.number = double(parseInt(tok));
+        else
+          literals::decodeFloat(tok->getText(), arg.number);
+      }
+      t.args.push_back(std::move(arg));
+    }
+    if (ctx->pred())
+      t.where = buildPred(ctx->pred());
+    return t;
   }
 
   SlotBinding buildSlot(TpcParser::SlotBindingContext *ctx) {

@@ -73,6 +73,7 @@ const char *kindName(Node::Kind k) {
     CASE(WeightDecl)
     CASE(OpListDecl)
     CASE(RangeDecl)
+    CASE(CompositeDecl)
     CASE(OrPred)
     CASE(AndPred)
     CASE(NotPred)
@@ -152,6 +153,7 @@ private:
   }
   void field(const Field &f);
   void slotBinding(const SlotBinding &b);
+  void patternTerm(const PatternTerm &t);
   void binding(const Binding &b);
   void opRef(const OpRef &r);
 
@@ -306,6 +308,11 @@ std::string Dumper::payload(const Node &n) const {
   case Node::Kind::RangeDecl:
     add(llvm::cast<RangeDecl>(n).op.name);
     break;
+  case Node::Kind::CompositeDecl: {
+    const auto &d = llvm::cast<CompositeDecl>(n);
+    add(d.name.name + "(" + join(d.params) + ")");
+    break;
+  }
   case Node::Kind::NotPred: {
     // A run of `not`s is one node: `not`, or `not x3` for three.
     unsigned count = llvm::cast<NotPred>(n).count;
@@ -427,6 +434,11 @@ Dumper::Children Dumper::childrenOf(const Node &n) {
     c.push_back(child(r.hi));
     break;
   }
+  case Node::Kind::CompositeDecl: {
+    const PatternTerm &t = llvm::cast<CompositeDecl>(n).pattern;
+    c.push_back([this, &t] { patternTerm(t); });
+    break;
+  }
   case Node::Kind::OrPred:
     addAll(c, llvm::cast<OrPred>(n).operands);
     break;
@@ -515,6 +527,19 @@ void Dumper::slotBinding(const SlotBinding &b) {
       line("Axes", b.axesRange, args);
     });
   line("SlotBinding", b.range, b.op.name + ".input[" + std::to_string(b.input) + "]", c);
+}
+
+void Dumper::patternTerm(const PatternTerm &t) {
+  if (t.termKind == PatternTerm::Param)
+    return line("PatternParam", t.range, t.name.name);
+  if (t.termKind == PatternTerm::Number)
+    return line("PatternNumber", t.range, t.text);
+  Children c;
+  for (const PatternTerm &a : t.args)
+    c.push_back([this, &a] { patternTerm(a); });
+  if (t.where)
+    c.push_back(child(t.where));
+  line("PatternOp", t.range, t.name.name, c);
 }
 
 void Dumper::binding(const Binding &b) {

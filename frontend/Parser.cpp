@@ -126,7 +126,7 @@ private:
       names.push_back(phrase);
     };
     if (pending.count(TpcLexer::IDENT)) {
-      for (size_t t = TpcLexer::IMPORT; t <= TpcLexer::HAS; ++t)
+      for (size_t t = TpcLexer::IMPORT; t <= TpcLexer::COMPOSITE; ++t)
         pending.erase(t);
     }
     family({TpcLexer::VERSION, TpcLexer::TYPE, TpcLexer::SIMD_PADDING, TpcLexer::METADATA,

@@ -70,7 +70,13 @@ frameworkItem
   | ACTIVATION name (COMMA name)*                                # activationItem
   | NO_QUANTIZE name (COMMA name)*                               # noQuantizeItem
   | RANGE name LBRACK literal COMMA literal RBRACK                # rangeItem
+  | COMPOSITE name LPAREN name (COMMA name)* RPAREN ASSIGN pattern # compositeItem
   ;
+
+// A composite operator's dataflow: `Mul(x, Sigmoid(x))`. An argument is an op
+// applied to arguments, a parameter, or a number (a constant input matched by value).
+pattern : name LPAREN patternArg (COMMA patternArg)* RPAREN (WHERE pred)? ;
+patternArg : pattern | name | INT | FLOAT ;
 
 slotBinding : name DOT INPUT LBRACK INT RBRACK (WHERE pred)? axesSpec? ;
 axesSpec : AXES LPAREN axisArg (COMMA axisArg)* COMMA? RPAREN ;
@@ -115,7 +121,7 @@ name
   : IDENT | IMPORT | PLATFORM | EXTENDS | FRAMEWORK | CAPABILITIES | RECIPE | VERSION | TYPE
   | SIMD_PADDING | METADATA | ATTR | CONFIG | OPTIONS | DEFAULT | OPSET | GROUP | FUSE | AS
   | OVERRIDE | REMOVE | BASE | ON | IN | WEIGHT | ACTIVATION | NO_QUANTIZE | RANGE | WHERE
-  | AXES | INPUT | RANK | SHAPE | CONST | HAS
+  | AXES | INPUT | RANK | SHAPE | CONST | HAS | COMPOSITE
   ;
 
 // ---- lexer --------------------------------------------------------------------------
@@ -131,7 +137,7 @@ OR : 'or' ;
 NOT : 'not' ;
 WITH : 'with' ;
 
-// contextual keywords
+// contextual keywords (frontend/Parser.cpp treats IMPORT..COMPOSITE as names: keep this order)
 IMPORT : 'import' ;
 PLATFORM : 'platform' ;
 EXTENDS : 'extends' ;
@@ -166,6 +172,7 @@ RANK : 'rank' ;
 SHAPE : 'shape' ;
 CONST : 'const' ;
 HAS : 'has' ;
+COMPOSITE : 'composite' ;
 
 ARROW : '->' ;
 BIND : '<-' ;

@@ -320,6 +320,13 @@ const Framework *Module::findFramework(llvm::StringRef n) const {
   return findByName(frameworks, n);
 }
 
+const Composite *Framework::findComposite(llvm::StringRef n) const {
+  for (const Composite &c : composites)
+    if (c.name == n)
+      return &c;
+  return nullptr;
+}
+
 const Capabilities *Module::findCapabilities(llvm::StringRef n) const {
   return findByName(capabilities, n);
 }

@@ -184,21 +184,48 @@ struct OpRange {
   SourceRange loc;
 };
 
+/// One term of a composite operator's pattern: an op applied to terms (with
+/// an optional predicate on the op's attributes), a parameter, or a constant
+/// input matched by value.
+struct PatternTerm {
+  enum class Kind { Op, Param, Constant } kind = Kind::Op;
+  std::string op;     ///< Op
+  unsigned param = 0; ///< Param: the parameter's index
+  double value = 0;   ///< Constant
+  std::vector<PatternTerm> args;
+  std::optional<Predicate> where;
+  SourceRange loc;
+};
+
+/// `composite NAME(x, ...) = PATTERN`: one operator (an activation, to the
+/// hardware) that the framework spells as a small dataflow of its own ops.
+struct Composite {
+  std::string name;
+  std::vector<std::string> params;
+  PatternTerm root;
+  SourceRange loc;
+};
+
 struct Framework {
   std::string name;
   std::vector<WeightSlot> weights;
   std::vector<std::string> activationOps;
   std::vector<std::string> noQuantizeOps;
   std::vector<OpRange> ranges;
+  std::vector<Composite> composites;
   SourceRange loc;
+
+  const Composite *findComposite(llvm::StringRef n) const;
 };
 
-/// One `OPSET <- OP [where P]`.
+/// One `OPSET <- OP [where P]`; OP is an ONNX operator or a composite of
+/// the bound framework.
 struct OpBinding {
   std::string opset;
   std::string op;
   std::optional<Predicate> where;
   SourceRange loc;
+  bool composite = false; ///< `op` names a Composite of the framework
 };
 
 struct Capabilities {

@@ -110,17 +110,27 @@ ir::Capabilities CapabilitiesChecker::run() {
   if (platformDecl)
     platform = m.findPlatform(decl.platform.name);
   (void)resolve(decl.framework, ast::Node::Kind::FrameworkDecl, "framework", "a framework");
+  const ir::Framework *framework = m.findFramework(decl.framework.name);
 
   for (const ast::Binding &binding : decl.bindings) {
     checkOpset(binding.opset);
     if (binding.none)
       caps.unbound.push_back(binding.opset.name);
     for (const ast::OpRef &ref : binding.ops) {
-      const ir::OnnxOp *op = lookupOnnxOp(c, ref.op);
       ir::OpBinding b;
       b.opset = binding.opset.name;
       b.op = ref.op.name;
       b.loc = ref.range;
+      // A composite of the framework is bound as a whole; its pattern says
+      // which attributes it needs.
+      if (framework && framework->findComposite(ref.op.name)) {
+        b.composite = true;
+        if (ref.where)
+          c.diags.emit(ref.where->getRange(), diag::err_composite_where, ref.op.name).report();
+        caps.bindings.push_back(std::move(b));
+        continue;
+      }
+      const ir::OnnxOp *op = lookupOnnxOp(c, ref.op);
       if (ref.where)
         b.where = checkPredicate(c, *ref.where, op);
       caps.bindings.push_back(std::move(b));

@@ -101,6 +101,7 @@ std::string passes::describeValue(const ast::Value &v) {
   case K::WeightDecl:
   case K::OpListDecl:
   case K::RangeDecl:
+  case K::CompositeDecl:
   case K::OrPred:
   case K::AndPred:
   case K::NotPred:

@@ -30,6 +30,9 @@ private:
   void checkSlotBinding(const std::string &slot, const ast::SlotBinding &b);
   void checkOpList(const ast::OpListDecl &list);
   void checkRange(const ast::RangeDecl &r);
+  void checkComposite(const ast::CompositeDecl &d);
+  std::optional<ir::PatternTerm> checkTerm(const ast::PatternTerm &t, const ast::CompositeDecl &d,
+                                           std::vector<bool> &used);
   std::optional<double> rangeBound(const ast::Value &v);
   std::string sourceText(SourceRange r, double fallback) const;
 
@@ -44,6 +47,8 @@ private:
   std::map<std::string, SourceRange> listed[2];
   /// Op -> its `range`.
   std::map<std::string, SourceRange> ranges;
+  /// Composite -> where it is defined.
+  std::map<std::string, SourceRange> composites;
 };
 
 } // namespace
@@ -58,6 +63,8 @@ ir::Framework FrameworkChecker::run() {
       checkOpList(*l);
     else if (auto *r = llvm::dyn_cast<ast::RangeDecl>(item))
       checkRange(*r);
+    else if (auto *d = llvm::dyn_cast<ast::CompositeDecl>(item))
+      checkComposite(*d);
   }
   return std::move(fw);
 }
@@ -132,6 +139,109 @@ void FrameworkChecker::checkOpList(const ast::OpListDecl &list) {
     }
     out.push_back(name.name);
   }
+}
+
+void FrameworkChecker::checkComposite(const ast::CompositeDecl &d) {
+  ir::Composite comp;
+  comp.name = d.name.name;
+  comp.loc = d.name.range;
+  bool ok = true;
+  if (ir::OnnxSchemaIndex::get().find(d.name.name)) {
+    c.diags.emit(d.name.range, diag::err_composite_is_op, d.name.name).report();
+    ok = false;
+  }
+  auto [it, inserted] = composites.emplace(d.name.name, d.name.range);
+  if (!inserted) {
+    c.diags.emit(d.name.range, diag::err_redefinition, d.name.name)
+        .note(it->second, diag::note_previous_definition);
+    ok = false;
+  }
+  std::map<std::string, SourceRange> params;
+  for (const ast::Ident &p : d.params) {
+    auto [pit, fresh] = params.emplace(p.name, p.range);
+    if (!fresh) {
+      c.diags.emit(p.range, diag::err_composite_param_twice, p.name)
+          .note(pit->second, diag::note_previous_definition);
+      ok = false;
+    }
+    comp.params.push_back(p.name);
+  }
+  std::vector<bool> used(d.params.size(), false);
+  std::optional<ir::PatternTerm> root = checkTerm(d.pattern, d, used);
+  for (size_t i = 0; i < used.size(); ++i)
+    // A parameter declared twice is reported once, as such.
+    if (!used[i] && root &&
+        params[d.params[i].name].begin.offset == d.params[i].range.begin.offset) {
+      c.diags
+          .emit(d.params[i].range, diag::err_composite_unused_param, d.params[i].name, d.name.name)
+          .report();
+      ok = false;
+    }
+  if (!root || !ok)
+    return;
+  bool single = !root->where;
+  for (const ir::PatternTerm &a : root->args)
+    single &= a.kind == ir::PatternTerm::Kind::Param;
+  if (single)
+    c.diags.emit(d.pattern.range, diag::warn_composite_single_op, d.name.name, root->op).report();
+  comp.root = std::move(*root);
+  fw.composites.push_back(std::move(comp));
+}
+
+std::optional<ir::PatternTerm> FrameworkChecker::checkTerm(const ast::PatternTerm &t,
+                                                           const ast::CompositeDecl &d,
+                                                           std::vector<bool> &used) {
+  ir::PatternTerm out;
+  out.loc = t.range;
+  switch (t.termKind) {
+  case ast::PatternTerm::Number:
+    out.kind = ir::PatternTerm::Kind::Constant;
+    out.value = t.number;
+    return out;
+  case ast::PatternTerm::Param: {
+    for (size_t i = 0; i < d.params.size(); ++i)
+      if (d.params[i].name == t.name.name) {
+        used[i] = true;
+        out.kind = ir::PatternTerm::Kind::Param;
+        out.param = unsigned(i);
+        return out;
+      }
+    std::string names;
+    for (const ast::Ident &p : d.params)
+      names += (names.empty() ? "`" : ", `") + p.name + "`";
+    c.diags.emit(t.name.range, diag::err_composite_unknown_param, t.name.name, d.name.name, names)
+        .report();
+    return std::nullopt;
+  }
+  case ast::PatternTerm::Op:
+    break;
+  }
+  out.kind = ir::PatternTerm::Kind::Op;
+  out.op = t.name.name;
+  bool ok = true;
+  const ir::OnnxOp *op = lookupOnnxOp(c, t.name);
+  if (!op)
+    ok = false;
+  else if (op->maxInputs && t.args.size() > *op->maxInputs) {
+    c.diags
+        .emit(t.name.range, diag::err_composite_arity, op->name,
+              std::to_string(*op->maxInputs) + (*op->maxInputs == 1 ? " input" : " inputs"),
+              t.args.size())
+        .report();
+    ok = false;
+  }
+  if (t.where && op)
+    out.where = checkPredicate(c, *t.where, op);
+  for (const ast::PatternTerm &a : t.args) {
+    std::optional<ir::PatternTerm> arg = checkTerm(a, d, used);
+    if (!arg)
+      ok = false;
+    else
+      out.args.push_back(std::move(*arg));
+  }
+  if (!ok)
+    return std::nullopt;
+  return out;
 }
 
 std::optional<double> FrameworkChecker::rangeBound(const ast::Value &v) {

@@ -61,6 +61,7 @@ const char *passes::describeTopDecl(const ast::TopDecl &d) {
   case ast::Node::Kind::WeightDecl:
   case ast::Node::Kind::OpListDecl:
   case ast::Node::Kind::RangeDecl:
+  case ast::Node::Kind::CompositeDecl:
   case ast::Node::Kind::OrPred:
   case ast::Node::Kind::AndPred:
   case ast::Node::Kind::NotPred:

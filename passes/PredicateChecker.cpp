@@ -429,6 +429,7 @@ TypedOperand PredicateChecker::checkOperand(const ast::Operand &operand) {
   case ast::Node::Kind::WeightDecl:
   case ast::Node::Kind::OpListDecl:
   case ast::Node::Kind::RangeDecl:
+  case ast::Node::Kind::CompositeDecl:
   case ast::Node::Kind::OrPred:
   case ast::Node::Kind::AndPred:
   case ast::Node::Kind::NotPred:
@@ -644,6 +645,7 @@ ir::Predicate PredicateChecker::check(const ast::Pred &pred) {
   case ast::Node::Kind::WeightDecl:
   case ast::Node::Kind::OpListDecl:
   case ast::Node::Kind::RangeDecl:
+  case ast::Node::Kind::CompositeDecl:
   case ast::Node::Kind::AttrOperand:
   case ast::Node::Kind::InputOperand:
   case ast::Node::Kind::RankOperand:

@@ -329,8 +329,8 @@ TEST_F(JSONBackend, Fusings) {
 
 TEST_F(JSONBackend, Framework) {
   const json::Value *fw = at(doc, P("frameworks", 0));
-  EXPECT_EQ(keys(fw),
-            (std::vector<std::string>{"activation", "name", "no_quantize", "ranges", "weights"}));
+  EXPECT_EQ(keys(fw), (std::vector<std::string>{"activation", "composites", "name", "no_quantize",
+                                                "ranges", "weights"}));
   EXPECT_JSON(*fw, P("name"), "onnx");
   EXPECT_EQ(keys(at(*fw, P("weights", 0))),
             (std::vector<std::string>{"axes", "input", "op", "slot", "where"}));
@@ -357,8 +357,9 @@ TEST_F(JSONBackend, Capabilities) {
   EXPECT_JSON(*c, P("name"), "imx500_onnx");
   EXPECT_JSON(*c, P("platform"), "imx500");
   EXPECT_JSON(*c, P("framework"), "onnx");
-  EXPECT_JSON(*c, P("bindings", 0),
-              (json::Object{{"opset", "Conv"}, {"op", "Conv"}, {"where", nullptr}}));
+  EXPECT_JSON(
+      *c, P("bindings", 0),
+      (json::Object{{"opset", "Conv"}, {"op", "Conv"}, {"composite", false}, {"where", nullptr}}));
   EXPECT_JSON(*c, P("bindings", 1, "where"), "group == 1 and (a == 1 or b == 2)");
 }
 
