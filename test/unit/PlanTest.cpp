@@ -10,12 +10,14 @@
 #include "backends/plan/PredicateEval.h"
 #include "ir/graph/OnnxIO.h"
 #include "passes/Passes.h"
+#include "test/unit/GraphBuilder.h"
 #include "test/unit/TestUtil.h"
 
 #include <gtest/gtest.h>
 #include <onnx/onnx_pb.h>
 
 using namespace tpcc;
+using tpcc::test::GraphBuilder;
 
 namespace {
 
@@ -59,70 +61,6 @@ capabilities overlap = chip on fw {
   Relu6     <- Clip where input[2] == 6
 }
 )";
-
-/// Builds small ONNX graphs: float tensors [1,C,4,4], opset 13.
-class GraphBuilder {
-public:
-  GraphBuilder() {
-    m.set_ir_version(7);
-    m.add_opset_import()->set_version(13);
-    m.mutable_graph()->set_name("g");
-  }
-  void input(const std::string &name, int64_t c = 4) {
-    typed(m.mutable_graph()->add_input(), name, c);
-  }
-  void output(const std::string &name, int64_t c = 4) {
-    typed(m.mutable_graph()->add_output(), name, c);
-  }
-  void constant(const std::string &name, std::vector<int64_t> dims, float fill = 0.5f) {
-    auto *t = m.mutable_graph()->add_initializer();
-    t->set_name(name);
-    t->set_data_type(onnx::TensorProto::FLOAT);
-    int64_t n = 1;
-    for (int64_t d : dims) {
-      t->add_dims(d);
-      n *= d;
-    }
-    for (int64_t k = 0; k < n; ++k)
-      t->add_float_data(fill);
-  }
-  onnx::NodeProto *node(const std::string &op, const std::string &name,
-                        std::vector<std::string> ins, std::vector<std::string> outs) {
-    auto *n = m.mutable_graph()->add_node();
-    n->set_op_type(op);
-    n->set_name(name);
-    for (auto &i : ins)
-      n->add_input(i);
-    for (auto &o : outs)
-      n->add_output(o);
-    return n;
-  }
-  static void intAttr(onnx::NodeProto *n, const std::string &name, int64_t v) {
-    auto *a = n->add_attribute();
-    a->set_name(name);
-    a->set_type(onnx::AttributeProto::INT);
-    a->set_i(v);
-  }
-  /// x -> Conv(W[4,4/group,1,1], group) -> out
-  void conv(const std::string &name, const std::string &in, const std::string &out,
-            int64_t group = 1) {
-    constant(name + "_W", {4, 4 / group, 1, 1});
-    auto *n = node("Conv", name, {in, name + "_W"}, {out});
-    if (group != 1)
-      intAttr(n, "group", group);
-  }
-  std::string bytes() const { return m.SerializeAsString(); }
-
-private:
-  static void typed(onnx::ValueInfoProto *v, const std::string &name, int64_t c) {
-    v->set_name(name);
-    auto *t = v->mutable_type()->mutable_tensor_type();
-    t->set_elem_type(onnx::TensorProto::FLOAT);
-    for (int64_t d : {int64_t(1), c, int64_t(4), int64_t(4)})
-      t->mutable_shape()->add_dim()->set_dim_value(d);
-  }
-  onnx::ModelProto m;
-};
 
 class PlanTest : public ::testing::Test {
 protected:

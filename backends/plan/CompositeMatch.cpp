@@ -1,0 +1,141 @@
+//===- CompositeMatch.cpp - Finding a framework's composites in a model ----===//
+#include "backends/plan/CompositeMatch.h"
+
+#include "backends/plan/PredicateEval.h"
+
+#include <algorithm>
+#include <cmath>
+#include <functional>
+
+using namespace tpcc;
+using namespace tpcc::plan;
+using graph::Node;
+using graph::Value;
+
+namespace {
+
+/// What a partial match has bound so far.
+struct State {
+  std::vector<const Value *> params;
+  std::vector<const Node *> nodes;
+};
+using Continue = std::function<bool(State &)>;
+
+/// The number of inputs `n` has, not counting omitted trailing ones.
+size_t inputCount(const Node &n) {
+  size_t k = n.inputs.size();
+  while (k && !n.inputs[k - 1])
+    --k;
+  return k;
+}
+
+bool commutative(const ir::PatternTerm &t) {
+  return (t.op == "Add" || t.op == "Mul") && t.args.size() == 2;
+}
+
+/// Whether every element of the constant `v` is `k`, within float32 rounding.
+bool constantIs(const Value *v, double k) {
+  if (!v || !v->constant || v->constant->elem == graph::ElemType::String)
+    return false;
+  int64_t n = v->constant->numElements();
+  if (n == 0 || n > (int64_t(1) << 20))
+    return false;
+  double tolerance = 4 * std::ldexp(std::max(1.0, std::abs(k)), -24);
+  for (int64_t i = 0; i < n; ++i)
+    if (!(std::abs(v->constant->at(i) - k) <= tolerance))
+      return false;
+  return true;
+}
+
+class Matcher {
+public:
+  Matcher(const graph::Model &m) : m(m) {}
+
+  /// Matches `t` against value `v`, then calls `k` with the extended state;
+  /// true as soon as some way of matching makes `k` accept.
+  bool term(const ir::PatternTerm &t, const Value *v, State &s, const Continue &k) {
+    switch (t.kind) {
+    case ir::PatternTerm::Kind::Param: {
+      const Value *&bound = s.params[t.param];
+      if (bound)
+        return bound == v && k(s);
+      bound = v;
+      bool ok = k(s);
+      bound = nullptr;
+      return ok;
+    }
+    case ir::PatternTerm::Kind::Constant:
+      return constantIs(v, t.value) && k(s);
+    case ir::PatternTerm::Kind::Op:
+      break;
+    }
+    const Node *n = v ? v->producer : nullptr;
+    if (!n || n->opType != t.op || !(n->domain.empty() || n->domain == "ai.onnx") ||
+        n->outputs.empty() || n->outputs[0] != v || inputCount(*n) != t.args.size() ||
+        std::count(s.nodes.begin(), s.nodes.end(), n) ||
+        (t.where && !evaluate(*t.where, m, *n)))
+      return false;
+    s.nodes.push_back(n);
+    std::vector<size_t> order(t.args.size());
+    for (size_t i = 0; i < order.size(); ++i)
+      order[i] = i;
+    bool ok = args(t, *n, order, 0, s, k);
+    if (!ok && commutative(t)) {
+      std::swap(order[0], order[1]);
+      ok = args(t, *n, order, 0, s, k);
+    }
+    s.nodes.pop_back();
+    return ok;
+  }
+
+private:
+  /// Matches argument `order[i]` of `t` against input `i` of `n`, and on.
+  bool args(const ir::PatternTerm &t, const Node &n, const std::vector<size_t> &order, size_t i,
+            State &s, const Continue &k) {
+    if (i == order.size())
+      return k(s);
+    return term(t.args[order[i]], n.inputs[i], s,
+                [&](State &next) { return args(t, n, order, i + 1, next, k); });
+  }
+
+  const graph::Model &m;
+};
+
+/// Whether every value the chain computes but its root's output is used only
+/// by the chain's nodes and is not a graph output.
+bool closed(const State &s) {
+  for (size_t i = 1; i < s.nodes.size(); ++i)
+    for (const Value *out : s.nodes[i]->outputs) {
+      if (!out)
+        continue;
+      if (out->isGraphOutput)
+        return false;
+      for (const graph::Use &u : out->uses)
+        if (!std::count(s.nodes.begin(), s.nodes.end(), u.node))
+          return false;
+    }
+  // The root's other outputs (a Dropout mask) must be unused.
+  for (size_t o = 1; o < s.nodes[0]->outputs.size(); ++o)
+    if (const Value *out = s.nodes[0]->outputs[o];
+        out && (out->isGraphOutput || !out->uses.empty()))
+      return false;
+  return true;
+}
+
+} // namespace
+
+std::optional<CompositeMatch> plan::matchComposite(const ir::Composite &c, const graph::Model &m,
+                                                   const graph::Node &root) {
+  if (root.outputs.empty() || !root.outputs[0])
+    return std::nullopt;
+  State s;
+  s.params.assign(c.params.size(), nullptr);
+  std::optional<CompositeMatch> found;
+  Matcher(m).term(c.root, root.outputs[0], s, [&](State &done) {
+    if (!closed(done))
+      return false;
+    found = CompositeMatch{&c, &root, done.nodes, done.params};
+    return true;
+  });
+  return found;
+}
