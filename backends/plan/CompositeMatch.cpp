@@ -72,8 +72,7 @@ public:
     const Node *n = v ? v->producer : nullptr;
     if (!n || n->opType != t.op || !(n->domain.empty() || n->domain == "ai.onnx") ||
         n->outputs.empty() || n->outputs[0] != v || inputCount(*n) != t.args.size() ||
-        std::count(s.nodes.begin(), s.nodes.end(), n) ||
-        (t.where && !evaluate(*t.where, m, *n)))
+        std::count(s.nodes.begin(), s.nodes.end(), n) || (t.where && !evaluate(*t.where, m, *n)))
       return false;
     s.nodes.push_back(n);
     std::vector<size_t> order(t.args.size());

@@ -73,7 +73,9 @@ TEST_F(CompositeMatchTest, SiLUInEitherOperandOrder) {
     GraphBuilder b;
     b.input("x");
     b.node("Sigmoid", "sig", {"x"}, {"s"});
-    b.node("Mul", "mul", swapped ? std::vector<std::string>{"s", "x"} : std::vector<std::string>{"x", "s"}, {"y"});
+    b.node("Mul", "mul",
+           swapped ? std::vector<std::string>{"s", "x"} : std::vector<std::string>{"x", "s"},
+           {"y"});
     b.output("y");
     auto m = load(b);
     auto cm = match("SiLU", *m, "mul");
