@@ -85,27 +85,8 @@ std::vector<std::string> driver::libraryFiles(const std::vector<std::string> &di
 }
 
 const ir::Platform *driver::pickPlatform(Compilation &c, const ir::Module &m, const Options &o) {
-  if (llvm::StringRef(o.platform).endswith(".tpc")) { // the platform that file defines
-    std::vector<const ir::Platform *> here;
-    for (const ir::Platform &p : m.platforms)
-      if (p.loc.isValid() && c.sources.getName(p.loc.begin.file) == o.platform)
-        here.push_back(&p);
-    if (here.size() == 1)
-      return here.front();
-    c.diags.emitAt("", diag::err_file_defines, o.platform,
-                   here.empty() ? "no platform" : "several platforms", "platform");
-    return nullptr;
-  }
-  std::vector<std::string> names;
-  for (const ir::Platform &p : m.platforms)
-    names.push_back(p.name);
-  std::string name = o.platform;
-  if (name.empty() && names.size() == 1)
-    name = names.front();
-  if (failed(lookUpName(c.diags, "platform", "platforms", name, names))) {
-    if (name.empty())
-      c.diags.emitAt("", diag::err_usage, o.commandName + " needs a platform: --platform NAME");
-    return nullptr;
-  }
-  return m.findPlatform(name);
+  if (llvm::StringRef(o.platform).endswith(".tpc"))
+    return definedIn(c, m.platforms, o.platform, "platform");
+  return pickByName(c.diags, m.platforms, "platform", "platforms", o.platform,
+                    o.commandName + " needs a platform: --platform NAME");
 }

@@ -58,6 +58,44 @@ int finish(DiagnosticEngine &diags, const Options &o);
 
 /// Every `.tpc` file directly in `dirs` (each directory sorted by name).
 std::vector<std::string> libraryFiles(const std::vector<std::string> &dirs);
+/// The entity of `all` named `name` (the only one, when `name` is empty and
+/// there is one); null after "no WHAT named NAME" with the available PLURAL,
+/// and `usage` when no name was given.
+template <typename T>
+const T *pickByName(DiagnosticEngine &diags, const std::vector<T> &all, llvm::StringRef what,
+                    llvm::StringRef plural, std::string name, const std::string &usage) {
+  std::vector<std::string> names;
+  for (const T &x : all)
+    names.push_back(x.name);
+  if (name.empty() && names.size() == 1)
+    name = names.front();
+  if (failed(lookUpName(diags, what, plural, name, names))) {
+    if (name.empty())
+      diags.emitAt("", diag::err_usage, usage);
+    return nullptr;
+  }
+  for (const T &x : all)
+    if (x.name == name)
+      return &x;
+  return nullptr;
+}
+
+/// The one entity of `all` that the file `path` defines; null after saying
+/// that it defines none or several.
+template <typename T>
+const T *definedIn(Compilation &c, const std::vector<T> &all, const std::string &path,
+                   const std::string &what) {
+  std::vector<const T *> here;
+  for (const T &x : all)
+    if (x.loc.isValid() && c.sources.getName(x.loc.begin.file) == path)
+      here.push_back(&x);
+  if (here.size() == 1)
+    return here.front();
+  c.diags.emitAt("", diag::err_file_defines, path,
+                 (here.empty() ? "no " : "several ") + what + (here.empty() ? "" : "s"), what);
+  return nullptr;
+}
+
 /// The platform a plan or quantize command is about (by name, the one a
 /// .tpc file defines, or the only one); null after a diagnostic.
 const ir::Platform *pickPlatform(Compilation &c, const ir::Module &m, const Options &o);

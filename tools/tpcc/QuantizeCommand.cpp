@@ -44,23 +44,12 @@ static LogicalResult pickRecipe(Compilation &c, const ir::Module &m, const Optio
                                 ir::Recipe &recipe) {
   if (o.recipe.empty())
     return success();
-  std::vector<const ir::Recipe *> here;
-  std::vector<std::string> names;
-  for (const ir::Recipe &r : m.recipes) {
-    names.push_back(r.name);
-    if (r.loc.isValid() && c.sources.getName(r.loc.begin.file) == o.recipe)
-      here.push_back(&r);
-  }
-  if (llvm::StringRef(o.recipe).endswith(".tpc")) {
-    if (here.size() != 1)
-      return c.diags.emitAt("", diag::err_file_defines, o.recipe,
-                            here.empty() ? "no recipe" : "several recipes", "recipe");
-    recipe = *here.front();
-    return success();
-  }
-  if (failed(lookUpName(c.diags, "recipe", "recipes", o.recipe, names)))
+  const ir::Recipe *r = llvm::StringRef(o.recipe).endswith(".tpc")
+                            ? definedIn(c, m.recipes, o.recipe, "recipe")
+                            : pickByName(c.diags, m.recipes, "recipe", "recipes", o.recipe, "");
+  if (!r)
     return failure();
-  recipe = *m.findRecipe(o.recipe);
+  recipe = *r;
   return success();
 }
 

@@ -26,28 +26,6 @@ LogicalResult driver::checkSpecArgs(Options &o) {
   return success();
 }
 
-/// The one entity of kind `what` the command is about: `name`, or the only
-/// one there is; null after a diagnostic.
-template <typename T>
-static const T *pickOne(DiagnosticEngine &diags, const std::vector<T> &all, const char *what,
-                        std::string name, const std::string &usage) {
-  std::vector<std::string> names;
-  for (const T &x : all)
-    names.push_back(x.name);
-  if (name.empty() && names.size() == 1)
-    name = names.front();
-  if (failed(lookUpName(diags, what, what == std::string("platform") ? "platforms" : what, name,
-                        names))) {
-    if (name.empty())
-      diags.emitAt("", diag::err_usage, usage);
-    return nullptr;
-  }
-  for (const T &x : all)
-    if (x.name == name)
-      return &x;
-  return nullptr;
-}
-
 int driver::runSpecCommand(Compilation &c, const ir::Module &m, const Options &o) {
   if (o.command == Check)
     return ExitOK;
@@ -55,9 +33,9 @@ int driver::runSpecCommand(Compilation &c, const ir::Module &m, const Options &o
   std::string text;
   llvm::raw_string_ostream os(text);
   if (o.command == Doc || o.emit == "mct-json") {
-    const ir::Platform *p =
-        pickOne(c.diags, m.platforms, "platform", o.command == Doc ? o.name : o.platform,
-                "--emit=mct-json writes one platform; choose it with --platform NAME");
+    const ir::Platform *p = pickByName(
+        c.diags, m.platforms, "platform", "platforms", o.command == Doc ? o.name : o.platform,
+        "--emit=mct-json writes one platform; choose it with --platform NAME");
     if (!p)
       return finish(c.diags, o);
     if (o.command == Doc)
@@ -66,9 +44,9 @@ int driver::runSpecCommand(Compilation &c, const ir::Module &m, const Options &o
       emitMctJSON(*p, os);
   } else if (o.emit == "aimet") {
     const ir::Capabilities *caps =
-        pickOne(c.diags, m.capabilities, "capabilities", o.capabilities,
-                "--emit=aimet derives one config; choose the capabilities with "
-                "--capabilities NAME");
+        pickByName(c.diags, m.capabilities, "capabilities", "capabilities", o.capabilities,
+                   "--emit=aimet derives one config; choose the capabilities with "
+                   "--capabilities NAME");
     if (!caps)
       return finish(c.diags, o);
     emitAimet(m, *caps, c.diags, os, o.aimetComment);
