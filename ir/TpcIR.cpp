@@ -327,6 +327,33 @@ const Composite *Framework::findComposite(llvm::StringRef n) const {
   return nullptr;
 }
 
+static std::string termText(const PatternTerm &t, const std::vector<std::string> &params) {
+  switch (t.kind) {
+  case PatternTerm::Kind::Param:
+    return t.param < params.size() ? params[t.param] : "?";
+  case PatternTerm::Kind::Constant:
+    return t.value == std::floor(t.value) && std::abs(t.value) < 1e15
+               ? std::to_string(int64_t(t.value))
+               : spellDouble(t.value);
+  case PatternTerm::Kind::Op:
+    break;
+  }
+  std::string out = t.op + "(";
+  for (size_t k = 0; k < t.args.size(); ++k)
+    out += (k ? ", " : "") + termText(t.args[k], params);
+  out += ")";
+  if (t.where)
+    out += " where " + t.where->str();
+  return out;
+}
+
+std::string Composite::str() const {
+  std::string head = name + "(";
+  for (size_t k = 0; k < params.size(); ++k)
+    head += (k ? ", " : "") + params[k];
+  return head + ") = " + termText(root, params);
+}
+
 const Capabilities *Module::findCapabilities(llvm::StringRef n) const {
   return findByName(capabilities, n);
 }

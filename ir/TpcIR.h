@@ -204,6 +204,8 @@ struct Composite {
   std::vector<std::string> params;
   PatternTerm root;
   SourceRange loc;
+  /// `SiLU(x) = Mul(x, Sigmoid(x))`, as in the source language.
+  std::string str() const;
 };
 
 struct Framework {

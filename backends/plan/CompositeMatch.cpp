@@ -3,6 +3,8 @@
 
 #include "backends/plan/PredicateEval.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cmath>
 #include <functional>
@@ -47,9 +49,20 @@ bool constantIs(const Value *v, double k) {
   return true;
 }
 
+std::string name(const Value *v) { return v ? "`" + v->name + "`" : "an absent input"; }
+
 class Matcher {
 public:
-  Matcher(const graph::Model &m) : m(m) {}
+  Matcher(const ir::Composite &c, const graph::Model &m) : c(c), m(m) {}
+
+  /// Why the match that got furthest failed (the first among equals).
+  void fail(const State &s, std::string why) {
+    if (failure.empty() || s.nodes.size() > depth) {
+      failure = std::move(why);
+      depth = s.nodes.size();
+    }
+  }
+  std::string failure;
 
   /// Matches `t` against value `v`, then calls `k` with the extended state;
   /// true as soon as some way of matching makes `k` accept.
@@ -57,6 +70,9 @@ public:
     switch (t.kind) {
     case ir::PatternTerm::Kind::Param: {
       const Value *&bound = s.params[t.param];
+      if (bound && bound != v)
+        fail(s, fmt::format("{} is {}, but {} is also {}", c.params[t.param], name(bound),
+                            c.params[t.param], name(v)));
       if (bound)
         return bound == v && k(s);
       bound = v;
@@ -65,15 +81,33 @@ public:
       return ok;
     }
     case ir::PatternTerm::Kind::Constant:
-      return constantIs(v, t.value) && k(s);
+      if (constantIs(v, t.value))
+        return k(s);
+      fail(s, fmt::format("{} is not the constant {}", name(v), t.value));
+      return false;
     case ir::PatternTerm::Kind::Op:
       break;
     }
     const Node *n = v ? v->producer : nullptr;
     if (!n || n->opType != t.op || !(n->domain.empty() || n->domain == "ai.onnx") ||
-        n->outputs.empty() || n->outputs[0] != v || inputCount(*n) != t.args.size() ||
-        std::count(s.nodes.begin(), s.nodes.end(), n) || (t.where && !evaluate(*t.where, m, *n)))
+        n->outputs.empty() || n->outputs[0] != v) {
+      fail(s,
+           n ? fmt::format("{} comes from {} `{}`, not from {}", name(v), n->opType,
+                           n->displayName(), t.op)
+             : fmt::format("{} is not computed by a node (the pattern wants {})", name(v), t.op));
       return false;
+    }
+    if (inputCount(*n) != t.args.size()) {
+      fail(s, fmt::format("`{}` has {} inputs, the pattern's {} has {}", n->displayName(),
+                          inputCount(*n), t.op, t.args.size()));
+      return false;
+    }
+    if (std::count(s.nodes.begin(), s.nodes.end(), n))
+      return false;
+    if (t.where && !evaluate(*t.where, m, *n)) {
+      fail(s, fmt::format("`{}`: where {} does not hold", n->displayName(), t.where->str()));
+      return false;
+    }
     s.nodes.push_back(n);
     std::vector<size_t> order(t.args.size());
     for (size_t i = 0; i < order.size(); ++i)
@@ -97,44 +131,59 @@ private:
                 [&](State &next) { return args(t, n, order, i + 1, next, k); });
   }
 
+  const ir::Composite &c;
   const graph::Model &m;
+  size_t depth = 0;
 };
 
 /// Whether every value the chain computes but its root's output is used only
-/// by the chain's nodes and is not a graph output.
-bool closed(const State &s) {
+/// by the chain's nodes and is not a graph output; if not, why.
+std::string notClosed(const State &s) {
   for (size_t i = 1; i < s.nodes.size(); ++i)
     for (const Value *out : s.nodes[i]->outputs) {
       if (!out)
         continue;
       if (out->isGraphOutput)
-        return false;
+        return fmt::format("`{}` (inside the chain) is a graph output", out->name);
       for (const graph::Use &u : out->uses)
         if (!std::count(s.nodes.begin(), s.nodes.end(), u.node))
-          return false;
+          return fmt::format("`{}` (inside the chain) is also used by `{}`", out->name,
+                             u.node->displayName());
     }
   // The root's other outputs (a Dropout mask) must be unused.
   for (size_t o = 1; o < s.nodes[0]->outputs.size(); ++o)
     if (const Value *out = s.nodes[0]->outputs[o];
         out && (out->isGraphOutput || !out->uses.empty()))
-      return false;
-  return true;
+      return fmt::format("the root's output {} `{}` is used", o, out->name);
+  return "";
 }
 
 } // namespace
 
 std::optional<CompositeMatch> plan::matchComposite(const ir::Composite &c, const graph::Model &m,
-                                                   const graph::Node &root) {
+                                                   const graph::Node &root, std::string *why) {
   if (root.outputs.empty() || !root.outputs[0])
     return std::nullopt;
   State s;
   s.params.assign(c.params.size(), nullptr);
   std::optional<CompositeMatch> found;
-  Matcher(m).term(c.root, root.outputs[0], s, [&](State &done) {
-    if (!closed(done))
+  Matcher matcher(c, m);
+  matcher.term(c.root, root.outputs[0], s, [&](State &done) {
+    if (std::string open = notClosed(done); !open.empty()) {
+      matcher.fail(done, std::move(open));
       return false;
+    }
     found = CompositeMatch{&c, &root, done.nodes, done.params};
     return true;
   });
+  if (!found && why)
+    *why = matcher.failure;
   return found;
+}
+
+size_t plan::patternSize(const ir::PatternTerm &t) {
+  size_t n = t.kind == ir::PatternTerm::Kind::Op;
+  for (const ir::PatternTerm &a : t.args)
+    n += patternSize(a);
+  return n;
 }

@@ -23,6 +23,7 @@
 #include "ir/graph/Graph.h"
 
 #include <optional>
+#include <string>
 #include <vector>
 
 namespace tpcc::plan {
@@ -36,9 +37,13 @@ struct CompositeMatch {
   std::vector<const graph::Value *> inputs;
 };
 
-/// The chain of `c` whose root is `root`, if there is one.
+/// The chain of `c` whose root is `root`, if there is one; if not, and `why`
+/// is given, why the attempt that got furthest failed.
 std::optional<CompositeMatch> matchComposite(const ir::Composite &c, const graph::Model &m,
-                                             const graph::Node &root);
+                                             const graph::Node &root, std::string *why = nullptr);
+
+/// The number of op terms (nodes) in pattern `t`.
+size_t patternSize(const ir::PatternTerm &t);
 
 } // namespace tpcc::plan
 

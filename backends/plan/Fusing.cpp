@@ -1,8 +1,10 @@
 //===- Fusing.cpp - Fusing groups along producer -> consumer chains ---------===//
 //
-// A pattern E1 -> ... -> Ek matches nodes n1..nk when each ni's opset is in
-// Ei and each n(i+1) is the only consumer of ni's only output, which is not a
-// graph output. Patterns are tried longest first (ties: definition order),
+// A pattern E1 -> ... -> Ek matches elements n1..nk when each ni's opset is
+// in Ei and n(i+1) is the only consumer of ni's only output, which is not a
+// graph output. An element is a node or a whole composite chain (language.md
+// 6.1), which stands for its root: `Conv -> Swish` fuses a Conv with the
+// Sigmoid and Mul of the SiLU it feeds. Patterns are tried longest first (ties: definition order),
 // each over the nodes in topological order; a node joins at most one group.
 //
 //===----------------------------------------------------------------------===//
@@ -23,7 +25,8 @@ using graph::Value;
 namespace {
 
 bool accepts(const std::vector<std::string> &element, const PlanNode &n) {
-  return n.opset && std::binary_search(element.begin(), element.end(), n.opset->name);
+  return n.opset && !n.innerOfChain &&
+         std::binary_search(element.begin(), element.end(), n.opset->name);
 }
 
 std::string patternText(const ir::Fusing &f) {
@@ -36,8 +39,9 @@ std::string patternText(const ir::Fusing &f) {
   return s;
 }
 
-/// The node fed by `n` in a chain, or null with the reason.
-const Node *nextInChain(const Node &n, std::string *why) {
+/// The element fed by element `n` (a node or a chain's root), or null with
+/// the reason.
+const Node *nextInChain(const Plan &plan, const Node &n, std::string *why) {
   auto fail = [&](std::string r) -> const Node * {
     if (why)
       *why = std::move(r);
@@ -48,10 +52,19 @@ const Node *nextInChain(const Node &n, std::string *why) {
   const Value *v = n.outputs[0];
   if (v->isGraphOutput)
     return fail(fmt::format("`{}` is a graph output", v->name));
-  unsigned consumers = v->numConsumerNodes();
-  if (consumers != 1)
-    return fail(fmt::format("`{}` has {} consumers", v->name, consumers));
-  return v->uses[0].node;
+  // Consumers inside one composite chain count as one, its root.
+  const Node *next = nullptr;
+  for (const graph::Use &u : v->uses) {
+    const Node *e = plan.elementOf(plan.nodes[u.node->id]).node;
+    if (next && e != next) {
+      next = nullptr;
+      break;
+    }
+    next = e;
+  }
+  if (!next)
+    return fail(fmt::format("`{}` has {} consumers", v->name, v->numConsumerNodes()));
+  return next;
 }
 
 /// Tries `f` starting at node `start`; returns the chain or an empty vector
@@ -62,7 +75,7 @@ std::vector<unsigned> matchAt(const Plan &plan, const ir::Fusing &f, const Node 
   const Node *cur = &start;
   for (size_t k = 0; k < f.pattern.size(); ++k) {
     if (k) {
-      cur = nextInChain(*cur, why);
+      cur = nextInChain(plan, *cur, why);
       if (!cur)
         return {};
     }
@@ -140,11 +153,11 @@ static void upstream(const Plan &plan, const Node &n, size_t k, std::vector<cons
       out.push_back(&n);
     return;
   }
-  for (const Value *v : n.inputs) {
+  for (const Value *v : plan.elementInputs(plan.nodes[n.id])) {
     if (!v || !v->producer)
       continue;
     std::string why;
-    if (nextInChain(*v->producer, &why) == &n)
+    if (nextInChain(plan, *v->producer, &why) == &n)
       upstream(plan, *v->producer, k - 1, out, reasons);
     else if (std::find(reasons.begin(), reasons.end(), why) == reasons.end())
       reasons.push_back(why);

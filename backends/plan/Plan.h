@@ -16,6 +16,7 @@
 #ifndef TPCC_BACKENDS_PLAN_PLAN_H
 #define TPCC_BACKENDS_PLAN_PLAN_H
 
+#include "backends/plan/CompositeMatch.h"
 #include "ir/TpcIR.h"
 #include "ir/graph/Graph.h"
 #include "support/Diagnostics.h"
@@ -59,6 +60,12 @@ struct PlanNode {
   OptionsRef options;
   unsigned chosen = 0; ///< index into options->configs (the base or a choice)
   int fusingGroup = -1;
+  /// Index into Plan::chains when the node belongs to a matched composite
+  /// (its root or an inner node), else -1. A chain is planned as its root:
+  /// the root carries the opset, options, fusing group and output quantizer;
+  /// inner nodes share the root's binding and options and quantize nothing.
+  int chain = -1;
+  bool innerOfChain = false;
   std::vector<PlanWeight> weights;
   /// Filled by `tpcc quantize` when bias correction changed the bias.
   std::vector<float> correctedBias;
@@ -89,6 +96,14 @@ struct FusingGroup {
   std::vector<unsigned> nodes; ///< indices into Plan::nodes, in chain order
 };
 
+/// A product that looks like an activation (SiLU, HardSwish, GELU, Mish
+/// spelled out) but is planned op by op: no bound composite matched it.
+struct ActivationLookalike {
+  const graph::Node *node = nullptr; ///< the Mul
+  std::string form;                  ///< `Mul(x, Sigmoid(y))`
+  std::string reason;
+};
+
 struct Plan {
   const ir::Platform *platform = nullptr;
   const ir::Capabilities *capabilities = nullptr;
@@ -97,7 +112,10 @@ struct Plan {
   std::string modelName;       ///< as diagnostics name it
   std::vector<PlanNode> nodes; ///< file order (PlanNode i is graph node i)
   std::vector<FusingGroup> groups;
-  std::vector<PlanTensor> tensors; ///< graph inputs, then node outputs
+  /// The composites found in the model, in topological order of their roots.
+  std::vector<CompositeMatch> chains;
+  std::vector<ActivationLookalike> lookalikes; ///< in file order
+  std::vector<PlanTensor> tensors;             ///< graph inputs, then node outputs
   /// Every options any node uses (for the plan's `configs` table), in order
   /// of first use.
   std::vector<OptionsRef> usedOptions;
@@ -107,6 +125,12 @@ struct Plan {
   std::vector<std::string> corrections;
 
   const PlanTensor *tensorOf(const graph::Value *v) const;
+  /// The node a fusing pattern sees for `n`: the root of `n`'s chain, or `n`.
+  const PlanNode &elementOf(const PlanNode &n) const {
+    return n.innerOfChain ? nodes[chains[n.chain].root->id] : n;
+  }
+  /// What flows into element `n`: a chain's parameter values, a node's inputs.
+  std::vector<const graph::Value *> elementInputs(const PlanNode &n) const;
   std::vector<int> tensorIndex; ///< by value id; -1 when not a tensor entry
 };
 
@@ -126,6 +150,10 @@ Plan buildPlan(const ir::Module &m, const ir::Platform &p, const ir::Capabilitie
 /// Finds the fusing groups (global longest-pattern-first, topological order)
 /// and records them in `plan.groups` and each node's `fusingGroup`.
 void findFusingGroups(Plan &plan);
+
+/// Finds the products that look like activations but are in no chain and
+/// records them in `plan.lookalikes`.
+void findLookalikes(Plan &plan);
 
 /// Why node `n` is or is not in a fusing group, one line per pattern that
 /// mentions its opset.

@@ -49,6 +49,7 @@ private:
   void weightGrids(const PlanNode &n);
   void tensor(const PlanTensor &t);
   void group(const FusingGroup &g);
+  void chain(const CompositeMatch &c);
   void diagnostic(const Diagnostic &d);
   void values(const std::vector<graph::Value *> &vs) {
     array(vs, [&](const graph::Value *v) { v ? string(v->name) : null(); });
@@ -162,6 +163,7 @@ void PlanWriter::node(const PlanNode &n) {
        }},
       {"chosen", [&] { string(n.options.configId(n.chosen)); }},
       {"fusing_group", [&] { n.fusingGroup >= 0 ? integer(n.fusingGroup) : null(); }},
+      {"composite", [&] { n.chain >= 0 ? chain(plan.chains[n.chain]) : null(); }},
       {"weights", [&] { weights(n); }},
       {"inputs", [&] { values(g.inputs); }},
       {"outputs", [&] { values(g.outputs); }},
@@ -213,6 +215,16 @@ void PlanWriter::group(const FusingGroup &g) {
         [&] { array(g.nodes, [&](unsigned i) { string(plan.nodes[i].node->displayName()); }); }}});
 }
 
+void PlanWriter::chain(const CompositeMatch &c) {
+  object(
+      {{"name", [&] { string(c.composite->name); }},
+       {"location", [&] { string(shortLocation(sm, c.composite->loc)); }},
+       {"root", [&] { string(c.root->displayName()); }},
+       {"nodes", [&] { array(c.nodes, [&](const graph::Node *n) { string(n->displayName()); }); }},
+       {"inputs",
+        [&] { array(c.inputs, [&](const graph::Value *v) { v ? string(v->name) : null(); }); }}});
+}
+
 void PlanWriter::diagnostic(const Diagnostic &d) {
   object({{"severity",
            [&] {
@@ -243,6 +255,14 @@ void PlanWriter::write() {
       {"tensors",
        [&] {
          linePerElement(plan.tensors, [](PlanWriter &w, const PlanTensor &t) { w.tensor(t); });
+       }},
+      {"activation_lookalikes",
+       [&] {
+         array(plan.lookalikes, [&](const ActivationLookalike &l) {
+           object({{"node", [&] { string(l.node->displayName()); }},
+                   {"form", [&] { string(l.form); }},
+                   {"reason", [&] { string(l.reason); }}});
+         });
        }},
       {"not_entered",
        [&] {

@@ -40,13 +40,15 @@ static std::string configSummary(const ir::OpConfig &c) {
 
 void plan::printSummary(const Plan &plan, llvm::raw_ostream &os) {
   const graph::Graph &g = plan.model->graph;
-  unsigned matched = 0, entered = 0, constants = 0;
+  unsigned matched = 0, entered = 0, constants = 0, inner = 0;
   std::map<std::string, unsigned> unmatched;
   // Opsets in platform order, then the default.
   std::map<std::string, unsigned> perOpset;
   std::map<std::string, const PlanNode *> example;
   for (const PlanNode &n : plan.nodes) {
-    if (n.opset) {
+    if (n.innerOfChain) {
+      ++inner; // planned as part of its chain's root
+    } else if (n.opset) {
       ++matched;
       ++perOpset[n.opset->name];
       example.emplace(n.opset->name, &n);
@@ -66,10 +68,28 @@ void plan::printSummary(const Plan &plan, llvm::raw_ostream &os) {
   std::vector<std::string> um;
   for (const auto &[op, k] : unmatched)
     um.push_back(fmt::format("{} x{}", op, k));
-  os << fmt::format("  {} nodes: {} matched an opset, {} took the default options{}{}\n",
-                    g.nodes().size(), matched, g.nodes().size() - matched - constants,
+  unsigned planned = unsigned(g.nodes().size()) - inner;
+  os << fmt::format("  {} nodes: {} matched an opset, {} took the default options{}{}{}\n",
+                    g.nodes().size(), matched, planned - matched - constants,
                     um.empty() ? "" : " (" + llvm::join(um, ", ") + ")",
-                    constants ? fmt::format(", {} Constant", constants) : "");
+                    constants ? fmt::format(", {} Constant", constants) : "",
+                    inner ? fmt::format(", {} inside composites", inner) : "");
+  if (!plan.chains.empty()) {
+    // Per composite, in the framework's order.
+    std::map<const ir::Composite *, std::pair<unsigned, const PlanNode *>> perComposite;
+    for (const CompositeMatch &c : plan.chains) {
+      auto &[k, root] = perComposite[c.composite];
+      ++k;
+      root = &plan.nodes[c.root->id];
+    }
+    os << fmt::format("  composites: {} chain{} planned as one node each\n", plan.chains.size(),
+                      plan.chains.size() == 1 ? "" : "s");
+    for (const ir::Composite &c : plan.framework->composites)
+      if (auto it = perComposite.find(&c); it != perComposite.end())
+        os << fmt::format("    {:<20} {:>5}  -> {}  {}\n", c.name, it->second.first,
+                          it->second.second->opset ? it->second.second->opset->name : "(default)",
+                          c.str());
+  }
   if (entered)
     os << fmt::format("  {} nodes hold subgraphs that the plan does not enter\n", entered);
   os << fmt::format("  {:<22} {:>7}  {}\n", "opset", "nodes", "base config");
@@ -83,8 +103,8 @@ void plan::printSummary(const Plan &plan, llvm::raw_ostream &os) {
     os << fmt::format("  {:<22} {:>7}  {}: {}\n", o.name, it->second, configLabel(n, base),
                       configSummary(n.options.options->configs[base]));
   }
-  if (matched + constants != g.nodes().size())
-    os << fmt::format("  {:<22} {:>7}  {}\n", "(default)", g.nodes().size() - matched - constants,
+  if (matched + constants != planned)
+    os << fmt::format("  {:<22} {:>7}  {}\n", "(default)", planned - matched - constants,
                       configSummary(plan.platform->defaultOptions.baseConfig()));
   std::vector<const PlanNode *> chosen;
   for (const PlanNode &n : plan.nodes)
@@ -109,15 +129,29 @@ void plan::printSummary(const Plan &plan, llvm::raw_ostream &os) {
       os << fmt::format("    {:<36} {:>5}\n", llvm::join(elems, " -> "), k);
     }
 
-  unsigned quantized = 0, fused = 0, preserving = 0;
+  unsigned quantized = 0, fused = 0, preserving = 0, composite = 0;
   for (const PlanTensor &t : plan.tensors) {
     quantized += t.quantize;
     preserving += t.quantize && t.preserving;
     fused += !t.quantize && t.reason.rfind("inside fusing group", 0) == 0;
+    composite += !t.quantize && t.producer && t.producer->innerOfChain;
   }
   os << fmt::format("  activations: {} of {} tensors quantized ({} preserving); "
-                    "{} left float inside fusing groups\n",
-                    quantized, plan.tensors.size(), preserving, fused);
+                    "{} left float inside fusing groups{}\n",
+                    quantized, plan.tensors.size(), preserving, fused,
+                    composite ? fmt::format(", {} inside composites", composite) : "");
+
+  if (!plan.lookalikes.empty()) {
+    const size_t shown = 10;
+    os << fmt::format("  activation-like products planned op by op: {}\n", plan.lookalikes.size());
+    for (size_t k = 0; k < plan.lookalikes.size() && k < shown; ++k) {
+      const ActivationLookalike &l = plan.lookalikes[k];
+      os << fmt::format("    {} = {}: {}\n", l.node->displayName(), l.form, l.reason);
+    }
+    if (plan.lookalikes.size() > shown)
+      os << fmt::format("    ... and {} more (the plan's `activation_lookalikes` lists all)\n",
+                        plan.lookalikes.size() - shown);
+  }
 
   double floatBytes = 0, quantBytes = 0;
   int64_t params = 0;
@@ -167,6 +201,47 @@ static std::string valueText(const graph::Value *v) {
   return s;
 }
 
+static std::string chainNodes(const CompositeMatch &c) {
+  std::vector<std::string> names;
+  for (const graph::Node *k : c.nodes)
+    names.push_back("`" + k->displayName() + "`");
+  return llvm::join(names, ", ");
+}
+
+static std::string chainInputs(const CompositeMatch &c) {
+  std::vector<std::string> inputs;
+  for (size_t k = 0; k < c.inputs.size(); ++k)
+    inputs.push_back(fmt::format("{} = {}", c.composite->params[k],
+                                 c.inputs[k] ? "`" + c.inputs[k]->name + "`" : "(absent)"));
+  return llvm::join(inputs, ", ");
+}
+
+/// The composite bindings whose pattern is rooted in `pn`'s operator, each
+/// with whether it matched here; returns how many there were.
+static unsigned explainComposites(const Plan &plan, const PlanNode &pn, const SourceManager &sm,
+                                  llvm::raw_ostream &os) {
+  const graph::Node &n = *pn.node;
+  unsigned tried = 0;
+  if (!plan.framework)
+    return 0;
+  for (const ir::OpBinding &b : plan.capabilities->bindings) {
+    const ir::Composite *c = b.composite ? plan.framework->findComposite(b.op) : nullptr;
+    if (!c || c->root.op != n.opType)
+      continue;
+    ++tried;
+    os << fmt::format("  {} <- {} ({}), composite {}:\n", b.opset, b.op, shortLocation(sm, b.loc),
+                      c->str());
+    std::string why;
+    if (pn.chain >= 0 && plan.chains[pn.chain].composite == c)
+      os << "    matches, and the chain is planned as this node\n";
+    else if (matchComposite(*c, *plan.model, n, &why))
+      os << "    matches, but another chain took some of its nodes\n";
+    else
+      os << "    does not match: " << why << "\n";
+  }
+  return tried;
+}
+
 void plan::printExplanation(const Plan &plan, const PlanNode &pn, const SourceManager &sm,
                             llvm::raw_ostream &os) {
   const graph::Node &n = *pn.node;
@@ -178,16 +253,25 @@ void plan::printExplanation(const Plan &plan, const PlanNode &pn, const SourceMa
     os << fmt::format("  output {}: {}\n", k, valueText(n.outputs[k]));
   if (n.hasSubgraphs())
     os << "  holds subgraphs, which the plan does not enter\n";
+  if (pn.innerOfChain) {
+    const CompositeMatch &c = plan.chains[pn.chain];
+    os << fmt::format("inside composite `{}` ({}), planned as one node with its root `{}`:\n",
+                      c.composite->name, shortLocation(sm, c.composite->loc),
+                      c.root->displayName());
+    printExplanation(plan, plan.nodes[c.root->id], sm, os);
+    return;
+  }
 
   os << "bindings of `" << n.opType << "` in capabilities " << plan.capabilities->name << ":\n";
-  unsigned tried = 0;
+  unsigned tried = explainComposites(plan, pn, sm, os);
   for (const ir::OpBinding &b : plan.capabilities->bindings) {
     if (b.op != n.opType)
       continue;
     ++tried;
     std::string head = fmt::format("  {} <- {} ({})", b.opset, b.op, shortLocation(sm, b.loc));
+    const char *taken = pn.chain >= 0 ? ", but the composite's chain takes the node" : "";
     if (!b.where) {
-      os << head << ": matches (no predicate)\n";
+      os << head << ": matches (no predicate)" << taken << "\n";
       continue;
     }
     std::vector<std::string> trace;
@@ -195,10 +279,14 @@ void plan::printExplanation(const Plan &plan, const PlanNode &pn, const SourceMa
     os << head << " where " << b.where->str() << ":\n";
     for (const std::string &line : trace)
       os << line << "\n";
-    os << "    " << (r ? "matches" : "does not match") << "\n";
+    os << "    " << (r ? "matches" : "does not match") << (r ? taken : "") << "\n";
   }
   if (!tried)
     os << "  none: no binding names `" << n.opType << "`\n";
+  if (pn.chain >= 0)
+    os << fmt::format("composite: {} matched `{}` (nodes {}; {})\n",
+                      plan.chains[pn.chain].composite->name, n.displayName(),
+                      chainNodes(plan.chains[pn.chain]), chainInputs(plan.chains[pn.chain]));
   if (pn.opset)
     os << fmt::format("opset: {} (binding at {})\n", pn.opset->name,
                       shortLocation(sm, pn.binding->loc));

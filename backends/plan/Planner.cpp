@@ -32,6 +32,12 @@ const PlanTensor *Plan::tensorOf(const Value *v) const {
   return &tensors[tensorIndex[v->id]];
 }
 
+std::vector<const Value *> Plan::elementInputs(const PlanNode &n) const {
+  if (n.chain >= 0)
+    return chains[n.chain].inputs;
+  return {n.node->inputs.begin(), n.node->inputs.end()};
+}
+
 static std::string configName(const PlanNode &n, unsigned i) {
   const ir::OpConfig &c = n.options.options->configs[i];
   return c.name.empty() ? n.options.configId(i) : c.name;
@@ -54,7 +60,8 @@ public:
     plan.model = &model;
     plan.modelName = model.path;
     for (const ir::OpBinding &b : caps.bindings)
-      bindingsByOp[b.op].push_back(&b);
+      if (!b.composite)
+        bindingsByOp[b.op].push_back(&b);
     if (fw) {
       for (const ir::WeightSlot &w : fw->weights)
         slotsByOp[w.op].push_back(&w);
@@ -64,6 +71,7 @@ public:
   }
 
   Plan run(const Choices &choices) {
+    findChains();
     for (const auto &n : model.graph.nodes())
       match(*n);
     // Before anything reads a node's config: weights, tensors and the
@@ -74,11 +82,13 @@ public:
     findFusingGroups(plan);
     planTensors();
     checkInputBits();
+    findLookalikes(plan);
     return std::move(plan);
   }
 
 private:
   std::string where(const Node &n) const { return graph::describeNode(plan.modelName, n); }
+  void findChains();
   void match(Node &n);
   void applyChoices(const Choices &choices);
   void planWeights(PlanNode &pn);
@@ -99,6 +109,9 @@ private:
   DiagnosticEngine &diags;
   Plan plan;
   llvm::StringMap<std::vector<const ir::OpBinding *>> bindingsByOp;
+  /// The binding each chain of plan.chains matched with.
+  std::vector<const ir::OpBinding *> chainBindings;
+  std::vector<int> chainIndex; ///< by node id: index into plan.chains, or -1
   llvm::StringMap<std::vector<const ir::WeightSlot *>> slotsByOp;
   llvm::StringSet<> noQuantize;
   llvm::StringSet<> usedOwners;
@@ -106,10 +119,65 @@ private:
 
 } // namespace
 
+/// Composite bindings are tried at every node, downstream first, so a chain
+/// is claimed before its inner nodes could start a smaller one; at one root
+/// the composite with the most nodes wins (ties: the binding written first).
+/// A node belongs to at most one chain.
+void Planner::findChains() {
+  if (!fw)
+    return;
+  std::vector<std::pair<const ir::Composite *, const ir::OpBinding *>> composites;
+  for (const ir::OpBinding &b : caps.bindings)
+    if (b.composite)
+      if (const ir::Composite *c = fw->findComposite(b.op))
+        composites.emplace_back(c, &b);
+  if (composites.empty())
+    return;
+  std::stable_sort(composites.begin(), composites.end(), [](const auto &a, const auto &b) {
+    return patternSize(a.first->root) > patternSize(b.first->root);
+  });
+  llvm::StringMap<std::vector<size_t>> byRootOp;
+  for (size_t i = 0; i < composites.size(); ++i)
+    byRootOp[composites[i].first->root.op].push_back(i);
+  std::vector<int> chainOf(model.graph.nodes().size(), -1);
+  std::vector<std::pair<CompositeMatch, const ir::OpBinding *>> found;
+  const auto &order = model.graph.topologicalOrder();
+  for (auto it = order.rbegin(); it != order.rend(); ++it) {
+    const Node &n = **it;
+    auto ops = byRootOp.find(n.opType);
+    if (chainOf[n.id] >= 0 || ops == byRootOp.end() || !(n.domain.empty() || n.domain == "ai.onnx"))
+      continue;
+    for (size_t i : ops->second) {
+      std::optional<CompositeMatch> m = matchComposite(*composites[i].first, model, n);
+      if (!m || std::any_of(m->nodes.begin(), m->nodes.end(),
+                            [&](const Node *k) { return chainOf[k->id] >= 0; }))
+        continue;
+      for (const Node *k : m->nodes)
+        chainOf[k->id] = int(found.size());
+      found.emplace_back(std::move(*m), composites[i].second);
+      break;
+    }
+  }
+  // Chains in topological order of their roots.
+  std::reverse(found.begin(), found.end());
+  for (auto &[m, b] : found) {
+    plan.chains.push_back(std::move(m));
+    chainBindings.push_back(b);
+  }
+  chainIndex.assign(model.graph.nodes().size(), -1);
+  for (size_t c = 0; c < plan.chains.size(); ++c)
+    for (const Node *k : plan.chains[c].nodes)
+      chainIndex[k->id] = int(c);
+}
+
 void Planner::match(Node &n) {
   PlanNode pn;
   pn.node = &n;
-  if (n.domain.empty() || n.domain == "ai.onnx") {
+  if (!chainIndex.empty() && chainIndex[n.id] >= 0) {
+    pn.chain = chainIndex[n.id];
+    pn.innerOfChain = plan.chains[pn.chain].root != &n;
+    pn.binding = chainBindings[pn.chain];
+  } else if (n.domain.empty() || n.domain == "ai.onnx") {
     auto it = bindingsByOp.find(n.opType);
     if (it != bindingsByOp.end())
       for (const ir::OpBinding *b : it->second) {
@@ -160,6 +228,12 @@ void Planner::applyChoices(const Choices &choices) {
       continue;
     }
     PlanNode &pn = plan.nodes[it->second];
+    if (pn.innerOfChain) {
+      const CompositeMatch &c = plan.chains[pn.chain];
+      diags.emitAt(where(*pn.node), diag::err_plan_choose_inner, name, config, c.composite->name,
+                   c.root->displayName());
+      continue;
+    }
     if (const std::string *first = chosenAs[it->second]) {
       diags.emitAt(where(*pn.node), diag::err_plan_choose_twice, name, *first, config);
       continue;
@@ -181,12 +255,16 @@ void Planner::applyChoices(const Choices &choices) {
     }
     pn.chosen = *index;
   }
+  for (PlanNode &pn : plan.nodes)
+    if (pn.innerOfChain)
+      pn.chosen = plan.nodes[plan.chains[pn.chain].root->id].chosen;
 }
 
 void Planner::planWeights(PlanNode &pn) {
   const Node &n = *pn.node;
   auto it = slotsByOp.find(n.opType);
-  if (it == slotsByOp.end())
+  // A chain's constants are part of its pattern, not weights.
+  if (it == slotsByOp.end() || pn.chain >= 0)
     return;
   for (const ir::WeightSlot *ws : it->second) {
     bool seen = std::any_of(pn.weights.begin(), pn.weights.end(),
@@ -229,6 +307,12 @@ void Planner::planOutput(const PlanNode &pn, const Value *v, PlanTensor &t) {
   t.method = c.activation.method;
   t.bits = c.activation.bits;
   t.signedness = c.activation.signedness;
+  if (pn.innerOfChain) {
+    const CompositeMatch &m = plan.chains[pn.chain];
+    t.reason =
+        fmt::format("inside composite `{}` (root `{}`)", m.composite->name, m.root->displayName());
+    return;
+  }
   if (v->type.elem != graph::ElemType::Undefined && !graph::isFloatingPoint(v->type.elem)) {
     t.reason = fmt::format("{} values are not quantized", graph::toString(v->type.elem));
     return;
@@ -250,7 +334,8 @@ void Planner::planOutput(const PlanNode &pn, const Value *v, PlanTensor &t) {
   }
   if (c.preserving) {
     t.preserving = true;
-    const Value *in = n.input(0);
+    std::vector<const Value *> ins = plan.elementInputs(pn);
+    const Value *in = ins.empty() ? nullptr : ins[0];
     const PlanTensor *src = plan.tensorOf(in);
     if (!in || in->constant || !src) {
       t.reason = "preserving op on a constant input";
@@ -329,9 +414,9 @@ void Planner::checkInputBits() {
   for (const Node *n : model.graph.topologicalOrder()) {
     const PlanNode &pn = plan.nodes[n->id];
     const ir::OpConfig &c = pn.config();
-    if (noQuantize.contains(n->opType) || c.preserving || !c.activation.quantize)
+    if (noQuantize.contains(n->opType) || c.preserving || !c.activation.quantize || pn.innerOfChain)
       continue;
-    for (const Value *v : n->inputs) {
+    for (const Value *v : plan.elementInputs(pn)) {
       if (!v || v->constant || isWeightInput(pn, v))
         continue;
       const PlanTensor *t = plan.tensorOf(v);

@@ -48,6 +48,11 @@ struct TensorReport {
   double lo = 0, hi = 0; ///< the grid's range
   double sqnr = 0;       ///< dB, filled by measureLayers (inf: exact)
   bool measured = false;
+  /// When a correction moved the tensor (shift_negative adds delta,
+  /// input_scaling multiplies), it is measured against the float model's
+  /// `reference` (empty: `tensor` itself) times `refScale` plus `refOffset`.
+  std::string reference;
+  double refScale = 1, refOffset = 0;
 };
 
 struct QuantizeResult {

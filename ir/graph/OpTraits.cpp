@@ -37,6 +37,7 @@ constexpr Row kTable[] = {
     {"DepthToSpace", {true, false, false, false, false}},
     // Averages commute with adding a constant (without padding).
     {"AveragePool", {false, false, false, false, true}},
+    {"GlobalAveragePool", {false, false, false, false, true}},
     // Activations shift_negative moves.
     {"PRelu", {false, false, false, true, false}},
     {"Elu", {false, false, false, true, false}},

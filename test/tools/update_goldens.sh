@@ -29,4 +29,6 @@ zoo/mnist-8.onnx imx500
 zoo/squeezenet_cifar10.onnx imx500_v4
 zoo/HAR-CNN.onnx default
 zoo/KWS-DNN_S.onnx tflite
+fashion_mbv2.onnx imx500
+fashion_mbv2.onnx imx500_v4
 LIST

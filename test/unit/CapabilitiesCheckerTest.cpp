@@ -551,7 +551,7 @@ TEST_F(CapabilitiesCheckerTest, StandardLibrary) {
   EXPECT_EQ(d, Diags{});
   ASSERT_EQ(module.capabilities.size(), 3u);
   EXPECT_EQ(module.capabilities.at(0).name, "imx500_onnx");
-  EXPECT_EQ(module.capabilities.at(0).bindings.size(), 36u);
+  EXPECT_EQ(module.capabilities.at(0).bindings.size(), 41u);
 }
 
 } // namespace

@@ -89,6 +89,18 @@ void updateReport(PostThreshold &s, const std::string &name, const std::string &
     }
 }
 
+/// Activation `tensor` of the QDQ copy holds the float model's `reference`
+/// times `scale` plus `offset`: measure it so.
+void measureMoved(PostThreshold &s, const std::string &tensor, const std::string &reference,
+                  double scale, double offset) {
+  for (TensorReport &r : s.result.tensors)
+    if (!r.weight && r.tensor == tensor) {
+      r.reference = reference;
+      r.refScale = scale;
+      r.refOffset = offset;
+    }
+}
+
 /// Follows single consumers from `v` of `m` (through shift-transparent ops
 /// when `transparent`) and at most one zero Pad to a linear op reading it as
 /// input 0.
@@ -155,6 +167,9 @@ void edits::decideInputScaling(PostThreshold &s) {
       if (s.grids[p->id])
         s.grids[p->id] = q;
     updateReport(s, x->name, e.output, e.node, "Mul", q, "scaled");
+    measureMoved(s, e.output, x->name, th / m, 0);
+    for (const Value *p : path)
+      measureMoved(s, p->name, p->name, th / m, 0);
     s.result.edits.push_back(std::move(e));
   }
 }
@@ -169,8 +184,11 @@ void edits::decideShiftNegative(PostThreshold &s) {
     const Value *v = t.value;
     std::optional<QuantGrid> &grid = s.grids[v->id];
     TensorStats *st = s.stats[v->id].get();
-    if (!graph::opTraits(*act).shiftNegative || !grid || !st || !st->batches() ||
-        grid->method == ir::QuantMethod::Uniform || ir::isLut(grid->method) || !grid->isSigned)
+    // A composite chain's output is an activation of its own (SiLU, HardSwish,
+    // GELU: MCT shifts nn.SiLU's output).
+    bool activation = graph::opTraits(*act).shiftNegative || t.producer->chain >= 0;
+    if (!activation || !grid || !st || !st->batches() || grid->method == ir::QuantMethod::Uniform ||
+        ir::isLut(grid->method) || !grid->isSigned)
       continue;
     double m = st->min(), th = grid->threshold;
     if (!(m < 0) || -m / th > s.recipe.shiftNegative.ratio)
@@ -246,6 +264,9 @@ void edits::decideShiftNegative(PostThreshold &s) {
                 : symmetricGrid(th, 16, true);
     s.added.push_back({e.output, shifted});
     updateReport(s, v->name, e.output, e.node, "Add", shifted, how);
+    measureMoved(s, e.output, v->name, 1, delta);
+    for (const Value *p : path)
+      measureMoved(s, p->name, p->name, 1, delta);
     if (wideRow) {
       wideRow->bits = 16;
       wideRow->scale = grid->scale;

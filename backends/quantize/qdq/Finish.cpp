@@ -15,6 +15,7 @@
 #include <chrono>
 #include <cmath>
 #include <limits>
+#include <set>
 
 using namespace tpcc;
 using namespace tpcc::quant;
@@ -135,22 +136,35 @@ LogicalResult quant::measureLayers(rt::Executor &floatEx, rt::Executor &quantEx,
     result.tensors.push_back(std::move(r));
   }
   std::map<std::string, size_t> wanted;
+  std::set<std::string> references;
   for (size_t i = 0; i < result.tensors.size(); ++i)
-    if (!result.tensors[i].weight)
-      wanted[result.tensors[i].tensor] = i;
+    if (const TensorReport &r = result.tensors[i]; !r.weight) {
+      wanted[r.tensor] = i;
+      references.insert(r.reference.empty() ? r.tensor : r.reference);
+    }
   std::vector<rt::Sqnr> sqnr(result.tensors.size());
   std::map<std::string, rt::Tensor> ref;
+  std::vector<float> moved;
   auto keep = [&](const graph::Value &v, const rt::Tensor &t) {
-    if (wanted.count(v.name) && t.elem() == graph::ElemType::Float)
+    if (references.count(v.name) && t.elem() == graph::ElemType::Float)
       ref[v.name] = t;
   };
   auto compare = [&](const graph::Value &v, const rt::Tensor &t) {
     auto w = wanted.find(v.name);
-    auto r = ref.find(v.name);
-    if (w == wanted.end() || r == ref.end() || t.elem() != graph::ElemType::Float ||
-        t.numel() != r->second.numel())
+    if (w == wanted.end())
       return;
-    sqnr[w->second].add(r->second.data<float>(), t.data<float>(), t.numel());
+    const TensorReport &row = result.tensors[w->second];
+    auto r = ref.find(row.reference.empty() ? row.tensor : row.reference);
+    if (r == ref.end() || t.elem() != graph::ElemType::Float || t.numel() != r->second.numel())
+      return;
+    const float *expected = r->second.data<float>();
+    if (row.refScale != 1 || row.refOffset != 0) {
+      moved.resize(size_t(t.numel()));
+      for (size_t k = 0; k < moved.size(); ++k)
+        moved[k] = float(double(expected[k]) * row.refScale + row.refOffset);
+      expected = moved.data();
+    }
+    sqnr[w->second].add(expected, t.data<float>(), t.numel());
   };
   rt::RunOptions fo, qo;
   fo.observe = keep;
