@@ -107,6 +107,56 @@ def valid_models():
          node("Gemm", "gemm", ["k", "G"], ["y"], transB=1)],
         [vi("v", [1, 16]), vi("z", [8, 4])], [vi("y", [1, 4])],
         [weights("W", [16, 8], 1), weights("G", [4, 4], 2)])
+    # Composite activations (language.md 6.1): a SiLU and a HardSwish (opset-13 form,
+    # operands in the other order) after Convs, and the look-alikes no composite takes.
+    yield "composites", model(
+        [node("Conv", "conv1", ["x", "W1"], ["c1"], pads=[1, 1, 1, 1]),
+         node("Sigmoid", "sig", ["c1"], ["s"]),
+         node("Mul", "silu", ["c1", "s"], ["a"]),
+         node("Conv", "conv2", ["a", "W2"], ["c2"]),
+         node("HardSigmoid", "hsig", ["c2"], ["h"], alpha=1.0 / 6, beta=0.5),
+         node("Mul", "hswish", ["h", "c2"], ["b"]),
+         node("Conv", "conv3", ["b", "W3"], ["y"])],
+        X, [vi("y", [1, 4, 8, 8])],
+        [weights("W1", [4, 4, 3, 3], 1), weights("W2", [4, 4, 1, 1], 2),
+         weights("W3", [4, 4, 1, 1], 3)])
+    yield "composite_lookalikes", model(
+        [node("Conv", "conv", ["x", "W"], ["c"]),
+         # Squeeze-and-excitation: the gate reads another tensor than the product.
+         node("GlobalAveragePool", "gap", ["c"], ["p"]),
+         node("Conv", "fc", ["p", "F"], ["f"]),
+         node("Sigmoid", "gate", ["f"], ["g"]),
+         node("Mul", "excite", ["c", "g"], ["e"]),
+         # A SiLU whose gate is also used outside the chain.
+         node("Sigmoid", "sig", ["e"], ["s"]),
+         node("Mul", "silu", ["e", "s"], ["a"]),
+         node("Add", "add", ["a", "s"], ["b"]),
+         # A SiLU whose gate is a graph output.
+         node("Sigmoid", "sig2", ["b"], ["s2"]),
+         node("Mul", "silu2", ["s2", "b"], ["y"])],
+        X, [vi("y", [1, 4, 8, 8]), vi("s2", [1, 4, 8, 8])],
+        [weights("W", [4, 4, 1, 1], 1), weights("F", [4, 4, 1, 1], 2)])
+    # GELU as PyTorch exports it before opset 20 (x * (1 + erf(x / sqrt 2)) * 0.5), and
+    # the tanh approximation as Hugging Face writes it (Pow).
+    yield "gelu", model(
+        [node("Conv", "conv", ["x", "W"], ["c"]),
+         node("Div", "div", ["c", "sqrt2"], ["d"]),
+         node("Erf", "erf", ["d"], ["e"]),
+         node("Add", "add", ["e", "one"], ["a"]),
+         node("Mul", "mul", ["c", "a"], ["m"]),
+         node("Mul", "gelu", ["m", "half"], ["g"]),
+         node("Pow", "cube", ["g", "three"], ["p"]),
+         node("Mul", "kappa", ["p", "k"], ["pk"]),
+         node("Add", "inner", ["g", "pk"], ["i"]),
+         node("Mul", "beta", ["i", "b"], ["ib"]),
+         node("Tanh", "tanh", ["ib"], ["t"]),
+         node("Add", "one_plus", ["t", "one"], ["o"]),
+         node("Mul", "half_x", ["g", "half"], ["hx"]),
+         node("Mul", "gelu_tanh", ["hx", "o"], ["y"])],
+        X, [vi("y", [1, 4, 8, 8])],
+        [weights("W", [4, 4, 1, 1], 1), const("sqrt2", 1.4142135623730951),
+         const("one", 1.0), const("half", 0.5), const("three", 3.0),
+         const("k", 0.044715), const("b", 0.7978845608028654)])
     yield "sigmoid_mul", model(
         [node("Sigmoid", "sig", ["x"], ["s"]),
          node("Mul", "mul", ["s", "x"], ["y"])],
@@ -345,6 +395,9 @@ def main():
     # Calibration data for unnamed_nodes.onnx (plan/unnamed.test quantizes it).
     save_npy(PLAN, "unnamed_nodes_calib.npy",
              np.random.RandomState(0).rand(4, 4, 8, 8).astype(np.float32))
+    # Calibration data for composites.onnx (quantize/composites.test), around zero.
+    save_npy(PLAN, "composites_calib.npy",
+             (np.random.RandomState(1).rand(8, 4, 8, 8) * 4 - 2).astype(np.float32))
     with open(os.path.join(RUN, "x.npy"), "rb") as f:
         whole = f.read()
     with open(os.path.join(RUN, "x_truncated.npy"), "wb") as f:

@@ -4,7 +4,9 @@
 Each shared model (fashion_cnn, digits_cnn) is quantized with `tpcc quantize` for
 each shipped platform (imx500, tflite, qnnpack, default, ort_cpu, ort_cpu_no_vnni;
 imx500 also with 4-bit weights, imx500_v4 with a 16-bit output through com.microsoft
-Q/DQ) on its calibration set; the public zoo models (mnist-8, squeezenet_cifar10,
+Q/DQ) on its calibration set; fashion_mbv2 (SiLU and HardSwish spelled out, planned
+as composite chains, float inside) for imx500 with and without shift_negative; the
+public zoo models (mnist-8, squeezenet_cifar10,
 HAR-CNN, KWS-DNN_S: old opsets and IR versions, NHWC with Transposes, Concat,
 Softmax) for imx500, default and ort_cpu_no_vnni on 32 random samples, as their
 data sets are not here. The QDQ model then runs on 64 calibration samples through
@@ -53,6 +55,11 @@ CASES = [("imx500", None, None, ""), ("tflite", None, None, ""), ("qnnpack", Non
          ("imx500_v4", None, "FullyConnected.3", ".a16out"), ("ort_cpu", None, None, ""),
          ("ort_cpu_no_vnni", None, None, "")]
 LAST_GEMM = {"fashion_cnn.onnx": "/13/Gemm", "digits_cnn.onnx": "/f/f.11/Gemm"}
+# fashion_mbv2 spells SiLU and HardSwish out: composite chains (float inside) between
+# integer convolutions, with and without shift_negative on their outputs.
+MBV2_CASES = [("imx500", None, None, ""),
+              ("imx500", "recipe mct { shift_negative: { enabled: true, ratio: 0.05 } }", None,
+               ".snc")]
 ZOO = ["mnist-8.onnx", "squeezenet_cifar10.onnx", "HAR-CNN.onnx", "KWS-DNN_S.onnx"]
 ZOO_CASES = [("imx500", None, None, ""), ("default", None, None, ""),
              ("ort_cpu_no_vnni", None, None, "")]
@@ -86,7 +93,7 @@ def cpus():
 
 def shared_data(model, args, work):
     """The model's calibration file, and its first 64 samples as the input."""
-    calib = os.path.join(args.models, model.replace("_cnn.onnx", "_calib_x.npy"))
+    calib = os.path.join(args.models, model.split("_")[0] + "_calib_x.npy")
     feed = os.path.join(work, "x.npy")
     np.save(feed, np.load(calib)[:64].astype(np.float32))
     return calib, [("input", feed)]
@@ -182,6 +189,7 @@ def main():
            " (qemu-x86_64 is missing: scripts/setup installs qemu-user)"))
     failed = total = 0
     runs = [(m, shared_data, c) for m in MODELS for c in CASES] + \
+           [("fashion_mbv2.onnx", shared_data, c) for c in MBV2_CASES] + \
            [(m, zoo_data, c) for m in ZOO for c in ZOO_CASES]
     for model, data, case in runs:
         total += 1

@@ -150,8 +150,9 @@ TEST_F(CompositeMatchTest, GeluConstantsWithinFloatRounding) {
     auto m = load(b);
     auto cm = match("GeluErf", *m, "mul");
     EXPECT_EQ(bool(cm), root2 < 1.45f) << root2;
-    if (cm)
+    if (cm) {
       EXPECT_EQ(cm->nodes.size(), 5u);
+    }
   }
 }
 
