@@ -46,8 +46,10 @@ void findReluBounds(const plan::Plan &plan, const ir::Recipe &recipe, PreCorrect
   for (const plan::PlanNode &pn : plan.nodes) {
     const Node *clip = pn.node;
     double lo, hi;
-    if (!isOp(clip, "Clip") || !clipBounds(graph::attrsOf(*plan.model, *clip), *clip, lo, hi) ||
-        lo != 0 || !(hi > 0) || std::exp2(std::round(std::log2(hi))) == hi)
+    // A Clip inside a composite chain (HardSwish's ReLU6) is not an activation.
+    if (pn.chain >= 0 || !isOp(clip, "Clip") ||
+        !clipBounds(graph::attrsOf(*plan.model, *clip), *clip, lo, hi) || lo != 0 || !(hi > 0) ||
+        std::exp2(std::round(std::log2(hi))) == hi)
       continue;
     const Value *in = clip->input(0), *outV = clip->outputs[0];
     Node *first = in ? in->producer : nullptr;
@@ -79,7 +81,7 @@ std::vector<EqCandidate> equalizationCandidates(const plan::Plan &plan) {
   std::vector<EqCandidate> out;
   for (const plan::PlanNode &pn : plan.nodes) {
     const Node *relu = pn.node;
-    if (!isOp(relu, "Relu"))
+    if (pn.chain >= 0 || !isOp(relu, "Relu"))
       continue;
     const Value *in = relu->input(0);
     Node *first = in ? in->producer : nullptr;

@@ -75,10 +75,10 @@ bool edits::isLinearWithConstants(const graph::Model &m, const Node *n) {
 }
 
 const plan::PlanNode *edits::planNodeOf(const plan::Plan &plan, const Node *n) {
-  for (const plan::PlanNode &pn : plan.nodes)
-    if (pn.node == n)
-      return &pn;
-  return nullptr;
+  // PlanNode i is graph node i.
+  if (!n || n->id >= plan.nodes.size() || plan.nodes[n->id].node != n)
+    return nullptr;
+  return &plan.nodes[n->id];
 }
 
 std::optional<int64_t> edits::kernelOutAxis(const plan::PlanNode &pn) {

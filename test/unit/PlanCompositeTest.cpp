@@ -1,0 +1,215 @@
+//===- PlanCompositeTest.cpp - Composite chains in plans -------------------===//
+//
+// How the planner claims composite chains (language.md 6.1): downstream
+// roots first, the larger composite first at one root, a node in at most one
+// chain, chains of chains; a chain as one element of a fusing pattern (also
+// in the middle of one); inner nodes sharing the root's config.
+//
+//===----------------------------------------------------------------------===//
+#include "backends/plan/Plan.h"
+#include "ir/graph/OnnxIO.h"
+#include "passes/Passes.h"
+#include "test/unit/GraphBuilder.h"
+#include "test/unit/TestUtil.h"
+
+#include <gtest/gtest.h>
+
+using namespace tpcc;
+using tpcc::test::GraphBuilder;
+
+namespace {
+
+const char *kSpec = R"(
+framework fw {
+  weight kernel: Conv.input[1] axes(out: 0, in: 1)
+  composite SiLU(x) = Mul(x, Sigmoid(x))
+  composite ScaledSiLU(x) = Mul(Mul(x, Sigmoid(x)), 2)
+  composite OtherSiLU(x) = Mul(Sigmoid(x), x)
+}
+platform chip {
+  config a8 = { activation: { bits: 8 } }
+  config a16 = a8 with { activation.bits: 16 }
+  default [a8]
+  opset Conv, Relu, Mul
+  opset Swish : [a8, a16] base a8
+  opset Scaled, Other
+  fuse Conv -> Swish -> Relu
+}
+capabilities all = chip on fw {
+  Conv   <- Conv
+  Relu   <- Relu
+  Mul    <- Mul
+  Swish  <- SiLU
+  Scaled <- ScaledSiLU
+  Other  <- OtherSiLU
+}
+capabilities small = chip on fw {
+  Conv   <- Conv
+  Mul    <- Mul
+  Swish  <- SiLU
+}
+)";
+
+class PlanCompositeTest : public ::testing::Test {
+protected:
+  void SetUp() override {
+    c.files.push_back(parseBuffer(c, "chip.tpc", kSpec));
+    module = buildModule(c);
+    ASSERT_FALSE(c.diags.hasErrors());
+  }
+  void TearDown() override {
+    if (HasFailure())
+      test_util::printDiagnostics(c);
+  }
+  plan::Plan planOf(const GraphBuilder &b, const char *caps = "all",
+                    const plan::Choices &choices = {}) {
+    model = graph::loadModelFromBuffer(b.bytes(), "m.onnx", ".", c.diags);
+    EXPECT_TRUE(model);
+    if (!model)
+      return {};
+    return plan::buildPlan(module, *module.findPlatform("chip"), *module.findCapabilities(caps),
+                           module.findFramework("fw"), *model, c.diags, choices);
+  }
+  const plan::PlanNode &node(const plan::Plan &p, const std::string &name) {
+    for (const plan::PlanNode &n : p.nodes)
+      if (n.node->displayName() == name)
+        return n;
+    ADD_FAILURE() << "no node " << name;
+    return p.nodes.front();
+  }
+  std::string opsetOf(const plan::Plan &p, const std::string &name) {
+    const plan::PlanNode &n = node(p, name);
+    return n.opset ? n.opset->name : "(none)";
+  }
+  std::vector<std::string> chainNodes(const plan::Plan &p, size_t i) {
+    std::vector<std::string> out;
+    for (const graph::Node *n : p.chains.at(i).nodes)
+      out.push_back(n->displayName());
+    return out;
+  }
+
+  Compilation c;
+  ir::Module module;
+  std::unique_ptr<graph::Model> model;
+};
+
+/// x -> Sigmoid -> Mul(x, s) -> Mul(., 2) -> y
+GraphBuilder scaledSiLU() {
+  GraphBuilder b;
+  b.input("x");
+  b.constant("two", {}, 2.f);
+  b.node("Sigmoid", "sig", {"x"}, {"s"});
+  b.node("Mul", "silu", {"x", "s"}, {"m"});
+  b.node("Mul", "scale", {"m", "two"}, {"y"});
+  b.output("y");
+  return b;
+}
+
+} // namespace
+
+TEST_F(PlanCompositeTest, TheLargerCompositeWinsAtARoot) {
+  plan::Plan p = planOf(scaledSiLU());
+  ASSERT_EQ(p.chains.size(), 1u);
+  EXPECT_EQ(p.chains[0].composite->name, "ScaledSiLU");
+  EXPECT_EQ(chainNodes(p, 0), (std::vector<std::string>{"scale", "silu", "sig"}));
+  EXPECT_EQ(opsetOf(p, "scale"), "Scaled");
+  EXPECT_FALSE(node(p, "scale").innerOfChain);
+  EXPECT_TRUE(node(p, "silu").innerOfChain);
+  EXPECT_TRUE(node(p, "sig").innerOfChain);
+  // Only the chain's output is quantized.
+  EXPECT_TRUE(p.tensorOf(model->graph.findValue("y"))->quantize);
+  EXPECT_FALSE(p.tensorOf(model->graph.findValue("m"))->quantize);
+  EXPECT_FALSE(p.tensorOf(model->graph.findValue("s"))->quantize);
+}
+
+TEST_F(PlanCompositeTest, WithoutTheLargerBindingTheSmallerChainIsFound) {
+  plan::Plan p = planOf(scaledSiLU(), "small");
+  ASSERT_EQ(p.chains.size(), 1u);
+  EXPECT_EQ(p.chains[0].composite->name, "SiLU");
+  EXPECT_EQ(chainNodes(p, 0), (std::vector<std::string>{"silu", "sig"}));
+  EXPECT_EQ(opsetOf(p, "scale"), "Mul");
+  EXPECT_EQ(node(p, "scale").chain, -1);
+  EXPECT_TRUE(p.tensorOf(model->graph.findValue("m"))->quantize);
+}
+
+TEST_F(PlanCompositeTest, EqualSizesTakeTheBindingWrittenFirst) {
+  // SiLU and OtherSiLU both match (Mul commutes); SiLU is bound first.
+  GraphBuilder b;
+  b.input("x");
+  b.node("Sigmoid", "sig", {"x"}, {"s"});
+  b.node("Mul", "silu", {"s", "x"}, {"y"});
+  b.output("y");
+  plan::Plan p = planOf(b);
+  ASSERT_EQ(p.chains.size(), 1u);
+  EXPECT_EQ(p.chains[0].composite->name, "SiLU");
+  EXPECT_EQ(opsetOf(p, "silu"), "Swish");
+}
+
+TEST_F(PlanCompositeTest, ChainsOfChainsInTopologicalOrder) {
+  // silu2(silu1(x)): the second SiLU's x is the first one's output.
+  GraphBuilder b;
+  b.input("x");
+  b.node("Sigmoid", "sig1", {"x"}, {"s1"});
+  b.node("Mul", "silu1", {"x", "s1"}, {"a"});
+  b.node("Sigmoid", "sig2", {"a"}, {"s2"});
+  b.node("Mul", "silu2", {"a", "s2"}, {"y"});
+  b.output("y");
+  plan::Plan p = planOf(b, "small");
+  ASSERT_EQ(p.chains.size(), 2u);
+  EXPECT_EQ(chainNodes(p, 0), (std::vector<std::string>{"silu1", "sig1"}));
+  EXPECT_EQ(chainNodes(p, 1), (std::vector<std::string>{"silu2", "sig2"}));
+  EXPECT_EQ(p.chains[1].inputs, (std::vector<const graph::Value *>{model->graph.findValue("a")}));
+  EXPECT_TRUE(p.tensorOf(model->graph.findValue("a"))->quantize);
+  EXPECT_TRUE(p.lookalikes.empty());
+}
+
+TEST_F(PlanCompositeTest, AChainIsOneElementInTheMiddleOfAFusingPattern) {
+  GraphBuilder b;
+  b.input("x");
+  b.conv("conv", "x", "c");
+  b.node("Sigmoid", "sig", {"c"}, {"s"});
+  b.node("Mul", "silu", {"c", "s"}, {"a"});
+  b.node("Relu", "relu", {"a"}, {"y"});
+  b.output("y");
+  plan::Plan p = planOf(b);
+  ASSERT_EQ(p.groups.size(), 1u);
+  std::vector<std::string> names;
+  for (unsigned i : p.groups[0].nodes)
+    names.push_back(p.nodes[i].node->displayName());
+  EXPECT_EQ(names, (std::vector<std::string>{"conv", "silu", "relu"}));
+  EXPECT_EQ(node(p, "sig").fusingGroup, -1); // inner nodes are not elements
+  EXPECT_FALSE(p.tensorOf(model->graph.findValue("c"))->quantize);
+  EXPECT_EQ(p.tensorOf(model->graph.findValue("a"))->reason, "inside fusing group 0");
+  EXPECT_TRUE(p.tensorOf(model->graph.findValue("y"))->quantize);
+}
+
+TEST_F(PlanCompositeTest, AChainWithAnOutsideUseOfItsInputDoesNotFuse) {
+  // conv's output also feeds `other`: three consumers, two elements.
+  GraphBuilder b;
+  b.input("x");
+  b.conv("conv", "x", "c");
+  b.node("Sigmoid", "sig", {"c"}, {"s"});
+  b.node("Mul", "silu", {"c", "s"}, {"a"});
+  b.node("Relu", "other", {"c"}, {"r"});
+  b.output("a");
+  b.output("r");
+  plan::Plan p = planOf(b);
+  EXPECT_EQ(p.chains.size(), 1u);
+  EXPECT_TRUE(p.groups.empty());
+  std::vector<std::string> why = plan::explainFusing(p, node(p, "silu"));
+  ASSERT_FALSE(why.empty());
+  EXPECT_NE(why[0].find("`c` has 3 consumers"), std::string::npos) << why[0];
+}
+
+TEST_F(PlanCompositeTest, InnerNodesFollowTheRootsChoice) {
+  GraphBuilder b;
+  b.input("x");
+  b.node("Sigmoid", "sig", {"x"}, {"s"});
+  b.node("Mul", "silu", {"x", "s"}, {"y"});
+  b.output("y");
+  plan::Plan p = planOf(b, "small", {{"silu", "Swish.1"}});
+  EXPECT_FALSE(c.diags.hasErrors());
+  EXPECT_EQ(node(p, "silu").chosen, 1u);
+  EXPECT_EQ(node(p, "sig").chosen, 1u);
+  EXPECT_EQ(p.tensorOf(model->graph.findValue("y"))->bits, 16);
+}
