@@ -2,6 +2,7 @@
 #include "backends/plan/CompositeMatch.h"
 
 #include "backends/plan/PredicateEval.h"
+#include "ir/graph/OpTraits.h"
 
 #include <fmt/format.h>
 
@@ -32,7 +33,7 @@ size_t inputCount(const Node &n) {
 }
 
 bool commutative(const ir::PatternTerm &t) {
-  return (t.op == "Add" || t.op == "Mul") && t.args.size() == 2;
+  return graph::opTraits("", t.op).commutative && t.args.size() == 2;
 }
 
 /// Whether every element of the constant `v` is `k`, within float32 rounding.

@@ -12,13 +12,11 @@
 //===----------------------------------------------------------------------===//
 
 #include "backends/plan/Plan.h"
+#include "ir/graph/OpTraits.h"
 
 #include "llvm/ADT/StringExtras.h"
 
 #include <fmt/format.h>
-
-#include <algorithm>
-#include <set>
 
 using namespace tpcc;
 using namespace tpcc::plan;
@@ -28,10 +26,7 @@ using graph::Value;
 namespace {
 
 bool isGate(const Node &n) {
-  static const std::set<std::string> kGates = {"Sigmoid",  "HardSigmoid", "Tanh", "Erf",
-                                               "Softplus", "Clip",        "Relu"};
-  if (!(n.domain.empty() || n.domain == "ai.onnx") || !kGates.count(n.opType) || !n.input(0) ||
-      n.input(0)->constant)
+  if (!graph::opTraits(n).gate || !n.input(0) || n.input(0)->constant)
     return false;
   for (size_t k = 1; k < n.inputs.size(); ++k)
     if (n.inputs[k] && !n.inputs[k]->constant)
@@ -41,9 +36,7 @@ bool isGate(const Node &n) {
 
 /// Add/Sub/Mul/Div of a non-constant value and a constant: the non-constant.
 const Value *constantArithmetic(const Node &n) {
-  static const std::set<std::string> kOps = {"Add", "Sub", "Mul", "Div"};
-  if (!n.domain.empty() || !kOps.count(n.opType) || n.inputs.size() != 2 || !n.inputs[0] ||
-      !n.inputs[1])
+  if (!graph::opTraits(n).arithmetic || n.inputs.size() != 2 || !n.inputs[0] || !n.inputs[1])
     return nullptr;
   bool c0 = n.inputs[0]->constant != nullptr, c1 = n.inputs[1]->constant != nullptr;
   if (c0 == c1)

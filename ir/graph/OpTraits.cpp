@@ -13,7 +13,8 @@ struct Row {
   OpTraits traits;
 };
 
-// Fields: movesValues, linear, int32Bias, shiftNegative, shiftTransparent.
+// Fields: movesValues, linear, int32Bias, shiftNegative, shiftTransparent, gate,
+// arithmetic, commutative.
 constexpr Row kTable[] = {
     // Linear ops.
     {"Conv", {false, true, true, false, false}},
@@ -44,6 +45,19 @@ constexpr Row kTable[] = {
     {"HardSwish", {false, false, false, true, false}},
     {"LeakyRelu", {false, false, false, true, false}},
     {"Gelu", {false, false, false, true, false}},
+    // Gates of activations spelled out as products.
+    {"Sigmoid", {false, false, false, false, false, true}},
+    {"HardSigmoid", {false, false, false, false, false, true}},
+    {"Tanh", {false, false, false, false, false, true}},
+    {"Erf", {false, false, false, false, false, true}},
+    {"Softplus", {false, false, false, false, false, true}},
+    {"Clip", {false, false, false, false, false, true}},
+    {"Relu", {false, false, false, false, false, true}},
+    // Element-wise arithmetic.
+    {"Add", {false, false, false, false, false, false, true, true}},
+    {"Sub", {false, false, false, false, false, false, true}},
+    {"Mul", {false, false, false, false, false, false, true, true}},
+    {"Div", {false, false, false, false, false, false, true}},
 };
 
 } // namespace

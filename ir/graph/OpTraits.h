@@ -41,6 +41,17 @@ struct OpTraits {
   /// op: adding a constant to its input adds it to its output (AveragePool
   /// only without padding; the correction checks that).
   bool shiftTransparent = false;
+  /// A bounded, monotone function exporters use as the gate of an activation
+  /// spelled out as a product (SiLU's Sigmoid, HardSwish's HardSigmoid or
+  /// ReLU6, GELU's Erf, Mish's Tanh and Softplus): the planner lists such
+  /// products when no composite takes them.
+  bool gate = false;
+  /// Element-wise Add, Sub, Mul, Div: with one constant operand, an affine
+  /// step inside such a spelled-out activation.
+  bool arithmetic = false;
+  /// Two inputs whose order does not matter (Add, Mul): a composite's pattern
+  /// matches them either way.
+  bool commutative = false;
 };
 
 /// The traits of `opType` in `domain` (all false for unknown operators and
