@@ -6,13 +6,7 @@
 // in the middle of one); inner nodes sharing the root's config.
 //
 //===----------------------------------------------------------------------===//
-#include "backends/plan/Plan.h"
-#include "ir/graph/OnnxIO.h"
-#include "passes/Passes.h"
-#include "test/unit/GraphBuilder.h"
-#include "test/unit/TestUtil.h"
-
-#include <gtest/gtest.h>
+#include "test/unit/PlanFixture.h"
 
 using namespace tpcc;
 using tpcc::test::GraphBuilder;
@@ -50,36 +44,12 @@ capabilities small = chip on fw {
 }
 )";
 
-class PlanCompositeTest : public ::testing::Test {
+class PlanCompositeTest : public test::PlanFixture {
 protected:
-  void SetUp() override {
-    c.files.push_back(parseBuffer(c, "chip.tpc", kSpec));
-    module = buildModule(c);
-    ASSERT_FALSE(c.diags.hasErrors());
-  }
-  void TearDown() override {
-    if (HasFailure())
-      test_util::printDiagnostics(c);
-  }
+  void SetUp() override { compile(kSpec); }
   plan::Plan planOf(const GraphBuilder &b, const char *caps = "all",
                     const plan::Choices &choices = {}) {
-    model = graph::loadModelFromBuffer(b.bytes(), "m.onnx", ".", c.diags);
-    EXPECT_TRUE(model);
-    if (!model)
-      return {};
-    return plan::buildPlan(module, *module.findPlatform("chip"), *module.findCapabilities(caps),
-                           module.findFramework("fw"), *model, c.diags, choices);
-  }
-  const plan::PlanNode &node(const plan::Plan &p, const std::string &name) {
-    for (const plan::PlanNode &n : p.nodes)
-      if (n.node->displayName() == name)
-        return n;
-    ADD_FAILURE() << "no node " << name;
-    return p.nodes.front();
-  }
-  std::string opsetOf(const plan::Plan &p, const std::string &name) {
-    const plan::PlanNode &n = node(p, name);
-    return n.opset ? n.opset->name : "(none)";
+    return PlanFixture::planOf(b, caps, choices);
   }
   std::vector<std::string> chainNodes(const plan::Plan &p, size_t i) {
     std::vector<std::string> out;
@@ -87,10 +57,6 @@ protected:
       out.push_back(n->displayName());
     return out;
   }
-
-  Compilation c;
-  ir::Module module;
-  std::unique_ptr<graph::Model> model;
 };
 
 /// x -> Sigmoid -> Mul(x, s) -> Mul(., 2) -> y
@@ -117,9 +83,9 @@ TEST_F(PlanCompositeTest, TheLargerCompositeWinsAtARoot) {
   EXPECT_TRUE(node(p, "silu").innerOfChain);
   EXPECT_TRUE(node(p, "sig").innerOfChain);
   // Only the chain's output is quantized.
-  EXPECT_TRUE(p.tensorOf(model->graph.findValue("y"))->quantize);
-  EXPECT_FALSE(p.tensorOf(model->graph.findValue("m"))->quantize);
-  EXPECT_FALSE(p.tensorOf(model->graph.findValue("s"))->quantize);
+  EXPECT_TRUE(tensor(p, "y")->quantize);
+  EXPECT_FALSE(tensor(p, "m")->quantize);
+  EXPECT_FALSE(tensor(p, "s")->quantize);
 }
 
 TEST_F(PlanCompositeTest, WithoutTheLargerBindingTheSmallerChainIsFound) {
@@ -129,7 +95,7 @@ TEST_F(PlanCompositeTest, WithoutTheLargerBindingTheSmallerChainIsFound) {
   EXPECT_EQ(chainNodes(p, 0), (std::vector<std::string>{"silu", "sig"}));
   EXPECT_EQ(opsetOf(p, "scale"), "Mul");
   EXPECT_EQ(node(p, "scale").chain, -1);
-  EXPECT_TRUE(p.tensorOf(model->graph.findValue("m"))->quantize);
+  EXPECT_TRUE(tensor(p, "m")->quantize);
 }
 
 TEST_F(PlanCompositeTest, EqualSizesTakeTheBindingWrittenFirst) {
@@ -159,7 +125,7 @@ TEST_F(PlanCompositeTest, ChainsOfChainsInTopologicalOrder) {
   EXPECT_EQ(chainNodes(p, 0), (std::vector<std::string>{"silu1", "sig1"}));
   EXPECT_EQ(chainNodes(p, 1), (std::vector<std::string>{"silu2", "sig2"}));
   EXPECT_EQ(p.chains[1].inputs, (std::vector<const graph::Value *>{model->graph.findValue("a")}));
-  EXPECT_TRUE(p.tensorOf(model->graph.findValue("a"))->quantize);
+  EXPECT_TRUE(tensor(p, "a")->quantize);
   EXPECT_TRUE(p.lookalikes.empty());
 }
 
@@ -178,9 +144,9 @@ TEST_F(PlanCompositeTest, AChainIsOneElementInTheMiddleOfAFusingPattern) {
     names.push_back(p.nodes[i].node->displayName());
   EXPECT_EQ(names, (std::vector<std::string>{"conv", "silu", "relu"}));
   EXPECT_EQ(node(p, "sig").fusingGroup, -1); // inner nodes are not elements
-  EXPECT_FALSE(p.tensorOf(model->graph.findValue("c"))->quantize);
-  EXPECT_EQ(p.tensorOf(model->graph.findValue("a"))->reason, "inside fusing group 0");
-  EXPECT_TRUE(p.tensorOf(model->graph.findValue("y"))->quantize);
+  EXPECT_FALSE(tensor(p, "c")->quantize);
+  EXPECT_EQ(tensor(p, "a")->reason, "inside fusing group 0");
+  EXPECT_TRUE(tensor(p, "y")->quantize);
 }
 
 TEST_F(PlanCompositeTest, AChainWithAnOutsideUseOfItsInputDoesNotFuse) {
@@ -211,5 +177,5 @@ TEST_F(PlanCompositeTest, InnerNodesFollowTheRootsChoice) {
   EXPECT_FALSE(c.diags.hasErrors());
   EXPECT_EQ(node(p, "silu").chosen, 1u);
   EXPECT_EQ(node(p, "sig").chosen, 1u);
-  EXPECT_EQ(p.tensorOf(model->graph.findValue("y"))->bits, 16);
+  EXPECT_EQ(tensor(p, "y")->bits, 16);
 }

@@ -6,12 +6,8 @@
 // each on a small graph built here with the ONNX protobuf classes.
 //
 //===----------------------------------------------------------------------===//
-#include "backends/plan/Plan.h"
 #include "backends/plan/PredicateEval.h"
-#include "ir/graph/OnnxIO.h"
-#include "passes/Passes.h"
-#include "test/unit/GraphBuilder.h"
-#include "test/unit/TestUtil.h"
+#include "test/unit/PlanFixture.h"
 
 #include <gtest/gtest.h>
 #include <onnx/onnx_pb.h>
@@ -62,53 +58,17 @@ capabilities overlap = chip on fw {
 }
 )";
 
-class PlanTest : public ::testing::Test {
+class PlanTest : public test::PlanFixture {
 protected:
   void SetUp() override {
-    c.files.push_back(parseBuffer(c, "chip.tpc", kSpec));
-    module = buildModule(c);
-    ASSERT_FALSE(c.diags.hasErrors());
+    // `overlap` covers few opsets on purpose: its Rule 14 warnings are dropped.
+    compile(kSpec);
     ASSERT_TRUE(module.findCapabilities("chip_fw"));
-    // `overlap` covers few opsets on purpose (Rule 14 warnings): drop them.
-    std::string sink;
-    llvm::raw_string_ostream os(sink);
-    c.diags.print(os);
   }
-  void TearDown() override {
-    if (HasFailure())
-      test_util::printDiagnostics(c);
-  }
-  /// Loads `b`'s model and plans it with capabilities `caps`.
   plan::Plan planOf(const GraphBuilder &b, const char *caps = "chip_fw",
                     const plan::Choices &choices = {}) {
-    model = graph::loadModelFromBuffer(b.bytes(), "m.onnx", ".", c.diags);
-    EXPECT_TRUE(model);
-    if (!model)
-      return {};
-    return plan::buildPlan(module, *module.findPlatform("chip"), *module.findCapabilities(caps),
-                           module.findFramework("fw"), *model, c.diags, choices);
+    return PlanFixture::planOf(b, caps, choices);
   }
-  const plan::PlanNode &node(const plan::Plan &p, const std::string &name) {
-    for (const plan::PlanNode &n : p.nodes)
-      if (n.node->displayName() == name)
-        return n;
-    ADD_FAILURE() << "no node " << name;
-    return p.nodes.front();
-  }
-  std::string opsetOf(const plan::Plan &p, const std::string &name) {
-    const plan::PlanNode &n = node(p, name);
-    return n.opset ? n.opset->name : "(none)";
-  }
-  std::vector<std::string> messages() {
-    std::vector<std::string> out;
-    for (const Diagnostic &d : c.diags.getDiagnostics())
-      out.push_back(d.where + ": " + d.message);
-    return out;
-  }
-
-  Compilation c;
-  ir::Module module;
-  std::unique_ptr<graph::Model> model;
 };
 
 } // namespace
