@@ -128,19 +128,12 @@ void plan::findLookalikes(Plan &plan) {
     ActivationLookalike l;
     l.node = &n;
     l.form = "Mul(" + text(a, "x") + ", " + text(b, same ? "x" : "y") + ")";
-    if (same || !(a.gated && b.gated)) {
-      l.reason = whyNoComposite(plan, n);
-      if (!same && l.reason.find("matches") == std::string::npos) {
-        const Operand &gate = a.gated ? a : b, &other = a.gated ? b : a;
-        l.reason = fmt::format("its gate reads {}, the other operand is {}: a gated product "
-                               "(as in squeeze-and-excitation), not an activation",
-                               gate.source ? "`" + gate.source->name + "`" : "nothing",
-                               other.source ? "`" + other.source->name + "`" : "nothing");
-      }
-    } else {
-      l.reason = "both operands are gates: a gated product (as in a recurrent cell), not an "
-                 "activation";
-    }
+    l.reason = whyNoComposite(plan, n);
+    if (!same && l.reason.find("matches") == std::string::npos)
+      l.reason = fmt::format("its operands are computed from different tensors, {} and {}: a "
+                             "gated product (as in squeeze-and-excitation), not an activation",
+                             a.source ? "`" + a.source->name + "`" : "nothing",
+                             b.source ? "`" + b.source->name + "`" : "nothing");
     plan.lookalikes.push_back(std::move(l));
   }
 }
