@@ -7,8 +7,8 @@ HardSigmoid + Mul, squeeze-and-excitation gates Mul(x, HardSigmoid(fc(...))) tha
 are no activation), with each tpcc binary given (--before, then --tpcc):
   - quantizers: activation tensors with "quantize": true in `tpcc plan -o` JSON;
   - accuracy and logit SQNR against the float model (`tpcc eval`, 10,000
-    Fashion-MNIST test images) of `tpcc quantize` at W8A8 with the default recipe,
-    with MCT's shift_negative recipe, and with 4-bit weights (W4A8).
+    Fashion-MNIST test images) of `tpcc quantize` at W8A8 and with 4-bit weights (W4A8),
+    each with the default recipe and with MCT's shift_negative.
 Then, for each binary's W8A8 models: the integer kernels ONNX Runtime's optimized
 graph runs (onnxruntime-node, test/ort/ort_optimized.js, 'extended' optimizations), the
 float ops it leaves, and the top-1 agreement of ORT's and `tpcc run`'s logits on 1,000
@@ -38,7 +38,9 @@ from quantize_bench import evaluate, idx, run  # noqa: E402
 ORT_OPTIMIZED = os.path.join(HERE, "..", "test", "ort", "ort_optimized.js")
 SETTINGS = [("W8A8", None),
             ("W8A8 MCT", "recipe mct { shift_negative: { enabled: true, ratio: 0.05 } }"),
-            ("W4A8", "recipe w4 { weights_bits: 4 }")]
+            ("W4A8", "recipe w4 { weights_bits: 4 }"),
+            ("W4A8 MCT", "recipe w4mct {\n  weights_bits: 4\n"
+                         "  shift_negative: { enabled: true, ratio: 0.05 }\n}")]
 
 
 def quantizers(tpcc, model, work):
