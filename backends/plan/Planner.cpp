@@ -139,21 +139,21 @@ void Planner::findChains() {
   llvm::StringMap<std::vector<size_t>> byRootOp;
   for (size_t i = 0; i < composites.size(); ++i)
     byRootOp[composites[i].first->root.op].push_back(i);
-  std::vector<int> chainOf(model.graph.nodes().size(), -1);
+  std::vector<bool> claimed(model.graph.nodes().size(), false);
   std::vector<std::pair<CompositeMatch, const ir::OpBinding *>> found;
   const auto &order = model.graph.topologicalOrder();
   for (auto it = order.rbegin(); it != order.rend(); ++it) {
     const Node &n = **it;
     auto ops = byRootOp.find(n.opType);
-    if (chainOf[n.id] >= 0 || ops == byRootOp.end() || !(n.domain.empty() || n.domain == "ai.onnx"))
+    if (claimed[n.id] || ops == byRootOp.end() || !(n.domain.empty() || n.domain == "ai.onnx"))
       continue;
     for (size_t i : ops->second) {
       std::optional<CompositeMatch> m = matchComposite(*composites[i].first, model, n);
       if (!m || std::any_of(m->nodes.begin(), m->nodes.end(),
-                            [&](const Node *k) { return chainOf[k->id] >= 0; }))
+                            [&](const Node *k) { return claimed[k->id]; }))
         continue;
       for (const Node *k : m->nodes)
-        chainOf[k->id] = int(found.size());
+        claimed[k->id] = true;
       found.emplace_back(std::move(*m), composites[i].second);
       break;
     }
