@@ -54,12 +54,14 @@ std::string name(const Value *v) { return v ? "`" + v->name + "`" : "an absent i
 
 class Matcher {
 public:
-  Matcher(const ir::Composite &c, const graph::Model &m) : c(c), m(m) {}
+  Matcher(const ir::Composite &c, const graph::Model &m, bool explain)
+      : c(c), m(m), explain(explain) {}
 
-  /// Why the match that got furthest failed (the first among equals).
-  void fail(const State &s, std::string why) {
-    if (failure.empty() || s.nodes.size() > depth) {
-      failure = std::move(why);
+  /// Records why the match that got furthest failed (the first among
+  /// equals); `why` makes the text, only when it is asked for.
+  template <typename Why> void fail(const State &s, Why why) {
+    if (explain && (failure.empty() || s.nodes.size() > depth)) {
+      failure = why();
       depth = s.nodes.size();
     }
   }
@@ -72,8 +74,10 @@ public:
     case ir::PatternTerm::Kind::Param: {
       const Value *&bound = s.params[t.param];
       if (bound && bound != v)
-        fail(s, fmt::format("{} is {}, but {} is also {}", c.params[t.param], name(bound),
-                            c.params[t.param], name(v)));
+        fail(s, [&] {
+          return fmt::format("{} is {}, but {} is also {}", c.params[t.param], name(bound),
+                             c.params[t.param], name(v));
+        });
       if (bound)
         return bound == v && k(s);
       bound = v;
@@ -84,7 +88,7 @@ public:
     case ir::PatternTerm::Kind::Constant:
       if (constantIs(v, t.value))
         return k(s);
-      fail(s, fmt::format("{} is not the constant {}", name(v), t.value));
+      fail(s, [&] { return fmt::format("{} is not the constant {}", name(v), t.value); });
       return false;
     case ir::PatternTerm::Kind::Op:
       break;
@@ -92,21 +96,27 @@ public:
     const Node *n = v ? v->producer : nullptr;
     if (!n || n->opType != t.op || !(n->domain.empty() || n->domain == "ai.onnx") ||
         n->outputs.empty() || n->outputs[0] != v) {
-      fail(s,
-           n ? fmt::format("{} comes from {} `{}`, not from {}", name(v), n->opType,
-                           n->displayName(), t.op)
-             : fmt::format("{} is not computed by a node (the pattern wants {})", name(v), t.op));
+      fail(s, [&] {
+        return n ? fmt::format("{} comes from {} `{}`, not from {}", name(v), n->opType,
+                               n->displayName(), t.op)
+                 : fmt::format("{} is not computed by a node (the pattern wants {})", name(v),
+                               t.op);
+      });
       return false;
     }
     if (inputCount(*n) != t.args.size()) {
-      fail(s, fmt::format("`{}` has {} inputs, the pattern's {} has {}", n->displayName(),
-                          inputCount(*n), t.op, t.args.size()));
+      fail(s, [&] {
+        return fmt::format("`{}` has {} inputs, the pattern's {} has {}", n->displayName(),
+                           inputCount(*n), t.op, t.args.size());
+      });
       return false;
     }
     if (std::count(s.nodes.begin(), s.nodes.end(), n))
       return false;
     if (t.where && !evaluate(*t.where, m, *n)) {
-      fail(s, fmt::format("`{}`: where {} does not hold", n->displayName(), t.where->str()));
+      fail(s, [&] {
+        return fmt::format("`{}`: where {} does not hold", n->displayName(), t.where->str());
+      });
       return false;
     }
     s.nodes.push_back(n);
@@ -134,6 +144,7 @@ private:
 
   const ir::Composite &c;
   const graph::Model &m;
+  bool explain;
   size_t depth = 0;
 };
 
@@ -168,10 +179,10 @@ std::optional<CompositeMatch> plan::matchComposite(const ir::Composite &c, const
   State s;
   s.params.assign(c.params.size(), nullptr);
   std::optional<CompositeMatch> found;
-  Matcher matcher(c, m);
+  Matcher matcher(c, m, why != nullptr);
   matcher.term(c.root, root.outputs[0], s, [&](State &done) {
     if (std::string open = notClosed(done); !open.empty()) {
-      matcher.fail(done, std::move(open));
+      matcher.fail(done, [&] { return open; });
       return false;
     }
     found = CompositeMatch{&c, &root, done.nodes, done.params};
