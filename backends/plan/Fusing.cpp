@@ -4,8 +4,9 @@
 // in Ei and n(i+1) is the only consumer of ni's only output, which is not a
 // graph output. An element is a node or a whole composite chain (language.md
 // 6.1), which stands for its root: `Conv -> Swish` fuses a Conv with the
-// Sigmoid and Mul of the SiLU it feeds. Patterns are tried longest first (ties: definition order),
-// each over the nodes in topological order; a node joins at most one group.
+// Sigmoid and Mul of the SiLU it feeds. Patterns are tried longest first
+// (ties: definition order), each over the nodes in topological order; a node
+// joins at most one group.
 //
 //===----------------------------------------------------------------------===//
 

@@ -14,8 +14,6 @@
 #include "backends/plan/Plan.h"
 #include "ir/graph/OpTraits.h"
 
-#include "llvm/ADT/StringExtras.h"
-
 #include <fmt/format.h>
 
 using namespace tpcc;
@@ -76,14 +74,19 @@ std::string text(const Operand &o, const char *source) {
   return s;
 }
 
-/// Why no bound composite took the product rooted at `root` (or at the
-/// constant arithmetic right after it): the first composite of the
-/// framework that matches there, or the nearest miss of those rooted in a
-/// product.
-std::string whyNoComposite(const Plan &plan, const Node &mul) {
+/// Why no bound composite took a product.
+struct Why {
+  std::string text;
+  bool compositeMatches = false; ///< a composite matches, but no chain holds it
+};
+
+/// Why no bound composite took the product `mul` (or the constant arithmetic
+/// right after it): the first composite of the framework that matches
+/// there, or the first miss of those rooted in a product.
+Why whyNoComposite(const Plan &plan, const Node &mul) {
   const ir::Framework *fw = plan.framework;
   if (!fw || fw->composites.empty())
-    return fmt::format("framework `{}` declares no composites", plan.capabilities->framework);
+    return {fmt::format("framework `{}` declares no composites", plan.capabilities->framework)};
   std::vector<const Node *> roots = {&mul};
   const Value *out = mul.outputs.empty() ? nullptr : mul.outputs[0];
   if (out && out->uses.size() == 1 && constantArithmetic(*out->uses[0].node))
@@ -100,17 +103,19 @@ std::string whyNoComposite(const Plan &plan, const Node &mul) {
           if (b.composite && b.op == c.name)
             bound = &b;
         if (!bound)
-          return fmt::format("composite `{}` matches, but capabilities `{}` bind no opset to it",
-                             c.name, plan.capabilities->name);
-        return fmt::format("composite `{}` matches, but a larger chain holds some of its nodes",
-                           c.name);
+          return {fmt::format("composite `{}` matches, but capabilities `{}` bind no opset to it",
+                              c.name, plan.capabilities->name),
+                  true};
+        return {fmt::format("composite `{}` matches, but a larger chain holds some of its nodes",
+                            c.name),
+                true};
       }
       if (nearest.empty() && root == &mul)
         nearest = fmt::format("the nearest, composite `{}`, fails: {}", c.name, why);
     }
-  return nearest.empty()
-             ? fmt::format("no composite of framework `{}` is rooted in `{}`", fw->name, mul.opType)
-             : nearest;
+  if (nearest.empty())
+    return {fmt::format("no composite of framework `{}` is rooted in `{}`", fw->name, mul.opType)};
+  return {nearest};
 }
 
 } // namespace
@@ -128,8 +133,9 @@ void plan::findLookalikes(Plan &plan) {
     ActivationLookalike l;
     l.node = &n;
     l.form = "Mul(" + text(a, "x") + ", " + text(b, same ? "x" : "y") + ")";
-    l.reason = whyNoComposite(plan, n);
-    if (!same && l.reason.find("matches") == std::string::npos)
+    Why why = whyNoComposite(plan, n);
+    l.reason = std::move(why.text);
+    if (!same && !why.compositeMatches)
       l.reason = fmt::format("its operands are computed from different tensors, {} and {}: a "
                              "gated product (as in squeeze-and-excitation), not an activation",
                              a.source ? "`" + a.source->name + "`" : "nothing",
