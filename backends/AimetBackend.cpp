@@ -25,7 +25,8 @@
 // What AIMET cannot express (power-of-two and LUT methods, preserving ops,
 // input bit widths, bit widths other than 4/8/16/32, predicates, an op bound
 // to several opsets) is reported as a warning located at the opset or
-// binding, once per opset and concept.
+// binding, once per opset and concept; so is the platform's declared memory
+// (`resources`), at its block.
 //
 //===----------------------------------------------------------------------===//
 #include "backends/Backends.h"
@@ -204,6 +205,9 @@ std::vector<Kernel> AimetWriter::kernels(const ir::Options &o, bool withParam) c
 }
 
 void AimetWriter::analyze() {
+  if (p.resources)
+    warn(p.resources->loc, diag::warn_interop_resources, "AIMET's quantsim config", p.name,
+         interop::resourcesText(*p.resources));
   checkOptions(p.defaultOptions, "the default options",
                p.defaultOptions.loc.isValid() ? p.defaultOptions.loc : p.loc);
   std::set<std::string> checked;

@@ -19,7 +19,9 @@ void emitJSON(const ir::Module &m, llvm::raw_ostream &os);
 
 /// MCT's serialized target platform capabilities of platform `p`
 /// (`tpcc emit --emit=mct-json`): one denormalized object, SCHEMA_VERSION 2.
-void emitMctJSON(const ir::Platform &p, llvm::raw_ostream &os);
+/// The platform's declared memory, which the format has no field for, is a
+/// warning to `diags` (when given).
+void emitMctJSON(const ir::Platform &p, llvm::raw_ostream &os, DiagnosticEngine *diags = nullptr);
 
 /// An AIMET quantsim config derived from capabilities `c` of module `m`
 /// (`tpcc emit --emit=aimet`). Every concept AIMET cannot express is reported
@@ -38,6 +40,9 @@ namespace interop {
 /// MCT's QuantizationMethod number: POWER_OF_TWO 0, LUT_POT_QUANTIZER 1,
 /// SYMMETRIC 2, UNIFORM 3, LUT_SYM_QUANTIZER 4.
 int mctMethod(ir::QuantMethod m);
+/// "weights 8 MiB, activation 2.5 MB, total 1234567 B": the
+/// memory a platform declares, for documents and messages.
+std::string resourcesText(const ir::PlatformResources &r);
 /// MCT's Signedness number: AUTO 0, SIGNED 1, UNSIGNED 2.
 int mctSignedness(ir::Signedness s);
 /// MCT's key for weight slot `slot`: `kernel` -> "kernel_attr", `bias` ->

@@ -1,7 +1,7 @@
 //===- DocBackend.cpp - A readable description of one platform ------------===//
 //
 // `tpcc doc NAME [--format=markdown|html]`: a platform as tables for people —
-// header (name, version, type, parent, flags), the default options, each
+// header (name, version, type, parent, flags, declared memory), the default options, each
 // opset with its options (every candidate: activation method / bits /
 // signedness, input bits, kernel and bias method / bits / per-channel, simd,
 // preserving, fixed parameters; the base one marked), the fusing patterns,
@@ -19,6 +19,7 @@
 
 #include "llvm/ADT/StringExtras.h"
 
+#include <cmath>
 #include <memory>
 
 using namespace tpcc;
@@ -233,16 +234,41 @@ std::string elementText(const std::vector<std::string> &e) {
   return e.size() > 1 ? "(" + s + ")" : s;
 }
 
+/// "8 MiB", "12.5 MB", "1234567 B": an amount of memory, exactly, in the
+/// shortest of binary units, decimal units (up to two decimals) or bytes.
+std::string bytesText(double bytes) {
+  std::string s = ir::formatBytes(bytes);
+  std::string error;
+  std::optional<ir::Budget> back = ir::parseBudget(s, ir::Resource::WeightsMemory, error);
+  if (back && back->value == bytes)
+    return s;
+  for (auto [unit, factor] :
+       {std::pair<const char *, double>{"GB", 1e9}, {"MB", 1e6}, {"kB", 1e3}}) {
+    if (bytes < factor || std::fmod(bytes, factor / 100) != 0)
+      continue;
+    std::string v = fmt::format("{:.2f}", bytes / factor);
+    while (v.back() == '0')
+      v.pop_back();
+    if (v.back() == '.')
+      v.pop_back();
+    return v + " " + unit;
+  }
+  return std::to_string(static_cast<int64_t>(bytes)) + " B";
+}
+
 void document(Renderer &r, const ir::Module &m, const ir::Platform &p) {
   r.begin("Platform " + p.name);
   r.heading(1, "Platform " + code(p.name));
-  r.table({"property", "value"}, {{"version", p.version ? std::to_string(p.version->minor) + "." +
-                                                              std::to_string(p.version->patch)
-                                                        : "—"},
-                                  {"type", p.type},
-                                  {"parent", p.parent ? code(*p.parent) : "—"},
-                                  {"SIMD padding", p.simdPadding ? "yes" : "no"},
-                                  {"metadata", p.metadata ? "yes" : "no"}});
+  std::vector<Row> properties = {
+      {"version",
+       p.version ? std::to_string(p.version->minor) + "." + std::to_string(p.version->patch) : "—"},
+      {"type", p.type},
+      {"parent", p.parent ? code(*p.parent) : "—"},
+      {"SIMD padding", p.simdPadding ? "yes" : "no"},
+      {"metadata", p.metadata ? "yes" : "no"}};
+  if (p.resources)
+    properties.push_back({"memory", interop::resourcesText(*p.resources)});
+  r.table({"property", "value"}, properties);
 
   r.heading(2, "Default options");
   r.paragraph("Operators of config-less opsets, and operators no opset "
@@ -310,6 +336,18 @@ void document(Renderer &r, const ir::Module &m, const ir::Platform &p) {
 }
 
 } // namespace
+
+std::string interop::resourcesText(const ir::PlatformResources &res) {
+  std::vector<std::string> parts;
+  auto add = [&](const char *what, const std::optional<ir::Budget> &b) {
+    if (b)
+      parts.push_back(std::string(what) + " " + bytesText(b->value));
+  };
+  add("weights", res.weightsMemory);
+  add("activation", res.activationMemory);
+  add("total", res.totalMemory);
+  return llvm::join(parts, ", ");
+}
 
 void tpcc::emitDoc(const ir::Module &m, const ir::Platform &p, DocFormat format,
                    llvm::raw_ostream &os) {

@@ -2,7 +2,9 @@
 //
 // `tpcc emit --emit=json`: the fully resolved IR as one JSON document,
 // `"tpcc_ir_version": 1`. Every config is inlined and every field is present
-// (null where the IR has nothing), so consumers never apply defaults.
+// (null where the IR has nothing), so consumers never apply defaults. The one
+// exception is a platform's `resources`, present only when the platform (or
+// a parent) declares memory, so that the JSON of other platforms is unchanged.
 //
 // Conventions (the JSON is canonical: the same IR always gives the same bytes,
 // identical to Python's `json.dumps(v, indent=2, sort_keys=True,
@@ -54,6 +56,15 @@ private:
     m ? string(ir::toString(*m)) : null();
   }
   void where(const std::optional<ir::Predicate> &p) { p ? string(p->str()) : null(); }
+  /// A platform's memory: bytes (always absolute), or null.
+  void budgetBytes(const std::optional<ir::Budget> &b) { b ? number(b->value) : null(); }
+  /// `{"relative": false, "value": 41984}` (bytes, BOPs) or
+  /// `{"relative": true, "value": 0.75}`; null when absent.
+  void budget(const std::optional<ir::Budget> &b) {
+    if (!b)
+      return null();
+    object({{"relative", [&] { boolean(b->relative); }}, {"value", [&] { number(b->value); }}});
+  }
 
   // IR entities.
   void options(const ir::Options &o);
@@ -74,33 +85,44 @@ void Writer::options(const ir::Options &o) {
 }
 
 void Writer::platform(const ir::Platform &p) {
-  object({{"name", [&] { string(p.name); }},
-          {"version",
-           [&] {
-             if (!p.version)
-               return null();
-             string(std::to_string(p.version->minor) + "." + std::to_string(p.version->patch));
-           }},
-          {"type", [&] { string(p.type); }},
-          {"parent", [&] { stringOrNull(p.parent); }},
-          {"simd_padding", [&] { boolean(p.simdPadding); }},
-          {"metadata", [&] { boolean(p.metadata); }},
-          {"default", [&] { options(p.defaultOptions); }},
-          {"opsets",
-           [&] {
-             array(p.opsets, [&](const ir::Opset &o) {
-               object({{"name", [&] { string(o.name); }},
-                       {"options", [&] { o.options ? options(*o.options) : null(); }}});
-             });
-           }},
-          {"fusings", [&] {
-             array(p.fusings, [&](const ir::Fusing &f) {
-               object({{"name", [&] { nameOrNull(f.name); }},
-                       {"pattern", [&] {
-                          array(f.pattern, [&](const std::vector<std::string> &e) { strings(e); });
-                        }}});
-             });
-           }}});
+  std::vector<Field> fields = {
+      {"name", [&] { string(p.name); }},
+      {"version",
+       [&] {
+         if (!p.version)
+           return null();
+         string(std::to_string(p.version->minor) + "." + std::to_string(p.version->patch));
+       }},
+      {"type", [&] { string(p.type); }},
+      {"parent", [&] { stringOrNull(p.parent); }},
+      {"simd_padding", [&] { boolean(p.simdPadding); }},
+      {"metadata", [&] { boolean(p.metadata); }},
+      {"default", [&] { options(p.defaultOptions); }},
+      {"opsets",
+       [&] {
+         array(p.opsets, [&](const ir::Opset &o) {
+           object({{"name", [&] { string(o.name); }},
+                   {"options", [&] { o.options ? options(*o.options) : null(); }}});
+         });
+       }},
+      {"fusings", [&] {
+         array(p.fusings, [&](const ir::Fusing &f) {
+           object({{"name", [&] { nameOrNull(f.name); }},
+                   {"pattern", [&] {
+                      array(f.pattern, [&](const std::vector<std::string> &e) { strings(e); });
+                    }}});
+         });
+       }}};
+  // Only when declared, so that platforms without one keep their JSON.
+  if (p.resources) {
+    const ir::PlatformResources &r = *p.resources;
+    fields.push_back({"resources", [&] {
+                        object({{"weights_memory", [&] { budgetBytes(r.weightsMemory); }},
+                                {"activation_memory", [&] { budgetBytes(r.activationMemory); }},
+                                {"total_memory", [&] { budgetBytes(r.totalMemory); }}});
+                      }});
+  }
+  object(fields);
 }
 
 void Writer::framework(const ir::Framework &f) {
@@ -191,6 +213,20 @@ void Writer::recipe(const ir::Recipe &r) {
           {"input_scaling", [&] { boolean(r.inputScaling); }},
           {"z_threshold", [&] { number(r.zThreshold); }},
           {"min_threshold", [&] { number(r.minThreshold); }},
+          {"mixed_precision",
+           [&] {
+             const ir::MixedPrecision &mp = r.mixedPrecision;
+             object({{"enabled", [&] { boolean(mp.enabled); }},
+                     {"weights_memory", [&] { budget(mp.weightsMemory); }},
+                     {"activation_memory", [&] { budget(mp.activationMemory); }},
+                     {"total_memory", [&] { budget(mp.totalMemory); }},
+                     {"bops", [&] { budget(mp.bops); }},
+                     {"images", [&] { integer(mp.images); }},
+                     {"distance", [&] { string(ir::toString(mp.distance)); }},
+                     {"refine", [&] { boolean(mp.refine); }},
+                     {"time_limit", [&] { number(mp.timeLimit); }},
+                     {"verify", [&] { integer(mp.verify); }}});
+           }},
           {"overrides", [&] {
              object({{"activation_bits", [&] { integerOrNull(r.activationBits); }},
                      {"weights_bits", [&] { integerOrNull(r.weightsBits); }},

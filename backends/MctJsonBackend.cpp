@@ -18,7 +18,9 @@
 //     `fuse_op_quantization_config` is null;
 //   - `tpc_minor_version` / `tpc_patch_version` come from `version`, and are
 //     null when the platform has none (MCT's fields are Optional[int]);
-//   - `insert_preserving_quantizers` is false (tpcc has no such switch).
+//   - `insert_preserving_quantizers` is false (tpcc has no such switch);
+//   - a platform's `resources` (its memory) has no MCT field: it is left out,
+//     with a warning (`warn_interop_resources`).
 //
 // Keys are sorted and the output is canonical, as for `--emit=json`.
 //
@@ -176,7 +178,10 @@ void MctWriter::platform(const ir::Platform &p) {
 
 } // namespace
 
-void tpcc::emitMctJSON(const ir::Platform &p, llvm::raw_ostream &os) {
+void tpcc::emitMctJSON(const ir::Platform &p, llvm::raw_ostream &os, DiagnosticEngine *diags) {
+  if (diags && p.resources)
+    diags->emit(p.resources->loc, diag::warn_interop_resources,
+                "MCT's target platform capabilities", p.name, interop::resourcesText(*p.resources));
   {
     MctWriter w(os);
     w.platform(p);

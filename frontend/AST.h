@@ -42,6 +42,7 @@ public:
     BoolLit,
     NoneLit,
     InfLit,
+    Quantity,
     NameValue,
     BlockValue,
     ListValue,
@@ -55,6 +56,7 @@ public:
     TypeItem,
     SimdPaddingItem,
     MetadataItem,
+    ResourcesItem,
     AttrDecl,
     ConfigDecl,
     OptionsDecl,
@@ -184,6 +186,22 @@ public:
   TPCC_AST_CLASSOF(InfLit)
   bool negative;
   InfLit(SourceRange r, bool neg) : Value(Kind::InfLit, r), negative(neg) {}
+};
+
+/// A number with a unit: `41 KiB`, `2.5 MB`, `1.2 G`, `75%`. The unit is
+/// any name (or `%`): the field that reads it decides which units it takes.
+class Quantity : public Value {
+public:
+  TPCC_AST_CLASSOF(Quantity)
+  std::string number; ///< as written: "41", "2.5", "-1e3"
+  std::string unit;   ///< as written: "KiB", "G", "%"
+  SourceRange numberRange, unitRange;
+  Quantity(SourceRange r, std::string n, SourceRange nr, std::string u, SourceRange ur)
+      : Value(Kind::Quantity, r), number(std::move(n)), unit(std::move(u)), numberRange(nr),
+        unitRange(ur) {}
+  bool isPercent() const { return unit == "%"; }
+  /// "41 KiB", "75%": the text ir::parseBudget reads.
+  std::string text() const { return isPercent() ? number + "%" : number + " " + unit; }
 };
 
 class BlockValue;
@@ -331,6 +349,14 @@ public:
   TPCC_AST_CLASSOF(MetadataItem)
   bool value;
   MetadataItem(SourceRange r, bool v) : PlatformItem(Kind::MetadataItem, r), value(v) {}
+};
+
+/// `resources { weights_memory: 8 MiB, ... }`: the memory the platform has.
+class ResourcesItem : public PlatformItem {
+public:
+  TPCC_AST_CLASSOF(ResourcesItem)
+  BlockValue *body;
+  ResourcesItem(SourceRange r, BlockValue *b) : PlatformItem(Kind::ResourcesItem, r), body(b) {}
 };
 
 /// `attr NAME = VALUE` where VALUE is a BlockValue or a NameValue (`k8 with {...}`).

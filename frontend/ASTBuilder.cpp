@@ -130,6 +130,10 @@ private:
     result = create<MetadataItem>(L.range(m), m->boolValue()->TRUE() != nullptr);
     return {};
   }
+  antlrcpp::Any visitResourcesItem(TpcParser::ResourcesItemContext *r) override {
+    result = create<ResourcesItem>(L.range(r), buildBlock(r->block()));
+    return {};
+  }
   antlrcpp::Any visitAttrItem(TpcParser::AttrItemContext *a) override {
     result = withOverride(
         a, create<AttrDecl>(L.range(a), ident(a->name()), buildValueExpr(a->valueExpr())));
@@ -208,6 +212,14 @@ private:
     result = nullptr;
     ctx->accept(this);
     return static_cast<Value *>(result);
+  }
+  antlrcpp::Any visitQuantityValue(TpcParser::QuantityValueContext *q) override {
+    antlr4::Token *number = q->getStart();
+    SourceRange unitRange = q->PERCENT() ? L.range(q->PERCENT()) : L.range(q->name());
+    std::string unit = q->PERCENT() ? "%" : ident(q->name()).name;
+    result = create<Quantity>(L.range(q), number->getText(), L.range(number), std::move(unit),
+                              unitRange);
+    return {};
   }
   antlrcpp::Any visitLiteralValue(TpcParser::LiteralValueContext *l) override {
     result = buildLiteral(l->literal());

@@ -52,6 +52,7 @@ const char *kindName(Node::Kind k) {
     CASE(BoolLit)
     CASE(NoneLit)
     CASE(InfLit)
+    CASE(Quantity)
     CASE(NameValue)
     CASE(BlockValue)
     CASE(ListValue)
@@ -63,6 +64,7 @@ const char *kindName(Node::Kind k) {
     CASE(TypeItem)
     CASE(SimdPaddingItem)
     CASE(MetadataItem)
+    CASE(ResourcesItem)
     CASE(AttrDecl)
     CASE(ConfigDecl)
     CASE(OptionsDecl)
@@ -246,6 +248,9 @@ std::string Dumper::payload(const Node &n) const {
   case Node::Kind::InfLit:
     add(llvm::cast<InfLit>(n).negative ? "-inf" : "inf");
     break;
+  case Node::Kind::Quantity:
+    add(llvm::cast<Quantity>(n).text());
+    break;
   case Node::Kind::NameValue:
     add(llvm::cast<NameValue>(n).name.name);
     break;
@@ -368,6 +373,7 @@ std::string Dumper::payload(const Node &n) const {
     break;
   }
   case Node::Kind::NoneLit:
+  case Node::Kind::ResourcesItem:
   case Node::Kind::BlockValue:
   case Node::Kind::ListValue:
   case Node::Kind::SetUnion:
@@ -400,6 +406,9 @@ Dumper::Children Dumper::childrenOf(const Node &n) {
     break;
   case Node::Kind::SetUnion:
     addAll(c, llvm::cast<SetUnion>(n).members);
+    break;
+  case Node::Kind::ResourcesItem:
+    c.push_back(child(llvm::cast<ResourcesItem>(n).body));
     break;
   case Node::Kind::AttrDecl:
     c.push_back(child(llvm::cast<AttrDecl>(n).value));
@@ -486,6 +495,7 @@ Dumper::Children Dumper::childrenOf(const Node &n) {
   case Node::Kind::BoolLit:
   case Node::Kind::NoneLit:
   case Node::Kind::InfLit:
+  case Node::Kind::Quantity:
   case Node::Kind::NamedOptions:
   case Node::Kind::SetName:
   case Node::Kind::VersionItem:

@@ -126,12 +126,13 @@ private:
       names.push_back(phrase);
     };
     if (pending.count(TpcLexer::IDENT)) {
-      for (size_t t = TpcLexer::IMPORT; t <= TpcLexer::COMPOSITE; ++t)
+      for (size_t t = TpcLexer::IMPORT; t <= TpcLexer::RESOURCES; ++t)
         pending.erase(t);
     }
     family({TpcLexer::VERSION, TpcLexer::TYPE, TpcLexer::SIMD_PADDING, TpcLexer::METADATA,
             TpcLexer::ATTR, TpcLexer::CONFIG, TpcLexer::OPTIONS, TpcLexer::DEFAULT, TpcLexer::OPSET,
-            TpcLexer::GROUP, TpcLexer::FUSE, TpcLexer::OVERRIDE, TpcLexer::REMOVE},
+            TpcLexer::GROUP, TpcLexer::FUSE, TpcLexer::OVERRIDE, TpcLexer::REMOVE,
+            TpcLexer::RESOURCES},
            4, "a platform item (`config`, `opset`, `fuse`, ...)");
     family({TpcLexer::WEIGHT, TpcLexer::ACTIVATION, TpcLexer::NO_QUANTIZE, TpcLexer::RANGE}, 3,
            "a framework item (`weight`, `activation`, `no_quantize`, `range`)");

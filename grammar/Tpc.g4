@@ -28,6 +28,7 @@ platformItem
   | OVERRIDE? OPSET name (COMMA name)* (COLON optionsExpr)?      # opsetItem
   | OVERRIDE? GROUP name ASSIGN setExpr (BAR setExpr)*           # groupItem
   | REMOVE? FUSE fuseElem (ARROW fuseElem)* (AS name)?           # fuseItem
+  | RESOURCES block                                              # resourcesItem
   ;
 
 versionValue : FLOAT | INT ;
@@ -52,8 +53,11 @@ fuseElem : setExpr ;
 block : LBRACE (field COMMA?)* RBRACE ;
 field : key COLON value ;
 key : name (DOT name)* ;
+// A quantity is a number with a unit: `41 KiB`, `2.5 MB`, `1.2 G`, `75%` (only in
+// field values: budgets and memory; the passes read the unit).
 value
-  : literal                                                      # literalValue
+  : (INT | FLOAT) (PERCENT | name)                               # quantityValue
+  | literal                                                      # literalValue
   | name (WITH block)*                                           # nameValue
   | block                                                        # blockValue
   | LBRACK (value (COMMA value)* COMMA?)? RBRACK                  # listValue
@@ -121,7 +125,7 @@ name
   : IDENT | IMPORT | PLATFORM | EXTENDS | FRAMEWORK | CAPABILITIES | RECIPE | VERSION | TYPE
   | SIMD_PADDING | METADATA | ATTR | CONFIG | OPTIONS | DEFAULT | OPSET | GROUP | FUSE | AS
   | OVERRIDE | REMOVE | BASE | ON | IN | WEIGHT | ACTIVATION | NO_QUANTIZE | RANGE | WHERE
-  | AXES | INPUT | RANK | SHAPE | CONST | HAS | COMPOSITE
+  | AXES | INPUT | RANK | SHAPE | CONST | HAS | COMPOSITE | RESOURCES
   ;
 
 // ---- lexer --------------------------------------------------------------------------
@@ -137,7 +141,7 @@ OR : 'or' ;
 NOT : 'not' ;
 WITH : 'with' ;
 
-// contextual keywords (frontend/Parser.cpp treats IMPORT..COMPOSITE as names: keep this order)
+// contextual keywords (frontend/Parser.cpp treats IMPORT..RESOURCES as names: keep this order)
 IMPORT : 'import' ;
 PLATFORM : 'platform' ;
 EXTENDS : 'extends' ;
@@ -173,6 +177,7 @@ SHAPE : 'shape' ;
 CONST : 'const' ;
 HAS : 'has' ;
 COMPOSITE : 'composite' ;
+RESOURCES : 'resources' ;
 
 ARROW : '->' ;
 BIND : '<-' ;
@@ -192,6 +197,7 @@ RPAREN : ')' ;
 COMMA : ',' ;
 COLON : ':' ;
 DOT : '.' ;
+PERCENT : '%' ;
 BAR : '|' ;
 
 // `2^-16`; the frontend rejects any base other than 2

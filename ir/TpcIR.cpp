@@ -2,7 +2,7 @@
 //
 // The enum <-> keyword tables, the canonical source spelling of predicate
 // literals, operands and predicates, and the by-name look-ups of ir::Module
-// and ir::Platform.
+// and ir::Platform. (Budgets are parsed in Budget.cpp.)
 //
 // Canonical spellings are what `where` clauses look like in `tpcc emit` output
 // and in diagnostics, so they must be stable, re-parseable and unambiguous:
@@ -23,6 +23,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <string>
+#include <utility>
 
 using namespace tpcc;
 using namespace tpcc::ir;
@@ -96,6 +97,57 @@ std::optional<ThresholdMethod> ir::parseThresholdMethod(llvm::StringRef s) {
     if (s == toString(m))
       return m;
   return std::nullopt;
+}
+
+const char *ir::toString(Resource r) {
+  switch (r) {
+  case Resource::WeightsMemory:
+    return "weights_memory";
+  case Resource::ActivationMemory:
+    return "activation_memory";
+  case Resource::TotalMemory:
+    return "total_memory";
+  case Resource::Bops:
+    return "bops";
+  }
+  return "<invalid Resource>";
+}
+
+const char *ir::toString(MixedDistance d) {
+  switch (d) {
+  case MixedDistance::Avg:
+    return "avg";
+  case MixedDistance::LastLayer:
+    return "last_layer";
+  case MixedDistance::Hessian:
+    return "hessian";
+  }
+  return "<invalid MixedDistance>";
+}
+
+std::optional<MixedDistance> ir::parseMixedDistance(llvm::StringRef s) {
+  for (MixedDistance d : {MixedDistance::Avg, MixedDistance::LastLayer, MixedDistance::Hessian})
+    if (s == toString(d))
+      return d;
+  return std::nullopt;
+}
+
+const std::optional<Budget> &MixedPrecision::budget(Resource r) const {
+  switch (r) {
+  case Resource::WeightsMemory:
+    return weightsMemory;
+  case Resource::ActivationMemory:
+    return activationMemory;
+  case Resource::TotalMemory:
+    return totalMemory;
+  case Resource::Bops:
+    break;
+  }
+  return bops;
+}
+
+std::optional<Budget> &MixedPrecision::budget(Resource r) {
+  return const_cast<std::optional<Budget> &>(std::as_const(*this).budget(r));
 }
 
 //===----------------------------------------------------------------------===//

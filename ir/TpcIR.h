@@ -103,6 +103,41 @@ struct Version {
   int64_t minor = 0, patch = 0;
 };
 
+/// A resource a budget limits (algorithms.md 5).
+enum class Resource { WeightsMemory, ActivationMemory, TotalMemory, Bops };
+const char *toString(Resource r); ///< `weights_memory`, ..., `bops`
+
+/// A budget on one resource: an absolute amount (bytes for memory, a count
+/// for BOPs) or a fraction of what the base configuration uses (`75%`).
+struct Budget {
+  bool relative = false;
+  double value = 0; ///< bytes / BOPs, or the fraction (0.75 for `75%`)
+  std::string text; ///< as written: `41 KiB`, `75%`
+  SourceRange loc;  ///< where a spec wrote it (invalid for a flag)
+};
+
+/// Parses a budget as recipes and flags write it: memory as a number with a
+/// unit (`B`, `kB`/`KB`, `MB`, `GB`, `KiB`, `MiB`, `GiB`; a bare integer is
+/// bytes) or a percentage (`75%`); BOPs as a number (`1.5e9`, `2 G`: `k`,
+/// `M`, `G`, `T` multiply by powers of 1000) or a percentage. Zero, negative,
+/// non-finite and fractional-byte amounts are errors. `error` says why, for
+/// the caller's diagnostic. (Budget.cpp has the full grammar; the `loc` of the
+/// result is left for the caller.)
+std::optional<Budget> parseBudget(llvm::StringRef text, Resource r, std::string &error);
+
+/// Bytes as people read them (Budget.cpp): below 1024, "512 B"; else KiB, MiB,
+/// GiB or TiB with at most two decimals, trailing zeros dropped: 41984 ->
+/// "41 KiB", 11824 -> "11.55 KiB", 1048575 -> "1 MiB" (rounding may carry
+/// into the next unit).
+std::string formatBytes(double bytes);
+
+/// The memory a platform declares (`resources { ... }`): absolute amounts only.
+struct PlatformResources {
+  std::optional<Budget> weightsMemory, activationMemory, totalMemory;
+  SourceRange loc;
+  bool empty() const { return !weightsMemory && !activationMemory && !totalMemory; }
+};
+
 struct Platform {
   std::string name;
   std::optional<std::string> parent;
@@ -113,6 +148,8 @@ struct Platform {
   Options defaultOptions;
   std::vector<Opset> opsets; ///< in definition order (parent's first)
   std::vector<Fusing> fusings;
+  /// The memory the platform has, if it says (inherited field by field).
+  std::optional<PlatformResources> resources;
   SourceRange loc;
 
   const Opset *findOpset(llvm::StringRef n) const;
@@ -249,6 +286,31 @@ std::optional<ThresholdMethod> parseThresholdMethod(llvm::StringRef s);
 /// `min_threshold` (algorithms.md 8: 2^-16).
 constexpr double kDefaultMinThreshold = 1.0 / 65536;
 
+/// How a layer's sensitivity weighs the interest points (algorithms.md 5).
+enum class MixedDistance { Avg, LastLayer, Hessian };
+const char *toString(MixedDistance d); ///< `avg`, `last_layer`, `hessian`
+std::optional<MixedDistance> parseMixedDistance(llvm::StringRef s);
+
+/// A recipe's `mixed_precision: { ... }`: budgets and the search's settings.
+/// The search runs when any budget is set (here, by a flag, or, with
+/// `enabled: true` and no budget, the platform's declared memory).
+struct MixedPrecision {
+  bool enabled = false; ///< `enabled: true` (implied by any budget)
+  std::optional<Budget> weightsMemory, activationMemory, totalMemory, bops;
+  int64_t images = 32;
+  MixedDistance distance = MixedDistance::Avg;
+  bool refine = true;
+  double timeLimit = 60; ///< seconds, for the ILP
+  /// The best ILP solutions measured as whole models (the ILP adds up
+  /// per-layer sensitivities; the whole model decides among the best few).
+  /// 1: the ILP's optimum, as MCT.
+  int64_t verify = 8;
+  SourceRange loc;
+  const std::optional<Budget> &budget(Resource r) const;
+  std::optional<Budget> &budget(Resource r);
+  bool anyBudget() const { return weightsMemory || activationMemory || totalMemory || bops; }
+};
+
 struct Recipe {
   std::string name;
   std::optional<std::string> parent;
@@ -270,6 +332,7 @@ struct Recipe {
   std::optional<int> activationBits, weightsBits;
   std::optional<QuantMethod> activationMethod, weightsMethod;
   std::optional<bool> perChannel, quantizeActivations, quantizeWeights;
+  MixedPrecision mixedPrecision;
   SourceRange loc;
 };
 

@@ -73,6 +73,8 @@ std::string passes::describeValue(const ast::Value &v) {
     return "`none`";
   case K::InfLit:
     return llvm::cast<ast::InfLit>(v).negative ? "`-inf`" : "`inf`";
+  case K::Quantity:
+    return "a quantity";
   case K::NameValue: {
     auto &n = llvm::cast<ast::NameValue>(v);
     if (!n.withs.empty())
@@ -91,6 +93,7 @@ std::string passes::describeValue(const ast::Value &v) {
   case K::TypeItem:
   case K::SimdPaddingItem:
   case K::MetadataItem:
+  case K::ResourcesItem:
   case K::AttrDecl:
   case K::ConfigDecl:
   case K::OptionsDecl:
@@ -172,6 +175,31 @@ const ast::Ident *passes::readWord(Compilation &c, const FlatField &f, llvm::Str
     return &n->name;
   reportFieldType(c, f, expected);
   return nullptr;
+}
+
+std::optional<ir::Budget> passes::readBudget(Compilation &c, const FlatField &f, ir::Resource r) {
+  const bool memory = r != ir::Resource::Bops;
+  std::string text;
+  if (auto *q = llvm::dyn_cast<ast::Quantity>(f.value))
+    text = q->text();
+  else if (auto *i = llvm::dyn_cast<ast::IntLit>(f.value))
+    text = std::to_string(i->value);
+  else if (auto *d = llvm::dyn_cast<ast::FloatLit>(f.value); d && !memory)
+    text = d->text;
+  if (text.empty()) {
+    reportFieldType(c, f,
+                    memory ? "an amount of memory (`41 KiB`, `75%`)"
+                           : "a number of BOPs (`1.5e9`, `2 G`, `75%`)");
+    return std::nullopt;
+  }
+  std::string error;
+  std::optional<ir::Budget> b = ir::parseBudget(text, r, error);
+  if (!b) {
+    c.diags.emit(f.value->getRange(), diag::err_bad_amount, text, f.key, error);
+    return std::nullopt;
+  }
+  b->loc = f.value->getRange();
+  return b;
 }
 
 std::string passes::joinQuoted(llvm::ArrayRef<std::string> words) {

@@ -12,6 +12,7 @@
 #define TPCC_PASSES_FIELDBLOCK_H
 
 #include "frontend/Frontend.h"
+#include "ir/TpcIR.h"
 
 #include "llvm/ADT/ArrayRef.h"
 
@@ -68,6 +69,11 @@ std::optional<double> readNumber(Compilation &c, const FlatField &f, bool allowI
 std::optional<bool> readBool(Compilation &c, const FlatField &f);
 /// A bare name (an enumerator such as `symmetric`).
 const ast::Ident *readWord(Compilation &c, const FlatField &f, llvm::StringRef expected);
+/// An amount of resource `r` (language.md "Quantities"): a quantity (`41 KiB`,
+/// `1.2 G`, `75%`), an integer (bytes, BOPs) or, for BOPs, a decimal number,
+/// read by ir::parseBudget (the rules the quantizer's flags follow too). A bad
+/// amount is one `err_bad_amount` at the value. `loc` is the value's range.
+std::optional<ir::Budget> readBudget(Compilation &c, const FlatField &f, ir::Resource r);
 
 /// Reads an enumerator of `E`: `what` names the enum in messages, `all`
 /// lists its values (spelled with `ir::toString`).

@@ -40,6 +40,7 @@ const char *passes::describeTopDecl(const ast::TopDecl &d) {
   case ast::Node::Kind::BoolLit:
   case ast::Node::Kind::NoneLit:
   case ast::Node::Kind::InfLit:
+  case ast::Node::Kind::Quantity:
   case ast::Node::Kind::NameValue:
   case ast::Node::Kind::BlockValue:
   case ast::Node::Kind::ListValue:
@@ -51,6 +52,7 @@ const char *passes::describeTopDecl(const ast::TopDecl &d) {
   case ast::Node::Kind::TypeItem:
   case ast::Node::Kind::SimdPaddingItem:
   case ast::Node::Kind::MetadataItem:
+  case ast::Node::Kind::ResourcesItem:
   case ast::Node::Kind::AttrDecl:
   case ast::Node::Kind::ConfigDecl:
   case ast::Node::Kind::OptionsDecl:

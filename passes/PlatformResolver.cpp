@@ -58,6 +58,7 @@ PlatformResult PlatformResolver::run() {
     p.opsets.push_back(std::move(opset));
   }
   resolveFusings(p);
+  resolveResources(p);
   checkInputBits(result);
   checkFusingBits(p);
   return result;

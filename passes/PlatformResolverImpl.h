@@ -2,7 +2,8 @@
 //
 // Private to the files of the platform resolver: PlatformResolver.cpp (names,
 // configs, options, opsets), EvaluationOrder.cpp, PlatformFusings.cpp (groups,
-// fusing patterns) and BitWidthChecks.cpp (Rule 11). Every named definition
+// fusing patterns), BitWidthChecks.cpp (Rule 11) and PlatformResources.cpp
+// (the `resources` block). Every named definition
 // is evaluated at most once, on demand (references may point forward), with
 // cycles reported where they close.
 //
@@ -84,6 +85,10 @@ private:
   const std::optional<std::vector<std::vector<std::string>>> &expandPattern(const ast::FuseDecl &f,
                                                                             unsigned level);
   void resolveFusings(ir::Platform &p);
+
+  // The memory the platform declares (PlatformResources.cpp): the parent's,
+  // with the fields of this platform's own `resources` block replaced.
+  void resolveResources(ir::Platform &p);
 
   // Rule 11 (BitWidthChecks.cpp).
   void checkInputBits(PlatformResult &r);

@@ -72,6 +72,8 @@ public:
         setDefault(*d);
       else if (auto *f = llvm::dyn_cast<ast::FuseDecl>(item))
         (f->isRemove ? s.removes : s.fuses).push_back({f, level});
+      else if (auto *r = llvm::dyn_cast<ast::ResourcesItem>(item))
+        addResources(*r);
     }
   }
 
@@ -147,6 +149,23 @@ private:
     s.defaultDecl = AtLevel<ast::DefaultDecl>{&d, level};
   }
 
+  /// One `resources` block per platform; a child's adds to its parent's.
+  void addResources(const ast::ResourcesItem &r) {
+    // At the keyword: the blocks may span many lines.
+    auto keyword = [](const ast::ResourcesItem &i) {
+      SourceLoc end = i.getLoc();
+      end.offset += sizeof("resources") - 1;
+      return SourceRange(i.getLoc(), end);
+    };
+    if (resourcesHere) {
+      c.diags.emit(keyword(r), diag::err_redefinition, "resources")
+          .note(keyword(*resourcesHere), diag::note_previous_definition);
+      return;
+    }
+    resourcesHere = &r;
+    s.resources.push_back({&r, level});
+  }
+
   /// `version`, `type`, ...: a child replaces the parent's without `override`.
   template <typename T>
   void setProperty(const T *&slot, const T *item, const T *&here, const char *word) {
@@ -169,6 +188,7 @@ private:
   const ast::TypeItem *typeHere = nullptr;
   const ast::SimdPaddingItem *simdHere = nullptr;
   const ast::MetadataItem *metadataHere = nullptr;
+  const ast::ResourcesItem *resourcesHere = nullptr;
 };
 
 } // namespace

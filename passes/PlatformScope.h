@@ -5,7 +5,9 @@
 // each level's `attr`, `config`, `options`, `opset` and `group` names (one
 // namespace) replace inherited ones only with `override`, and likewise
 // `default`; `version`, `type`, `simd_padding` and `metadata` are simply
-// replaced. Rules 1, 7 and the `override` half of 15 are checked here.
+// replaced, and a `resources` block replaces the inherited fields it names.
+// Each of those may be written once per platform. Rules 1, 7 and the `override` half of 15 are
+// checked here.
 //
 // The scope records *which* AST definition is in effect for each name; the
 // resolver then evaluates all of them in this scope (late binding: a parent's
@@ -62,6 +64,8 @@ struct PlatformScope {
   const ast::MetadataItem *metadata = nullptr;
   std::vector<AtLevel<ast::FuseDecl>> fuses;   ///< `fuse`, in order
   std::vector<AtLevel<ast::FuseDecl>> removes; ///< `remove fuse`, in order
+  /// `resources` blocks, root first (at most one per level).
+  std::vector<AtLevel<ast::ResourcesItem>> resources;
 
   const ast::PlatformDecl &platform() const { return *chain.back(); }
   const ScopeDef *lookup(llvm::StringRef name) const {

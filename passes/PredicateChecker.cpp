@@ -408,6 +408,7 @@ TypedOperand PredicateChecker::checkOperand(const ast::Operand &operand) {
   case ast::Node::Kind::BoolLit:
   case ast::Node::Kind::NoneLit:
   case ast::Node::Kind::InfLit:
+  case ast::Node::Kind::Quantity:
   case ast::Node::Kind::NameValue:
   case ast::Node::Kind::BlockValue:
   case ast::Node::Kind::ListValue:
@@ -419,6 +420,7 @@ TypedOperand PredicateChecker::checkOperand(const ast::Operand &operand) {
   case ast::Node::Kind::TypeItem:
   case ast::Node::Kind::SimdPaddingItem:
   case ast::Node::Kind::MetadataItem:
+  case ast::Node::Kind::ResourcesItem:
   case ast::Node::Kind::AttrDecl:
   case ast::Node::Kind::ConfigDecl:
   case ast::Node::Kind::OptionsDecl:
@@ -624,6 +626,7 @@ ir::Predicate PredicateChecker::check(const ast::Pred &pred) {
   case ast::Node::Kind::BoolLit:
   case ast::Node::Kind::NoneLit:
   case ast::Node::Kind::InfLit:
+  case ast::Node::Kind::Quantity:
   case ast::Node::Kind::NameValue:
   case ast::Node::Kind::BlockValue:
   case ast::Node::Kind::ListValue:
@@ -635,6 +638,7 @@ ir::Predicate PredicateChecker::check(const ast::Pred &pred) {
   case ast::Node::Kind::TypeItem:
   case ast::Node::Kind::SimdPaddingItem:
   case ast::Node::Kind::MetadataItem:
+  case ast::Node::Kind::ResourcesItem:
   case ast::Node::Kind::AttrDecl:
   case ast::Node::Kind::ConfigDecl:
   case ast::Node::Kind::OptionsDecl:

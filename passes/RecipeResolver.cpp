@@ -8,6 +8,10 @@
 //   shift_negative.{enabled, ratio, recompute_threshold}    ratio in [0, 1]
 //   z_threshold                               a positive number or `inf`
 //   min_threshold                             a positive number (`2^-16`)
+//   mixed_precision.{enabled, weights_memory, activation_memory, total_memory,
+//     bops, images, distance, refine, time_limit, verify}  budgets are quantities
+//     (FieldBlock readBudget); any budget enables the search, `enabled: false`
+//     turns it off and drops the budgets (with a warning for those it sets)
 // and the overrides of the platform's choices, each with a warning:
 //   activation_bits (1..16), weights_bits (1..32), activation_method (not a
 //   LUT method), weights_method, per_channel, quantize_activations,
@@ -42,8 +46,18 @@ const char *const recipeFields[] = {"activation_threshold",
                                     "weights_method",
                                     "per_channel",
                                     "quantize_activations",
-                                    "quantize_weights"};
+                                    "quantize_weights",
+                                    "mixed_precision"};
 const char *const shiftNegativeFields[] = {"enabled", "ratio", "recompute_threshold"};
+const char *const mixedPrecisionFields[] = {
+    "enabled",  "weights_memory", "activation_memory", "total_memory", "bops", "images",
+    "distance", "refine",         "time_limit",        "verify"};
+const ir::MixedDistance allDistances[] = {ir::MixedDistance::Avg, ir::MixedDistance::LastLayer,
+                                          ir::MixedDistance::Hessian};
+/// The largest `mixed_precision.images`.
+constexpr int64_t kMaxImages = 100000;
+/// The most ILP solutions `mixed_precision.verify` runs as whole models.
+constexpr int64_t kMaxVerify = 1000;
 const ir::ThresholdMethod allThresholds[] = {ir::ThresholdMethod::NoClipping,
                                              ir::ThresholdMethod::MSE, ir::ThresholdMethod::MAE,
                                              ir::ThresholdMethod::KL, ir::ThresholdMethod::LP};
@@ -72,6 +86,8 @@ public:
     llvm::StringRef name = f.name(0);
     if (name == "shift_negative")
       return applyShiftNegative(f);
+    if (name == "mixed_precision")
+      return applyMixedPrecision(f);
     if (!llvm::is_contained(recipeFields, name))
       return reportUnknownField(c, f, 0, "a recipe", recipeFields);
     if (f.path.size() > 1)
@@ -156,6 +172,73 @@ private:
       (name == "enabled" ? r.shiftNegative.enabled : r.shiftNegative.recomputeThreshold) = *b;
   }
 
+  void applyMixedPrecision(const FlatField &f) {
+    ir::MixedPrecision &mp = r.mixedPrecision;
+    if (!mixedSeen) {
+      mixedSeen = true;
+      mp.loc = f.path[0]->range;
+    }
+    if (f.path.size() == 1) {
+      if (!isEmptyBlock(f.value))
+        reportFieldType(c, f, "a block");
+      return;
+    }
+    llvm::StringRef name = f.name(1);
+    if (!llvm::is_contained(mixedPrecisionFields, name))
+      return reportUnknownField(c, f, 1, "", mixedPrecisionFields);
+    if (f.path.size() > 2)
+      return reportUnknownField(c, f, 2, "", {});
+    for (ir::Resource res : {ir::Resource::WeightsMemory, ir::Resource::ActivationMemory,
+                             ir::Resource::TotalMemory, ir::Resource::Bops}) {
+      if (name != ir::toString(res))
+        continue;
+      if (std::optional<ir::Budget> b = readBudget(c, f, res)) {
+        mp.budget(res) = std::move(b);
+        budgetsSet.push_back(name.str());
+      }
+      return;
+    }
+    if (name == "images" || name == "verify") {
+      int64_t hi = name == "images" ? kMaxImages : kMaxVerify;
+      std::optional<int64_t> n = readInt(c, f);
+      if (n && (*n < 1 || *n > hi))
+        c.diags.emit(f.value->getRange(), diag::err_value_range, f.key, 1, hi, *n);
+      else if (n)
+        (name == "images" ? mp.images : mp.verify) = *n;
+    } else if (name == "distance") {
+      if (auto d =
+              readEnum<ir::MixedDistance>(c, f, "distance", allDistances, ir::parseMixedDistance))
+        mp.distance = *d;
+    } else if (name == "time_limit") {
+      readPositive(f, /*allowInf=*/false, mp.timeLimit);
+    } else if (std::optional<bool> b = readBool(c, f)) {
+      if (name == "refine") {
+        mp.refine = *b;
+      } else {
+        enabled = *b;
+        enabledRange = f.value->getRange();
+      }
+    }
+  }
+
+public:
+  /// After every field: `enabled: false` turns the search off and drops the
+  /// budgets (inherited ones too); a budget set here, or `enabled: true`,
+  /// turns it on.
+  void finishMixedPrecision() {
+    ir::MixedPrecision &mp = r.mixedPrecision;
+    if (enabled == false) {
+      if (!budgetsSet.empty())
+        c.diags.emit(enabledRange, diag::warn_mixed_precision_disabled, r.name,
+                     joinQuoted(budgetsSet));
+      mp.enabled = false;
+      mp.weightsMemory = mp.activationMemory = mp.totalMemory = mp.bops = std::nullopt;
+    } else if (enabled == true || !budgetsSet.empty()) {
+      mp.enabled = true;
+    }
+  }
+
+private:
   bool readPositive(const FlatField &f, bool allowInf, double &out) {
     std::optional<double> d =
         readNumber(c, f, allowInf, allowInf ? "a number or `inf`" : "a number");
@@ -183,6 +266,11 @@ private:
 
   Compilation &c;
   ir::Recipe &r;
+  // What this recipe's own block says of mixed precision.
+  bool mixedSeen = false;
+  std::optional<bool> enabled;
+  SourceRange enabledRange;
+  std::vector<std::string> budgetsSet;
 };
 
 } // namespace
@@ -199,5 +287,6 @@ ir::Recipe passes::resolveRecipe(Compilation &c, const ast::RecipeDecl &decl,
   RecipeBuilder builder(c, r);
   for (const FlatField &f : fields)
     builder.apply(f);
+  builder.finishMixedPrecision();
   return r;
 }

@@ -105,6 +105,9 @@ std::unique_ptr<Executor> Executor::create(const graph::Model &model, Diagnostic
     if (lastUse[v->id] >= 0 && !v->isGraphOutput && !v->constant)
       ex->steps[size_t(lastUse[v->id])].release.push_back(v->id);
   ex->states.resize(ex->steps.size());
+  ex->stepIndex.assign(g.nodes().size(), 0);
+  for (size_t s = 0; s < ex->steps.size(); ++s)
+    ex->stepIndex[ex->steps[s].node->id] = s;
   if (failed(ex->precompute(diags)))
     return nullptr;
   ex->foldActivations();
@@ -278,25 +281,39 @@ LogicalResult Executor::run(const std::map<std::string, Tensor> &inputs,
   for (const graph::Value *v : g.inputs()) {
     auto it = inputs.find(v->name);
     values[v->id] = it != inputs.end() ? it->second : constants[v->id];
+    if (it != inputs.end() && options.transform)
+      options.transform(*v, values[v->id]);
     if (options.observe)
       options.observe(*v, values[v->id]);
   }
+  return runFrom(0, std::move(values), outputs, diags, options);
+}
+
+LogicalResult Executor::runFrom(size_t first, std::vector<Tensor> values,
+                                std::vector<Tensor> &outputs, DiagnosticEngine &diags,
+                                const RunOptions &options) {
+  const graph::Graph &g = m.graph;
+  values.resize(g.values().size());
   auto valueOf = [&](const graph::Value *v) -> const Tensor * {
     if (!v)
       return nullptr;
+    if (options.substitute)
+      if (const Tensor *t = options.substitute(*v))
+        return t;
     return values[v->id].defined() ? &values[v->id] : &constants[v->id];
   };
 
   // Activations fold into the convolution before them unless every value
-  // must be seen as the model defines it.
-  bool fold = !options.observe && options.arithmetic == IntegerArithmetic::Float;
+  // must be seen as the model defines it (or the run starts between the two).
+  bool fold = first == 0 && !options.observe && !options.transform && !options.substitute &&
+              !options.keep && options.arithmetic == IntegerArithmetic::Float;
   // The integer groups, found by the first run that computes them.
   if (options.arithmetic != IntegerArithmetic::Float && !integerGroupsFound) {
     for (Step &step : steps)
       step.integer = integerGroupOf(*step.node);
     integerGroupsFound = true;
   }
-  for (size_t s = 0; s < steps.size(); ++s) {
+  for (size_t s = first; s < steps.size(); ++s) {
     const Step &step = steps[s];
     const graph::Node &n = *step.node;
     if (step.precomputed) {
@@ -345,14 +362,19 @@ LogicalResult Executor::run(const std::map<std::string, Tensor> &inputs,
         return failure();
       }
       values[out->id] = std::move(ctx.outputs[i]);
+      if (options.transform)
+        options.transform(*out, values[out->id]);
       if (options.observe)
         options.observe(*out, values[out->id]);
     }
-    for (unsigned id : step.release)
-      values[id] = Tensor();
+    if (!options.keep)
+      for (unsigned id : step.release)
+        values[id] = Tensor();
   }
   outputs.clear();
   for (const graph::Value *v : g.outputs())
     outputs.push_back(*valueOf(v));
+  if (options.keep)
+    *options.keep = std::move(values);
   return success();
 }

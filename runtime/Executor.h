@@ -38,6 +38,19 @@ struct RunOptions {
   /// Called with every value a node computes, right after the node ran
   /// (calibration hooks in here). Graph inputs are passed too.
   llvm::function_ref<void(const graph::Value &, const Tensor &)> observe;
+  /// Replaces a value as the nodes that read it see it (a fake-quantized
+  /// weight): returns the tensor to use, or null to keep the value. Values
+  /// of nodes create() computed once (all-constant inputs) are not
+  /// recomputed from substituted inputs.
+  llvm::function_ref<const Tensor *(const graph::Value &)> substitute;
+  /// Called with every value a node computes, before `observe` and before
+  /// any node reads it: may replace the tensor (a fake-quantized
+  /// activation), never write into its data (buffers are shared).
+  llvm::function_ref<void(const graph::Value &, Tensor &)> transform;
+  /// When set, no value is freed and the run leaves every value here (by
+  /// value id; undefined for values it did not compute): the state runFrom
+  /// starts from.
+  std::vector<Tensor> *keep = nullptr;
   /// Accept NaN and Inf in the inputs.
   bool allowNonFinite = false;
   /// Check input shapes against the declared ones (the ONNX test suite has
@@ -59,6 +72,17 @@ public:
   /// graph outputs in order.
   LogicalResult run(const std::map<std::string, Tensor> &inputs, std::vector<Tensor> &outputs,
                     DiagnosticEngine &diags, const RunOptions &options = {});
+
+  /// Runs the steps from `first` on (runFrom(0, ...) is a run without the
+  /// input checks), starting from `values` (by value id: everything an
+  /// earlier run computed and a later step reads, e.g. a kept run's values;
+  /// copying tensors shares their data). Options as for run(); `observe`
+  /// sees only what these steps compute.
+  LogicalResult runFrom(size_t first, std::vector<Tensor> values, std::vector<Tensor> &outputs,
+                        DiagnosticEngine &diags, const RunOptions &options = {});
+  /// The step (index in the topological order) that runs `n`.
+  size_t stepOf(const graph::Node &n) const { return stepIndex[n.id]; }
+  size_t numSteps() const { return steps.size(); }
 
   const graph::Model &model() const { return m; }
   /// The activation nodes (Relu, Clip with constant bounds) that run folded
@@ -110,6 +134,7 @@ private:
   void foldActivations();
   LogicalResult precompute(DiagnosticEngine &diags);
   std::vector<Step> steps;
+  std::vector<size_t> stepIndex; ///< by node id
   std::vector<std::unique_ptr<NodeState>> states;
   std::vector<Tensor> constants; ///< by value id
   std::vector<const graph::Value *> required;

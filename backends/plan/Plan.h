@@ -104,6 +104,22 @@ struct ActivationLookalike {
   std::string reason;
 };
 
+/// What a mixed-precision search decided (plan key `mixed_precision`):
+/// the budgets with what the choice uses, and the choices it made (each
+/// also a node's `chosen`, so `tpcc apply` needs nothing else).
+struct MixedPrecisionRecord {
+  struct Budget {
+    std::string resource, text, source;
+    double allowed = 0, used = 0, minimum = 0, base = 0; ///< bytes or BOPs
+  };
+  std::vector<Budget> budgets;
+  std::vector<std::pair<std::string, std::string>> choices; ///< (node, config id)
+  std::string distance;                                     ///< `avg`, `last_layer`
+  std::string status;                                       ///< `optimal`, `time_limit`
+  int64_t images = 0;
+  unsigned refinements = 0;
+};
+
 struct Plan {
   const ir::Platform *platform = nullptr;
   const ir::Capabilities *capabilities = nullptr;
@@ -123,6 +139,8 @@ struct Plan {
   /// model (key `corrections`, absent when empty); `tpcc apply` does not
   /// replay them and refuses such plans.
   std::vector<std::string> corrections;
+  /// Filled when a mixed-precision search chose the configs.
+  std::optional<MixedPrecisionRecord> mixedPrecision;
 
   const PlanTensor *tensorOf(const graph::Value *v) const;
   /// The node a fusing pattern sees for `n`: the root of `n`'s chain, or `n`.

@@ -8,6 +8,7 @@
 
 #include "backends/JSONWriter.h"
 #include "backends/plan/Plan.h"
+#include "backends/plan/Resources.h"
 
 using namespace tpcc;
 using namespace tpcc::plan;
@@ -50,6 +51,9 @@ private:
   void tensor(const PlanTensor &t);
   void group(const FusingGroup &g);
   void chain(const CompositeMatch &c);
+  void resources();
+  void mixedPrecision(const MixedPrecisionRecord &mp);
+  void figures(const ResourceFigures &f);
   void diagnostic(const Diagnostic &d);
   void values(const std::vector<graph::Value *> &vs) {
     array(vs, [&](const graph::Value *v) { v ? string(v->name) : null(); });
@@ -225,6 +229,59 @@ void PlanWriter::chain(const CompositeMatch &c) {
         [&] { array(c.inputs, [&](const graph::Value *v) { v ? string(v->name) : null(); }); }}});
 }
 
+void PlanWriter::figures(const ResourceFigures &f) {
+  object(
+      {{"weights_bytes", [&] { number(f.weightsBytes()); }},
+       {"activation_bytes", [&] { number(f.activationBytes()); }},
+       {"total_bytes", [&] { number(f.totalBytes()); }},
+       {"bops", [&] { number(f.bops); }},
+       {"peak_node", [&] { f.peakStep >= 0 ? string(stepNodeName(plan, f.peakStep)) : null(); }}});
+}
+
+void PlanWriter::mixedPrecision(const MixedPrecisionRecord &mp) {
+  object({{"budgets",
+           [&] {
+             array(mp.budgets, [&](const MixedPrecisionRecord::Budget &b) {
+               object({{"resource", [&] { string(b.resource); }},
+                       {"given", [&] { string(b.text); }},
+                       {"source", [&] { string(b.source); }},
+                       {"allowed", [&] { number(b.allowed); }},
+                       {"used", [&] { number(b.used); }},
+                       {"minimum", [&] { number(b.minimum); }},
+                       {"base", [&] { number(b.base); }}});
+             });
+           }},
+          {"choices",
+           [&] {
+             array(mp.choices, [&](const std::pair<std::string, std::string> &c) {
+               object({{"node", [&] { string(c.first); }}, {"config", [&] { string(c.second); }}});
+             });
+           }},
+          {"distance", [&] { string(mp.distance); }},
+          {"status", [&] { string(mp.status); }},
+          {"images", [&] { integer(mp.images); }},
+          {"refinements", [&] { integer(mp.refinements); }}});
+}
+
+void PlanWriter::resources() {
+  ResourceReport r = resourceReport(plan);
+  std::vector<DeclaredMemory> declared = declaredMemory(plan);
+  std::vector<Field> fields = {{"chosen", [&] { figures(r.chosen); }},
+                               {"base", [&] { figures(r.base); }},
+                               {"max", [&] { figures(r.max); }},
+                               {"min", [&] { figures(r.min); }},
+                               {"unknown_size_tensors", [&] { integer(r.unknownSizeTensors); }},
+                               {"unknown_shape_kernels", [&] { integer(r.unknownMacs); }}};
+  if (!declared.empty())
+    fields.emplace_back("platform", [&] {
+      std::vector<Field> amounts;
+      for (const DeclaredMemory &d : declared)
+        amounts.emplace_back(ir::toString(d.resource), [&] { number(d.budget->value); });
+      object(amounts);
+    });
+  object(fields);
+}
+
 void PlanWriter::diagnostic(const Diagnostic &d) {
   object({{"severity",
            [&] {
@@ -272,7 +329,11 @@ void PlanWriter::write() {
              string(n.node->displayName());
          j.arrayEnd();
        }},
+      {"resources", [&] { resources(); }},
       {"diagnostics", [&] { array(diags, [&](const Diagnostic &d) { diagnostic(d); }); }}};
+  // Written when a mixed-precision search chose the configs.
+  if (const std::optional<MixedPrecisionRecord> &mp = plan.mixedPrecision)
+    fields.push_back({"mixed_precision", [&] { mixedPrecision(*mp); }});
   // Written by `tpcc quantize` only when a correction changed the model.
   if (!plan.corrections.empty())
     fields.push_back({"corrections",

@@ -2,9 +2,12 @@
 
 #include "backends/plan/Plan.h"
 #include "backends/plan/PredicateEval.h"
+#include "backends/plan/Resources.h"
 
 #include "llvm/ADT/StringExtras.h"
 
+#include <cmath>
+#include <iterator>
 #include <map>
 #include <set>
 
@@ -17,6 +20,70 @@ static std::string bytes(double b) {
   if (b < 1024 * 1024)
     return fmt::format("{:.1f} KiB", b / 1024);
   return fmt::format("{:.1f} MiB", b / (1024 * 1024));
+}
+
+/// "57.3 M": a count with a k/M/G/T/P scale (powers of 1000), 3 significant digits.
+static std::string count(double v) {
+  static const char *const scales[] = {"", " k", " M", " G", " T", " P"};
+  size_t k = 0;
+  while (k + 1 < std::size(scales) && std::fabs(v) >= 999.5) {
+    v /= 1000;
+    ++k;
+  }
+  if (k == 0)
+    return fmt::format("{:.0f}", v);
+  return fmt::format(std::fabs(v) < 9.995   ? "{:.2f}{}"
+                     : std::fabs(v) < 99.95 ? "{:.1f}{}"
+                                            : "{:.0f}{}",
+                     v, scales[k]);
+}
+
+/// The resource figures at the chosen, all-max and all-min candidates, and
+/// the platform's memory when it declares some.
+static void printResources(const Plan &plan, llvm::raw_ostream &os) {
+  ResourceReport r = resourceReport(plan);
+  const ResourceFigures *cols[] = {&r.chosen, &r.max, &r.min};
+  auto row = [&](const char *name, auto value) {
+    os << fmt::format("    {:<26}", name);
+    for (const ResourceFigures *f : cols)
+      os << fmt::format(" {:>12}", value(*f));
+    os << "\n";
+  };
+  os << fmt::format("  {:<28} {:>12} {:>12} {:>12}\n", "resources (per sample):", "chosen",
+                    "all-max", "all-min");
+  row("weights memory", [](const ResourceFigures &f) { return ir::formatBytes(f.weightsBytes()); });
+  row("activation memory (peak)",
+      [](const ResourceFigures &f) { return ir::formatBytes(f.activationBytes()); });
+  row("total memory", [](const ResourceFigures &f) { return ir::formatBytes(f.totalBytes()); });
+  row("BOPs", [](const ResourceFigures &f) { return count(f.bops); });
+  if (r.chosen.peakStep >= 0)
+    os << fmt::format("    activation peak at `{}` (chosen configs)\n",
+                      stepNodeName(plan, r.chosen.peakStep));
+  if (r.unknownSizeTensors)
+    os << fmt::format("    {} quantized tensor{} of unknown size not counted\n",
+                      r.unknownSizeTensors, r.unknownSizeTensors == 1 ? "" : "s");
+  if (r.unknownMacs)
+    os << fmt::format("    {} kernel layer{} of unknown shape without BOPs\n", r.unknownMacs,
+                      r.unknownMacs == 1 ? "" : "s");
+  for (const DeclaredMemory &d : declaredMemory(plan)) {
+    double chosen = memoryBytes(r.chosen, d.resource), min = memoryBytes(r.min, d.resource);
+    double limit = d.budget->value;
+    std::string head = fmt::format("    {} of {} ({}): ", resourceName(d.resource),
+                                   plan.platform->name, d.budget->text);
+    if (chosen <= limit)
+      os << head
+         << fmt::format("fits: {} ({:.1f} %)\n", ir::formatBytes(chosen), 100 * chosen / limit);
+    else if (min <= limit)
+      os << head
+         << fmt::format("does not fit at the chosen configs ({} > {}); all-min needs {} "
+                        "({:.1f} %): mixed precision can make it fit\n",
+                        ir::formatBytes(chosen), ir::formatBytes(limit), ir::formatBytes(min),
+                        100 * min / limit);
+    else
+      os << head
+         << fmt::format("does not fit: even all-min needs {} (> {})\n", ir::formatBytes(min),
+                        ir::formatBytes(limit));
+  }
 }
 
 static std::string configLabel(const PlanNode &n, unsigned i) {
@@ -180,6 +247,7 @@ void plan::printSummary(const Plan &plan, llvm::raw_ostream &os) {
                     count, quantCount, params, bytes(floatBytes), bytes(quantBytes),
                     quantBytes > 0 ? fmt::format(" ({:.2f}x smaller)", floatBytes / quantBytes)
                                    : "");
+  printResources(plan, os);
 }
 
 //===----------------------------------------------------------------------===//

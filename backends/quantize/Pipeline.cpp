@@ -1,6 +1,7 @@
 //===- Pipeline.cpp - `tpcc quantize` and `tpcc apply` as library calls ------===//
 #include "backends/quantize/Pipeline.h"
 
+#include "backends/plan/Resources.h"
 #include "backends/quantize/Report.h"
 #include "backends/quantize/qdq/Apply.h"
 #include "ir/graph/OnnxIO.h"
@@ -64,6 +65,36 @@ LogicalResult preStatisticsCorrections(const QuantizeRequest &r, const ir::Frame
   out.corrections = pre.describe();
   return success();
 }
+
+/// The mixed-precision search when budgets ask for it: the plan is built
+/// again with the user's choices and the search's, and records the search.
+LogicalResult mixedPrecision(const QuantizeRequest &r, const ir::Framework *fw,
+                             QuantizeOutcome &out, rt::Executor &floatEx, CalibrationData &data,
+                             DiagnosticEngine &diags) {
+  mixed::Settings settings =
+      mixed::resolveSettings(r.recipe, r.budgets, *r.platform, diags, r.model);
+  if (!settings.active())
+    return success();
+  std::vector<bool> fixed(out.plan.nodes.size(), false);
+  for (const auto &[name, config] : r.choose)
+    for (const plan::PlanNode &pn : out.plan.nodes)
+      if (pn.node->displayName() == name)
+        fixed[pn.node->id] = true;
+  mixed::SearchResult result;
+  if (failed(mixed::searchPrecision(out.plan, settings, fixed, r.recipe, floatEx, data, r.progress,
+                                    result, diags)))
+    return failure();
+  plan::Choices choices = r.choose;
+  choices.insert(choices.end(), result.choices.begin(), result.choices.end());
+  out.plan =
+      plan::buildPlan(*r.module, *r.platform, *r.capabilities, fw, *out.floatModel, diags, choices);
+  if (diags.hasErrors())
+    return failure();
+  out.plan.mixedPrecision = mixed::record(result, settings);
+  out.search = std::move(result);
+  phase(r, "mixed precision");
+  return success();
+}
 } // namespace
 
 LogicalResult quant::quantizeModel(const QuantizeRequest &r, QuantizeOutcome &out,
@@ -90,12 +121,16 @@ LogicalResult quant::quantizeModel(const QuantizeRequest &r, QuantizeOutcome &ou
   if (!floatEx)
     return failure();
   std::unique_ptr<CalibrationData> data = CalibrationData::open(r.calib, *floatEx, r.batch, diags);
-  if (!data || failed(preStatisticsCorrections(r, fw, out, floatEx, *data, diags)))
+  if (!data || failed(preStatisticsCorrections(r, fw, out, floatEx, *data, diags)) ||
+      failed(mixedPrecision(r, fw, out, *floatEx, *data, diags)) ||
+      failed(plan::checkPlatformMemory(out.plan, diags)))
     return failure();
 
   QuantizeOptions qo;
   qo.recipe = r.recipe;
   qo.progress = r.progress;
+  if (out.search)
+    qo.stats = &out.search->stats;
   QuantizeResult &result = out.result;
   if (failed(quantizePlan(out.plan, *floatEx, *data, qo, result, diags)))
     return failure();
@@ -117,6 +152,28 @@ LogicalResult quant::quantizeModel(const QuantizeRequest &r, QuantizeOutcome &ou
   return success();
 }
 
+LogicalResult quant::searchPlan(const QuantizeRequest &r, QuantizeOutcome &out,
+                                DiagnosticEngine &diags) {
+  if (r.capabilities->framework != "onnx")
+    return diags.emitAt(r.model, diag::err_quant_no_onnx_capabilities, r.capabilities->name,
+                        r.platform->name, r.capabilities->framework);
+  const ir::Framework *fw = r.module->findFramework(r.capabilities->framework);
+  out.floatModel = prepareModel(r.model, diags, /*warn=*/true, &out.cleanup);
+  if (!out.floatModel)
+    return failure();
+  out.plan = plan::buildPlan(*r.module, *r.platform, *r.capabilities, fw, *out.floatModel, diags,
+                             r.choose);
+  if (diags.hasErrors())
+    return failure();
+  std::unique_ptr<rt::Executor> floatEx = rt::Executor::create(*out.floatModel, diags);
+  if (!floatEx)
+    return failure();
+  std::unique_ptr<CalibrationData> data = CalibrationData::open(r.calib, *floatEx, r.batch, diags);
+  if (!data)
+    return failure();
+  return mixedPrecision(r, fw, out, *floatEx, *data, diags);
+}
+
 LogicalResult quant::writeOutcome(const QuantizeRequest &r, const QuantizeOutcome &out,
                                   DiagnosticEngine &diags) {
   std::string error;
@@ -133,7 +190,10 @@ LogicalResult quant::writeOutcome(const QuantizeRequest &r, const QuantizeOutcom
   if (!r.report.empty()) {
     ReportHeader h{r.platform->name, r.recipe.name.empty() ? "(defaults)" : r.recipe.name, r.model,
                    r.output};
-    auto write = [&](llvm::raw_ostream &os) { writeReport(out.result, h, out.corrections, os); };
+    auto write = [&](llvm::raw_ostream &os) {
+      writeReport(out.result, h, out.corrections, os, out.search ? &*out.search : nullptr,
+                  &out.plan);
+    };
     if (!writeFileAtomically(r.report, write, error))
       return diags.emitAt("", diag::err_cannot_write_file, r.report, error);
   }

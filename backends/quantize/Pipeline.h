@@ -19,6 +19,7 @@
 #define TPCC_BACKENDS_QUANTIZE_PIPELINE_H
 
 #include "backends/quantize/Quantizer.h"
+#include "backends/quantize/mixed/Search.h"
 #include "transforms/Cleanup.h"
 
 #include <functional>
@@ -42,6 +43,9 @@ struct QuantizeRequest {
   int64_t batch = 32;
   /// Candidate choices (node name, config id), as `--choose` gives them.
   std::vector<std::pair<std::string, std::string>> choose;
+  /// Budgets given on the command line (`--weights-memory` ...): they win
+  /// over the recipe's `mixed_precision` fields.
+  ir::MixedPrecision budgets;
   /// The most samples measureLayers runs.
   int64_t measureSamples = 1024;
   /// Progress of a phase (name, done, total; total 0 when unknown).
@@ -62,7 +66,15 @@ struct QuantizeOutcome {
   std::vector<std::string> corrections;
   /// What the clean-up changed in the model before planning.
   transforms::CleanupReport cleanup;
+  /// The mixed-precision search, when budgets asked for one.
+  std::optional<mixed::SearchResult> search;
 };
+
+/// `tpcc plan --calib ...` with budgets: prepares the model as quantize does,
+/// plans it, runs the mixed-precision search (out.search) and plans again
+/// with its choices (out.plan, out.floatModel). Only `r.model`, `r.calib`,
+/// `r.batch`, `r.choose`, `r.recipe`, `r.budgets` and the spec fields are read.
+LogicalResult searchPlan(const QuantizeRequest &r, QuantizeOutcome &out, DiagnosticEngine &diags);
 
 /// Loads `path` and prepares it as quantize and apply both do: converted to
 /// opset 13 when older (per-axis DequantizeLinear needs it; warns when

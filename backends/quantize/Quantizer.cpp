@@ -123,84 +123,14 @@ void PlanQuantizer::report(const plan::PlanTensor &t, const QuantGrid &g, const 
 
 bool PlanQuantizer::activationGrid(const plan::PlanTensor &t, TensorStats *s) {
   Activation a = effective(t);
-  const std::string &name = t.value->name;
-  if (a.bits > 16) {
-    diags.emitAt(plan.modelName, diag::err_quant_unsupported,
-                 fmt::format("tensor `{}`: {}-bit activations do not fit the 16-bit integers "
-                             "of QDQ models",
-                             name, a.bits));
-    return false;
-  }
   QuantGrid g;
   std::string how;
-  if (t.scale && t.zeroPoint) { // fixed by the platform
-    bool isSigned = *t.zeroPoint < 0 || a.signedness == ir::Signedness::Signed;
-    g.method = a.method;
-    g.bits = a.bits;
-    g.isSigned = isSigned;
-    g.scale = *t.scale;
-    g.zeroPoint = *t.zeroPoint;
-    g.qmin = isSigned ? -(int64_t(1) << (a.bits - 1)) : 0;
-    g.qmax = isSigned ? (int64_t(1) << (a.bits - 1)) - 1 : (int64_t(1) << a.bits) - 1;
-    g.lo = g.scale * double(g.qmin - g.zeroPoint);
-    g.hi = g.scale * double(g.qmax - g.zeroPoint);
-    g.threshold = std::max(-g.lo, g.hi);
-    how = "fixed";
-  } else if (t.range && std::isfinite(t.range->first) && std::isfinite(t.range->second)) {
-    // A bounded op (Sigmoid, Softmax...): no clipping on its known range.
-    double lo = t.range->first, hi = t.range->second;
-    bool isSigned = lo < 0;
-    if (a.method == ir::QuantMethod::Uniform)
-      g = uniformGrid(lo, hi, a.bits);
-    else if (a.method == ir::QuantMethod::PowerOfTwo)
-      g = powerOfTwoGrid(std::max(-lo, hi), a.bits, isSigned, recipe.minThreshold);
-    else
-      g = symmetricGrid(std::max(-lo, hi), a.bits, isSigned);
-    how = "known range";
-  } else {
-    if (!s || s->batches() == 0) {
-      diags.emitAt(plan.modelName, diag::err_quant_unsupported,
-                   fmt::format("tensor `{}` has no statistics (it is not a float tensor "
-                               "the model computes)",
-                               name));
-      return false;
-    }
-    Histogram h = s->histogram();
-    h.removeOutliers(recipe.zThreshold);
-    bool isSigned;
-    if (a.signedness == ir::Signedness::Signed)
-      isSigned = true;
-    else if (a.signedness == ir::Signedness::Unsigned)
-      isSigned = false;
-    else if (t.range)
-      isSigned = t.range->first < 0;
-    else
-      isSigned = h.minNonEmpty() < 0;
-    SelectionOptions so;
-    so.error = recipe.activationThreshold;
-    so.p = recipe.lp;
-    so.minThreshold = recipe.minThreshold;
-    g = selectActivationGrid(h, a.method, a.bits, isSigned, so);
-    how = ir::toString(recipe.activationThreshold);
-  }
+  if (failed(quant::selectTensorGrid(t, a.method, a.bits, a.signedness, s, recipe, plan.modelName,
+                                     g, how, diags)))
+    return false;
   grids[t.value->id] = g;
   report(t, g, how);
   return true;
-}
-
-/// The fake-quantized values of a weight under `w`'s grids.
-std::vector<float> fakeQuantized(const rt::Tensor &t, const WeightQDQ &w) {
-  const float *x = t.data<float>();
-  std::vector<float> q(size_t(t.numel()));
-  int64_t inner = 1, channels = 1;
-  if (w.axis >= 0) {
-    channels = t.dim(w.axis);
-    for (int64_t d = w.axis + 1; d < t.rank(); ++d)
-      inner *= t.dim(d);
-  }
-  for (int64_t i = 0; i < t.numel(); ++i)
-    q[size_t(i)] = float(w.grids[size_t((i / inner) % channels)].quantize(x[i]));
-  return q;
 }
 
 bool PlanQuantizer::weights(const plan::PlanNode &pn) {
@@ -238,37 +168,10 @@ bool PlanQuantizer::weights(const plan::PlanNode &pn) {
                                pw.input->name, n.displayName(), width));
       return false;
     }
-    WeightQDQ w;
+    WeightQDQ w = selectWeightGrids(t, c, pw.axis, recipe);
     w.node = n.name;
     w.inputIndex = unsigned(pw.inputIndex);
-    int64_t outer = 1, channels = 1, inner = t.numel();
-    if (c.perChannel && pw.axis && t.rank() > 0) {
-      w.axis = *pw.axis;
-      channels = t.dim(w.axis);
-      inner = 1;
-      for (int64_t d = w.axis + 1; d < t.rank(); ++d)
-        inner *= t.dim(d);
-      outer = t.numel() / std::max<int64_t>(1, channels * inner);
-    }
-    w.grids.resize(size_t(channels));
-    SelectionOptions so;
-    so.error = recipe.weightsThreshold;
-    so.p = recipe.lp;
-    so.minThreshold = recipe.minThreshold;
-    const float *x = t.data<float>();
-    rt::parallelFor(channels, 1 << 16, [&](int64_t b, int64_t e) {
-      std::vector<float> v(size_t(outer * inner));
-      for (int64_t ch = b; ch < e; ++ch) {
-        for (int64_t o = 0; o < outer; ++o)
-          std::copy(x + (o * channels + ch) * inner, x + (o * channels + ch + 1) * inner,
-                    v.begin() + o * inner);
-        w.grids[size_t(ch)] =
-            ir::isLut(c.method)
-                ? selectLutGrid(v.data(), int64_t(v.size()), c.method, c.bits,
-                                c.lutBits.value_or(8))
-                : selectWeightGrid(v.data(), int64_t(v.size()), c.method, c.bits, w.axis >= 0, so);
-      }
-    });
+    int64_t channels = int64_t(w.grids.size());
     TensorReport r;
     r.tensor = pw.input->name;
     r.node = n.displayName();
@@ -317,65 +220,11 @@ void PlanQuantizer::correctBias(const plan::PlanNode &pn, const WeightQDQ &w,
 bool PlanQuantizer::biasCorrected(const plan::PlanNode &pn, const WeightQDQ &w,
                                   const rt::Tensor &kernel, TensorStats *inputStats,
                                   const edits::LinearAdjust *adjust) {
-  const Node &n = *pn.node;
-  std::vector<double> mu = inputStats->channelMean();
-  for (double &x : mu)
-    x = adjust ? x * adjust->inputScale + adjust->inputShift : x;
-  std::vector<float> q = fakeQuantized(kernel, w);
-  const float *x = kernel.data<float>();
-  std::vector<double> corr;
-  graph::NodeAttrs attrs = graph::attrsOf(*plan.model, n);
-  std::optional<int64_t> outAxis = edits::kernelOutAxis(pn);
-  double scale = 1;
-  if (n.opType == "Conv") {
-    if (kernel.rank() < 3 || outAxis != 0)
-      return false;
-    int64_t O = kernel.dim(0), Cg = kernel.dim(1), G = attrs.getInt("group", 1);
-    int64_t taps = kernel.numel() / std::max<int64_t>(1, O * Cg);
-    if (G < 1 || int64_t(mu.size()) != Cg * G || O % G)
-      return false;
-    corr.assign(size_t(O), 0);
-    for (int64_t oc = 0; oc < O; ++oc) {
-      int64_t g = oc / (O / G);
-      for (int64_t i = 0; i < Cg; ++i) {
-        double e = 0;
-        for (int64_t k = 0; k < taps; ++k) {
-          size_t at = size_t((oc * Cg + i) * taps + k);
-          e += double(q[at]) - double(x[at]);
-        }
-        corr[size_t(oc)] += e * mu[size_t(g * Cg + i)];
-      }
-    }
-  } else { // Gemm: y = alpha A B + beta C
-    if (attrs.getInt("transA", 0) != 0 || kernel.rank() != 2 || !outAxis)
-      return false;
-    edits::KernelMatrix B(kernel.shape(), *outAxis);
-    double beta = attrs.getFloat("beta", 1.0);
-    if (int64_t(mu.size()) != B.K || beta == 0)
-      return false;
-    scale = attrs.getFloat("alpha", 1.0) / beta;
-    corr.assign(size_t(B.N), 0);
-    for (int64_t k = 0; k < B.K; ++k)
-      for (int64_t j = 0; j < B.N; ++j) {
-        size_t at = B.at(k, j);
-        corr[size_t(j)] += (double(q[at]) - double(x[at])) * mu[size_t(k)];
-      }
-  }
-  std::vector<float> bias(corr.size(), 0.f);
-  if (adjust && adjust->bias) {
-    if (adjust->bias->size() != corr.size())
-      return false;
-    bias = *adjust->bias;
-  } else if (const Value *b = n.input(2)) {
-    if (!b->constant || b->constant->elem != graph::ElemType::Float ||
-        b->constant->dims != std::vector<int64_t>{int64_t(corr.size())})
-      return false; // a bias of another shape (a scalar Gemm C): left as it is
-    rt::Tensor bt = rt::Tensor::fromGraph(*b->constant);
-    std::copy(bt.data<float>(), bt.data<float>() + bt.numel(), bias.begin());
-  }
-  for (size_t i = 0; i < bias.size(); ++i)
-    bias[i] = float(double(bias[i]) - scale * corr[i]);
-  result.biases.emplace_back(n.name, std::move(bias));
+  std::optional<std::vector<float>> bias =
+      correctedBias(*plan.model, pn, w, kernel, inputStats->channelMean(), adjust);
+  if (!bias)
+    return false;
+  result.biases.emplace_back(pn.node->name, std::move(*bias));
   return true;
 }
 
@@ -385,7 +234,16 @@ bool PlanQuantizer::run(rt::Executor &ex, CalibrationData &data) {
     if (o.progress)
       o.progress("calibration", done, data.total());
   };
-  if (failed(collectStatistics(ex, data, requests(), stats, progress, diags)))
+  std::vector<StatsRequest> wanted = requests();
+  bool reuse = o.stats != nullptr;
+  for (const StatsRequest &r : wanted) {
+    const TensorStats *have =
+        reuse && r.value->id < o.stats->size() ? (*o.stats)[r.value->id].get() : nullptr;
+    reuse = have && have->batches() > 0 && have->channelAxis() == r.channelAxis;
+  }
+  if (reuse)
+    stats = std::move(*o.stats);
+  else if (failed(collectStatistics(ex, data, wanted, stats, progress, diags)))
     return false;
   result.samples = data.total();
   result.seconds[0] = since(t0);
@@ -438,6 +296,183 @@ bool PlanQuantizer::run(rt::Executor &ex, CalibrationData &data) {
 }
 
 } // namespace
+
+std::optional<std::vector<float>> quant::correctedBias(const graph::Model &model,
+                                                       const plan::PlanNode &pn, const WeightQDQ &w,
+                                                       const rt::Tensor &kernel,
+                                                       std::vector<double> mu,
+                                                       const edits::LinearAdjust *adjust) {
+  const Node &n = *pn.node;
+  for (double &x : mu)
+    x = adjust ? x * adjust->inputScale + adjust->inputShift : x;
+  std::vector<float> q = fakeQuantized(kernel, w);
+  const float *x = kernel.data<float>();
+  std::vector<double> corr;
+  graph::NodeAttrs attrs = graph::attrsOf(model, n);
+  std::optional<int64_t> outAxis = edits::kernelOutAxis(pn);
+  double scale = 1;
+  if (n.opType == "Conv") {
+    if (kernel.rank() < 3 || outAxis != 0)
+      return std::nullopt;
+    int64_t O = kernel.dim(0), Cg = kernel.dim(1), G = attrs.getInt("group", 1);
+    int64_t taps = kernel.numel() / std::max<int64_t>(1, O * Cg);
+    if (G < 1 || int64_t(mu.size()) != Cg * G || O % G)
+      return std::nullopt;
+    corr.assign(size_t(O), 0);
+    for (int64_t oc = 0; oc < O; ++oc) {
+      int64_t g = oc / (O / G);
+      for (int64_t i = 0; i < Cg; ++i) {
+        double e = 0;
+        for (int64_t k = 0; k < taps; ++k) {
+          size_t at = size_t((oc * Cg + i) * taps + k);
+          e += double(q[at]) - double(x[at]);
+        }
+        corr[size_t(oc)] += e * mu[size_t(g * Cg + i)];
+      }
+    }
+  } else { // Gemm: y = alpha A B + beta C
+    if (attrs.getInt("transA", 0) != 0 || kernel.rank() != 2 || !outAxis)
+      return std::nullopt;
+    edits::KernelMatrix B(kernel.shape(), *outAxis);
+    double beta = attrs.getFloat("beta", 1.0);
+    if (int64_t(mu.size()) != B.K || beta == 0)
+      return std::nullopt;
+    scale = attrs.getFloat("alpha", 1.0) / beta;
+    corr.assign(size_t(B.N), 0);
+    for (int64_t k = 0; k < B.K; ++k)
+      for (int64_t j = 0; j < B.N; ++j) {
+        size_t at = B.at(k, j);
+        corr[size_t(j)] += (double(q[at]) - double(x[at])) * mu[size_t(k)];
+      }
+  }
+  std::vector<float> bias(corr.size(), 0.f);
+  if (adjust && adjust->bias) {
+    if (adjust->bias->size() != corr.size())
+      return std::nullopt;
+    bias = *adjust->bias;
+  } else if (const Value *b = n.input(2)) {
+    if (!b->constant || b->constant->elem != graph::ElemType::Float ||
+        b->constant->dims != std::vector<int64_t>{int64_t(corr.size())})
+      return std::nullopt; // a bias of another shape (a scalar Gemm C): left as it is
+    rt::Tensor bt = rt::Tensor::fromGraph(*b->constant);
+    std::copy(bt.data<float>(), bt.data<float>() + bt.numel(), bias.begin());
+  }
+  for (size_t i = 0; i < bias.size(); ++i)
+    bias[i] = float(double(bias[i]) - scale * corr[i]);
+  return bias;
+}
+
+LogicalResult quant::selectTensorGrid(const plan::PlanTensor &t, ir::QuantMethod method, int bits,
+                                      ir::Signedness signedness, TensorStats *s,
+                                      const ir::Recipe &recipe, const std::string &modelName,
+                                      QuantGrid &g, std::string &how, DiagnosticEngine &diags) {
+  const std::string &name = t.value->name;
+  if (bits > 16) {
+    return diags.emitAt(
+        modelName, diag::err_quant_unsupported,
+        fmt::format("tensor `{}`: {}-bit activations do not fit the 16-bit integers "
+                    "of QDQ models",
+                    name, bits));
+  }
+  if (t.scale && t.zeroPoint) { // fixed by the platform
+    bool isSigned = *t.zeroPoint < 0 || signedness == ir::Signedness::Signed;
+    g.method = method;
+    g.bits = bits;
+    g.isSigned = isSigned;
+    g.scale = *t.scale;
+    g.zeroPoint = *t.zeroPoint;
+    g.qmin = isSigned ? -(int64_t(1) << (bits - 1)) : 0;
+    g.qmax = isSigned ? (int64_t(1) << (bits - 1)) - 1 : (int64_t(1) << bits) - 1;
+    g.lo = g.scale * double(g.qmin - g.zeroPoint);
+    g.hi = g.scale * double(g.qmax - g.zeroPoint);
+    g.threshold = std::max(-g.lo, g.hi);
+    how = "fixed";
+  } else if (t.range && std::isfinite(t.range->first) && std::isfinite(t.range->second)) {
+    // A bounded op (Sigmoid, Softmax...): no clipping on its known range.
+    double lo = t.range->first, hi = t.range->second;
+    bool isSigned = lo < 0;
+    if (method == ir::QuantMethod::Uniform)
+      g = uniformGrid(lo, hi, bits);
+    else if (method == ir::QuantMethod::PowerOfTwo)
+      g = powerOfTwoGrid(std::max(-lo, hi), bits, isSigned, recipe.minThreshold);
+    else
+      g = symmetricGrid(std::max(-lo, hi), bits, isSigned);
+    how = "known range";
+  } else {
+    if (!s || s->batches() == 0) {
+      return diags.emitAt(modelName, diag::err_quant_unsupported,
+                          fmt::format("tensor `{}` has no statistics (it is not a float tensor "
+                                      "the model computes)",
+                                      name));
+    }
+    Histogram h = s->histogram();
+    h.removeOutliers(recipe.zThreshold);
+    bool isSigned;
+    if (signedness == ir::Signedness::Signed)
+      isSigned = true;
+    else if (signedness == ir::Signedness::Unsigned)
+      isSigned = false;
+    else if (t.range)
+      isSigned = t.range->first < 0;
+    else
+      isSigned = h.minNonEmpty() < 0;
+    SelectionOptions so;
+    so.error = recipe.activationThreshold;
+    so.p = recipe.lp;
+    so.minThreshold = recipe.minThreshold;
+    g = selectActivationGrid(h, method, bits, isSigned, so);
+    how = ir::toString(recipe.activationThreshold);
+  }
+  return success();
+}
+
+/// The fake-quantized values of a weight under `w`'s grids.
+std::vector<float> quant::fakeQuantized(const rt::Tensor &t, const WeightQDQ &w) {
+  const float *x = t.data<float>();
+  std::vector<float> q(size_t(t.numel()));
+  int64_t inner = 1, channels = 1;
+  if (w.axis >= 0) {
+    channels = t.dim(w.axis);
+    for (int64_t d = w.axis + 1; d < t.rank(); ++d)
+      inner *= t.dim(d);
+  }
+  for (int64_t i = 0; i < t.numel(); ++i)
+    q[size_t(i)] = float(w.grids[size_t((i / inner) % channels)].quantize(x[i]));
+  return q;
+}
+
+WeightQDQ quant::selectWeightGrids(const rt::Tensor &t, const ir::AttrConfig &c,
+                                   std::optional<int64_t> axis, const ir::Recipe &recipe) {
+  WeightQDQ w;
+  int64_t outer = 1, channels = 1, inner = t.numel();
+  if (c.perChannel && axis && t.rank() > 0) {
+    w.axis = *axis;
+    channels = t.dim(w.axis);
+    inner = 1;
+    for (int64_t d = w.axis + 1; d < t.rank(); ++d)
+      inner *= t.dim(d);
+    outer = t.numel() / std::max<int64_t>(1, channels * inner);
+  }
+  w.grids.resize(size_t(channels));
+  SelectionOptions so;
+  so.error = recipe.weightsThreshold;
+  so.p = recipe.lp;
+  so.minThreshold = recipe.minThreshold;
+  const float *x = t.data<float>();
+  rt::parallelFor(channels, 1 << 16, [&](int64_t b, int64_t e) {
+    std::vector<float> v(size_t(outer * inner));
+    for (int64_t ch = b; ch < e; ++ch) {
+      for (int64_t o = 0; o < outer; ++o)
+        std::copy(x + (o * channels + ch) * inner, x + (o * channels + ch + 1) * inner,
+                  v.begin() + o * inner);
+      w.grids[size_t(ch)] =
+          ir::isLut(c.method)
+              ? selectLutGrid(v.data(), int64_t(v.size()), c.method, c.bits, c.lutBits.value_or(8))
+              : selectWeightGrid(v.data(), int64_t(v.size()), c.method, c.bits, w.axis >= 0, so);
+    }
+  });
+  return w;
+}
 
 LogicalResult quant::quantizePlan(const plan::Plan &plan, rt::Executor &floatEx,
                                   CalibrationData &data, const QuantizeOptions &options,

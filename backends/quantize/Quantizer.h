@@ -21,16 +21,26 @@
 
 #include <functional>
 #include <map>
+#include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 namespace tpcc::quant {
+
+namespace edits {
+struct LinearAdjust; // corrections/PostThreshold.h
+} // namespace edits
 
 struct QuantizeOptions {
   ir::Recipe recipe; ///< defaults when the user names none
   /// Called with a phase name and its progress (done of total; total 0 when
   /// unknown).
   std::function<void(const char *, int64_t, int64_t)> progress;
+  /// Statistics already collected on the same data and model (by value id;
+  /// mixed precision's pass): used when they hold every tensor quantizePlan
+  /// asks for, with the same channel axis; collected again otherwise.
+  std::vector<std::unique_ptr<TensorStats>> *stats = nullptr;
 };
 
 /// One row of the summary table and the report.
@@ -69,6 +79,37 @@ struct QuantizeResult {
   int64_t samples = 0;
   double seconds[4] = {0, 0, 0, 0}; ///< calibration, thresholds, corrections, measuring
 };
+
+/// The grid of activation tensor `t` quantized with `method`, `bits` and
+/// `signedness` (a candidate's, or the plan's after the recipe's
+/// overrides): fixed by the platform, the op's known range, or chosen on the
+/// statistics `s` with the recipe's threshold method. `how` names the
+/// choice for the report.
+LogicalResult selectTensorGrid(const plan::PlanTensor &t, ir::QuantMethod method, int bits,
+                               ir::Signedness signedness, TensorStats *s, const ir::Recipe &recipe,
+                               const std::string &modelName, QuantGrid &g, std::string &how,
+                               DiagnosticEngine &diags);
+
+/// The grids of float weight `t` under config `c` (one per channel along
+/// `axis` when `c` is per-channel), as the recipe's threshold method
+/// chooses them (LUT methods: k-means tables). `node`/`inputIndex` are left
+/// for the caller.
+WeightQDQ selectWeightGrids(const rt::Tensor &t, const ir::AttrConfig &c,
+                            std::optional<int64_t> axis, const ir::Recipe &recipe);
+
+/// MCT's bias correction (algorithms.md 4) of linear node `pn` (Conv, Gemm)
+/// whose kernel `kernel` is quantized as `w`: b - sum_i E[o,i] mu_i, with E
+/// the kernel's quantization error summed over its taps and `mu` the mean of
+/// each input channel on the calibration data; `adjust` (may be null) moves
+/// the mean and gives the starting bias. Nullopt when the shapes do not
+/// allow it (the bias is then left as it is).
+std::optional<std::vector<float>> correctedBias(const graph::Model &model, const plan::PlanNode &pn,
+                                                const WeightQDQ &w, const rt::Tensor &kernel,
+                                                std::vector<double> mu,
+                                                const edits::LinearAdjust *adjust);
+
+/// The fake-quantized values of a weight under `w`'s grids.
+std::vector<float> fakeQuantized(const rt::Tensor &t, const WeightQDQ &w);
 
 /// Calibrates and chooses every grid. `floatEx` runs `plan.model`.
 LogicalResult quantizePlan(const plan::Plan &plan, rt::Executor &floatEx, CalibrationData &data,

@@ -48,7 +48,8 @@ void quant::printSummary(const QuantizeResult &r, const std::string &model, cons
 }
 
 void quant::writeReport(const QuantizeResult &r, const ReportHeader &h,
-                        const std::vector<std::string> &corrections, llvm::raw_ostream &os) {
+                        const std::vector<std::string> &corrections, llvm::raw_ostream &os,
+                        const mixed::SearchResult *search, const plan::Plan *plan) {
   llvm::json::OStream j(os, 2);
   j.object([&] {
     j.attribute("report_version", 1);
@@ -66,7 +67,13 @@ void quant::writeReport(const QuantizeResult &r, const ReportHeader &h,
       j.attribute("thresholds", r.seconds[1]);
       j.attribute("weights_and_corrections", r.seconds[2]);
       j.attribute("measuring", r.seconds[3]);
+      if (search) {
+        j.attribute("sensitivity", search->sensitivity.seconds);
+        j.attribute("solver", search->solverSeconds);
+      }
     });
+    if (search && plan)
+      mixed::writeSearchJSON(*search, *plan, j);
     j.attributeArray("tensors", [&] {
       for (const TensorReport &t : r.tensors)
         j.object([&] {

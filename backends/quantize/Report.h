@@ -9,6 +9,7 @@
 #define TPCC_BACKENDS_QUANTIZE_REPORT_H
 
 #include "backends/quantize/Quantizer.h"
+#include "backends/quantize/mixed/Search.h"
 
 #include "llvm/Support/raw_ostream.h"
 
@@ -22,9 +23,11 @@ struct ReportHeader {
   std::string platform, recipe, model, output;
 };
 
-/// The report JSON (report_version 1).
+/// The report JSON (report_version 1); `search` (with the plan it chose)
+/// adds the mixed-precision search and its sensitivity matrix.
 void writeReport(const QuantizeResult &r, const ReportHeader &h,
-                 const std::vector<std::string> &corrections, llvm::raw_ostream &os);
+                 const std::vector<std::string> &corrections, llvm::raw_ostream &os,
+                 const mixed::SearchResult *search = nullptr, const plan::Plan *plan = nullptr);
 
 /// The summary table `tpcc quantize` prints; `cleanup` says what the
 /// clean-up changed ("" when nothing).

@@ -14,12 +14,13 @@ struct Row {
 };
 
 // Fields: movesValues, linear, int32Bias, shiftNegative, shiftTransparent, gate,
-// arithmetic, commutative.
+// arithmetic, commutative, point (mixed precision's interest points).
 constexpr Row kTable[] = {
     // Linear ops.
-    {"Conv", {false, true, true, false, false}},
-    {"Gemm", {false, true, true, false, false}},
-    {"ConvTranspose", {false, false, true, false, false}},
+    {"Conv", {false, true, true, false, false, false, false, false, PointDistance::Mse}},
+    {"Gemm", {false, true, true, false, false, false, false, false, PointDistance::Cosine}},
+    {"ConvTranspose", {false, false, true, false, false, false, false, false, PointDistance::Mse}},
+    {"MatMul", {false, false, false, false, false, false, false, false, PointDistance::Cosine}},
     // Ops that move values.
     {"MaxPool", {true, false, false, false, false}},
     {"Reshape", {true, false, false, false, true}},
@@ -46,7 +47,7 @@ constexpr Row kTable[] = {
     {"LeakyRelu", {false, false, false, true, false}},
     {"Gelu", {false, false, false, true, false}},
     // Gates of activations spelled out as products.
-    {"Sigmoid", {false, false, false, false, false, true}},
+    {"Sigmoid", {false, false, false, false, false, true, false, false, PointDistance::Cosine}},
     {"HardSigmoid", {false, false, false, false, false, true}},
     {"Tanh", {false, false, false, false, false, true}},
     {"Erf", {false, false, false, false, false, true}},
@@ -54,10 +55,13 @@ constexpr Row kTable[] = {
     {"Clip", {false, false, false, false, false, true}},
     {"Relu", {false, false, false, false, false, true}},
     // Element-wise arithmetic.
-    {"Add", {false, false, false, false, false, false, true, true}},
+    {"Add", {false, false, false, false, false, false, true, true, PointDistance::Mse}},
     {"Sub", {false, false, false, false, false, false, true}},
     {"Mul", {false, false, false, false, false, false, true, true}},
     {"Div", {false, false, false, false, false, false, true}},
+    // Other interest points of mixed precision.
+    {"Softmax", {false, false, false, false, false, false, false, false, PointDistance::KL}},
+    {"Concat", {false, false, false, false, false, false, false, false, PointDistance::Mse}},
 };
 
 } // namespace

@@ -20,6 +20,11 @@
 
 namespace tpcc::graph {
 
+/// How mixed precision's sensitivity compares this op's output with the float
+/// model's (algorithms.md 5): not an interest point, normalized MSE, cosine
+/// distance (1 - cos)/2, or KL divergence (Softmax's probabilities).
+enum class PointDistance { None, Mse, Cosine, KL };
+
 struct OpTraits {
   /// Every output value is a value of input 0 (or zero): a grid of the input
   /// is a grid of the outputs (MaxPool, Reshape, Transpose, Gather...).
@@ -52,6 +57,10 @@ struct OpTraits {
   /// Two inputs whose order does not matter (Add, Mul): a composite's pattern
   /// matches them either way.
   bool commutative = false;
+  /// An interest point of mixed precision's sensitivity (MCT's: outputs of
+  /// Conv, ConvTranspose, linear layers, Sigmoid, Softmax, Add, Concat) and
+  /// how its distance is measured.
+  PointDistance point = PointDistance::None;
 };
 
 /// The traits of `opType` in `domain` (all false for unknown operators and

@@ -368,8 +368,9 @@ TEST_F(JSONBackend, Recipes) {
   EXPECT_EQ(keys(def),
             (std::vector<std::string>{"activation_channel_equalization", "activation_threshold",
                                       "bias_correction", "input_scaling", "lp", "min_threshold",
-                                      "name", "overrides", "parent", "relu_unbound_correction",
-                                      "shift_negative", "weights_threshold", "z_threshold"}));
+                                      "mixed_precision", "name", "overrides", "parent",
+                                      "relu_unbound_correction", "shift_negative",
+                                      "weights_threshold", "z_threshold"}));
   EXPECT_JSON(*def, P("name"), "default_recipe");
   EXPECT_JSON(*def, P("parent"), nullptr);
   EXPECT_JSON(*def, P("activation_threshold"), "mse");
@@ -391,6 +392,17 @@ TEST_F(JSONBackend, Recipes) {
                             {"per_channel", nullptr},
                             {"quantize_activations", nullptr},
                             {"quantize_weights", nullptr}}));
+  EXPECT_JSON(*def, P("mixed_precision"),
+              (json::Object{{"enabled", false},
+                            {"weights_memory", nullptr},
+                            {"activation_memory", nullptr},
+                            {"total_memory", nullptr},
+                            {"bops", nullptr},
+                            {"images", 32},
+                            {"distance", "avg"},
+                            {"refine", true},
+                            {"time_limit", 60},
+                            {"verify", 8}}));
 
   const json::Value *c = at(doc, P("recipes", 1));
   EXPECT_JSON(*c, P("parent"), "default_recipe");
@@ -408,6 +420,40 @@ TEST_F(JSONBackend, Recipes) {
   EXPECT_JSON(*c, P("overrides", "per_channel"), false);
   EXPECT_JSON(*c, P("overrides", "quantize_activations"), nullptr);
   EXPECT_JSON(*c, P("overrides", "quantize_weights"), true);
+}
+
+// Budgets and a platform's memory: `resources` only when declared.
+TEST_F(JSONBackend, BudgetsAndResources) {
+  EXPECT_EQ(at(doc, P("platforms", 0, "resources")), nullptr);
+  ir::Module m = makeModule();
+  ir::Budget weights{false, 41984, "41 KiB", {}};
+  m.platforms[0].resources.emplace();
+  m.platforms[0].resources->weightsMemory = weights;
+  ir::MixedPrecision &mp = m.recipes[0].mixedPrecision;
+  mp.enabled = true;
+  mp.weightsMemory = ir::Budget{true, 0.75, "75%", {}};
+  mp.bops = ir::Budget{false, 1.2e9, "1.2 G", {}};
+  mp.images = 8;
+  mp.distance = ir::MixedDistance::LastLayer;
+  mp.refine = false;
+  mp.timeLimit = 2.5;
+  mp.verify = 3;
+  json::Value d = parse(emit(m));
+  EXPECT_JSON(d, P("platforms", 0, "resources"),
+              (json::Object{{"weights_memory", 41984},
+                            {"activation_memory", nullptr},
+                            {"total_memory", nullptr}}));
+  EXPECT_JSON(d, P("recipes", 0, "mixed_precision"),
+              (json::Object{{"enabled", true},
+                            {"weights_memory", json::Object{{"relative", true}, {"value", 0.75}}},
+                            {"activation_memory", nullptr},
+                            {"total_memory", nullptr},
+                            {"bops", json::Object{{"relative", false}, {"value", 1200000000}}},
+                            {"images", 8},
+                            {"distance", "last_layer"},
+                            {"refine", false},
+                            {"time_limit", 2.5},
+                            {"verify", 3}}));
 }
 
 //===----------------------------------------------------------------------===//

@@ -90,3 +90,17 @@ const ir::Platform *driver::pickPlatform(Compilation &c, const ir::Module &m, co
   return pickByName(c.diags, m.platforms, "platform", "platforms", o.platform,
                     o.commandName + " needs a platform: --platform NAME");
 }
+
+/// The recipe: the one named, the one a .tpc file defines, or the defaults.
+LogicalResult driver::pickRecipe(Compilation &c, const ir::Module &m, const Options &o,
+                                 ir::Recipe &recipe) {
+  if (o.recipe.empty())
+    return success();
+  const ir::Recipe *r = llvm::StringRef(o.recipe).endswith(".tpc")
+                            ? definedIn(c, m.recipes, o.recipe, "recipe")
+                            : pickByName(c.diags, m.recipes, "recipe", "recipes", o.recipe, "");
+  if (!r)
+    return failure();
+  recipe = *r;
+  return success();
+}

@@ -100,6 +100,10 @@ const T *definedIn(Compilation &c, const std::vector<T> &all, const std::string 
 /// .tpc file defines, or the only one); null after a diagnostic.
 const ir::Platform *pickPlatform(Compilation &c, const ir::Module &m, const Options &o);
 
+/// The recipe of `--recipe` (a name, or the one a .tpc file defines) into
+/// `recipe`; the defaults when none is given.
+LogicalResult pickRecipe(Compilation &c, const ir::Module &m, const Options &o, ir::Recipe &recipe);
+
 /// `tpcc check`, `emit` and `doc`, after the specs compiled without errors.
 int runSpecCommand(Compilation &c, const ir::Module &m, const Options &o);
 /// `tpcc plan`, after the specs compiled without errors.

@@ -8,6 +8,8 @@
 //===----------------------------------------------------------------------===//
 #include "tools/tpcc/Options.h"
 
+#include <algorithm>
+
 using namespace tpcc;
 using namespace tpcc::driver;
 
@@ -32,6 +34,21 @@ NamedFile named(const std::string &v) {
   return eq == std::string::npos ? NamedFile("", v) : NamedFile(v.substr(0, eq), v.substr(eq + 1));
 }
 
+/// A setter for a budget flag (ir::parseBudget says what is wrong).
+template <ir::Resource R> bool budget(Options &o, const std::string &v) {
+  std::string error;
+  std::optional<ir::Budget> b = ir::parseBudget(v, R, error);
+  if (!b) {
+    std::string flag = std::string("--") + ir::toString(R);
+    std::replace(flag.begin(), flag.end(), '_', '-');
+    o.flagError = flag + ": " + error;
+    return false;
+  }
+  o.budgets.budget(R) = b;
+  o.budgets.enabled = true;
+  return true;
+}
+
 /// A setter storing a non-empty value into a string field.
 template <std::string Options::*F> bool text(Options &o, const std::string &v) {
   o.*F = v;
@@ -46,19 +63,32 @@ const std::vector<Flag> &driver::flagTable() {
        text<&Options::platform>},
       {"--capabilities", Plan | Quantize | Emit, true, "--capabilities needs a capabilities name",
        text<&Options::capabilities>},
-      {"--recipe", Quantize, true, "--recipe needs a recipe name or .tpc file",
+      {"--recipe", Plan | Quantize, true, "--recipe needs a recipe name or .tpc file",
        text<&Options::recipe>},
-      {"--calib", Quantize, true, "--calib needs a file or folder of calibration data",
+      {"--calib", Plan | Quantize, true, "--calib needs a file or folder of calibration data",
        [](Options &o, const std::string &v) {
          o.calib.push_back(v);
          return !v.empty();
        }},
+      {"--weights-memory", Plan | Quantize, true,
+       "--weights-memory needs a budget: bytes with a unit (41KiB, 2.5MB) or a percentage of the "
+       "base configuration (75%)",
+       budget<ir::Resource::WeightsMemory>},
+      {"--activation-memory", Plan | Quantize, true,
+       "--activation-memory needs a budget: bytes with a unit (64KiB) or a percentage (75%)",
+       budget<ir::Resource::ActivationMemory>},
+      {"--total-memory", Plan | Quantize, true,
+       "--total-memory needs a budget: bytes with a unit (1MiB) or a percentage (75%)",
+       budget<ir::Resource::TotalMemory>},
+      {"--bops", Plan | Quantize, true,
+       "--bops needs a budget: a number of bit operations (2e9, 1.5G) or a percentage (50%)",
+       budget<ir::Resource::Bops>},
       {"--plan-out", Quantize, true, "--plan-out needs a file name", text<&Options::planOut>},
       {"--report", Quantize, true, "--report needs a file name", text<&Options::report>},
       {"--plan", Apply, true, "--plan needs a file", text<&Options::planFile>},
-      {"--batch", Quantize | Eval, true, "--batch takes a positive number",
+      {"--batch", Plan | Quantize | Eval, true, "--batch takes a positive number",
        [](Options &o, const std::string &v) { return positive(v, o.batch); }},
-      {"--progress", Quantize | Run | Eval, true, "--progress takes auto, always or never",
+      {"--progress", Plan | Quantize | Run | Eval, true, "--progress takes auto, always or never",
        [](Options &o, const std::string &v) {
          o.progress = v;
          return oneOf(v, {"auto", "always", "never"});

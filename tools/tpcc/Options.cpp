@@ -95,7 +95,7 @@ std::optional<int> driver::parseCommandLine(const std::vector<std::string> &args
       value = args[++i];
     }
     if (!flag->set(o, value))
-      return usage(flag->error);
+      return usage(o.flagError.empty() ? std::string(flag->error) : o.flagError);
     seen.push_back(flag);
   }
   if (positional.empty()) {

@@ -10,6 +10,7 @@
 #ifndef TPCC_TOOLS_TPCC_OPTIONS_H
 #define TPCC_TOOLS_TPCC_OPTIONS_H
 
+#include "ir/TpcIR.h"
 #include "runtime/IntegerPairs.h"
 #include "support/LogicalResult.h"
 
@@ -54,6 +55,10 @@ struct Options {
   std::vector<std::pair<std::string, std::string>> choose; ///< NODE, CONFIG
   std::string recipe, planOut, report, planFile;           ///< quantize; apply --plan
   std::vector<std::string> calib;
+  /// --weights-memory, --activation-memory, --total-memory, --bops.
+  ir::MixedPrecision budgets;
+  /// Why a setter refused its value, when it says more than the flag's error.
+  std::string flagError;
   int64_t batch = 0;                            ///< 0: the command's default (quantize 32, eval 64)
   std::string data, labels, reference;          ///< eval
   std::vector<NamedFile> runInputs, runOutputs; ///< run --input, --output / -o

@@ -6,6 +6,8 @@
 //
 //===----------------------------------------------------------------------===//
 #include "backends/plan/Plan.h"
+#include "backends/plan/Resources.h"
+#include "backends/quantize/Pipeline.h"
 #include "ir/graph/OnnxIO.h"
 #include "support/AtomicFile.h"
 #include "tools/tpcc/Driver.h"
@@ -24,6 +26,13 @@ LogicalResult driver::checkPlanArgs(Options &o) {
   // A platform given as a file is compiled with the inputs.
   if (llvm::StringRef(o.platform).endswith(".tpc"))
     o.inputs.push_back(o.platform);
+  if (llvm::StringRef(o.recipe).endswith(".tpc"))
+    o.inputs.push_back(o.recipe);
+  if (o.budgets.anyBudget() && o.calib.empty())
+    return usageError("a budget makes `tpcc plan` search the bit widths, which needs "
+                      "calibration data: --calib FILE|DIR");
+  if (!o.batch)
+    o.batch = 32;
   return success();
 }
 
@@ -37,14 +46,46 @@ int driver::runPlan(Compilation &c, const ir::Module &m, const Options &o) {
   // Kept until the process ends, like the compilation (see main): freeing a
   // large model costs as much as loading it.
   static std::unique_ptr<graph::Model> model;
-  model = graph::loadModel(o.model, c.diags);
-  timer.done("load");
-  if (!model || c.diags.hasErrors())
-    return finish(c.diags, o);
   static plan::Plan p;
-  p = plan::buildPlan(m, *platform, *caps, m.findFramework(caps->framework), *model, c.diags,
-                      o.choose);
-  timer.done("plan");
+  // With calibration data, the mixed-precision search chooses the configs
+  // (on the model as `tpcc quantize` prepares it).
+  static quant::QuantizeOutcome searched;
+  if (!o.calib.empty()) {
+    quant::QuantizeRequest r;
+    r.module = &m;
+    r.platform = platform;
+    r.capabilities = caps;
+    if (failed(pickRecipe(c, m, o, r.recipe)))
+      return finish(c.diags, o);
+    r.model = o.model;
+    r.calib = o.calib;
+    r.batch = o.batch;
+    r.choose = o.choose;
+    r.budgets = o.budgets;
+    std::unique_ptr<Progress> progress;
+    r.progress = [&](const char *name, int64_t done, int64_t total) {
+      if (!progress)
+        progress = std::make_unique<Progress>(o.showProgress(), total, std::string(name));
+      progress->update(done);
+    };
+    LogicalResult ok = quant::searchPlan(r, searched, c.diags);
+    if (progress)
+      progress->finish();
+    if (failed(ok))
+      return finish(c.diags, o);
+    p = std::move(searched.plan);
+    model = std::move(searched.floatModel);
+    timer.done("search");
+  } else {
+    model = graph::loadModel(o.model, c.diags);
+    timer.done("load");
+    if (!model || c.diags.hasErrors())
+      return finish(c.diags, o);
+    p = plan::buildPlan(m, *platform, *caps, m.findFramework(caps->framework), *model, c.diags,
+                        o.choose);
+    timer.done("plan");
+  }
+  (void)plan::checkPlatformMemory(p, c.diags); // reported; finish() fails on the error
 
   const plan::PlanNode *explained = nullptr;
   if (!o.explain.empty()) {
@@ -81,10 +122,15 @@ int driver::runPlan(Compilation &c, const ir::Module &m, const Options &o) {
     write(llvm::outs());
     return ExitOK;
   }
-  if (explained)
+  if (explained) {
     plan::printExplanation(p, *explained, c.sources, llvm::outs());
-  else
+    if (searched.search)
+      quant::mixed::explainSensitivity(*searched.search, p, *explained, llvm::outs());
+  } else {
     plan::printSummary(p, llvm::outs());
+    if (searched.search)
+      quant::mixed::printSearch(*searched.search, p, llvm::outs());
+  }
   llvm::outs().flush();
   std::string error;
   if (!o.output.empty() && !writeFileAtomically(o.output, write, error)) {

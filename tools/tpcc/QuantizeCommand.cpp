@@ -39,20 +39,6 @@ LogicalResult driver::checkApplyArgs(Options &o) {
   return success();
 }
 
-/// The recipe: the one named, the one a .tpc file defines, or the defaults.
-static LogicalResult pickRecipe(Compilation &c, const ir::Module &m, const Options &o,
-                                ir::Recipe &recipe) {
-  if (o.recipe.empty())
-    return success();
-  const ir::Recipe *r = llvm::StringRef(o.recipe).endswith(".tpc")
-                            ? definedIn(c, m.recipes, o.recipe, "recipe")
-                            : pickByName(c.diags, m.recipes, "recipe", "recipes", o.recipe, "");
-  if (!r)
-    return failure();
-  recipe = *r;
-  return success();
-}
-
 int driver::runQuantize(Compilation &c, const ir::Module &m, const Options &o) {
   quant::QuantizeRequest r;
   r.module = &m;
@@ -67,6 +53,7 @@ int driver::runQuantize(Compilation &c, const ir::Module &m, const Options &o) {
   r.calib = o.calib;
   r.batch = o.batch;
   r.choose = o.choose;
+  r.budgets = o.budgets;
   PhaseTimer timer(o.time);
   r.phaseDone = [&](const char *phase) { timer.done(phase); };
   std::unique_ptr<Progress> progress;
@@ -91,6 +78,8 @@ int driver::runQuantize(Compilation &c, const ir::Module &m, const Options &o) {
   timer.done("write");
   quant::printSummary(out.result, o.model, o.output, out.cleanup.describe(), out.corrections,
                       llvm::outs());
+  if (out.search)
+    quant::mixed::printSearch(*out.search, out.plan, llvm::outs());
   llvm::outs() << rt::saturationNote(out.quantModel->graph);
   return ExitOK;
 }

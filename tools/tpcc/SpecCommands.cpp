@@ -38,10 +38,13 @@ int driver::runSpecCommand(Compilation &c, const ir::Module &m, const Options &o
         "--emit=mct-json writes one platform; choose it with --platform NAME");
     if (!p)
       return finish(c.diags, o);
-    if (o.command == Doc)
+    if (o.command == Doc) {
       emitDoc(m, *p, o.format == "html" ? DocFormat::HTML : DocFormat::Markdown, os);
-    else
-      emitMctJSON(*p, os);
+    } else {
+      emitMctJSON(*p, os, &c.diags);
+      if (int status = finish(c.diags, o)) // what MCT's TPC cannot hold; -Werror
+        return status;
+    }
   } else if (o.emit == "aimet") {
     const ir::Capabilities *caps =
         pickByName(c.diags, m.capabilities, "capabilities", "capabilities", o.capabilities,

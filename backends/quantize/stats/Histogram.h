@@ -77,6 +77,7 @@ public:
   /// activation channel equalization). Empty without an axis.
   std::vector<double> channelVariance() const;
   int64_t batches() const { return nBatches; }
+  int channelAxis() const { return axis; }
 
 private:
   int axis;
