@@ -164,7 +164,7 @@ def main():
     # An activation-memory budget with 16-bit candidates, a BOPs budget.
     print("\nother budgets")
     for name, model, calib, x, y, platform, flag, value in (
-            ("digits_cnn", digits, dcalib, dx, dy, "imx500_v4", "--activation-memory", "60%"),
+            ("digits_cnn", digits, dcalib, dx, dy, "imx500_v4", "--activation-memory", "150%"),
             ("fashion_cnn", os.path.join(m, "fashion_cnn.onnx"), fcalib, tx, ty, "imx500",
              "--bops", "50%")):
         out = os.path.join(args.work, f"{name}.{flag.strip('-')}.onnx")

@@ -23,20 +23,6 @@ static std::string bytes(double b) {
 }
 
 /// "57.3 M": a count with a k/M/G/T/P scale (powers of 1000), 3 significant digits.
-static std::string count(double v) {
-  static const char *const scales[] = {"", " k", " M", " G", " T", " P"};
-  size_t k = 0;
-  while (k + 1 < std::size(scales) && std::fabs(v) >= 999.5) {
-    v /= 1000;
-    ++k;
-  }
-  if (k == 0)
-    return fmt::format("{:.0f}", v);
-  return fmt::format(std::fabs(v) < 9.995   ? "{:.2f}{}"
-                     : std::fabs(v) < 99.95 ? "{:.1f}{}"
-                                            : "{:.0f}{}",
-                     v, scales[k]);
-}
 
 /// The resource figures at the chosen, all-max and all-min candidates, and
 /// the platform's memory when it declares some.
@@ -55,7 +41,7 @@ static void printResources(const Plan &plan, llvm::raw_ostream &os) {
   row("activation memory (peak)",
       [](const ResourceFigures &f) { return ir::formatBytes(f.activationBytes()); });
   row("total memory", [](const ResourceFigures &f) { return ir::formatBytes(f.totalBytes()); });
-  row("BOPs", [](const ResourceFigures &f) { return count(f.bops); });
+  row("BOPs", [](const ResourceFigures &f) { return formatCount(f.bops); });
   if (r.chosen.peakStep >= 0)
     os << fmt::format("    activation peak at `{}` (chosen configs)\n",
                       stepNodeName(plan, r.chosen.peakStep));

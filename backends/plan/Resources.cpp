@@ -26,6 +26,8 @@
 
 #include "backends/plan/Resources.h"
 
+#include <fmt/format.h>
+
 #include "llvm/ADT/SmallVector.h"
 #include "llvm/ADT/StringSet.h"
 
@@ -638,4 +640,23 @@ LogicalResult plan::checkPlatformMemory(const Plan &plan, DiagnosticEngine &diag
     }
   }
   return fits ? success() : failure();
+}
+
+std::string plan::formatCount(double v) {
+  static const char *const scales[] = {"", " k", " M", " G", " T", " P"};
+  size_t k = 0;
+  while (k + 1 < std::size(scales) && std::fabs(v) >= 999.5) {
+    v /= 1000;
+    ++k;
+  }
+  if (k == 0)
+    return fmt::format("{:.0f}", v);
+  return fmt::format(std::fabs(v) < 9.995   ? "{:.2f}{}"
+                     : std::fabs(v) < 99.95 ? "{:.1f}{}"
+                                            : "{:.0f}{}",
+                     v, scales[k]);
+}
+
+std::string plan::formatAmount(ir::Resource r, double v) {
+  return r == ir::Resource::Bops ? formatCount(v) + " BOPs" : ir::formatBytes(v);
 }

@@ -123,6 +123,11 @@ double memoryBytes(const ResourceFigures &f, ir::Resource r);
 /// "weights memory", "activation memory", "total memory", "bops".
 std::string resourceName(ir::Resource r);
 
+/// "57.3 M": a count with a k/M/G/T/P scale, three significant digits.
+std::string formatCount(double v);
+/// A figure as people read it: bytes (ir::formatBytes) or "57.3 M BOPs".
+std::string formatAmount(ir::Resource r, double v);
+
 /// When the platform declares memory (`resources`): an error when even the
 /// all-min assignment exceeds a declared amount (it names the smallest
 /// achievable figure), a warning when the chosen configs exceed it but the

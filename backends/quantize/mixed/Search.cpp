@@ -31,19 +31,6 @@ double figure(const plan::ResourceFigures &f, ir::Resource r) {
   return 0;
 }
 
-/// "41 KiB" or "1.2 G BOPs".
-std::string amount(ir::Resource r, double v) {
-  if (r != ir::Resource::Bops)
-    return ir::formatBytes(v);
-  const char *units[] = {"", " k", " M", " G", " T"};
-  int u = 0;
-  while (std::fabs(v) >= 1000 && u < 4) {
-    v /= 1000;
-    ++u;
-  }
-  return fmt::format("{:.4g}{} BOPs", v, units[u]);
-}
-
 /// Bits per byte: ResourceModel counts bits, budgets bytes.
 double scaleOf(ir::Resource r) { return r == ir::Resource::Bops ? 1 : 8; }
 
@@ -150,7 +137,7 @@ LogicalResult Searcher::resolveBudgets(SearchResult &out) {
     }
     if (u.minimum > u.allowed * (1 + 1e-12)) {
       diags.emitAt(plan.modelName, diag::err_mixed_below_minimum, ir::toString(r), b->text,
-                   amount(r, u.allowed), amount(r, u.minimum));
+                   plan::formatAmount(r, u.allowed), plan::formatAmount(r, u.minimum));
       ok = false;
     }
     budgets.push_back(u);
@@ -277,43 +264,42 @@ LogicalResult Searcher::chooseBest(AllocationProblem p, std::vector<unsigned> fi
   out.refinements = refine(choice);
   if (s.mp.verify <= 1)
     return success();
-  std::vector<unsigned> current = first, candidate = choice;
-  unsigned upgrades = out.refinements;
-  OutputAgreement best;
-  for (int64_t k = 0; k < s.mp.verify; ++k) {
-    if (k > 0) {
-      Constraint exclude;
-      exclude.name = "no-good";
-      for (unsigned l = 0; l < current.size(); ++l)
-        if (p.cost[l].size() > 1)
-          exclude.linear.push_back({{l, current[l]}, 1});
-      if (exclude.linear.size() < 2)
-        break; // at most one layer with a choice: nothing else to try this way
-      exclude.bound = double(exclude.linear.size()) - 1;
-      p.constraints.push_back(std::move(exclude));
-      AllocationResult next = solveAllocation(p);
-      out.solverSeconds += next.seconds;
-      if (next.status != AllocationResult::Status::Optimal &&
-          next.status != AllocationResult::Status::TimeLimit)
-        break;
-      current = candidate = next.choice;
-      upgrades = refine(candidate);
-      bool seen = false;
-      for (const auto &v : out.verified)
-        seen |= v.first == candidate;
-      if (seen)
-        continue;
-    }
-    OutputAgreement m;
-    if (failed(pass.measureOutputs(ex, candidate, m)))
-      return failure();
-    out.verified.push_back({candidate, m});
-    if (k == 0 || m < best) {
-      best = m;
-      choice = candidate;
-      out.refinements = upgrades;
+  std::vector<std::vector<unsigned>> candidates{choice};
+  std::vector<unsigned> upgrades{out.refinements};
+  std::vector<unsigned> current = first;
+  for (int64_t k = 1; k < s.mp.verify; ++k) {
+    Constraint exclude;
+    exclude.name = "no-good";
+    for (unsigned l = 0; l < current.size(); ++l)
+      if (p.cost[l].size() > 1)
+        exclude.linear.push_back({{l, current[l]}, 1});
+    if (exclude.linear.size() < 2)
+      break; // at most one layer with a choice: nothing else to try this way
+    exclude.bound = double(exclude.linear.size()) - 1;
+    p.constraints.push_back(std::move(exclude));
+    AllocationResult next = solveAllocation(p);
+    out.solverSeconds += next.seconds;
+    if (next.status != AllocationResult::Status::Optimal &&
+        next.status != AllocationResult::Status::TimeLimit)
+      break;
+    current = next.choice;
+    unsigned n = refine(next.choice);
+    if (std::find(candidates.begin(), candidates.end(), next.choice) == candidates.end()) {
+      candidates.push_back(next.choice);
+      upgrades.push_back(n);
     }
   }
+  std::vector<OutputAgreement> measured;
+  if (failed(pass.measureOutputs(ex, candidates, measured)))
+    return failure();
+  size_t best = 0;
+  for (size_t i = 0; i < candidates.size(); ++i) {
+    out.verified.push_back({candidates[i], measured[i]});
+    if (measured[i] < measured[best])
+      best = i;
+  }
+  choice = candidates[best];
+  out.refinements = upgrades[best];
   return success();
 }
 
@@ -393,7 +379,7 @@ LogicalResult Searcher::run(const ir::Recipe &recipe, rt::Executor &floatEx, Cal
   std::vector<std::string> asked;
   for (const BudgetUse &u : budgets)
     asked.push_back(fmt::format("{} {}: at least {}", ir::toString(u.resource), u.text,
-                                amount(u.resource, u.minimum)));
+                                plan::formatAmount(u.resource, u.minimum)));
   switch (r.status) {
   case AllocationResult::Status::Optimal:
     break;

@@ -27,12 +27,6 @@ const char *statusName(AllocationResult::Status s) {
   return "?";
 }
 
-std::string amount(ir::Resource r, double v) {
-  if (r != ir::Resource::Bops)
-    return ir::formatBytes(v);
-  return fmt::format("{:.4g} G BOPs", v / 1e9);
-}
-
 /// "w4 a8": a candidate's bits.
 std::string bitsOf(const ir::OpConfig &c) {
   const ir::AttrConfig &k = c.weightConfig("kernel");
@@ -65,9 +59,9 @@ void mixed::printSearch(const SearchResult &r, const plan::Plan &plan, llvm::raw
                     r.refinements ? fmt::format(", {} refinement upgrades", r.refinements) : "");
   for (const BudgetUse &u : r.budgets)
     os << fmt::format("    {:<18} used {:>12} of {:>12} ({} from {}; smallest possible {})\n",
-                      ir::toString(u.resource), amount(u.resource, u.used),
-                      amount(u.resource, u.allowed), u.text, u.source,
-                      amount(u.resource, u.minimum));
+                      ir::toString(u.resource), plan::formatAmount(u.resource, u.used),
+                      plan::formatAmount(u.resource, u.allowed), u.text, u.source,
+                      plan::formatAmount(u.resource, u.minimum));
   std::map<std::string, unsigned> perBits;
   for (size_t l = 0; l < r.sensitivity.layers.size(); ++l) {
     const plan::PlanNode &pn = plan.nodes[r.sensitivity.layers[l]];

@@ -92,10 +92,11 @@ public:
   }
 
   LogicalResult run(rt::Executor &floatEx, CalibrationData &data, Sensitivity &out);
-  /// The model's outputs with layer l at `choice[l]` against the float
-  /// model's, on every calibration image (at most 1024).
-  LogicalResult measureOutputs(rt::Executor &ex, const std::vector<unsigned> &choice,
-                               OutputAgreement &value);
+  /// The model's outputs with layer l at `choices[k][l]` against the float
+  /// model's, on every calibration image (at most 1024), in parallel.
+  LogicalResult measureOutputs(rt::Executor &floatEx,
+                               const std::vector<std::vector<unsigned>> &choices,
+                               std::vector<OutputAgreement> &values);
   /// The metric of the whole model with layer l at `choice[l]`.
   LogicalResult measureChoice(rt::Executor &ex, const std::vector<unsigned> &choice, double &value);
 
@@ -145,7 +146,15 @@ private:
   std::vector<std::optional<ActGrids>> acts;       ///< by value id
   std::vector<std::unique_ptr<TensorStats>> stats; ///< by value id
   CalibrationData *data = nullptr;
-  std::vector<std::vector<rt::Tensor>> floatOutputs;
+  LogicalResult prepareVerification(rt::Executor &floatEx);
+  LogicalResult measureOutputs(const plan::Assignment &cfg, rt::Executor &ex,
+                               OutputAgreement &value, DiagnosticEngine &d);
+  LogicalResult reportFirst(std::vector<std::optional<Diagnostic>> &errors, bool ok);
+  std::vector<Feed> verifyFeeds;                     ///< the whole-model runs' images
+  std::vector<std::vector<rt::Tensor>> floatOutputs; ///< per verification batch
+  int64_t verifyImages = 0;
+  /// One executor per thread for the parallel runs, created once.
+  std::vector<std::unique_ptr<rt::Executor>> pool;
   friend class SensitivityPass; ///< per calibration batch
 };
 
@@ -463,14 +472,12 @@ LogicalResult Measurer::run(rt::Executor &floatEx, CalibrationData &data, Sensit
         jobs.push_back({unsigned(l), c});
   }
   int threads = std::max(1, std::min<int>(omp_get_max_threads(), int(jobs.size())));
-  std::vector<std::unique_ptr<rt::Executor>> executors(static_cast<size_t>(threads));
   // Fresh executors for every thread, so a job's arithmetic does not depend
   // on the thread that runs it (kernels set up inside the parallel region).
-  for (int t = 0; t < threads; ++t) {
-    executors[size_t(t)] = rt::Executor::create(*plan.model, diags);
-    if (!executors[size_t(t)])
+  pool.resize(size_t(std::max(1, omp_get_max_threads())));
+  for (std::unique_ptr<rt::Executor> &ex : pool)
+    if (!(ex = rt::Executor::create(*plan.model, diags)))
       return failure();
-  }
   std::atomic<int64_t> done{0};
   std::atomic<bool> ok{true};
   std::vector<std::optional<Diagnostic>> failedAt(jobs.size()); ///< the error of a failed job
@@ -479,7 +486,7 @@ LogicalResult Measurer::run(rt::Executor &floatEx, CalibrationData &data, Sensit
     if (!ok)
       continue;
     int t = omp_get_thread_num();
-    rt::Executor &ex = *executors[size_t(t)];
+    rt::Executor &ex = *pool[size_t(t)];
     DiagnosticEngine local(diags.getSourceManager());
     std::vector<double> sums(points.size(), 0);
     plan::Assignment config = base;
@@ -500,14 +507,8 @@ LogicalResult Measurer::run(rt::Executor &floatEx, CalibrationData &data, Sensit
     if (o.progress && t == 0)
       o.progress(d, int64_t(jobs.size()));
   }
-  if (!ok) { // the executor's own error, as a sequential run reports it
-    for (std::optional<Diagnostic> &d : failedAt)
-      if (d) {
-        diags.report(std::move(*d));
-        break;
-      }
+  if (failed(reportFirst(failedAt, ok)))
     return failure();
-  }
   if (o.progress)
     o.progress(int64_t(jobs.size()), int64_t(jobs.size()));
 
@@ -533,53 +534,44 @@ LogicalResult Measurer::run(rt::Executor &floatEx, CalibrationData &data, Sensit
   return success();
 }
 
-LogicalResult Measurer::measureChoice(rt::Executor &ex, const std::vector<unsigned> &choice,
-                                      double &value) {
-  plan::Assignment config = base;
-  size_t first = ex.numSteps();
-  for (size_t l = 0; l < layers.size(); ++l)
-    if (choice[l] != base[layers[l]]) {
-      config[layers[l]] = choice[l];
-      first = std::min(first, ex.stepOf(*plan.nodes[layers[l]].node));
-    }
-  std::vector<double> sums(points.size(), 0);
-  for (size_t b = 0; b < feeds.size(); ++b) {
-    if (first == ex.numSteps()) {
-      for (size_t p = 0; p < points.size(); ++p)
-        sums[p] += keptDistance[b][p];
-    } else if (failed(measure(ex, b, &config, first, sums, diags))) {
+/// The calibration images the whole-model runs use (at most 1024, and at
+/// most 256 MiB of input), with the float model's outputs on them.
+LogicalResult Measurer::prepareVerification(rt::Executor &floatEx) {
+  constexpr int64_t kMaxImages = 1024;
+  constexpr size_t kMaxBytes = size_t(256) << 20;
+  data->rewind();
+  Feed feed;
+  int64_t images = 0;
+  size_t bytes = 0;
+  while (images < kMaxImages && bytes < kMaxBytes && data->next(feed, diags)) {
+    for (auto &[name, t] : feed)
+      bytes += t.bytes();
+    images += feed.empty() || feed.begin()->second.rank() == 0 ? 1 : feed.begin()->second.dim(0);
+    floatOutputs.emplace_back();
+    if (failed(floatEx.run(feed, floatOutputs.back(), diags)))
       return failure();
-    }
+    verifyFeeds.push_back(feed);
   }
-  value = metric(sums);
+  if (data->failed())
+    return failure();
+  data->rewind();
+  verifyImages = images;
   return success();
 }
 
-LogicalResult Measurer::measureOutputs(rt::Executor &ex, const std::vector<unsigned> &choice,
-                                       OutputAgreement &value) {
-  constexpr int64_t kMaxImages = 1024;
-  plan::Assignment cfg = base;
-  for (size_t l = 0; l < layers.size(); ++l)
-    cfg[layers[l]] = choice[l];
+LogicalResult Measurer::measureOutputs(const plan::Assignment &cfg, rt::Executor &ex,
+                                       OutputAgreement &value, DiagnosticEngine &d) {
   auto substitute = [&](const graph::Value &v) { return substituted(cfg, v); };
   auto transform = [&](const graph::Value &v, rt::Tensor &t) { quantized(cfg, v, t); };
   rt::RunOptions ro;
   ro.substitute = substitute;
   ro.transform = transform;
-  bool first = floatOutputs.empty();
-  data->rewind();
-  Feed feed;
-  int64_t images = 0, agree = 0, rows = 0;
+  int64_t agree = 0, rows = 0;
   double distance = 0;
   size_t outputs = 0;
-  for (size_t b = 0; images < kMaxImages && data->next(feed, diags); ++b) {
+  for (size_t b = 0; b < verifyFeeds.size(); ++b) {
     std::vector<rt::Tensor> q;
-    if (first) {
-      floatOutputs.emplace_back();
-      if (failed(ex.run(feed, floatOutputs.back(), diags)))
-        return failure();
-    }
-    if (failed(ex.run(feed, q, diags, ro)))
+    if (failed(ex.run(verifyFeeds[b], q, d, ro)))
       return failure();
     const std::vector<rt::Tensor> &f = floatOutputs[b];
     outputs = f.size();
@@ -596,29 +588,59 @@ LogicalResult Measurer::measureOutputs(rt::Executor &ex, const std::vector<unsig
       }
       rows += n;
     }
-    for (auto &[name, t] : feed)
-      images += t.rank() > 0 ? t.dim(0) : 1;
   }
-  if (data->failed())
-    return failure();
-  data->rewind();
-  value.images = images;
+  value.images = verifyImages;
   value.agreement = rows ? double(agree) / double(rows) : 1;
-  value.distance = distance / double(std::max<int64_t>(1, images * int64_t(outputs)));
+  value.distance = distance / double(std::max<int64_t>(1, verifyImages * int64_t(outputs)));
   return success();
+}
+
+LogicalResult Measurer::measureOutputs(rt::Executor &floatEx,
+                                       const std::vector<std::vector<unsigned>> &choices,
+                                       std::vector<OutputAgreement> &values) {
+  if (verifyFeeds.empty() && failed(prepareVerification(floatEx)))
+    return failure();
+  values.assign(choices.size(), {});
+  std::vector<std::optional<Diagnostic>> errors(choices.size());
+  std::atomic<bool> ok{true};
+  int threads = int(std::min(pool.size(), choices.size()));
+#pragma omp parallel for schedule(dynamic, 1) num_threads(std::max(1, threads))
+  for (size_t i = 0; i < choices.size(); ++i) {
+    if (!ok)
+      continue;
+    plan::Assignment cfg = base;
+    for (size_t l = 0; l < layers.size(); ++l)
+      cfg[layers[l]] = choices[i][l];
+    DiagnosticEngine local(diags.getSourceManager());
+    if (failed(measureOutputs(cfg, *pool[size_t(omp_get_thread_num())], values[i], local))) {
+      if (!local.getDiagnostics().empty())
+        errors[i] = local.getDiagnostics().back();
+      ok = false;
+    }
+  }
+  return reportFirst(errors, ok);
+}
+
+/// After a parallel loop: the first error a job reported, as a sequential
+/// run would have.
+LogicalResult Measurer::reportFirst(std::vector<std::optional<Diagnostic>> &errors, bool ok) {
+  if (ok)
+    return success();
+  for (std::optional<Diagnostic> &d : errors)
+    if (d) {
+      diags.report(std::move(*d));
+      break;
+    }
+  return failure();
 }
 
 SensitivityPass::SensitivityPass() = default;
 SensitivityPass::~SensitivityPass() = default;
 
-LogicalResult SensitivityPass::measureChoice(rt::Executor &ex, const std::vector<unsigned> &choice,
-                                             double &value) {
-  return impl->measureChoice(ex, choice, value);
-}
-
-LogicalResult SensitivityPass::measureOutputs(rt::Executor &ex, const std::vector<unsigned> &choice,
-                                              OutputAgreement &value) {
-  return impl->measureOutputs(ex, choice, value);
+LogicalResult SensitivityPass::measureOutputs(rt::Executor &floatEx,
+                                              const std::vector<std::vector<unsigned>> &choices,
+                                              std::vector<OutputAgreement> &values) {
+  return impl->measureOutputs(floatEx, choices, values);
 }
 
 std::vector<std::unique_ptr<TensorStats>> SensitivityPass::takeStatistics() {

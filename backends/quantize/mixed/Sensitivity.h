@@ -80,10 +80,12 @@ public:
   /// The metric of the model with every searched layer l at `choice[l]`
   /// (the same points, images and distances as the sensitivities).
   LogicalResult measureChoice(rt::Executor &ex, const std::vector<unsigned> &choice, double &value);
-  /// The outputs of the model configured as `choice` on every calibration
-  /// image (at most 1024).
-  LogicalResult measureOutputs(rt::Executor &ex, const std::vector<unsigned> &choice,
-                               OutputAgreement &value);
+  /// The outputs of the model configured as each of `choices` on every
+  /// calibration image (at most 1024), against the float model's (which
+  /// `floatEx` computes once).
+  LogicalResult measureOutputs(rt::Executor &floatEx,
+                               const std::vector<std::vector<unsigned>> &choices,
+                               std::vector<OutputAgreement> &values);
   /// The statistics of the pass (by value id), for quantizePlan.
   std::vector<std::unique_ptr<TensorStats>> takeStatistics();
   std::unique_ptr<Measurer> impl;
