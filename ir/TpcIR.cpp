@@ -19,6 +19,8 @@
 //===----------------------------------------------------------------------===//
 #include "ir/TpcIR.h"
 
+#include <algorithm>
+
 #include <charconv>
 #include <cmath>
 #include <cstdlib>
@@ -111,6 +113,12 @@ const char *ir::toString(Resource r) {
     return "bops";
   }
   return "<invalid Resource>";
+}
+
+std::string ir::flagOf(Resource r) {
+  std::string flag = std::string("--") + toString(r);
+  std::replace(flag.begin(), flag.end(), '_', '-');
+  return flag;
 }
 
 const char *ir::toString(MixedDistance d) {

@@ -106,6 +106,7 @@ struct Version {
 /// A resource a budget limits (algorithms.md 5).
 enum class Resource { WeightsMemory, ActivationMemory, TotalMemory, Bops };
 const char *toString(Resource r); ///< `weights_memory`, ..., `bops`
+std::string flagOf(Resource r);   ///< `--weights-memory`, ..., `--bops`
 
 /// A budget on one resource: an absolute amount (bytes for memory, a count
 /// for BOPs) or a fraction of what the base configuration uses (`75%`).

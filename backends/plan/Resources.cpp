@@ -623,8 +623,7 @@ LogicalResult plan::checkPlatformMemory(const Plan &plan, DiagnosticEngine &diag
   bool fits = true;
   for (const DeclaredMemory &d : declared) {
     double chosen = memoryBytes(r.chosen, d.resource), min = memoryBytes(r.min, d.resource);
-    std::string name = resourceName(d.resource), flag = ir::toString(d.resource);
-    std::replace(flag.begin(), flag.end(), '_', '-');
+    std::string name = resourceName(d.resource);
     if (min > d.budget->value) {
       fits = false;
       auto diag = diags.emitAt(plan.modelName, diag::err_plan_does_not_fit, plan.platform->name,
@@ -634,7 +633,7 @@ LogicalResult plan::checkPlatformMemory(const Plan &plan, DiagnosticEngine &diag
     } else if (chosen > d.budget->value) {
       auto diag = diags.emitAt(plan.modelName, diag::warn_plan_does_not_fit_chosen,
                                ir::formatBytes(chosen), plan.platform->name, name, d.budget->text,
-                               ir::formatBytes(min), "--" + flag);
+                               ir::formatBytes(min), ir::flagOf(d.resource));
       if (d.budget->loc.isValid())
         diag.note(d.budget->loc, diag::note_declared_here, ir::toString(d.resource));
     }

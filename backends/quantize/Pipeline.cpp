@@ -66,6 +66,26 @@ LogicalResult preStatisticsCorrections(const QuantizeRequest &r, const ir::Frame
   return success();
 }
 
+/// Prepares the float model and plans it with the user's choices (the
+/// framework the capabilities bind goes to `fw`).
+LogicalResult loadAndPlan(const QuantizeRequest &r, QuantizeOutcome &out, const ir::Framework *&fw,
+                          DiagnosticEngine &diags) {
+  if (r.capabilities->framework != "onnx")
+    return diags.emitAt(r.model, diag::err_quant_no_onnx_capabilities, r.capabilities->name,
+                        r.platform->name, r.capabilities->framework);
+  fw = r.module->findFramework(r.capabilities->framework);
+  out.floatModel = prepareModel(r.model, diags, /*warn=*/true, &out.cleanup);
+  if (!out.floatModel)
+    return failure();
+  phase(r, "load");
+  out.plan = plan::buildPlan(*r.module, *r.platform, *r.capabilities, fw, *out.floatModel, diags,
+                             r.choose);
+  if (diags.hasErrors())
+    return failure();
+  phase(r, "plan");
+  return success();
+}
+
 /// The mixed-precision search when budgets ask for it: the plan is built
 /// again with the user's choices and the search's, and records the search.
 LogicalResult mixedPrecision(const QuantizeRequest &r, const ir::Framework *fw,
@@ -99,23 +119,12 @@ LogicalResult mixedPrecision(const QuantizeRequest &r, const ir::Framework *fw,
 
 LogicalResult quant::quantizeModel(const QuantizeRequest &r, QuantizeOutcome &out,
                                    DiagnosticEngine &diags) {
-  if (r.capabilities->framework != "onnx")
-    return diags.emitAt(r.model, diag::err_quant_no_onnx_capabilities, r.capabilities->name,
-                        r.platform->name, r.capabilities->framework);
-  const ir::Framework *fw = r.module->findFramework(r.capabilities->framework);
-  out.floatModel = prepareModel(r.model, diags, /*warn=*/true, &out.cleanup);
-  if (!out.floatModel)
+  const ir::Framework *fw = nullptr;
+  if (failed(loadAndPlan(r, out, fw, diags)))
     return failure();
   out.quantModel = prepareModel(r.model, diags, /*warn=*/false);
   if (!out.quantModel)
     return failure();
-  phase(r, "load");
-
-  out.plan = plan::buildPlan(*r.module, *r.platform, *r.capabilities, fw, *out.floatModel, diags,
-                             r.choose);
-  if (diags.hasErrors())
-    return failure();
-  phase(r, "plan");
 
   std::unique_ptr<rt::Executor> floatEx = rt::Executor::create(*out.floatModel, diags);
   if (!floatEx)
@@ -154,16 +163,8 @@ LogicalResult quant::quantizeModel(const QuantizeRequest &r, QuantizeOutcome &ou
 
 LogicalResult quant::searchPlan(const QuantizeRequest &r, QuantizeOutcome &out,
                                 DiagnosticEngine &diags) {
-  if (r.capabilities->framework != "onnx")
-    return diags.emitAt(r.model, diag::err_quant_no_onnx_capabilities, r.capabilities->name,
-                        r.platform->name, r.capabilities->framework);
-  const ir::Framework *fw = r.module->findFramework(r.capabilities->framework);
-  out.floatModel = prepareModel(r.model, diags, /*warn=*/true, &out.cleanup);
-  if (!out.floatModel)
-    return failure();
-  out.plan = plan::buildPlan(*r.module, *r.platform, *r.capabilities, fw, *out.floatModel, diags,
-                             r.choose);
-  if (diags.hasErrors())
+  const ir::Framework *fw = nullptr;
+  if (failed(loadAndPlan(r, out, fw, diags)))
     return failure();
   std::unique_ptr<rt::Executor> floatEx = rt::Executor::create(*out.floatModel, diags);
   if (!floatEx)

@@ -62,7 +62,6 @@ private:
       a.method = *recipe.activationMethod;
     return a;
   }
-  std::vector<StatsRequest> requests() const;
   bool activationGrid(const plan::PlanTensor &t, TensorStats *s);
   bool weights(const plan::PlanNode &pn);
   void correctBias(const plan::PlanNode &pn, const WeightQDQ &w, const rt::Tensor &kernel,
@@ -81,22 +80,6 @@ private:
   std::map<std::string, edits::LinearAdjust> adjust; ///< by linear node name
   std::set<std::string> biasWritten;
 };
-
-std::vector<StatsRequest> PlanQuantizer::requests() const {
-  std::vector<int> axis(plan.model->graph.values().size(), -2); // -2: not requested
-  for (const plan::PlanTensor &t : plan.tensors)
-    if (t.quantize && !t.preserving && !(t.scale && t.zeroPoint))
-      axis[t.value->id] = -1;
-  if (recipe.biasCorrection)
-    for (const plan::PlanNode &pn : plan.nodes)
-      if (graph::opTraits(*pn.node).linear && pn.node->input(0) && !pn.node->input(0)->constant)
-        axis[pn.node->input(0)->id] = 1;
-  std::vector<StatsRequest> out;
-  for (const auto &v : plan.model->graph.values())
-    if (axis[v->id] > -2)
-      out.push_back({v.get(), axis[v->id]});
-  return out;
-}
 
 void PlanQuantizer::report(const plan::PlanTensor &t, const QuantGrid &g, const std::string &how) {
   TensorReport r;
@@ -234,7 +217,7 @@ bool PlanQuantizer::run(rt::Executor &ex, CalibrationData &data) {
     if (o.progress)
       o.progress("calibration", done, data.total());
   };
-  std::vector<StatsRequest> wanted = requests();
+  std::vector<StatsRequest> wanted = statisticsRequests(plan, recipe);
   bool reuse = o.stats != nullptr;
   for (const StatsRequest &r : wanted) {
     const TensorStats *have =
@@ -360,6 +343,23 @@ std::optional<std::vector<float>> quant::correctedBias(const graph::Model &model
   for (size_t i = 0; i < bias.size(); ++i)
     bias[i] = float(double(bias[i]) - scale * corr[i]);
   return bias;
+}
+
+std::vector<StatsRequest> quant::statisticsRequests(const plan::Plan &plan,
+                                                    const ir::Recipe &recipe) {
+  std::vector<int> axis(plan.model->graph.values().size(), -2); // -2: not requested
+  for (const plan::PlanTensor &t : plan.tensors)
+    if (t.quantize && !t.preserving && !(t.scale && t.zeroPoint))
+      axis[t.value->id] = -1;
+  if (recipe.biasCorrection)
+    for (const plan::PlanNode &pn : plan.nodes)
+      if (graph::opTraits(*pn.node).linear && pn.node->input(0) && !pn.node->input(0)->constant)
+        axis[pn.node->input(0)->id] = 1;
+  std::vector<StatsRequest> out;
+  for (const auto &v : plan.model->graph.values())
+    if (axis[v->id] > -2)
+      out.push_back({v.get(), axis[v->id]});
+  return out;
 }
 
 LogicalResult quant::selectTensorGrid(const plan::PlanTensor &t, ir::QuantMethod method, int bits,

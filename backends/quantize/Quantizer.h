@@ -80,6 +80,11 @@ struct QuantizeResult {
   double seconds[4] = {0, 0, 0, 0}; ///< calibration, thresholds, corrections, measuring
 };
 
+/// What quantizePlan's statistics pass collects for `plan`: every quantized
+/// activation that is neither preserving nor fixed (a histogram), and, with
+/// bias correction, every linear layer's input (channel means along axis 1).
+std::vector<StatsRequest> statisticsRequests(const plan::Plan &plan, const ir::Recipe &recipe);
+
 /// The grid of activation tensor `t` quantized with `method`, `bits` and
 /// `signedness` (a candidate's, or the plan's after the recipe's
 /// overrides): fixed by the platform, the op's known range, or chosen on the

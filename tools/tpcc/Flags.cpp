@@ -8,8 +8,6 @@
 //===----------------------------------------------------------------------===//
 #include "tools/tpcc/Options.h"
 
-#include <algorithm>
-
 using namespace tpcc;
 using namespace tpcc::driver;
 
@@ -39,9 +37,7 @@ template <ir::Resource R> bool budget(Options &o, const std::string &v) {
   std::string error;
   std::optional<ir::Budget> b = ir::parseBudget(v, R, error);
   if (!b) {
-    std::string flag = std::string("--") + ir::toString(R);
-    std::replace(flag.begin(), flag.end(), '_', '-');
-    o.flagError = flag + ": " + error;
+    o.flagError = ir::flagOf(R) + ": " + error;
     return false;
   }
   o.budgets.budget(R) = b;

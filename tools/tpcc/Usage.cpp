@@ -15,13 +15,14 @@ usage:
                                        a readable table of platform NAME
   tpcc plan --platform NAME|FILE.tpc [--capabilities NAME] [FILE...] MODEL.onnx
             [-o plan.json] [--emit=plan|ort-overrides] [--explain NODE]
-            [--choose NODE=CONFIG]...
+            [--choose NODE=CONFIG]... [--calib DATA [--recipe R] BUDGET...]
                                        match MODEL's nodes to the platform's
-                                       opsets, options and fusing patterns
+                                       opsets, options and fusing patterns;
+                                       with a budget, search the bit widths
   tpcc quantize --platform NAME|FILE.tpc [--recipe NAME|FILE.tpc]
             --calib [NAME=]FILE|DIR... MODEL.onnx -o OUT.onnx
             [--plan-out plan.json] [--report report.json] [--batch N]
-            [--choose NODE=CONFIG]...
+            [--choose NODE=CONFIG]... [BUDGET...]
                                        calibrate MODEL and write it in QDQ
                                        form for the platform
   tpcc apply --plan PLAN.json MODEL.onnx -o OUT.onnx
@@ -64,16 +65,27 @@ options:
                       (plan, quantize) NODE takes candidate CONFIG (a config
                       id from the plan, e.g. FullyConnected.3) instead of its
                       options' base; repeat per node
-  --recipe NAME|FILE  (quantize) the recipe (threshold methods, corrections,
-                      overrides); default: MSE thresholds, bias correction
+  --recipe NAME|FILE  (plan, quantize) the recipe (threshold methods,
+                      corrections, overrides, mixed_precision); default: MSE
+                      thresholds, bias correction
   --calib [NAME=]FILE|DIR
-                      (quantize) calibration data: .npy/.pb files or folders of
-                      them (one sample or a batch each); repeat per input
+                      (plan, quantize) calibration data: .npy/.pb files or
+                      folders of them (one sample or a batch each); repeat per
+                      input
+  --weights-memory A, --activation-memory A, --total-memory A, --bops N
+                      (plan, quantize) budgets for mixed precision: each layer
+                      takes the candidate config that fits with the least loss.
+                      A: bytes with a unit (41KiB, 2.5MB, 12000) or a
+                      percentage of the base configs' (75%); N: bit operations
+                      (2e9, 1.5G, 50%). A flag replaces the recipe's field.
+                      The recipe's `distance: hessian` needs gradients, which
+                      tpcc does not compute yet (avg and last_layer work)
   --plan-out FILE     (quantize) the plan with the chosen scales and zero points
   --report FILE       (quantize) per-tensor bits, methods, thresholds, SQNR (JSON)
-  --batch N           (quantize) calibration batch size (default 32)
+  --batch N           (plan, quantize) calibration batch size (default 32)
   --progress=auto|always|never
-                      (quantize) progress bar on stderr (auto: on a terminal)
+                      (plan, quantize) progress bar on stderr (auto: on a
+                      terminal)
   --ort-cpu=vnni|no-vnni
                       (run, eval) compute QDQ integer groups as ONNX Runtime's
                       kernels on x86-64 with VNNI (exact) or without (int16

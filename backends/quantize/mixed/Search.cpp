@@ -16,21 +16,6 @@ namespace {
 constexpr ir::Resource kResources[] = {ir::Resource::WeightsMemory, ir::Resource::ActivationMemory,
                                        ir::Resource::TotalMemory, ir::Resource::Bops};
 
-/// The figure of `r` in bytes (memory) or BOPs.
-double figure(const plan::ResourceFigures &f, ir::Resource r) {
-  switch (r) {
-  case ir::Resource::WeightsMemory:
-    return f.weightsBytes();
-  case ir::Resource::ActivationMemory:
-    return f.activationBytes();
-  case ir::Resource::TotalMemory:
-    return f.totalBytes();
-  case ir::Resource::Bops:
-    return f.bops;
-  }
-  return 0;
-}
-
 /// Bits per byte: ResourceModel counts bits, budgets bytes.
 double scaleOf(ir::Resource r) { return r == ir::Resource::Bops ? 1 : 8; }
 
@@ -67,8 +52,7 @@ Settings mixed::resolveSettings(const ir::Recipe &recipe, const ir::MixedPrecisi
       diags.emitAt(where, diag::note_mixed_flag_over_recipe, ir::toString(r), flag->text,
                    recipeName, given->text);
     s.mp.budget(r) = flag;
-    s.source[i] = fmt::format("--{}", llvm::StringRef(ir::toString(r)).str());
-    std::replace(s.source[i].begin(), s.source[i].end(), '_', '-');
+    s.source[i] = ir::flagOf(r);
   }
   if (!s.mp.anyBudget() && s.mp.enabled && platform.resources) {
     const ir::PlatformResources &pr = *platform.resources;
@@ -127,8 +111,8 @@ LogicalResult Searcher::resolveBudgets(SearchResult &out) {
     u.resource = r;
     u.text = b->text;
     u.source = s.source[size_t(r)];
-    u.base = figure(report.base, r);
-    u.minimum = figure(minFig, r);
+    u.base = plan::memoryBytes(report.base, r);
+    u.minimum = plan::memoryBytes(minFig, r);
     u.allowed = b->relative ? b->value * u.base : b->value;
     if (b->relative && u.base <= 0) {
       diags.emitAt(plan.modelName, diag::err_mixed_relative_of_nothing, ir::toString(r), b->text);
@@ -330,7 +314,7 @@ LogicalResult Searcher::run(const ir::Recipe &recipe, rt::Executor &floatEx, Cal
   if (layers.empty()) {
     out.after = out.before;
     for (BudgetUse &u : out.budgets)
-      u.used = figure(out.after, u.resource);
+      u.used = plan::memoryBytes(out.after, u.resource);
     return success(); // resolveBudgets showed it fits: the minimum is the plan
   }
 
@@ -409,7 +393,7 @@ LogicalResult Searcher::run(const ir::Recipe &recipe, rt::Executor &floatEx, Cal
   out.after = model.evaluate(a);
   out.stats = pass.takeStatistics();
   for (BudgetUse &u : out.budgets)
-    u.used = figure(out.after, u.resource);
+    u.used = plan::memoryBytes(out.after, u.resource);
   return success();
 }
 

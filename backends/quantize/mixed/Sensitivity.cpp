@@ -273,18 +273,7 @@ LogicalResult Measurer::prepareWeights() {
 /// these): histograms of the quantized activations, channel means of the
 /// inputs of linear layers (bias correction).
 LogicalResult Measurer::collect(rt::Executor &floatEx, CalibrationData &data) {
-  std::vector<int> axis(plan.model->graph.values().size(), -2); // -2: not requested
-  for (const plan::PlanTensor &t : plan.tensors)
-    if (t.quantize && !t.preserving && !(t.scale && t.zeroPoint))
-      axis[t.value->id] = -1;
-  if (recipe.biasCorrection)
-    for (const plan::PlanNode &pn : plan.nodes)
-      if (graph::opTraits(*pn.node).linear && pn.node->input(0) && !pn.node->input(0)->constant)
-        axis[pn.node->input(0)->id] = 1;
-  std::vector<StatsRequest> requests;
-  for (const auto &v : plan.model->graph.values())
-    if (axis[v->id] > -2)
-      requests.push_back({v.get(), axis[v->id]});
+  std::vector<StatsRequest> requests = statisticsRequests(plan, recipe);
   if (requests.empty())
     return success();
   if (failed(collectStatistics(floatEx, data, requests, stats, {}, diags)))
