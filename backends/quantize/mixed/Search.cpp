@@ -251,7 +251,13 @@ LogicalResult Searcher::chooseBest(AllocationProblem p, std::vector<unsigned> fi
   std::vector<std::vector<unsigned>> candidates{choice};
   std::vector<unsigned> upgrades{out.refinements};
   std::vector<unsigned> current = first;
-  for (int64_t k = 1; k < s.mp.verify; ++k) {
+  // The next-best solutions are harder for CBC than the first (a dense
+  // no-good row per solution): they get a few times the first solve's time,
+  // at least a second, never more than the time limit; then the search
+  // measures what it has.
+  double budget = std::min(s.mp.timeLimit, std::max(1.0, 4 * out.solverSeconds));
+  double spent = 0;
+  for (int64_t k = 1; k < s.mp.verify && spent < budget; ++k) {
     Constraint exclude;
     exclude.name = "no-good";
     for (unsigned l = 0; l < current.size(); ++l)
@@ -261,8 +267,10 @@ LogicalResult Searcher::chooseBest(AllocationProblem p, std::vector<unsigned> fi
       break; // at most one layer with a choice: nothing else to try this way
     exclude.bound = double(exclude.linear.size()) - 1;
     p.constraints.push_back(std::move(exclude));
+    p.timeLimitSeconds = budget - spent;
     AllocationResult next = solveAllocation(p);
     out.solverSeconds += next.seconds;
+    spent += next.seconds;
     if (next.status != AllocationResult::Status::Optimal &&
         next.status != AllocationResult::Status::TimeLimit)
       break;

@@ -376,8 +376,16 @@ void Measurer::quantized(const plan::Assignment &cfg, const graph::Value &v, rt:
   rt::Tensor q(graph::ElemType::Float, t.shape());
   const float *x = t.data<float>();
   float *y = q.data<float>();
-  for (int64_t i = 0; i < t.numel(); ++i)
-    y[i] = float(g->second.quantize(x[i]));
+  const QuantGrid &grid = g->second;
+  if (!grid.lut.empty()) {
+    for (int64_t i = 0; i < t.numel(); ++i)
+      y[i] = float(grid.quantize(x[i]));
+  } else { // QuantGrid::quantize inlined: this runs on every value of every run
+    const double s = grid.scale, zp = double(grid.zeroPoint);
+    const double lo = double(grid.qmin), hi = double(grid.qmax);
+    for (int64_t i = 0; i < t.numel(); ++i)
+      y[i] = float(s * (std::clamp(std::nearbyint(double(x[i]) / s) + zp, lo, hi) - zp));
+  }
   t = std::move(q);
 }
 
