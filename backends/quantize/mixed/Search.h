@@ -7,9 +7,10 @@
 // figure the model can reach (every searched layer at its smallest
 // candidate), the sensitivity of every searched layer (Sensitivity.h), the
 // ILP (Solver.h) with one constraint per budget (per live-set cut for
-// activation and total memory), and the refinement. The result is a set of
-// per-node choices: what `--choose` gives, so the plan records it and
-// `tpcc apply` reproduces it.
+// activation and total memory), the refinement, and the choice among the
+// ILP's `verify` best solutions by running each as a whole model. The result
+// is a set of per-node choices: what `--choose` gives, so the plan records it
+// and `tpcc apply` reproduces it.
 //
 //===----------------------------------------------------------------------===//
 #ifndef TPCC_BACKENDS_QUANTIZE_MIXED_SEARCH_H

@@ -19,6 +19,11 @@
 //     `last_layer`: the last point only) plus the mean over output points;
 //   - s(l, max) = the max-config metric m; s(l, c) = max(metric, m + 1e-8)
 //     otherwise; all divided by the largest when that is >= 1e10.
+// Weights are fake-quantized per candidate with the recipe's threshold
+// method and their biases corrected per candidate; the one statistics pass
+// over the calibration data is the one quantizePlan then reuses. The pass
+// stays alive (SensitivityPass) to run whole candidate models on every
+// calibration image for the final choice.
 //
 //===----------------------------------------------------------------------===//
 #ifndef TPCC_BACKENDS_QUANTIZE_MIXED_SENSITIVITY_H
