@@ -134,6 +134,7 @@ AllocationProblem Searcher::problem(const Sensitivity &sens) const {
   AllocationProblem p;
   p.cost = sens.cost;
   p.timeLimitSeconds = s.mp.timeLimit;
+  p.relativeGap = 1e-6;
   auto convert = [&](const plan::ResourceExpr &e, Constraint &c) {
     c.constant += e.constant;
     for (const auto &[nc, coef] : e.linear) {

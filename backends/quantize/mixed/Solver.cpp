@@ -412,7 +412,7 @@ AllocationResult tpcc::quant::mixed::solveAllocation(const AllocationProblem &p)
   //    tolerance stays well inside the half slack (see addConstraint).
   Cbc_setParameter(m, "preprocess", "off");
   Cbc_setParameter(m, "allowableGap", "1e-9");
-  Cbc_setParameter(m, "ratioGap", "0");
+  Cbc_setParameter(m, "ratioGap", std::to_string(std::max(0.0, p.relativeGap)).c_str());
   Cbc_setParameter(m, "increment", "1e-9");
   Cbc_setParameter(m, "primalTolerance", "1e-10");
   Cbc_setParameter(m, "dualTolerance", "1e-10");

@@ -61,6 +61,10 @@ struct AllocationProblem {
   /// Pairs that may not both be chosen.
   std::vector<std::pair<Choice, Choice>> conflicts;
   double timeLimitSeconds = 60;
+  /// Stop when the best choice is proven within this fraction of the
+  /// optimum (0: prove it optimal). Sensitivities are estimates: mixed
+  /// precision asks 1e-6, which lets CBC stop at 1,000 layers in seconds.
+  double relativeGap = 0;
   /// A choice to start from (empty: none). When it is feasible the solver
   /// begins with it, and a search the time limit stops before finding
   /// anything better returns it (TimeLimit).
