@@ -256,7 +256,10 @@ LogicalResult Searcher::chooseBest(AllocationProblem p, std::vector<unsigned> fi
   // no-good row per solution): they get a few times the first solve's time,
   // at least a second, never more than the time limit; then the search
   // measures what it has.
-  double budget = std::min(s.mp.timeLimit, std::max(1.0, 4 * out.solverSeconds));
+  // None when the first solve already ran into the time limit.
+  double budget = out.status == AllocationResult::Status::TimeLimit
+                      ? 0
+                      : std::min(s.mp.timeLimit, std::max(1.0, 4 * out.solverSeconds));
   double spent = 0;
   for (int64_t k = 1; k < s.mp.verify && spent < budget; ++k) {
     Constraint exclude;
