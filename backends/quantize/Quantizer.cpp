@@ -122,13 +122,7 @@ bool PlanQuantizer::weights(const plan::PlanNode &pn) {
     if (pw.slot == "bias" || !pw.quantize || !pw.input || !pw.input->constant ||
         recipe.quantizeWeights == false)
       continue;
-    ir::AttrConfig c = pw.config;
-    if (recipe.weightsBits)
-      c.bits = *recipe.weightsBits;
-    if (recipe.weightsMethod)
-      c.method = *recipe.weightsMethod;
-    if (recipe.perChannel)
-      c.perChannel = *recipe.perChannel;
+    ir::AttrConfig c = withRecipeOverrides(pw.config, recipe);
     rt::Tensor t = rt::Tensor::fromGraph(*pw.input->constant);
     if (t.elem() != graph::ElemType::Float)
       continue;
@@ -343,6 +337,16 @@ std::optional<std::vector<float>> quant::correctedBias(const graph::Model &model
   for (size_t i = 0; i < bias.size(); ++i)
     bias[i] = float(double(bias[i]) - scale * corr[i]);
   return bias;
+}
+
+ir::AttrConfig quant::withRecipeOverrides(ir::AttrConfig c, const ir::Recipe &recipe) {
+  if (recipe.weightsBits)
+    c.bits = *recipe.weightsBits;
+  if (recipe.weightsMethod)
+    c.method = *recipe.weightsMethod;
+  if (recipe.perChannel)
+    c.perChannel = *recipe.perChannel;
+  return c;
 }
 
 std::vector<StatsRequest> quant::statisticsRequests(const plan::Plan &plan,

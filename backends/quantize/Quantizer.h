@@ -80,6 +80,10 @@ struct QuantizeResult {
   double seconds[4] = {0, 0, 0, 0}; ///< calibration, thresholds, corrections, measuring
 };
 
+/// A weight config after the recipe's overrides (`weights_bits`,
+/// `weights_method`, `per_channel`).
+ir::AttrConfig withRecipeOverrides(ir::AttrConfig c, const ir::Recipe &recipe);
+
 /// What quantizePlan's statistics pass collects for `plan`: every quantized
 /// activation that is neither preserving nor fixed (a histogram), and, with
 /// bias correction, every linear layer's input (channel means along axis 1).

@@ -197,19 +197,6 @@ void Measurer::findPoints() {
     pointOf[points[p].value->id] = int(p);
 }
 
-/// The weight config a candidate gives a slot, after the recipe's overrides.
-static ir::AttrConfig weightConfig(const ir::OpConfig &c, const plan::PlanWeight &pw,
-                                   const ir::Recipe &r) {
-  ir::AttrConfig a = c.weightConfig(pw.slot);
-  if (r.weightsBits)
-    a.bits = *r.weightsBits;
-  if (r.weightsMethod)
-    a.method = *r.weightsMethod;
-  if (r.perChannel)
-    a.perChannel = *r.perChannel;
-  return a;
-}
-
 LogicalResult Measurer::prepareWeights() {
   weightOwner.assign(plan.model->graph.values().size(), -1);
   for (unsigned i = 0; i < plan.nodes.size(); ++i) {
@@ -235,7 +222,8 @@ LogicalResult Measurer::prepareWeights() {
       }
       bool any = false;
       for (unsigned c : cands) {
-        ir::AttrConfig ac = weightConfig(pn.options.options->configs[c], pw, recipe);
+        ir::AttrConfig ac =
+            withRecipeOverrides(pn.options.options->configs[c].weightConfig(pw.slot), recipe);
         if (!ac.quantize)
           continue;
         int width = ir::isLut(ac.method) ? ac.lutBits.value_or(8) : ac.bits;
