@@ -2,6 +2,7 @@
 #include "runtime/Executor.h"
 
 #include "ir/graph/OnnxIO.h"
+#include "runtime/ops/Dnnl.h"
 
 #include <fmt/format.h>
 
@@ -93,8 +94,6 @@ std::unique_ptr<Executor> Executor::create(const graph::Model &model, Diagnostic
                          {},
                          {},
                          false,
-                         0,
-                         false,
                          {}});
     // Outputs nobody reads are released right away.
     for (const graph::Value *out : n->outputs)
@@ -110,41 +109,8 @@ std::unique_ptr<Executor> Executor::create(const graph::Model &model, Diagnostic
     ex->stepIndex[ex->steps[s].node->id] = s;
   if (failed(ex->precompute(diags)))
     return nullptr;
-  ex->foldActivations();
+  ex->findFusions();
   return ex;
-}
-
-/// The bounds of a Relu or a Clip with constant bounds, when it can run as a
-/// convolution's post-op.
-static std::optional<PostOp> activationBounds(const graph::Node &n, int64_t opset,
-                                              const std::vector<Tensor> &constants) {
-  if (!n.domain.empty() || n.outputs.size() != 1 || !n.outputs[0])
-    return std::nullopt;
-  constexpr float inf = std::numeric_limits<float>::infinity();
-  if (n.opType == "Relu")
-    return PostOp{0.f, inf};
-  if (n.opType != "Clip")
-    return std::nullopt;
-  PostOp p{-inf, inf};
-  if (opset < 11) {
-    std::unique_ptr<NodeState> none;
-    KernelContext ctx(n, opset, none);
-    p.lo = ctx.attrFloat("min", -std::numeric_limits<float>::max());
-    p.hi = ctx.attrFloat("max", std::numeric_limits<float>::max());
-  } else {
-    for (size_t i = 1; i < 3; ++i) {
-      const graph::Value *b = n.input(i);
-      if (!b)
-        continue;
-      if (!b->constant || constants[b->id].elem() != ElemType::Float ||
-          constants[b->id].numel() != 1)
-        return std::nullopt;
-      (i == 1 ? p.lo : p.hi) = constants[b->id].data<float>()[0];
-    }
-  }
-  if (!(p.lo <= p.hi) || std::isnan(p.lo) || std::isnan(p.hi))
-    return std::nullopt;
-  return p;
 }
 
 /// Nodes whose inputs are all constants (DequantizeLinear of quantized
@@ -184,29 +150,38 @@ LogicalResult Executor::precompute(DiagnosticEngine &diags) {
   return success();
 }
 
-void Executor::foldActivations() {
-  std::vector<int> stepOf(m.graph.nodes().size(), -1);
+/// Whether node `n` reads input `i` in oneDNN's blocked layout.
+static bool readsBlocked(const graph::Node &n, size_t i) {
+  return i == 0 && (n.domain.empty() || n.domain == "ai.onnx") &&
+         (n.opType == "Conv" || n.opType == "ConvTranspose");
+}
+
+void Executor::findFusions() {
+  const std::vector<graph::Node *> &order = m.graph.topologicalOrder();
+  auto opset = [&](const graph::Node &n) { return steps[stepIndex[n.id]].opset; };
   for (size_t s = 0; s < steps.size(); ++s)
-    stepOf[steps[s].node->id] = int(s);
-  for (Step &conv : steps) {
-    const graph::Node &n = *conv.node;
-    if (!n.domain.empty() || (n.opType != "Conv" && n.opType != "ConvTranspose") ||
-        n.outputs.size() != 1 || !n.outputs[0])
+    if (!steps[s].precomputed)
+      steps[s].fusion = fusionAfter(order, s, stepIndex, opset, constants);
+  // A value every reader of which is a convolution's input or a fused Add's
+  // operand may stay blocked.
+  blockedReaders.assign(m.graph.values().size(), false);
+  for (const auto &v : m.graph.values()) {
+    if (v->isGraphOutput || v->constant || v->uses.empty())
       continue;
-    const graph::Value *out = n.outputs[0];
-    if (out->isGraphOutput || out->uses.size() != 1 || out->uses[0].index != 0)
-      continue;
-    const graph::Node &act = *out->uses[0].node;
-    int s = stepOf[act.id];
-    if (s < 0 || !act.outputs[0] || act.outputs[0]->isGraphOutput)
-      continue;
-    std::optional<PostOp> p = activationBounds(act, steps[size_t(s)].opset, constants);
-    if (!p)
-      continue;
-    conv.post = p;
-    steps[size_t(s)].folded = true;
-    steps[size_t(s)].foldedFrom = out->id;
+    bool all = true;
+    for (const graph::Use &u : v->uses)
+      all &= readsBlocked(*u.node, u.index) || u.node->opType == "Add";
+    blockedReaders[v->id] = all;
   }
+}
+
+bool Executor::fusable(const Fusion &f, const RunOptions &options) const {
+  if (options.keep || options.arithmetic != IntegerArithmetic::Float)
+    return false;
+  for (const graph::Value *v : f.skipped)
+    if (watches(options, *v) || (options.substitute && options.substitute(*v)))
+      return false;
+  return true;
 }
 
 LogicalResult Executor::checkInputs(const std::map<std::string, Tensor> &inputs,
@@ -259,9 +234,22 @@ LogicalResult Executor::checkInputs(const std::map<std::string, Tensor> &inputs,
     }
     if (!options.allowNonFinite && graph::isFloatingPoint(t.elem())) {
       int64_t bad = 0, first = -1;
-      for (int64_t i = 0; i < t.numel(); ++i)
-        if (!std::isfinite(t.at(i)) && bad++ == 0)
-          first = i;
+      auto count = [&](auto finite) {
+        for (int64_t i = 0; i < t.numel(); ++i)
+          if (!finite(i) && bad++ == 0)
+            first = i;
+      };
+      if (t.elem() == ElemType::Float) {
+        const float *d = t.data<float>();
+        const uint32_t *bits = t.data<uint32_t>();
+        uint32_t any = 0; // an all-ones exponent: Inf or NaN (vectorizes)
+        for (int64_t i = 0; i < t.numel(); ++i)
+          any |= uint32_t((bits[i] & 0x7f800000u) == 0x7f800000u);
+        if (any)
+          count([&](int64_t i) { return std::isfinite(d[i]); });
+      } else {
+        count([&](int64_t i) { return std::isfinite(t.at(i)); });
+      }
       if (bad) {
         diags.emitAt(where, diag::err_run_nonfinite, v->name, bad, first);
         ok = false;
@@ -281,6 +269,8 @@ LogicalResult Executor::run(const std::map<std::string, Tensor> &inputs,
   for (const graph::Value *v : g.inputs()) {
     auto it = inputs.find(v->name);
     values[v->id] = it != inputs.end() ? it->second : constants[v->id];
+    if (!watches(options, *v))
+      continue;
     if (it != inputs.end() && options.transform)
       options.transform(*v, values[v->id]);
     if (options.observe)
@@ -292,6 +282,7 @@ LogicalResult Executor::run(const std::map<std::string, Tensor> &inputs,
 LogicalResult Executor::runFrom(size_t first, std::vector<Tensor> values,
                                 std::vector<Tensor> &outputs, DiagnosticEngine &diags,
                                 const RunOptions &options) {
+  BufferPool::Scope scope(&pool);
   const graph::Graph &g = m.graph;
   values.resize(g.values().size());
   auto valueOf = [&](const graph::Value *v) -> const Tensor * {
@@ -302,43 +293,71 @@ LogicalResult Executor::runFrom(size_t first, std::vector<Tensor> values,
         return t;
     return values[v->id].defined() ? &values[v->id] : &constants[v->id];
   };
-
-  // Activations fold into the convolution before them unless every value
-  // must be seen as the model defines it (or the run starts between the two).
-  bool fold = first == 0 && !options.observe && !options.transform && !options.substitute &&
-              !options.keep && options.arithmetic == IntegerArithmetic::Float;
+  auto missing = [&](const graph::Node &n, const graph::Value &in) {
+    diags.emitAt(graph::describeNode(where, n), diag::err_run_node,
+                 fmt::format("input `{}` has no value", in.name));
+    return failure();
+  };
+  auto observe = [&](const graph::Value &v, Tensor &t) {
+    if (!watches(options, v))
+      return;
+    if (options.transform)
+      options.transform(v, t);
+    if (options.observe)
+      options.observe(v, t);
+  };
   // The integer groups, found by the first run that computes them.
   if (options.arithmetic != IntegerArithmetic::Float && !integerGroupsFound) {
     for (Step &step : steps)
       step.integer = integerGroupOf(*step.node);
     integerGroupsFound = true;
   }
+  // Blocked layouts only between oneDNN kernels, and never in what a caller sees.
+  bool mayBlock = !options.keep && options.arithmetic == IntegerArithmetic::Float;
+  std::vector<bool> absorbed(steps.size(), false);
+  llvm::SmallVector<Tensor, 2> plainCopies;
   for (size_t s = first; s < steps.size(); ++s) {
     const Step &step = steps[s];
     const graph::Node &n = *step.node;
-    if (step.precomputed) {
-      if (options.observe)
-        for (const graph::Value *out : n.outputs)
-          if (out)
-            options.observe(*out, constants[out->id]);
-      continue;
-    }
-    if (fold && step.folded) { // computed by the convolution already
-      values[n.outputs[0]->id] = values[step.foldedFrom];
+    if (absorbed[s]) { // computed by a fused step before
       for (unsigned id : step.release)
         values[id] = Tensor();
       continue;
     }
+    if (step.precomputed) {
+      if (options.observe)
+        for (const graph::Value *out : n.outputs)
+          if (out && watches(options, *out))
+            options.observe(*out, constants[out->id]);
+      continue;
+    }
     KernelContext ctx(n, step.opset, states[s]);
-    if (fold && step.post)
-      ctx.post = &*step.post;
+    const Fusion *fused = step.fusion && fusable(*step.fusion, options) ? &*step.fusion : nullptr;
+    if (fused) {
+      ctx.post = fused->post;
+      for (const graph::Value *v : fused->operands) {
+        const Tensor *t = valueOf(v);
+        if (!t->defined())
+          return missing(n, *v);
+        ctx.operands.push_back(t);
+      }
+      for (size_t a : fused->absorbed)
+        absorbed[a] = true;
+    }
+    const graph::Value *result = fused ? fused->result : n.outputs.empty() ? nullptr : n.outputs[0];
+    ctx.blockedOutput =
+        mayBlock && result && blockedReaders[result->id] && !watches(options, *result);
+    plainCopies.clear();
+    plainCopies.reserve(n.inputs.size());
     ctx.inputs.reserve(n.inputs.size());
-    for (const graph::Value *in : n.inputs) {
+    for (size_t i = 0; i < n.inputs.size(); ++i) {
+      const graph::Value *in = n.inputs[i];
       const Tensor *t = valueOf(in);
-      if (in && !t->defined()) {
-        diags.emitAt(graph::describeNode(where, n), diag::err_run_node,
-                     fmt::format("input `{}` has no value", in->name));
-        return failure();
+      if (in && !t->defined())
+        return missing(n, *in);
+      if (t && t->blocked() && !readsBlocked(n, i)) {
+        plainCopies.push_back(dnnl_util::toPlain(*t));
+        t = &plainCopies.back();
       }
       ctx.inputs.push_back(t);
     }
@@ -353,7 +372,7 @@ LogicalResult Executor::runFrom(size_t first, std::vector<Tensor> values,
       return failure();
     }
     for (size_t i = 0; i < n.outputs.size(); ++i) {
-      const graph::Value *out = n.outputs[i];
+      const graph::Value *out = i == 0 && fused ? fused->result : n.outputs[i];
       if (!out)
         continue;
       if (!ctx.outputs[i].defined()) {
@@ -362,10 +381,7 @@ LogicalResult Executor::runFrom(size_t first, std::vector<Tensor> values,
         return failure();
       }
       values[out->id] = std::move(ctx.outputs[i]);
-      if (options.transform)
-        options.transform(*out, values[out->id]);
-      if (options.observe)
-        options.observe(*out, values[out->id]);
+      observe(*out, values[out->id]);
     }
     if (!options.keep)
       for (unsigned id : step.release)

@@ -4,7 +4,13 @@
 // topological order; kernels use every core OpenMP gives them (parallel loops
 // inside each kernel; oneDNN for convolution and matrix products).
 // Intermediate tensors are freed after their last use, so memory holds the
-// live set, not the whole graph.
+// live set, not the whole graph, and their buffers come from the executor's
+// pool (BufferPool.h): from the second run at a batch shape on, a run
+// allocates no tensor memory.
+//
+// In runs that do not need every value (RunOptions::watched), element-wise
+// nodes after a convolution run inside it (Fusion.h), and a convolution's
+// output read only by convolutions stays in oneDNN's blocked layout.
 //
 // create() checks everything that can be checked before running: every
 // node's operator has a kernel (each missing one is reported with its node),
@@ -20,6 +26,8 @@
 #ifndef TPCC_RUNTIME_EXECUTOR_H
 #define TPCC_RUNTIME_EXECUTOR_H
 
+#include "runtime/BufferPool.h"
+#include "runtime/Fusion.h"
 #include "runtime/IntegerPairs.h"
 #include "runtime/Kernel.h"
 #include "support/Diagnostics.h"
@@ -36,7 +44,8 @@ namespace tpcc::rt {
 
 struct RunOptions {
   /// Called with every value a node computes, right after the node ran
-  /// (calibration hooks in here). Graph inputs are passed too.
+  /// (calibration hooks in here). Graph inputs are passed too. With
+  /// `watched`, only the watched values.
   llvm::function_ref<void(const graph::Value &, const Tensor &)> observe;
   /// Replaces a value as the nodes that read it see it (a fake-quantized
   /// weight): returns the tensor to use, or null to keep the value. Values
@@ -47,6 +56,10 @@ struct RunOptions {
   /// any node reads it: may replace the tensor (a fake-quantized
   /// activation), never write into its data (buffers are shared).
   llvm::function_ref<void(const graph::Value &, Tensor &)> transform;
+  /// The values (by id, true) `observe` and `transform` need; null: all of
+  /// them. Only a run that watches a value computes it as the model defines
+  /// it: the others may be fused into the node before them.
+  const std::vector<bool> *watched = nullptr;
   /// When set, no value is freed and the run leaves every value here (by
   /// value id; undefined for values it did not compute): the state runFrom
   /// starts from.
@@ -85,17 +98,17 @@ public:
   size_t numSteps() const { return steps.size(); }
 
   const graph::Model &model() const { return m; }
-  /// The activation nodes (Relu, Clip with constant bounds) that run folded
-  /// into the Conv/ConvTranspose before them, as oneDNN post-ops, in runs
-  /// that nothing observes and that compute in float
-  /// (IntegerArithmetic::Float): the convolution's output has no other
-  /// reader and neither value is a graph output.
-  unsigned foldedActivations() const {
+  /// The nodes that run fused into the Conv/ConvTranspose before them (as
+  /// oneDNN post-ops, Fusion.h) in runs that watch none of the values in
+  /// between and that compute in float (IntegerArithmetic::Float).
+  unsigned fusedNodes() const {
     unsigned n = 0;
     for (const Step &s : steps)
-      n += s.folded;
+      n += s.fusion ? unsigned(s.fusion->absorbed.size()) : 0;
     return n;
   }
+  /// The tensor memory of this executor's runs.
+  BufferPool::Stats memoryStats() const { return pool.stats(); }
   /// The inputs a caller must give (graph inputs without an initializer).
   const std::vector<const graph::Value *> &requiredInputs() const { return required; }
 
@@ -116,13 +129,8 @@ private:
     int64_t opset;
     /// Values (by id) whose last use is this step.
     std::vector<unsigned> release;
-    /// Conv -> Relu/Clip: the activation this step applies to its output
-    /// when nothing observes the values in between.
-    std::optional<PostOp> post;
-    /// The activation step folded into an earlier one: its output is that
-    /// step's output (`foldedFrom`: the value it reads).
-    bool folded = false;
-    unsigned foldedFrom = 0;
+    /// The nodes this step can compute with its own (Fusion.h).
+    std::optional<Fusion> fusion;
     /// Every input is a constant: computed once by create(); its outputs are
     /// in `constants`.
     bool precomputed = false;
@@ -131,13 +139,21 @@ private:
     std::optional<IntegerGroup> integer;
   };
   bool integerGroupsFound = false;
-  void foldActivations();
+  void findFusions();
+  bool fusable(const Fusion &f, const RunOptions &options) const;
+  bool watches(const RunOptions &options, const graph::Value &v) const {
+    return (options.observe || options.transform) &&
+           (!options.watched || (v.id < options.watched->size() && (*options.watched)[v.id]));
+  }
   LogicalResult precompute(DiagnosticEngine &diags);
   std::vector<Step> steps;
   std::vector<size_t> stepIndex; ///< by node id
   std::vector<std::unique_ptr<NodeState>> states;
   std::vector<Tensor> constants; ///< by value id
   std::vector<const graph::Value *> required;
+  /// Values (by id) whose every reader takes oneDNN's blocked layout.
+  std::vector<bool> blockedReaders;
+  BufferPool pool;
   std::string where; ///< the model's name in diagnostics
 };
 

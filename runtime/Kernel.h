@@ -20,6 +20,8 @@
 
 #include "runtime/Tensor.h"
 
+#include "llvm/ADT/ArrayRef.h"
+#include "llvm/ADT/SmallVector.h"
 #include "llvm/ADT/StringMap.h"
 
 #include <cstdint>
@@ -34,10 +36,23 @@ struct NodeState {
   virtual ~NodeState();
 };
 
-/// An activation the executor folded into the kernel before it (Conv ->
-/// Relu / Clip): the kernel applies min(max(x, lo), hi) to its output.
+/// An operation the executor fused into the kernel before it (Conv -> Relu,
+/// Conv -> Sigmoid * -> Mul, Conv -> Add): the kernel applies it to its
+/// output, in order, as a oneDNN post-op.
 struct PostOp {
-  float lo = 0, hi = 0; ///< Relu: lo 0, hi +inf
+  enum class Kind : uint8_t {
+    Clip,      ///< min(max(x, a), b) (Relu: a 0, b +inf)
+    LeakyRelu, ///< x >= 0 ? x : a * x
+    Logistic,  ///< 1 / (1 + exp(-x))
+    Tanh,
+    Swish,     ///< x * logistic(x)
+    HardSwish, ///< x * min(max(x / 6 + 1/2, 0), 1)
+    Linear,    ///< a * x + b
+    Add,       ///< x + the next of KernelContext::operands (same shape)
+  };
+  Kind kind = Kind::Clip;
+  float a = 0, b = 0;
+  bool operator==(const PostOp &o) const { return kind == o.kind && a == o.a && b == o.b; }
 };
 
 struct KernelContext {
@@ -47,9 +62,13 @@ struct KernelContext {
   std::vector<Tensor> outputs;
   std::unique_ptr<NodeState> &state;
   std::string error;
-  /// Set for kernels that accept one (Conv, ConvTranspose): the activation to
-  /// apply to output 0.
-  const PostOp *post = nullptr;
+  /// For kernels that accept them (Conv, ConvTranspose): operations to apply
+  /// to output 0, and the tensors their Adds read.
+  llvm::ArrayRef<PostOp> post;
+  llvm::SmallVector<const Tensor *, 2> operands;
+  /// Output 0 may stay in oneDNN's layout (only oneDNN kernels read it); the
+  /// inputs of these kernels may arrive in one.
+  bool blockedOutput = false;
 
   KernelContext(const graph::Node &node, int64_t opset, std::unique_ptr<NodeState> &state)
       : node(node), opset(opset), state(state) {}

@@ -1,10 +1,10 @@
 //===- Tensor.cpp - The executor's tensors ----------------------------------===//
 #include "runtime/Tensor.h"
+#include "runtime/BufferPool.h"
 
 #include <cassert>
 #include <cmath>
 #include <cstdlib>
-#include <malloc.h>
 #include <new>
 
 using namespace tpcc;
@@ -24,41 +24,29 @@ std::string rt::shapeStr(const Shape &s) {
   return r + "]";
 }
 
-static std::shared_ptr<uint8_t> allocate(size_t bytes, bool zero) {
-  // Keep freed activation buffers in the heap instead of returning them to
-  // the kernel: a fresh mmap'ed buffer costs page faults on first touch,
-  // which measured 10x the cost of the convolution writing it.
-  static const bool tuned = [] {
-    mallopt(M_MMAP_THRESHOLD, 256 << 20);
-    mallopt(M_TRIM_THRESHOLD, 512 << 20);
-    return true;
-  }();
-  (void)tuned;
-  size_t rounded = (std::max<size_t>(bytes, 1) + 63) / 64 * 64;
-  void *p = std::aligned_alloc(64, rounded);
-  if (!p)
-    throw std::bad_alloc();
-  if (zero)
-    std::memset(p, 0, rounded);
-  return std::shared_ptr<uint8_t>(static_cast<uint8_t *>(p), [](uint8_t *q) { std::free(q); });
-}
-
 Tensor::Tensor(ElemType elem, Shape shape, bool zero)
     : type(elem), dims(std::move(shape)), count(numElements(dims)) {
   if (type == ElemType::String)
     strs.resize(size_t(count));
   else
-    buf = allocate(bytes(), zero);
+    buf = BufferPool::allocate(bytes(), zero);
 }
+
+Tensor::Tensor(ElemType elem, Shape shape, std::shared_ptr<const BlockedLayout> layout,
+               size_t bytes)
+    : type(elem), dims(std::move(shape)), count(numElements(dims)),
+      buf(BufferPool::allocate(bytes, false)), layout(std::move(layout)) {}
 
 Tensor Tensor::reshaped(Shape s) const {
   assert(numElements(s) == count && "reshape changes the element count");
+  assert(!layout && "reshape of a blocked tensor");
   Tensor t = *this;
   t.dims = std::move(s);
   return t;
 }
 
 Tensor Tensor::clone() const {
+  assert(!layout && "clone of a blocked tensor");
   Tensor t(type, dims);
   if (type == ElemType::String)
     t.strs = strs;

@@ -3,7 +3,12 @@
 // A dense, row-major tensor of one ONNX element type. The buffer is 64-byte
 // aligned (oneDNN's preference) and shared: copying a Tensor shares its data,
 // so Reshape, Identity and friends cost nothing. Kernels write only tensors
-// they allocated themselves.
+// they allocated themselves. Buffers come from the executor's pool during a
+// run (BufferPool.h).
+//
+// Between two oneDNN kernels a float tensor may hold its data in oneDNN's
+// channel-blocked layout (`blocked()`); the executor never lets such a tensor
+// reach other kernels, hooks or callers (Dnnl.h converts).
 //
 //===----------------------------------------------------------------------===//
 #ifndef TPCC_RUNTIME_TENSOR_H
@@ -19,6 +24,7 @@
 
 namespace tpcc::rt {
 
+struct BlockedLayout; // runtime/ops/Dnnl.h
 using graph::ElemType;
 using Shape = std::vector<int64_t>;
 
@@ -32,6 +38,8 @@ public:
   Tensor() = default;
   /// A tensor of `shape`, uninitialized (zeroed when `zero`).
   Tensor(ElemType elem, Shape shape, bool zero = false);
+  /// A tensor of `shape` in a oneDNN layout taking `bytes`, uninitialized.
+  Tensor(ElemType elem, Shape shape, std::shared_ptr<const BlockedLayout> layout, size_t bytes);
 
   ElemType elem() const { return type; }
   const Shape &shape() const { return dims; }
@@ -40,6 +48,10 @@ public:
   int64_t numel() const { return count; }
   size_t bytes() const { return size_t(count) * graph::elemSize(type); }
   bool defined() const { return type != ElemType::Undefined; }
+  /// oneDNN's layout of the data, or null for plain row-major data.
+  const BlockedLayout *blocked() const { return layout.get(); }
+  /// Whether no other tensor shares the buffer (a kernel may then reuse it).
+  bool sole() const { return buf.use_count() == 1; }
 
   template <typename T> T *data() { return reinterpret_cast<T *>(buf.get()); }
   template <typename T> const T *data() const { return reinterpret_cast<const T *>(buf.get()); }
@@ -70,6 +82,7 @@ private:
   Shape dims;
   int64_t count = 0;
   std::shared_ptr<uint8_t> buf;
+  std::shared_ptr<const BlockedLayout> layout;
   std::vector<std::string> strs;
 };
 

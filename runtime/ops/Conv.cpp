@@ -6,23 +6,27 @@
 // are far faster than anything written here.
 //
 // oneDNN picks the source, weights and destination layouts
-// (format_tag::any, usually channel-blocked). The executor's tensors are
-// plain NCX, so the input is reordered in and the output back out when the
-// primitive wants another layout. Per node, primitives are cached by input
-// and weight shape (the same node runs at batch 1 and batch 64), and the
-// weights are reordered into the primitive's layout once: again only when
-// the weight tensor is not a constant or its buffer changed.
+// (format_tag::any, usually channel-blocked). The input arrives plain NCX or
+// in the layout of the oneDNN kernel before (Tensor::blocked) and is
+// reordered when the primitive wants another; the output stays in the
+// primitive's layout when the executor says only oneDNN kernels read it
+// (KernelContext::blockedOutput), and is reordered to plain otherwise. The
+// nodes the executor fused after the convolution (Fusion.h) are post-ops;
+// an Add's operand is read in the destination's layout. Per node, primitives
+// are cached by shapes, layouts and post-ops (the same node runs at batch 1
+// and 64, fused and not), and the weights are reordered into the
+// primitive's layout once: again only when the weight tensor is not a
+// constant or its buffer changed.
 //
 //===----------------------------------------------------------------------===//
+#include "runtime/Fusion.h"
 #include "runtime/KernelUtil.h"
 #include "runtime/ops/ConvGeometry.h"
 #include "runtime/ops/Dnnl.h"
 
-#include "llvm/ADT/bit.h"
-
 #include <algorithm>
 #include <cmath>
-#include <map>
+#include <unordered_map>
 
 using namespace tpcc;
 using namespace tpcc::rt;
@@ -30,20 +34,39 @@ using namespace tpcc::rt::dnnl_util;
 
 namespace {
 
-/// A primitive prepared for one input/weight shape.
+/// What a primitive is prepared for: shapes, layouts and post-ops.
+struct ConvKey {
+  Shape x, w;
+  bool bias = false, blockedOut = false;
+  std::vector<PostOp> post;
+  dnnl::memory::desc src;                   ///< the input as it arrives
+  std::vector<dnnl::memory::desc> operands; ///< the Adds' operands as they arrive
+  bool operator==(const ConvKey &o) const {
+    return x == o.x && w == o.w && bias == o.bias && blockedOut == o.blockedOut && post == o.post &&
+           src == o.src && operands == o.operands;
+  }
+};
+
+/// A primitive prepared for one key. Memory objects are made once and
+/// pointed at each run's buffers.
 struct ConvPlan {
+  ConvKey key;
   dnnl::primitive prim;
-  dnnl::memory::desc userSrc, userWei, userDst;
-  dnnl::memory::desc src, wei, dst;
-  dnnl::memory srcBuf, dstBuf; ///< in the primitive's layouts, when not plain
+  dnnl::memory::desc userWei;
+  dnnl::memory::desc src, wei, dst, plainDst;
+  std::shared_ptr<const BlockedLayout> dstLayout; ///< for blocked outputs
+  dnnl::memory srcIn, srcBuf, dstMem, dstOut, weiBuf, biasMem;
   dnnl::reorder srcReorder, weiReorder, dstReorder;
-  dnnl::memory weiBuf;
+  /// Per Add: the operand as it arrives, its copy in the destination's
+  /// layout (when it arrives in another) and the reorder between them.
+  std::vector<dnnl::memory> operandIn, operandBuf;
+  std::vector<dnnl::reorder> operandReorder;
+  std::unordered_map<int, dnnl::memory> args;
   const void *weiFrom = nullptr; ///< the buffer weiBuf was reordered from
-  bool hasBias = false;
 };
 
 struct ConvState : NodeState {
-  std::map<Shape, ConvPlan> plans;
+  std::vector<ConvPlan> plans;
 };
 
 /// Reads the attributes shared by Conv and ConvTranspose into `g`
@@ -165,10 +188,47 @@ bool deconvGeometry(KernelContext &ctx, const Shape &x, const Shape &w, ConvGeom
   return true;
 }
 
-/// Builds the primitive for `g`. Weights are described in ONNX's plain
-/// layout (grouped as G x O/G x I/G x K... for oneDNN).
-void buildPlan(ConvPlan &p, bool transpose, const Shape &x, const Shape &w, const ConvGeometry &g,
-               bool hasBias, const PostOp *post) {
+/// Appends `post` to `ops`; an Add reads a tensor in layout `dst`.
+void appendPostOps(dnnl::post_ops &ops, llvm::ArrayRef<PostOp> post,
+                   const dnnl::memory::desc &dst) {
+  using A = dnnl::algorithm;
+  for (const PostOp &p : post) {
+    switch (p.kind) {
+    case PostOp::Kind::Clip:
+      if (p.a == 0.f && std::isinf(p.b))
+        ops.append_eltwise(1.f, A::eltwise_relu, 0.f, 0.f);
+      else
+        ops.append_eltwise(1.f, A::eltwise_clip, p.a, p.b);
+      break;
+    case PostOp::Kind::LeakyRelu:
+      ops.append_eltwise(1.f, A::eltwise_relu, p.a, 0.f);
+      break;
+    case PostOp::Kind::Logistic:
+      ops.append_eltwise(1.f, A::eltwise_logistic, 0.f, 0.f);
+      break;
+    case PostOp::Kind::Tanh:
+      ops.append_eltwise(1.f, A::eltwise_tanh, 0.f, 0.f);
+      break;
+    case PostOp::Kind::Swish:
+      ops.append_eltwise(1.f, A::eltwise_swish, p.a, 0.f);
+      break;
+    case PostOp::Kind::HardSwish:
+      ops.append_eltwise(1.f, A::eltwise_hardswish, 0.f, 0.f);
+      break;
+    case PostOp::Kind::Linear:
+      ops.append_eltwise(1.f, A::eltwise_linear, p.a, p.b);
+      break;
+    case PostOp::Kind::Add:
+      ops.append_binary(A::binary_add, dst);
+      break;
+    }
+  }
+}
+
+/// Builds the primitive for `g` and `p.key`. Weights are described in
+/// ONNX's plain layout (grouped as G x O/G x I/G x K... for oneDNN).
+void buildPlan(ConvPlan &p, bool transpose, const ConvGeometry &g) {
+  const Shape &x = p.key.x;
   size_t nsp = x.size() - 2;
   int64_t G = g.group, oc = g.outShape[1], ic = x[1];
   int64_t ksize = numElements(g.kernel);
@@ -195,11 +255,9 @@ void buildPlan(ConvPlan &p, bool transpose, const Shape &x, const Shape &w, cons
   }
   wStrides.insert(wStrides.end(), kStrides.begin(), kStrides.end());
 
-  p.userSrc = plainDesc(x);
-  p.userDst = plainDesc(g.outShape);
+  p.plainDst = plainDesc(g.outShape);
   p.userWei = dnnl::memory::desc(wDims, dt::f32, wStrides);
   dnnl::memory::desc anySrc(toDims(x), dt::f32, tag::any);
-  dnnl::memory::desc anyDst(toDims(g.outShape), dt::f32, tag::any);
   dnnl::memory::desc anyWei(wDims, dt::f32, tag::any);
   dnnl::memory::desc biasMd({oc}, dt::f32, tag::x);
   dnnl::memory::dims strides(g.strides.begin(), g.strides.end());
@@ -207,55 +265,86 @@ void buildPlan(ConvPlan &p, bool transpose, const Shape &x, const Shape &w, cons
       pr(g.padEnd.begin(), g.padEnd.end());
   for (size_t i = 0; i < nsp; ++i)
     dil[i] = g.dilations[i] - 1;
-  p.hasBias = hasBias;
   const dnnl::engine &eng = engine();
-  dnnl::primitive_attr attr;
-  if (post) {
+  auto make = [&](const dnnl::memory::desc &dst, bool withAdds) {
+    dnnl::primitive_attr attr;
     dnnl::post_ops ops;
-    if (std::isinf(post->hi))
-      ops.append_eltwise(1.f, dnnl::algorithm::eltwise_relu, 0.f, 0.f); // lo is 0
+    if (withAdds)
+      appendPostOps(ops, p.key.post, dst);
     else
-      ops.append_eltwise(1.f, dnnl::algorithm::eltwise_clip, post->lo, post->hi);
+      for (const PostOp &op : p.key.post)
+        if (op.kind != PostOp::Kind::Add)
+          appendPostOps(ops, op, dst);
     attr.set_post_ops(ops);
-  }
-  auto finish = [&](const auto &pd) {
-    p.src = pd.src_desc();
-    p.wei = pd.weights_desc();
-    p.dst = pd.dst_desc();
+    auto prop = dnnl::prop_kind::forward_inference;
+    if (!transpose) {
+      auto alg = dnnl::algorithm::convolution_direct;
+      auto d = p.key.bias ? dnnl::convolution_forward::desc(prop, alg, anySrc, anyWei, biasMd, dst,
+                                                            strides, dil, pl, pr)
+                          : dnnl::convolution_forward::desc(prop, alg, anySrc, anyWei, dst, strides,
+                                                            dil, pl, pr);
+      dnnl::convolution_forward::primitive_desc pd(d, attr, eng);
+      p.src = pd.src_desc(), p.wei = pd.weights_desc(), p.dst = pd.dst_desc();
+      p.prim = dnnl::convolution_forward(pd);
+    } else {
+      auto alg = dnnl::algorithm::deconvolution_direct;
+      auto d = p.key.bias ? dnnl::deconvolution_forward::desc(prop, alg, anySrc, anyWei, biasMd,
+                                                              dst, strides, dil, pl, pr)
+                          : dnnl::deconvolution_forward::desc(prop, alg, anySrc, anyWei, dst,
+                                                              strides, dil, pl, pr);
+      dnnl::deconvolution_forward::primitive_desc pd(d, attr, eng);
+      p.src = pd.src_desc(), p.wei = pd.weights_desc(), p.dst = pd.dst_desc();
+      p.prim = dnnl::deconvolution_forward(pd);
+    }
   };
-  if (!transpose) {
-    auto d = hasBias ? dnnl::convolution_forward::desc(dnnl::prop_kind::forward_inference,
-                                                       dnnl::algorithm::convolution_direct, anySrc,
-                                                       anyWei, biasMd, anyDst, strides, dil, pl, pr)
-                     : dnnl::convolution_forward::desc(dnnl::prop_kind::forward_inference,
-                                                       dnnl::algorithm::convolution_direct, anySrc,
-                                                       anyWei, anyDst, strides, dil, pl, pr);
-    dnnl::convolution_forward::primitive_desc pd(d, attr, eng);
-    finish(pd);
-    p.prim = dnnl::convolution_forward(pd);
-  } else {
-    auto d = hasBias
-                 ? dnnl::deconvolution_forward::desc(dnnl::prop_kind::forward_inference,
-                                                     dnnl::algorithm::deconvolution_direct, anySrc,
-                                                     anyWei, biasMd, anyDst, strides, dil, pl, pr)
-                 : dnnl::deconvolution_forward::desc(dnnl::prop_kind::forward_inference,
-                                                     dnnl::algorithm::deconvolution_direct, anySrc,
-                                                     anyWei, anyDst, strides, dil, pl, pr);
-    dnnl::deconvolution_forward::primitive_desc pd(d, attr, eng);
-    finish(pd);
-    p.prim = dnnl::deconvolution_forward(pd);
-  }
-  if (p.src != p.userSrc) {
+  dnnl::memory::desc anyDst(toDims(g.outShape), dt::f32, tag::any);
+  // An Add's operand must be in the destination's layout: let oneDNN choose
+  // that first, then fix it.
+  make(anyDst, p.key.operands.empty());
+  if (!p.key.operands.empty())
+    make(dnnl::memory::desc(p.dst), true);
+
+  p.srcIn = dnnl::memory(p.key.src, eng, DNNL_MEMORY_NONE);
+  if (p.src != p.key.src) {
     p.srcBuf = dnnl::memory(p.src, eng);
-    p.srcReorder = dnnl::reorder(dnnl::reorder::primitive_desc(eng, p.userSrc, eng, p.src));
+    p.srcReorder = dnnl::reorder(dnnl::reorder::primitive_desc(eng, p.key.src, eng, p.src));
   }
-  if (p.dst != p.userDst) {
-    p.dstBuf = dnnl::memory(p.dst, eng);
-    p.dstReorder = dnnl::reorder(dnnl::reorder::primitive_desc(eng, p.dst, eng, p.userDst));
+  bool blocked = p.key.blockedOut && p.dst != p.plainDst;
+  if (blocked)
+    p.dstLayout = std::make_shared<BlockedLayout>(BlockedLayout{p.dst});
+  p.dstOut = dnnl::memory(blocked ? p.dst : p.plainDst, eng, DNNL_MEMORY_NONE);
+  if (p.dst != p.dstOut.get_desc()) {
+    p.dstMem = dnnl::memory(p.dst, eng);
+    p.dstReorder = dnnl::reorder(dnnl::reorder::primitive_desc(eng, p.dst, eng, p.plainDst));
+  } else {
+    p.dstMem = p.dstOut;
   }
   if (p.wei != p.userWei) {
     p.weiBuf = dnnl::memory(p.wei, eng);
     p.weiReorder = dnnl::reorder(dnnl::reorder::primitive_desc(eng, p.userWei, eng, p.wei));
+  } else {
+    p.weiBuf = dnnl::memory(p.wei, eng, DNNL_MEMORY_NONE);
+  }
+  p.args = {{DNNL_ARG_SRC, p.srcBuf ? p.srcBuf : p.srcIn},
+            {DNNL_ARG_WEIGHTS, p.weiBuf},
+            {DNNL_ARG_DST, p.dstMem}};
+  if (p.key.bias) {
+    p.biasMem = dnnl::memory(biasMd, eng, DNNL_MEMORY_NONE);
+    p.args[DNNL_ARG_BIAS] = p.biasMem;
+  }
+  for (size_t i = 0, k = 0; i < p.key.post.size(); ++i) {
+    if (p.key.post[i].kind != PostOp::Kind::Add)
+      continue;
+    const dnnl::memory::desc &in = p.key.operands[k++];
+    p.operandIn.push_back(dnnl::memory(in, eng, DNNL_MEMORY_NONE));
+    if (in != p.dst) {
+      p.operandBuf.push_back(dnnl::memory(p.dst, eng));
+      p.operandReorder.push_back(dnnl::reorder(dnnl::reorder::primitive_desc(eng, in, eng, p.dst)));
+    } else {
+      p.operandBuf.push_back(p.operandIn.back());
+      p.operandReorder.emplace_back();
+    }
+    p.args[DNNL_ARG_ATTR_MULTIPLE_POST_OP(int(i)) | DNNL_ARG_SRC_1] = p.operandBuf.back();
   }
 }
 
@@ -307,9 +396,14 @@ bool runConv(KernelContext &ctx, bool transpose) {
   if (b && (b->rank() != 1 || b->dim(0) != g.outShape[1]))
     return ctx.fail("bias " + shapeStr(b->shape()) + " must have one entry per output channel (" +
                     std::to_string(g.outShape[1]) + ")");
-  ctx.outputs[0] = Tensor(ElemType::Float, g.outShape);
-  if (numElements(x->shape()) == 0 || ctx.outputs[0].numel() == 0)
+  for (const Tensor *o : ctx.operands)
+    if (o->shape() != g.outShape || o->elem() != ElemType::Float)
+      return ctx.fail("the fused Add's operand " + shapeStr(o->shape()) +
+                      " does not have the output's shape " + shapeStr(g.outShape));
+  if (numElements(x->shape()) == 0 || numElements(g.outShape) == 0) {
+    ctx.outputs[0] = Tensor(ElemType::Float, g.outShape);
     return true;
+  }
   // oneDNN takes no negative pads (ConvTranspose's output_shape may ask for
   // a larger output than the input covers): clip them, and extend after.
   ConvGeometry run = g;
@@ -323,73 +417,81 @@ bool runConv(KernelContext &ctx, bool transpose) {
     if (run.outShape[i + 2] < 1)
       return ctx.fail(std::string(op) + ": output_shape leaves no output cell covered by input");
   }
-  Tensor part = extend ? Tensor(ElemType::Float, run.outShape) : ctx.outputs[0];
 
   if (!ctx.state)
     ctx.state = std::make_unique<ConvState>();
   auto &plans = static_cast<ConvState &>(*ctx.state).plans;
-  Shape key = x->shape();
-  key.insert(key.end(), w->shape().begin(), w->shape().end());
-  key.push_back(b ? 1 : 0);
-  // A folded activation: part of the primitive (the same node may run with
-  // and without it).
-  const PostOp *post = extend ? nullptr : ctx.post;
-  if (post) {
-    key.push_back(int64_t(llvm::bit_cast<uint32_t>(post->lo)));
-    key.push_back(int64_t(llvm::bit_cast<uint32_t>(post->hi)));
+  // An extended output gets its post-ops after the extension, in plain form.
+  ConvKey key;
+  key.x = x->shape();
+  key.w = w->shape();
+  key.bias = b != nullptr;
+  key.blockedOut = ctx.blockedOutput && !extend;
+  key.src = descOf(*x);
+  if (!extend) {
+    key.post.assign(ctx.post.begin(), ctx.post.end());
+    for (const Tensor *o : ctx.operands)
+      key.operands.push_back(descOf(*o));
   }
+  auto it =
+      std::find_if(plans.begin(), plans.end(), [&](const ConvPlan &p) { return p.key == key; });
   try {
-    auto it = plans.find(key);
     if (it == plans.end()) {
       if (plans.size() >= 16)
         plans.clear();
       ConvPlan p;
-      buildPlan(p, transpose, x->shape(), w->shape(), run, b != nullptr, post);
-      it = plans.emplace(key, std::move(p)).first;
+      p.key = key;
+      buildPlan(p, transpose, run);
+      plans.push_back(std::move(p));
+      it = std::prev(plans.end());
     }
-    ConvPlan &p = it->second;
+    ConvPlan &p = *it;
     dnnl::stream &s = stream();
-    const dnnl::engine &eng = engine();
 
-    dnnl::memory wei;
-    if (p.weiBuf) {
+    if (p.weiReorder) {
       if (p.weiFrom != w->raw() || !isConstantValue(ctx.node.input(1))) {
         dnnl::memory userWei = wrap(p.userWei, w->raw());
         p.weiReorder.execute(s, userWei, p.weiBuf);
         p.weiFrom = w->raw();
       }
-      wei = p.weiBuf;
     } else {
-      wei = wrap(p.userWei, w->raw());
+      p.weiBuf.set_data_handle(const_cast<void *>(w->raw()));
     }
-    dnnl::memory src = wrap(p.userSrc, x->raw());
-    if (p.srcBuf) {
-      p.srcReorder.execute(s, src, p.srcBuf);
-      src = p.srcBuf;
-    }
-    dnnl::memory userDst = dnnl::memory(p.userDst, eng, part.raw());
-    dnnl::memory dst = p.dstBuf ? p.dstBuf : userDst;
-    std::unordered_map<int, dnnl::memory> args = {
-        {DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, wei}, {DNNL_ARG_DST, dst}};
+    p.srcIn.set_data_handle(const_cast<void *>(x->raw()));
+    if (p.srcBuf)
+      p.srcReorder.execute(s, p.srcIn, p.srcBuf);
     if (b)
-      args[DNNL_ARG_BIAS] = wrap(dnnl::memory::desc({run.outShape[1]}, dt::f32, tag::x), b->raw());
-    p.prim.execute(s, args);
-    if (p.dstBuf)
-      p.dstReorder.execute(s, p.dstBuf, userDst);
+      p.biasMem.set_data_handle(const_cast<void *>(b->raw()));
+    for (size_t i = 0; i < p.operandIn.size(); ++i) {
+      p.operandIn[i].set_data_handle(const_cast<void *>(ctx.operands[i]->raw()));
+      if (p.operandReorder[i])
+        p.operandReorder[i].execute(s, p.operandIn[i], p.operandBuf[i]);
+    }
+    Tensor part = p.dstLayout ? Tensor(ElemType::Float, run.outShape, p.dstLayout, p.dst.get_size())
+                              : Tensor(ElemType::Float, run.outShape);
+    p.dstOut.set_data_handle(part.raw());
+    p.prim.execute(s, p.args);
+    if (p.dstReorder)
+      p.dstReorder.execute(s, p.dstMem, p.dstOut);
     s.wait();
     if (extend) {
+      ctx.outputs[0] = Tensor(ElemType::Float, g.outShape);
       placeExtended(part, ctx.outputs[0], g, b);
-      if (ctx.post) { // cells no input reaches hold the bias: clamp after
-        float *o = ctx.outputs[0].data<float>(), lo = ctx.post->lo, hi = ctx.post->hi;
-        for (int64_t i = 0, n = ctx.outputs[0].numel(); i < n; ++i)
-          o[i] = std::min(std::max(o[i], lo), hi);
-      }
+      llvm::SmallVector<Tensor, 2> plain;
+      llvm::SmallVector<const Tensor *, 2> operands;
+      for (const Tensor *o : ctx.operands)
+        plain.push_back(toPlain(*o));
+      for (const Tensor &o : plain)
+        operands.push_back(&o);
+      applyPostOps(ctx.outputs[0], ctx.post, operands);
+    } else {
+      ctx.outputs[0] = std::move(part);
     }
   } catch (const dnnl::error &e) {
-    plans.erase(key);
+    plans.clear();
     return ctx.fail(std::string(op) + ": oneDNN failed: " + e.what());
   } catch (const std::exception &e) {
-    plans.erase(key);
+    plans.clear();
     return ctx.fail(std::string(op) + ": " + e.what());
   }
   return true;

@@ -28,3 +28,24 @@ dnnl::memory::dims dnnl_util::rowMajorStrides(const Shape &s) {
 bool dnnl_util::isConstantValue(const graph::Value *v) {
   return v && v->constant && !v->isGraphInput;
 }
+
+Tensor dnnl_util::allocate(const Shape &shape, const dnnl::memory::desc &md) {
+  if (md == plainDesc(shape))
+    return Tensor(ElemType::Float, shape);
+  return Tensor(ElemType::Float, shape, std::make_shared<BlockedLayout>(BlockedLayout{md}),
+                md.get_size());
+}
+
+dnnl::memory::desc dnnl_util::descOf(const Tensor &t) {
+  return t.blocked() ? t.blocked()->md : plainDesc(t.shape());
+}
+
+Tensor dnnl_util::toPlain(const Tensor &t) {
+  if (!t.blocked())
+    return t;
+  Tensor out(t.elem(), t.shape());
+  dnnl::memory from = wrap(t.blocked()->md, t.raw()), to = wrap(plainDesc(t.shape()), out.raw());
+  dnnl::reorder(from, to).execute(stream(), from, to);
+  stream().wait();
+  return out;
+}

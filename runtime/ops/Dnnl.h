@@ -37,6 +37,22 @@ inline dnnl::memory wrap(const dnnl::memory::desc &md, const void *data) {
   return dnnl::memory(md, engine(), const_cast<void *>(data));
 }
 
+/// A tensor's layout when the executor keeps it in oneDNN's (Tensor::blocked).
+} // namespace tpcc::rt::dnnl_util
+namespace tpcc::rt {
+struct BlockedLayout {
+  dnnl::memory::desc md;
+};
+} // namespace tpcc::rt
+namespace tpcc::rt::dnnl_util {
+
+/// A float tensor of `shape` in layout `md` (plain when `md` is row-major).
+Tensor allocate(const Shape &shape, const dnnl::memory::desc &md);
+/// The descriptor of a float tensor's data as it is laid out.
+dnnl::memory::desc descOf(const Tensor &t);
+/// A blocked tensor's data in plain row-major order (plain ones as they are).
+Tensor toPlain(const Tensor &t);
+
 /// Whether value `v` cannot change between runs (an initializer or Constant
 /// output that the caller cannot override), so prepared copies may be kept.
 bool isConstantValue(const graph::Value *v);

@@ -1,0 +1,109 @@
+//===- BufferPool.cpp - Tensor buffers reused across runs -------------------===//
+#include "runtime/BufferPool.h"
+
+#include <cstdlib>
+#include <cstring>
+#include <malloc.h>
+#include <map>
+#include <mutex>
+#include <new>
+
+using namespace tpcc::rt;
+
+namespace {
+
+thread_local BufferPool *activePool = nullptr;
+
+uint8_t *systemAllocate(size_t bytes) {
+  // Freed buffers outside a pool stay in the heap instead of going back to
+  // the kernel: a fresh mmap'ed buffer costs page faults on first touch.
+  static const bool tuned = [] {
+    mallopt(M_MMAP_THRESHOLD, 256 << 20);
+    mallopt(M_TRIM_THRESHOLD, 512 << 20);
+    return true;
+  }();
+  (void)tuned;
+  void *p = std::aligned_alloc(64, bytes);
+  if (!p)
+    throw std::bad_alloc();
+  return static_cast<uint8_t *>(p);
+}
+
+size_t rounded(size_t bytes) { return (std::max<size_t>(bytes, 1) + 63) / 64 * 64; }
+
+} // namespace
+
+struct BufferPool::Impl : std::enable_shared_from_this<BufferPool::Impl> {
+  mutable std::mutex mu;
+  std::multimap<size_t, uint8_t *> free; ///< by capacity
+  size_t freeBytes = 0;
+  Stats stats;
+
+  ~Impl() {
+    for (auto &[size, p] : free)
+      std::free(p);
+  }
+
+  std::shared_ptr<uint8_t> take(size_t bytes) {
+    uint8_t *p = nullptr;
+    size_t capacity = bytes;
+    {
+      std::lock_guard<std::mutex> lock(mu);
+      auto it = free.lower_bound(bytes);
+      if (it != free.end() && it->first / 2 <= bytes) {
+        capacity = it->first;
+        p = it->second;
+        free.erase(it);
+        freeBytes -= capacity;
+        ++stats.reuses;
+      } else {
+        ++stats.systemAllocations;
+        stats.held += capacity;
+      }
+      stats.inUse += capacity;
+      stats.peakInUse = std::max(stats.peakInUse, stats.inUse);
+    }
+    if (!p)
+      p = systemAllocate(capacity);
+    std::shared_ptr<Impl> self = shared_from_this();
+    return std::shared_ptr<uint8_t>(p, [self, capacity](uint8_t *q) { self->give(q, capacity); });
+  }
+
+  void give(uint8_t *p, size_t capacity) {
+    std::lock_guard<std::mutex> lock(mu);
+    stats.inUse -= capacity;
+    free.emplace(capacity, p);
+    freeBytes += capacity;
+    // Keep at most the peak in use as spare; release the largest first.
+    while (freeBytes > stats.peakInUse && !free.empty()) {
+      auto last = std::prev(free.end());
+      freeBytes -= last->first;
+      stats.held -= last->first;
+      std::free(last->second);
+      free.erase(last);
+    }
+  }
+};
+
+BufferPool::BufferPool() : impl(std::make_shared<Impl>()) {}
+BufferPool::~BufferPool() = default;
+
+BufferPool::Stats BufferPool::stats() const {
+  std::lock_guard<std::mutex> lock(impl->mu);
+  return impl->stats;
+}
+
+BufferPool::Scope::Scope(BufferPool *pool) : saved(activePool) { activePool = pool; }
+BufferPool::Scope::~Scope() { activePool = saved; }
+
+std::shared_ptr<uint8_t> BufferPool::allocate(size_t bytes, bool zero) {
+  size_t n = rounded(bytes);
+  std::shared_ptr<uint8_t> buf;
+  if (activePool)
+    buf = activePool->impl->take(n);
+  else
+    buf = std::shared_ptr<uint8_t>(systemAllocate(n), [](uint8_t *q) { std::free(q); });
+  if (zero)
+    std::memset(buf.get(), 0, n);
+  return buf;
+}

@@ -1,0 +1,239 @@
+//===- Fusion.cpp - Nodes a convolution computes as oneDNN post-ops ---------===//
+#include "runtime/Fusion.h"
+
+#include <cmath>
+#include <limits>
+
+using namespace tpcc;
+using namespace tpcc::rt;
+
+namespace {
+
+bool inDefaultDomain(const graph::Node &n) { return n.domain.empty() || n.domain == "ai.onnx"; }
+
+/// A float scalar constant input `i` of `n` (absent: `dflt`), or none.
+std::optional<float> scalarInput(const graph::Node &n, size_t i, float dflt,
+                                 const std::vector<Tensor> &constants) {
+  const graph::Value *v = n.input(i);
+  if (!v)
+    return dflt;
+  if (!v->constant || v->isGraphInput)
+    return std::nullopt;
+  const Tensor &t = constants[v->id];
+  if (t.elem() != ElemType::Float || t.numel() != 1)
+    return std::nullopt;
+  return t.data<float>()[0];
+}
+
+/// The post-op of a one-input activation node reading `x`, or none.
+std::optional<std::vector<PostOp>> activationOf(const graph::Node &n, int64_t opset,
+                                                const std::vector<Tensor> &constants) {
+  using K = PostOp::Kind;
+  constexpr float inf = std::numeric_limits<float>::infinity();
+  std::unique_ptr<NodeState> none;
+  KernelContext ctx(n, opset, none);
+  const std::string &op = n.opType;
+  if (op == "Relu")
+    return std::vector<PostOp>{{K::Clip, 0.f, inf}};
+  if (op == "LeakyRelu")
+    return std::vector<PostOp>{{K::LeakyRelu, ctx.attrFloat("alpha", 0.01f), 0.f}};
+  if (op == "Sigmoid")
+    return std::vector<PostOp>{{K::Logistic, 0.f, 0.f}};
+  if (op == "Tanh")
+    return std::vector<PostOp>{{K::Tanh, 0.f, 0.f}};
+  if (op == "HardSwish")
+    return std::vector<PostOp>{{K::HardSwish, 0.f, 0.f}};
+  if (op == "HardSigmoid")
+    return std::vector<PostOp>{
+        {K::Linear, ctx.attrFloat("alpha", 0.2f), ctx.attrFloat("beta", 0.5f)},
+        {K::Clip, 0.f, 1.f}};
+  if (op != "Clip")
+    return std::nullopt;
+  float lo = -inf, hi = inf;
+  if (opset < 11) {
+    lo = ctx.attrFloat("min", -std::numeric_limits<float>::max());
+    hi = ctx.attrFloat("max", std::numeric_limits<float>::max());
+  } else {
+    std::optional<float> l = scalarInput(n, 1, -inf, constants),
+                         h = scalarInput(n, 2, inf, constants);
+    if (!l || !h)
+      return std::nullopt;
+    lo = *l, hi = *h;
+  }
+  if (!(lo <= hi))
+    return std::nullopt;
+  return std::vector<PostOp>{{K::Clip, lo, hi}};
+}
+
+/// Whether the shapes of `a` and `b` are provably equal.
+bool sameShape(const graph::Value &a, const graph::Value &b) {
+  if (!a.type.shape || !b.type.shape || a.type.shape->size() != b.type.shape->size())
+    return false;
+  for (size_t i = 0; i < a.type.shape->size(); ++i) {
+    const graph::Dim &x = (*a.type.shape)[i], &y = (*b.type.shape)[i];
+    if (!(x.known() ? x.value == y.value : !x.param.empty() && x.param == y.param))
+      return false;
+  }
+  return true;
+}
+
+/// The oneDNN algorithm a post-op runs as (Conv.cpp maps them).
+int algorithmOf(const PostOp &p) {
+  if (p.kind == PostOp::Kind::Clip && p.a == 0.f && std::isinf(p.b))
+    return int(PostOp::Kind::LeakyRelu); // eltwise_relu with alpha 0
+  return int(p.kind);
+}
+
+/// Appends `ops` to `post`; false when oneDNN 2.6 would compute the chain
+/// wrongly. Its JIT kernels give every post-op of one algorithm the
+/// parameters of the first (Conv -> Clip -> Clip clips once), so a clip
+/// after a clip becomes one clip, and another repeat of an algorithm with
+/// other parameters ends the chain.
+bool appendOps(std::vector<PostOp> &post, const std::vector<PostOp> &ops) {
+  for (PostOp p : ops) {
+    if (!post.empty() && post.back().kind == PostOp::Kind::Clip && p.kind == PostOp::Kind::Clip) {
+      PostOp &last = post.back();
+      float lo = std::max(last.a, p.a), hi = std::min(last.b, p.b);
+      if (!(lo <= hi))
+        return false;
+      last.a = lo, last.b = hi;
+      continue;
+    }
+    for (const PostOp &q : post)
+      if (p.kind != PostOp::Kind::Add && algorithmOf(q) == algorithmOf(p) && !(q == p))
+        return false;
+    post.push_back(p);
+  }
+  return true;
+}
+
+/// `v`'s only reader, when it has one and is no graph output.
+const graph::Node *onlyReader(const graph::Value *v) {
+  if (v->isGraphOutput || v->uses.size() != 1)
+    return nullptr;
+  return v->uses[0].node;
+}
+
+bool singleOutput(const graph::Node &n) {
+  return inDefaultDomain(n) && n.outputs.size() == 1 && n.outputs[0];
+}
+
+} // namespace
+
+std::optional<Fusion> rt::fusionAfter(const std::vector<graph::Node *> &order, size_t head,
+                                      const std::vector<size_t> &stepOf,
+                                      llvm::function_ref<int64_t(const graph::Node &)> opsetOf,
+                                      const std::vector<Tensor> &constants) {
+  const graph::Node &conv = *order[head];
+  if (!inDefaultDomain(conv) || (conv.opType != "Conv" && conv.opType != "ConvTranspose") ||
+      !singleOutput(conv))
+    return std::nullopt;
+  Fusion f;
+  const graph::Value *cur = conv.outputs[0];
+  auto absorb = [&](const graph::Node &n) {
+    f.absorbed.push_back(stepOf[n.id]);
+    f.skipped.push_back(cur);
+    cur = n.outputs[0];
+  };
+  while (!cur->isGraphOutput) {
+    if (const graph::Node *u = onlyReader(cur); u && singleOutput(*u)) {
+      if (u->inputs.size() >= 1 && u->inputs[0] == cur) {
+        if (auto ops = activationOf(*u, opsetOf(*u), constants)) {
+          std::vector<PostOp> post = f.post;
+          if (!appendOps(post, *ops))
+            break;
+          f.post = std::move(post);
+          absorb(*u);
+          continue;
+        }
+      }
+      if (u->opType == "Add" && u->inputs.size() == 2) {
+        const graph::Value *other = u->inputs[0] == cur ? u->inputs[1] : u->inputs[0];
+        bool ready =
+            other && other != cur && (!other->producer || stepOf[other->producer->id] < head);
+        if (ready && sameShape(*other, *cur) && sameShape(*u->outputs[0], *cur) &&
+            other->type.elem == ElemType::Float) {
+          f.post.push_back({PostOp::Kind::Add, 0.f, 0.f});
+          f.operands.push_back(other);
+          absorb(*u);
+          continue;
+        }
+      }
+      break;
+    }
+    // x * Sigmoid(x), x * HardSigmoid(x): two readers, the gate and the Mul.
+    if (cur->uses.size() != 2)
+      break;
+    const graph::Node *gate = nullptr, *mul = nullptr;
+    for (const graph::Use &use : cur->uses) {
+      const graph::Node &n = *use.node;
+      if (n.opType == "Mul" && n.inputs.size() == 2)
+        mul = &n;
+      else if ((n.opType == "Sigmoid" || n.opType == "HardSigmoid") && use.index == 0)
+        gate = &n;
+    }
+    if (!gate || !mul || !singleOutput(*gate) || !singleOutput(*mul) ||
+        onlyReader(gate->outputs[0]) != mul ||
+        !((mul->inputs[0] == cur && mul->inputs[1] == gate->outputs[0]) ||
+          (mul->inputs[1] == cur && mul->inputs[0] == gate->outputs[0])))
+      break;
+    PostOp op{PostOp::Kind::Swish, 1.f, 0.f};
+    if (gate->opType == "HardSigmoid") {
+      std::unique_ptr<NodeState> none;
+      KernelContext ctx(*gate, opsetOf(*gate), none);
+      if (std::fabs(ctx.attrFloat("alpha", 0.2f) - 1.f / 6.f) > 1e-7f ||
+          ctx.attrFloat("beta", 0.5f) != 0.5f)
+        break;
+      op = {PostOp::Kind::HardSwish, 0.f, 0.f};
+    }
+    if (!appendOps(f.post, {op}))
+      break;
+    f.absorbed.push_back(stepOf[gate->id]);
+    f.skipped.push_back(gate->outputs[0]);
+    absorb(*mul);
+  }
+  if (f.post.empty())
+    return std::nullopt;
+  f.result = cur;
+  return f;
+}
+
+void rt::applyPostOps(Tensor &t, llvm::ArrayRef<PostOp> post,
+                      llvm::ArrayRef<const Tensor *> operands) {
+  float *d = t.data<float>();
+  int64_t n = t.numel();
+  size_t next = 0;
+  for (const PostOp &p : post) {
+    const float *o = p.kind == PostOp::Kind::Add ? operands[next++]->data<float>() : nullptr;
+    for (int64_t i = 0; i < n; ++i) {
+      float x = d[i];
+      switch (p.kind) {
+      case PostOp::Kind::Clip:
+        x = std::min(std::max(x, p.a), p.b);
+        break;
+      case PostOp::Kind::LeakyRelu:
+        x = x >= 0 ? x : p.a * x;
+        break;
+      case PostOp::Kind::Logistic:
+        x = 1.f / (1.f + std::exp(-x));
+        break;
+      case PostOp::Kind::Tanh:
+        x = std::tanh(x);
+        break;
+      case PostOp::Kind::Swish:
+        x = x / (1.f + std::exp(-p.a * x));
+        break;
+      case PostOp::Kind::HardSwish:
+        x = x * std::min(std::max(x / 6.f + 0.5f, 0.f), 1.f);
+        break;
+      case PostOp::Kind::Linear:
+        x = p.a * x + p.b;
+        break;
+      case PostOp::Kind::Add:
+        x += o[i];
+        break;
+      }
+      d[i] = x;
+    }
+  }
+}
