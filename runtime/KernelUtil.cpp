@@ -1,6 +1,7 @@
 //===- KernelUtil.cpp - Helpers shared by the kernels -----------------------===//
 #include "runtime/KernelUtil.h"
 
+#include <cstdlib>
 #include <omp.h>
 
 using namespace tpcc;
@@ -8,6 +9,23 @@ using namespace tpcc::rt;
 
 int rt::ompThreads() { return omp_get_num_threads(); }
 int rt::ompThread() { return omp_get_thread_num(); }
+
+int rt::threadsFor(int64_t work) {
+  static const int64_t threshold = [] {
+    const char *e = std::getenv("TPCC_PARALLEL_WORK");
+    return e ? std::atoll(e) : kParallelWork;
+  }();
+  return work < threshold ? 1 : omp_get_max_threads();
+}
+
+rt::ThreadScope::ThreadScope(int threads) : saved(omp_get_max_threads()) {
+  if (threads != saved)
+    omp_set_num_threads(threads);
+}
+rt::ThreadScope::~ThreadScope() {
+  if (omp_get_max_threads() != saved)
+    omp_set_num_threads(saved);
+}
 
 std::optional<Shape> rt::broadcastShapes(const Shape &a, const Shape &b) {
   size_t r = std::max(a.size(), b.size());

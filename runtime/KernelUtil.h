@@ -20,6 +20,28 @@ namespace tpcc::rt {
 int ompThreads();
 int ompThread();
 
+/// The threads an operation of `work` multiply-adds (or element visits)
+/// runs on: one below kParallelWork, every thread OpenMP gives above. A fork
+/// and join of the team costs more than it saves on small operations (a
+/// batch-1 run of a small CNN), and on a machine whose cores are shared a
+/// team waits at every join for its preempted member: small operations stay
+/// on the calling thread.
+int threadsFor(int64_t work);
+constexpr int64_t kParallelWork = int64_t(1) << 20;
+
+/// Sets OpenMP's thread count for the regions (oneDNN primitives included)
+/// this scope starts; restores it after.
+class ThreadScope {
+public:
+  explicit ThreadScope(int threads);
+  ~ThreadScope();
+  ThreadScope(const ThreadScope &) = delete;
+  ThreadScope &operator=(const ThreadScope &) = delete;
+
+private:
+  int saved;
+};
+
 /// Runs `fn(begin, end)` over [0, n) split into chunks across the threads;
 /// serially when `n * costPerItem` is too small to be worth a fork.
 template <typename F> void parallelFor(int64_t n, int64_t costPerItem, F fn) {

@@ -38,12 +38,13 @@ namespace {
 struct ConvKey {
   Shape x, w;
   bool bias = false, blockedOut = false;
+  int threads = 1; ///< oneDNN sizes its work split by the thread count
   std::vector<PostOp> post;
   dnnl::memory::desc src;                   ///< the input as it arrives
   std::vector<dnnl::memory::desc> operands; ///< the Adds' operands as they arrive
   bool operator==(const ConvKey &o) const {
-    return x == o.x && w == o.w && bias == o.bias && blockedOut == o.blockedOut && post == o.post &&
-           src == o.src && operands == o.operands;
+    return x == o.x && w == o.w && bias == o.bias && blockedOut == o.blockedOut &&
+           threads == o.threads && post == o.post && src == o.src && operands == o.operands;
   }
 };
 
@@ -428,6 +429,8 @@ bool runConv(KernelContext &ctx, bool transpose) {
   key.bias = b != nullptr;
   key.blockedOut = ctx.blockedOutput && !extend;
   key.src = descOf(*x);
+  key.threads = threadsFor(numElements(run.outShape) * numElements(w->shape()) / w->dim(0));
+  ThreadScope threads(key.threads);
   if (!extend) {
     key.post.assign(ctx.post.begin(), ctx.post.end());
     for (const Tensor *o : ctx.operands)

@@ -190,7 +190,9 @@ bool gemmKernel(KernelContext &ctx) {
         dst[i] = beta * src[ci.offset(i)];
     });
   }
-  Shape key = {m, k, n, ta, tb, rowBias, sum};
+  int threads = threadsFor(m * k * n);
+  ThreadScope scope(threads);
+  Shape key = {m, k, n, ta, tb, rowBias, sum, threads};
   try {
     MatmulPlan &p = findPlan(ctx, key, [&] {
       return buildMatmul(0, m, k, n, ta, tb, alpha,
@@ -286,6 +288,9 @@ bool matmulKernel(KernelContext &ctx) {
   Shape key = a->shape();
   key.push_back(-1);
   key.insert(key.end(), b->shape().begin(), b->shape().end());
+  int threads = threadsFor(nb * s.m * s.k * s.n);
+  ThreadScope scope(threads);
+  key.push_back(threads);
   try {
     if (nbB == 1) {
       // B is one matrix: fold A's batch into its rows.

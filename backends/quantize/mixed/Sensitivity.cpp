@@ -143,7 +143,10 @@ private:
     int node = -1;
     std::map<unsigned, QuantGrid> byCandidate;
   };
-  std::vector<std::optional<ActGrids>> acts;       ///< by value id
+  std::vector<std::optional<ActGrids>> acts; ///< by value id
+  /// By value id: the points and the quantized activations, what the hooks
+  /// need (the other values may run fused).
+  std::vector<bool> watched;
   std::vector<std::unique_ptr<TensorStats>> stats; ///< by value id
   CalibrationData *data = nullptr;
   LogicalResult prepareVerification(rt::Executor &floatEx);
@@ -328,6 +331,7 @@ LogicalResult Measurer::measure(rt::Executor &ex, size_t b, const plan::Assignme
   ro.substitute = substitute;
   ro.transform = transform;
   ro.observe = observe;
+  ro.watched = &watched;
   std::vector<rt::Tensor> outputs;
   if (!config) {
     ro.keep = &kept[b];
@@ -409,6 +413,9 @@ LogicalResult Measurer::run(rt::Executor &floatEx, CalibrationData &data, Sensit
       failed(prepareActivations()))
     return failure();
   findPoints();
+  watched.assign(pointOf.size(), false);
+  for (size_t v = 0; v < watched.size(); ++v)
+    watched[v] = pointOf[v] >= 0 || (v < acts.size() && acts[v]);
   for (const Point &p : points)
     (p.output ? out.outputPoints : out.interestPoints).push_back(p.value->name);
 
@@ -422,6 +429,7 @@ LogicalResult Measurer::run(rt::Executor &floatEx, CalibrationData &data, Sensit
     };
     rt::RunOptions ro;
     ro.observe = observe;
+    ro.watched = &watched;
     std::vector<rt::Tensor> outputs;
     if (failed(floatEx.run(feeds[b], outputs, diags, ro)))
       return failure();
@@ -551,6 +559,7 @@ LogicalResult Measurer::measureOutputs(const plan::Assignment &cfg, rt::Executor
   rt::RunOptions ro;
   ro.substitute = substitute;
   ro.transform = transform;
+  ro.watched = &watched;
   int64_t agree = 0, rows = 0;
   double distance = 0;
   size_t outputs = 0;

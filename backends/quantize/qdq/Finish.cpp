@@ -166,9 +166,22 @@ LogicalResult quant::measureLayers(rt::Executor &floatEx, rt::Executor &quantEx,
     }
     sqnr[w->second].add(expected, t.data<float>(), t.numel());
   };
+  // Only these values: the others may run fused.
+  auto mask = [](const graph::Graph &g, auto &&names) {
+    std::vector<bool> m(g.values().size(), false);
+    for (const auto &v : g.values())
+      m[v->id] = names(v->name);
+    return m;
+  };
+  std::vector<bool> floatWatched = mask(floatEx.model().graph,
+                                        [&](const std::string &n) { return references.count(n); }),
+                    quantWatched = mask(quantEx.model().graph,
+                                        [&](const std::string &n) { return wanted.count(n); });
   rt::RunOptions fo, qo;
   fo.observe = keep;
+  fo.watched = &floatWatched;
   qo.observe = compare;
+  qo.watched = &quantWatched;
   data.rewind();
   std::map<std::string, rt::Tensor> feed;
   std::vector<rt::Tensor> out;

@@ -217,8 +217,13 @@ LogicalResult quant::collectStatistics(rt::Executor &ex, CalibrationData &data,
     if (s && t.elem() == graph::ElemType::Float)
       s->add(t.data<float>(), t.shape());
   };
+  // Only the requested values: the others may run fused.
+  std::vector<bool> watched(g.values().size(), false);
+  for (const StatsRequest &r : requests)
+    watched[r.value->id] = true;
   rt::RunOptions options;
   options.observe = hook;
+  options.watched = &watched;
   data.rewind();
   std::map<std::string, rt::Tensor> feed;
   std::vector<rt::Tensor> outputs;
