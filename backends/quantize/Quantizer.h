@@ -77,6 +77,8 @@ struct QuantizeResult {
   std::vector<GraphEdit> edits;
   std::vector<ConstantEdit> kernels;
   int64_t samples = 0;
+  /// The samples the per-tensor SQNR was measured on (measureLayers).
+  int64_t sqnrSamples = 0;
   double seconds[4] = {0, 0, 0, 0}; ///< calibration, thresholds, corrections, measuring
 };
 

@@ -20,7 +20,8 @@ void quant::printSummary(const QuantizeResult &r, const std::string &model, cons
   for (const TensorReport &t : r.tensors)
     if (t.quantized)
       (t.weight ? weights : acts)++;
-  os << fmt::format("quantize: {} -> {} ({} calibration samples)\n", model, out, r.samples);
+  os << fmt::format("quantize: {} -> {} ({} calibration samples, SQNR on {})\n", model, out,
+                    r.samples, r.sqnrSamples);
   os << fmt::format("  {} activation tensors and {} weights quantized\n", acts, weights);
   if (!cleanup.empty())
     os << "  clean-up: " << cleanup << "\n";
@@ -58,6 +59,7 @@ void quant::writeReport(const QuantizeResult &r, const ReportHeader &h,
     j.attribute("model", h.model);
     j.attribute("output", h.output);
     j.attribute("calibration_samples", r.samples);
+    j.attribute("sqnr_samples", r.sqnrSamples);
     j.attributeArray("corrections", [&] {
       for (const std::string &c : corrections)
         j.value(c);

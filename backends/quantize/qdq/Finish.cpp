@@ -192,6 +192,7 @@ LogicalResult quant::measureLayers(rt::Executor &floatEx, rt::Executor &quantEx,
   }
   if (data.failed())
     return failure();
+  result.sqnrSamples = data.samples();
   data.rewind();
   for (size_t i = 0; i < result.tensors.size(); ++i) {
     TensorReport &r = result.tensors[i];
