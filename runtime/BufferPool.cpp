@@ -74,8 +74,9 @@ struct BufferPool::Impl : std::enable_shared_from_this<BufferPool::Impl> {
     stats.inUse -= capacity;
     free.emplace(capacity, p);
     freeBytes += capacity;
-    // Keep at most the peak in use as spare; release the largest first.
-    while (freeBytes > stats.peakInUse && !free.empty()) {
+    // Keep at most twice the peak in use as spare (room for the buffers of
+    // every size a run asks for); release the largest first.
+    while (freeBytes > 2 * stats.peakInUse && !free.empty()) {
       auto last = std::prev(free.end());
       freeBytes -= last->first;
       stats.held -= last->first;

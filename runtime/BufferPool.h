@@ -9,8 +9,10 @@
 //
 // A request takes the smallest free buffer that holds it and wastes at most
 // half of it; free buffers past twice the peak in use are returned to the
-// system. Buffers may be released from any thread (a caller keeps an output
-// tensor after the executor is gone: the pool lives until its last buffer).
+// system. The first runs at a batch shape fill the free list with buffers
+// of every size the runs ask for; after them a run allocates nothing. Buffers may be released from
+// any thread (a caller keeps an output tensor after the executor is gone: the pool lives until its
+// last buffer).
 //
 //===----------------------------------------------------------------------===//
 #ifndef TPCC_RUNTIME_BUFFERPOOL_H

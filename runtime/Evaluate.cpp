@@ -161,13 +161,18 @@ LogicalResult rt::evaluateModel(const EvalRequest &r, EvalOutcome &out, Diagnost
     if (r.progress)
       r.progress(done, n);
   };
+  uint64_t warm = 0; // system allocations after the first two batches
   for (int64_t b = 0; b < n; b += batch) {
     int64_t e = std::min(n, b + batch);
+    if (b == 2 * batch)
+      warm = ex->memoryStats().systemAllocations;
     std::map<std::string, Tensor> feed{{in->name, data.rows(b, e)}};
     std::vector<Tensor> res, refRes;
     auto t0 = std::chrono::steady_clock::now();
     bool ok = succeeded(ex->run(feed, res, diags, options));
     out.runSeconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    if (b >= 2 * batch && e == b + batch)
+      out.steadyAllocations = int64_t(ex->memoryStats().systemAllocations - warm);
     if (ok && ref) {
       std::map<std::string, Tensor> refFeed{
           {ref->requiredInputs().front()->name, feed.begin()->second}};
@@ -195,6 +200,7 @@ LogicalResult rt::evaluateModel(const EvalRequest &r, EvalOutcome &out, Diagnost
       out.sqnr[k].add(refRes[k], res[k]);
     progress(e);
   }
+  out.peakTensorBytes = ex->memoryStats().peakInUse;
   phase(r.phaseDone, "eval");
   return success();
 }

@@ -61,6 +61,11 @@ struct EvalOutcome {
   Top1 top1;
   std::vector<Sqnr> sqnr; ///< per graph output, with a reference
   double runSeconds = 0;  ///< in the executor of `model`
+  /// Tensor memory of the model's runs: the peak, and the buffers the
+  /// full-size batches after the first two took from the system (0 when the
+  /// executor's pool works; -1: too few batches to tell).
+  size_t peakTensorBytes = 0;
+  int64_t steadyAllocations = -1;
 };
 
 LogicalResult evaluateModel(const EvalRequest &r, EvalOutcome &out, DiagnosticEngine &diags);

@@ -152,8 +152,12 @@ LogicalResult Executor::precompute(DiagnosticEngine &diags) {
 
 /// Whether node `n` reads input `i` in oneDNN's blocked layout.
 static bool readsBlocked(const graph::Node &n, size_t i) {
-  return i == 0 && (n.domain.empty() || n.domain == "ai.onnx") &&
-         (n.opType == "Conv" || n.opType == "ConvTranspose");
+  if (i != 0 || !(n.domain.empty() || n.domain == "ai.onnx"))
+    return false;
+  const std::string &op = n.opType;
+  return op == "Conv" || op == "ConvTranspose" || op == "AveragePool" ||
+         op == "GlobalAveragePool" || op == "GlobalMaxPool" ||
+         (op == "MaxPool" && (n.outputs.size() < 2 || !n.outputs[1]));
 }
 
 void Executor::findFusions() {

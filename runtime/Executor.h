@@ -9,8 +9,9 @@
 // allocates no tensor memory.
 //
 // In runs that do not need every value (RunOptions::watched), element-wise
-// nodes after a convolution run inside it (Fusion.h), and a convolution's
-// output read only by convolutions stays in oneDNN's blocked layout.
+// nodes after a convolution run inside it (Fusion.h), and the output of a
+// convolution or pooling read only by convolutions and poolings stays in
+// oneDNN's blocked layout (reorders only where plain kernels take over).
 //
 // create() checks everything that can be checked before running: every
 // node's operator has a kernel (each missing one is reported with its node),

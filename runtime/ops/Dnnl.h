@@ -9,7 +9,7 @@
 #ifndef TPCC_RUNTIME_OPS_DNNL_H
 #define TPCC_RUNTIME_OPS_DNNL_H
 
-#include "runtime/Tensor.h"
+#include "runtime/Kernel.h"
 
 #include <oneapi/dnnl/dnnl.hpp>
 
@@ -52,6 +52,17 @@ Tensor allocate(const Shape &shape, const dnnl::memory::desc &md);
 dnnl::memory::desc descOf(const Tensor &t);
 /// A blocked tensor's data in plain row-major order (plain ones as they are).
 Tensor toPlain(const Tensor &t);
+
+/// A pooling window over the spatial dimensions (Pool.cpp's geometry).
+struct PoolWindow {
+  dnnl::algorithm alg;
+  std::vector<int64_t> kernel, strides, dilations, padBegin, padEnd;
+  Shape outShape;
+};
+/// Pools a float input that arrives in oneDNN's blocked layout with oneDNN
+/// (the output stays blocked when ctx.blockedOutput); false with ctx.error
+/// on oneDNN errors.
+bool poolBlocked(KernelContext &ctx, const Tensor &x, const PoolWindow &w);
 
 /// Whether value `v` cannot change between runs (an initializer or Constant
 /// output that the caller cannot override), so prepared copies may be kept.

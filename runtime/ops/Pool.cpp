@@ -7,12 +7,15 @@
 // These are our own loops, not oneDNN: pooling is memory-bound and cheap, the
 // plain NCX layout the executor uses is what a loop over planes wants, and
 // ONNX details oneDNN lacks (Indices, storage_order, integer MaxPool, ceil
-// mode windows) would need these loops anyway. Planes (n, c) are split across
+// mode windows) would need these loops anyway. An input the executor kept in
+// oneDNN's blocked layout (between convolutions) is pooled by oneDNN in that
+// layout (PoolBlocked.cpp) when the window allows. Planes (n, c) are split across
 // the OpenMP threads; the windows are clipped to the input once per output
 // coordinate and dimension, so the inner loops carry no bounds checks.
 //
 //===----------------------------------------------------------------------===//
 #include "runtime/KernelUtil.h"
+#include "runtime/ops/Dnnl.h"
 
 #include <cmath>
 #include <limits>
@@ -87,6 +90,19 @@ bool poolGeometry(KernelContext &ctx, const Shape &x, PoolGeometry &g, bool dila
     g.outShape.push_back(out);
   }
   return true;
+}
+
+/// The window of `g` for oneDNN (the input's `nsp` spatial dimensions).
+dnnl_util::PoolWindow windowOf(const PoolGeometry &g, size_t nsp, dnnl::algorithm alg) {
+  dnnl_util::PoolWindow w{alg, {}, {}, {}, {}, {}, g.outShape};
+  for (size_t j = 3 - nsp; j < 3; ++j) {
+    w.kernel.push_back(g.k[j]);
+    w.strides.push_back(g.s[j]);
+    w.dilations.push_back(g.d[j]);
+    w.padBegin.push_back(g.pb[j]);
+    w.padEnd.push_back(g.pe[j]);
+  }
+  return w;
 }
 
 /// Per output coordinate along one dimension: the first input coordinate of
@@ -246,6 +262,14 @@ bool maxPoolKernel(KernelContext &ctx) {
   int64_t order = ctx.attrInt("storage_order", 0);
   if (order != 0 && order != 1)
     return ctx.fail("storage_order must be 0 or 1");
+  Tensor plain;
+  if (x->blocked()) {
+    if (!ctx.wantsOutput(1))
+      return dnnl_util::poolBlocked(
+          ctx, *x, windowOf(g, size_t(x->rank() - 2), dnnl::algorithm::pooling_max));
+    plain = dnnl_util::toPlain(*x);
+    x = &plain;
+  }
   ctx.outputs[0] = Tensor(x->elem(), g.outShape);
   Tensor *indices = nullptr;
   if (ctx.wantsOutput(1)) {
@@ -279,6 +303,18 @@ bool avgPoolKernel(KernelContext &ctx) {
   if (!poolGeometry(ctx, x->shape(), g, /*dilations=*/ctx.opset >= 19))
     return false;
   bool includePad = ctx.attrInt("count_include_pad", 0) != 0;
+  Tensor plain;
+  if (x->blocked()) {
+    // oneDNN would count ceil_mode's extra cells as padding.
+    if (!includePad || ctx.attrInt("ceil_mode", 0) == 0)
+      return dnnl_util::poolBlocked(ctx, *x,
+                                    windowOf(g, size_t(x->rank() - 2),
+                                             includePad
+                                                 ? dnnl::algorithm::pooling_avg_include_padding
+                                                 : dnnl::algorithm::pooling_avg_exclude_padding));
+    plain = dnnl_util::toPlain(*x);
+    x = &plain;
+  }
   ctx.outputs[0] = Tensor(x->elem(), g.outShape);
   bool ok =
       TPCC_DISPATCH_FLOAT(x->elem(), false, (avgPool<T>(*x, ctx.outputs[0], g, includePad), true));
@@ -316,6 +352,24 @@ bool globalPoolKernel(KernelContext &ctx, bool max) {
   Shape out = x->shape();
   for (size_t i = 2; i < out.size(); ++i)
     out[i] = 1;
+  if (x->blocked()) {
+    dnnl_util::PoolWindow w{max ? dnnl::algorithm::pooling_max
+                                : dnnl::algorithm::pooling_avg_exclude_padding,
+                            {},
+                            {},
+                            {},
+                            {},
+                            {},
+                            out};
+    for (int64_t i = 2; i < x->rank(); ++i) {
+      w.kernel.push_back(x->dim(i));
+      w.strides.push_back(1);
+      w.dilations.push_back(1);
+      w.padBegin.push_back(0);
+      w.padEnd.push_back(0);
+    }
+    return dnnl_util::poolBlocked(ctx, *x, w);
+  }
   ctx.outputs[0] = Tensor(x->elem(), out);
   bool ok =
       max ? TPCC_DISPATCH_NUMERIC(x->elem(), false, (globalPool<T>(*x, ctx.outputs[0], true), true))

@@ -76,6 +76,12 @@ static int evaluate(const Options &o, DiagnosticEngine &diags) {
   }
   os << fmt::format("  throughput      {:.1f} samples/s ({:.3f} s in the executor)\n",
                     double(out.samples) / out.runSeconds, out.runSeconds);
+  os << fmt::format(
+      "  memory          {:.1f} MiB of tensors at the peak{}\n",
+      double(out.peakTensorBytes) / (1 << 20),
+      out.steadyAllocations < 0
+          ? std::string()
+          : fmt::format(", {} allocations after the first two batches", out.steadyAllocations));
   if (o.arithmetic != rt::IntegerArithmetic::Float)
     os << fmt::format("  integer groups computed as ONNX Runtime's kernels on x86-64 {} VNNI\n",
                       o.arithmetic == rt::IntegerArithmetic::Exact ? "with" : "without");
