@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <set>
@@ -188,6 +189,35 @@ bool Executor::fusable(const Fusion &f, const RunOptions &options) const {
   return true;
 }
 
+/// The integer groups and their kernels, found by the first run that
+/// computes them. A group's kernel reads the tensor its DequantizeLinear
+/// reads: that value lives until the group's step.
+void Executor::findIntegerGroups() {
+  integerGroupsFound = true;
+  for (size_t s = 0; s < steps.size(); ++s) {
+    Step &step = steps[s];
+    step.integer = integerGroupOf(*step.node);
+    if (!step.integer)
+      continue;
+    const graph::Value *dq = step.node->input(0);
+    const graph::Value *xq = dq && dq->producer ? dq->producer->input(0) : nullptr;
+    std::string error;
+    if (!xq || !(step.integerKernel = IntegerKernel::create(*step.integer, error)))
+      continue;
+    step.quantizedInput = xq;
+    if (xq->isGraphOutput || xq->constant)
+      continue;
+    for (size_t r = 0; r < s; ++r) { // released before the group: release at it
+      auto &rel = steps[r].release;
+      auto it = std::find(rel.begin(), rel.end(), xq->id);
+      if (it != rel.end()) {
+        rel.erase(it);
+        steps[s].release.push_back(xq->id);
+      }
+    }
+  }
+}
+
 LogicalResult Executor::checkInputs(const std::map<std::string, Tensor> &inputs,
                                     DiagnosticEngine &diags, const RunOptions &options) {
   bool ok = true;
@@ -310,12 +340,8 @@ LogicalResult Executor::runFrom(size_t first, std::vector<Tensor> values,
     if (options.observe)
       options.observe(v, t);
   };
-  // The integer groups, found by the first run that computes them.
-  if (options.arithmetic != IntegerArithmetic::Float && !integerGroupsFound) {
-    for (Step &step : steps)
-      step.integer = integerGroupOf(*step.node);
-    integerGroupsFound = true;
-  }
+  if (options.arithmetic != IntegerArithmetic::Float && !integerGroupsFound)
+    findIntegerGroups();
   // Blocked layouts only between oneDNN kernels, and never in what a caller sees.
   bool mayBlock = !options.keep && options.arithmetic == IntegerArithmetic::Float;
   std::vector<bool> absorbed(steps.size(), false);
@@ -366,12 +392,18 @@ LogicalResult Executor::runFrom(size_t first, std::vector<Tensor> values,
       ctx.inputs.push_back(t);
     }
     ctx.outputs.resize(n.outputs.size());
-    if (!step.kernel(ctx)) {
-      diags.emitAt(graph::describeNode(where, n), diag::err_run_node, ctx.error);
-      return failure();
-    }
-    if (options.arithmetic != IntegerArithmetic::Float && step.integer &&
-        !computeIntegerGroup(*step.integer, options.arithmetic, ctx)) {
+    bool integer = options.arithmetic != IntegerArithmetic::Float && step.integer;
+    if (integer && options.arithmetic == IntegerArithmetic::Exact && step.integerKernel) {
+      // The group on integers, from the tensor its DequantizeLinear reads.
+      const Tensor *xq = valueOf(step.quantizedInput);
+      if (!xq->defined())
+        return missing(n, *step.quantizedInput);
+      if (!step.integerKernel->runDequantized(*xq, ctx.outputs[0], ctx.error)) {
+        diags.emitAt(graph::describeNode(where, n), diag::err_run_node, ctx.error);
+        return failure();
+      }
+    } else if (!step.kernel(ctx) ||
+               (integer && !computeIntegerGroup(*step.integer, options.arithmetic, ctx))) {
       diags.emitAt(graph::describeNode(where, n), diag::err_run_node, ctx.error);
       return failure();
     }

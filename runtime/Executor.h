@@ -29,6 +29,7 @@
 
 #include "runtime/BufferPool.h"
 #include "runtime/Fusion.h"
+#include "runtime/IntegerKernel.h"
 #include "runtime/IntegerPairs.h"
 #include "runtime/Kernel.h"
 #include "support/Diagnostics.h"
@@ -72,7 +73,9 @@ struct RunOptions {
   bool checkShapes = true;
   /// How the QDQ groups ONNX Runtime runs as integer kernels are computed:
   /// as the float model the graph defines, or as ORT's kernels with or
-  /// without VNNI (IntegerPairs.h).
+  /// without VNNI (IntegerPairs.h). Exact runs the groups on oneDNN's int8
+  /// primitives (IntegerKernel.h) where their form allows, else computes
+  /// them as Exact after the float kernel.
   IntegerArithmetic arithmetic = IntegerArithmetic::Float;
 };
 
@@ -138,7 +141,12 @@ private:
     /// The QDQ group this node heads, as ORT runs it in integers (found by
     /// the first run with integer arithmetic).
     std::optional<IntegerGroup> integer;
+    /// Its oneDNN int8 kernel (IntegerArithmetic::Exact), when the group's
+    /// form has one, and the quantized value the kernel reads.
+    std::unique_ptr<IntegerKernel> integerKernel;
+    const graph::Value *quantizedInput = nullptr;
   };
+  void findIntegerGroups();
   bool integerGroupsFound = false;
   void findFusions();
   bool fusable(const Fusion &f, const RunOptions &options) const;

@@ -100,21 +100,29 @@ void quantizeTyped(const Tensor &x, const Tensor &scale, const Tensor *zp, Tenso
   Q *dst = y.data<Q>();
   constexpr double lo = std::numeric_limits<Q>::lowest(), hi = std::numeric_limits<Q>::max();
   if (x.elem() == ElemType::Float) {
-    // The same numbers in float, without a call per element: below 2^22,
-    // adding and subtracting 1.5 * 2^23 rounds half to even; past it every
-    // value saturates anyway.
+    // The same numbers in float, vectorized: adding and subtracting
+    // 1.5 * 2^23 rounds half to even below 2^22, and past it every value
+    // saturates anyway (the sign survives). NaN gives the zero point, in a
+    // second pass only when there is one.
     const float *src = x.data<float>();
     forEachChannelRun(qa, [&](int64_t b, int64_t e, int64_t c) {
       float s = floatAt(scale, c);
       float z = zp ? float(zp->data<Q>()[c]) : 0.f;
-      constexpr float magic = 12582912.f, big = 4194304.f;
-      for (int64_t i = b; i < e; ++i) {
-        float v = src[i] / s;
-        float r = std::fabs(v) < big ? (v + magic) - magic : v;
-        float q = r + z;
-        q = q < float(lo) ? float(lo) : q > float(hi) ? float(hi) : q;
-        dst[i] = Q(v != v ? z : q);
+      constexpr float magic = 12582912.f;
+      const float *__restrict in = src + b;
+      Q *__restrict out = dst + b;
+      int nan = 0;
+      for (int64_t i = 0, n = e - b; i < n; ++i) {
+        float v = in[i] / s;
+        float q = ((v + magic) - magic) + z;
+        q = q < float(lo) ? float(lo) : q;
+        q = q > float(hi) ? float(hi) : q;
+        out[i] = Q(int32_t(q));
+        nan |= v != v;
       }
+      for (int64_t i = 0, n = e - b; nan && i < n; ++i)
+        if (float v = in[i] / s; v != v)
+          out[i] = Q(z);
     });
     return;
   }

@@ -135,6 +135,12 @@ const std::vector<Flag> &driver::flagTable() {
       {"--data", Eval, true, "--data needs a file", text<&Options::data>},
       {"--labels", Eval, true, "--labels needs a file", text<&Options::labels>},
       {"--reference", Eval, true, "--reference needs a model", text<&Options::reference>},
+      {"--qdq", Run | Eval, true, "--qdq takes integer or emulate",
+       [](Options &o, const std::string &v) {
+         o.arithmetic =
+             v == "emulate" ? rt::IntegerArithmetic::Float : rt::IntegerArithmetic::Exact;
+         return oneOf(v, {"integer", "emulate"});
+       }},
       {"--ort-cpu", Run | Eval, true, "--ort-cpu takes vnni or no-vnni",
        [](Options &o, const std::string &v) {
          o.arithmetic =

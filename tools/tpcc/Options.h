@@ -62,7 +62,8 @@ struct Options {
   int64_t batch = 0;                            ///< 0: the command's default (quantize 32, eval 64)
   std::string data, labels, reference;          ///< eval
   std::vector<NamedFile> runInputs, runOutputs; ///< run --input, --output / -o
-  rt::IntegerArithmetic arithmetic = rt::IntegerArithmetic::Float; ///< --ort-cpu
+  /// --qdq, --ort-cpu: QDQ groups on integer kernels by default.
+  rt::IntegerArithmetic arithmetic = rt::IntegerArithmetic::Exact;
   std::vector<std::string> includeDirs;
   std::string stdlibDir, progress = "auto", color = "auto";
   bool aimetComment = false, verify = false, werror = false, time = false;

@@ -82,10 +82,15 @@ static int evaluate(const Options &o, DiagnosticEngine &diags) {
       out.steadyAllocations < 0
           ? std::string()
           : fmt::format(", {} allocations after the first two batches", out.steadyAllocations));
-  if (o.arithmetic != rt::IntegerArithmetic::Float)
-    os << fmt::format("  integer groups computed as ONNX Runtime's kernels on x86-64 {} VNNI\n",
-                      o.arithmetic == rt::IntegerArithmetic::Exact ? "with" : "without");
-  else
+  size_t groups = 0;
+  for (const auto &n : out.model->graph.nodes())
+    groups += rt::integerGroupOf(*n).has_value();
+  if (groups && o.arithmetic != rt::IntegerArithmetic::Float)
+    os << fmt::format("  integer groups computed as ONNX Runtime's kernels on x86-64 {} VNNI ({} "
+                      "group{})\n",
+                      o.arithmetic == rt::IntegerArithmetic::Exact ? "with" : "without", groups,
+                      groups == 1 ? "" : "s");
+  if (o.arithmetic != rt::IntegerArithmetic::SaturatingPairs)
     os << rt::saturationNote(out.model->graph);
   return ExitOK;
 }

@@ -86,10 +86,15 @@ options:
   --progress=auto|always|never
                       (plan, quantize) progress bar on stderr (auto: on a
                       terminal)
+  --qdq=integer|emulate
+                      (run, eval) run the QDQ groups ONNX Runtime runs as
+                      integer kernels on oneDNN's int8 primitives, exact int32
+                      sums (default), or emulate the float model the QDQ graph
+                      defines
   --ort-cpu=vnni|no-vnni
                       (run, eval) compute QDQ integer groups as ONNX Runtime's
-                      kernels on x86-64 with VNNI (exact) or without (int16
-                      pairs that saturate); default: the float QDQ model
+                      kernels on x86-64 with VNNI (exact, as --qdq=integer) or
+                      without (int16 pairs that saturate)
   --format=markdown|html
                       (doc) Markdown (default) or a standalone HTML page
   --aimet-comment     (aimet) also list the warnings in a top-level "comment"
@@ -118,10 +123,13 @@ const char *const runUsage = R"(usage:
       top-1 agreement and SQNR (dB) of each output against OTHER, and
       throughput
 options: --time, --progress=auto|always|never, --color=auto|always|never,
-  --ort-cpu=vnni|no-vnni  compute the QDQ groups ONNX Runtime runs as integer
-                          kernels as it does on x86-64 CPUs with VNNI (exact int32
-                          sums) or without (u8 x s8 pairs added in int16, saturating);
-                          without it, the float model the QDQ graph defines
+  --qdq=integer|emulate   run the QDQ groups ONNX Runtime runs as integer kernels
+                          on oneDNN's int8 primitives with exact int32 sums, as ORT
+                          does on CPUs with VNNI (default), or emulate the float
+                          model the QDQ graph defines
+  --ort-cpu=vnni|no-vnni  compute those groups as ONNX Runtime does on x86-64 CPUs
+                          with VNNI (exact int32 sums: --qdq=integer) or without
+                          (u8 x s8 pairs added in int16, saturating)
 )";
 
 const char *const applyUsage = R"(usage:
