@@ -16,7 +16,7 @@ and through `tpcc run --ort-cpu vnni|no-vnni` (the integer groups computed as
 ORT's kernels on this CPU): every output element must agree to 0 quantization
 steps of that output (its scale, from the --report JSON; one step for a 16-bit
 output, which a float op computes). Where ORT adds exactly (VNNI), the float QDQ
-model (`tpcc run`) must also be within one step.
+model (`tpcc run --qdq=emulate`) must also be within one step.
 
 ORT runs twice: on this CPU, and under qemu-user as a Haswell (AVX2, no VNNI), so
 both arithmetics are checked on any machine. Without VNNI ORT adds pairs of u8 x s8
@@ -44,6 +44,8 @@ ORT_OPTIMIZED = os.path.join(HERE, "..", "ort", "ort_optimized.js")
 QEMU_HASWELL = ["qemu-x86_64", "-cpu", "Haswell"]
 INTEGER_OPS = {"QLinearConv", "QGemm", "QLinearMatMul", "MatMulInteger", "ConvInteger",
                "MatMulIntegerToFloat", "DynamicQuantizeMatMul"}
+EMULATE = ["--qdq=emulate"]
+
 # The integer kernels `tpcc run --ort-cpu` computes as ORT does; other QLinear
 # ops (QLinearConcat, QLinearSoftmax, ...) requantize in float arithmetic of
 # their own: one step where they appear.
@@ -142,7 +144,8 @@ def check(model, data, platform, recipe, choose, suffix, args):
     notes = []
     for label, prefix, exact in cpus():
         flag = ["--ort-cpu", "vnni" if exact else "no-vnni"]
-        runs = [(flag, limit)] + ([([], 1.001)] if exact else [])
+        # The float emulation (`--qdq=emulate`) rounds ties its own way: one step.
+        runs = [(flag, limit)] + ([(EMULATE, 1.001)] if exact else [])
         for tpcc_flags, allowed in runs:
             r = run_both(out, feeds, args, work, prefix + [shutil.which("node"), ORT_OPTIMIZED],
                          tpcc_flags)
@@ -153,19 +156,20 @@ def check(model, data, platform, recipe, choose, suffix, args):
             others = sorted(o for o in ops if o.startswith("QLinear") and o not in EMULATED_OPS)
             # The ort_cpu platforms on the shared models: 0 steps, whatever ORT runs.
             strict = platform.startswith("ort_cpu") and data is shared_data
-            if others and tpcc_flags and not strict:
+            integer_run = tpcc_flags != EMULATE
+            if others and integer_run and not strict:
                 allowed = 1.001
-            if tpcc_flags and not exact:
+            if integer_run and not exact:
                 allowed = max(allowed, NO_VNNI_STEPS.get(model, 0))
             worst = 0.0
             for name, w, g in zip(names, want, got):
                 if name not in steps:
                     return tag, f"output `{name}` is not quantized; no step to compare within"
                 worst = max(worst, float(np.max(np.abs(g.astype(np.float64) - w))) / steps[name])
-            against = "tpcc " + (" ".join(tpcc_flags) if tpcc_flags else "(float)")
+            against = "tpcc " + (" ".join(tpcc_flags) if integer_run else "(float)")
             notes.append(f"{label} vs {against}: {worst:.2f} steps" +
                          (f" ({int(allowed)} allowed: {' '.join(others) or 'no-VNNI emulation'})"
-                          if allowed >= 1 and tpcc_flags else ""))
+                          if allowed >= 1 and integer_run else ""))
             if worst > allowed:
                 return tag, f"output ORT on {label} and {against} differ by {worst:.2f} steps"
             integer = sorted(ops & INTEGER_OPS)
