@@ -50,16 +50,6 @@ private:
   size_t size = 0;
 };
 
-dnnl::memory::dims rowMajor(const dnnl::memory::dims &d) {
-  dnnl::memory::dims s(d.size());
-  int64_t acc = 1;
-  for (size_t i = d.size(); i-- > 0;) {
-    s[i] = acc;
-    acc *= std::max<int64_t>(d[i], 1);
-  }
-  return s;
-}
-
 tag channelsLast(size_t rank) { return rank == 3 ? tag::nwc : rank == 4 ? tag::nhwc : tag::ndhwc; }
 
 std::string isaName(dnnl::cpu_isa isa) {
@@ -361,7 +351,8 @@ void IntegerKernel::Impl::finish(Plan &p, PD &pd, dnnl::primitive prim,
     p.scratch = dnnl::memory(pd.scratchpad_desc(), eng);
   // The weights as oneDNN wants them; folded parts are channels r * M + m
   // (Gemm/MatMul: columns).
-  dnnl::memory::desc user(weiDims, dt::s8, rowMajor(weiDims));
+  dnnl::memory::desc user(weiDims, dt::s8,
+                          dnnl_util::rowMajorStrides(Shape(weiDims.begin(), weiDims.end())));
   std::vector<int8_t> host;
   int64_t repStride = dstElems / reps;
   // Slack: the requantizing loops read up to 16 rows (pixels) and 16
