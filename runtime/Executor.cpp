@@ -180,8 +180,10 @@ void Executor::findFusions() {
   }
 }
 
-bool Executor::fusable(const Fusion &f, const RunOptions &options) const {
-  if (options.keep || options.arithmetic != IntegerArithmetic::Float)
+bool Executor::fusable(const Step &head, const RunOptions &options) const {
+  const Fusion &f = *head.fusion;
+  // A QDQ group's node computes its output as the group's grid says.
+  if (options.keep || (options.arithmetic != IntegerArithmetic::Float && head.integer))
     return false;
   for (const graph::Value *v : f.skipped)
     if (watches(options, *v) || (options.substitute && options.substitute(*v)))
@@ -342,8 +344,9 @@ LogicalResult Executor::runFrom(size_t first, std::vector<Tensor> values,
   };
   if (options.arithmetic != IntegerArithmetic::Float && !integerGroupsFound)
     findIntegerGroups();
-  // Blocked layouts only between oneDNN kernels, and never in what a caller sees.
-  bool mayBlock = !options.keep && options.arithmetic == IntegerArithmetic::Float;
+  // Blocked layouts only between oneDNN kernels, and never in what a caller
+  // sees or a QDQ group's arithmetic reads.
+  bool mayBlock = !options.keep;
   std::vector<bool> absorbed(steps.size(), false);
   llvm::SmallVector<Tensor, 2> plainCopies;
   for (size_t s = first; s < steps.size(); ++s) {
@@ -362,7 +365,7 @@ LogicalResult Executor::runFrom(size_t first, std::vector<Tensor> values,
       continue;
     }
     KernelContext ctx(n, step.opset, states[s]);
-    const Fusion *fused = step.fusion && fusable(*step.fusion, options) ? &*step.fusion : nullptr;
+    const Fusion *fused = step.fusion && fusable(step, options) ? &*step.fusion : nullptr;
     if (fused) {
       ctx.post = fused->post;
       for (const graph::Value *v : fused->operands) {
@@ -375,8 +378,9 @@ LogicalResult Executor::runFrom(size_t first, std::vector<Tensor> values,
         absorbed[a] = true;
     }
     const graph::Value *result = fused ? fused->result : n.outputs.empty() ? nullptr : n.outputs[0];
-    ctx.blockedOutput =
-        mayBlock && result && blockedReaders[result->id] && !watches(options, *result);
+    ctx.blockedOutput = mayBlock && result && blockedReaders[result->id] &&
+                        !watches(options, *result) &&
+                        !(options.arithmetic != IntegerArithmetic::Float && step.integer);
     plainCopies.clear();
     plainCopies.reserve(n.inputs.size());
     ctx.inputs.reserve(n.inputs.size());

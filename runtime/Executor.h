@@ -104,7 +104,8 @@ public:
   const graph::Model &model() const { return m; }
   /// The nodes that run fused into the Conv/ConvTranspose before them (as
   /// oneDNN post-ops, Fusion.h) in runs that watch none of the values in
-  /// between and that compute in float (IntegerArithmetic::Float).
+  /// between (not after a QDQ group's node when the run computes the groups
+  /// as integers).
   unsigned fusedNodes() const {
     unsigned n = 0;
     for (const Step &s : steps)
@@ -149,7 +150,7 @@ private:
   void findIntegerGroups();
   bool integerGroupsFound = false;
   void findFusions();
-  bool fusable(const Fusion &f, const RunOptions &options) const;
+  bool fusable(const Step &head, const RunOptions &options) const;
   bool watches(const RunOptions &options, const graph::Value &v) const {
     return (options.observe || options.transform) &&
            (!options.watched || (v.id < options.watched->size() && (*options.watched)[v.id]));
