@@ -201,6 +201,7 @@ LogicalResult rt::evaluateModel(const EvalRequest &r, EvalOutcome &out, Diagnost
     progress(e);
   }
   out.peakTensorBytes = ex->memoryStats().peakInUse;
+  out.integerGroups = ex->integerGroups();
   phase(r.phaseDone, "eval");
   return success();
 }

@@ -66,6 +66,8 @@ struct EvalOutcome {
   /// executor's pool works; -1: too few batches to tell).
   size_t peakTensorBytes = 0;
   int64_t steadyAllocations = -1;
+  /// The QDQ groups computed as ONNX Runtime's integer kernels.
+  unsigned integerGroups = 0;
 };
 
 LogicalResult evaluateModel(const EvalRequest &r, EvalOutcome &out, DiagnosticEngine &diags);

@@ -347,7 +347,8 @@ LogicalResult Executor::runFrom(size_t first, std::vector<Tensor> values,
   // Blocked layouts only between oneDNN kernels, and never in what a caller
   // sees or a QDQ group's arithmetic reads.
   bool mayBlock = !options.keep;
-  std::vector<bool> absorbed(steps.size(), false);
+  std::vector<bool> &absorbed = absorbedSteps;
+  absorbed.assign(steps.size(), false);
   llvm::SmallVector<Tensor, 2> plainCopies;
   for (size_t s = first; s < steps.size(); ++s) {
     const Step &step = steps[s];

@@ -112,6 +112,14 @@ public:
       n += s.fusion ? unsigned(s.fusion->absorbed.size()) : 0;
     return n;
   }
+  /// The QDQ groups the runs with integer arithmetic computed as ONNX
+  /// Runtime does (0 before the first such run).
+  unsigned integerGroups() const {
+    unsigned n = 0;
+    for (const Step &s : steps)
+      n += s.integer.has_value();
+    return n;
+  }
   /// The tensor memory of this executor's runs.
   BufferPool::Stats memoryStats() const { return pool.stats(); }
   /// The inputs a caller must give (graph inputs without an initializer).
@@ -164,7 +172,8 @@ private:
   /// Values (by id) whose every reader takes oneDNN's blocked layout.
   std::vector<bool> blockedReaders;
   BufferPool pool;
-  std::string where; ///< the model's name in diagnostics
+  std::vector<bool> absorbedSteps; ///< runFrom's: computed by a fused step
+  std::string where;               ///< the model's name in diagnostics
 };
 
 } // namespace tpcc::rt

@@ -1,7 +1,6 @@
 //===- KernelUtil.cpp - Helpers shared by the kernels -----------------------===//
 #include "runtime/KernelUtil.h"
 
-#include <cstdlib>
 #include <omp.h>
 
 using namespace tpcc;
@@ -10,13 +9,7 @@ using namespace tpcc::rt;
 int rt::ompThreads() { return omp_get_num_threads(); }
 int rt::ompThread() { return omp_get_thread_num(); }
 
-int rt::threadsFor(int64_t work) {
-  static const int64_t threshold = [] {
-    const char *e = std::getenv("TPCC_PARALLEL_WORK");
-    return e ? std::atoll(e) : kParallelWork;
-  }();
-  return work < threshold ? 1 : omp_get_max_threads();
-}
+int rt::threadsFor(int64_t work) { return work < kParallelWork ? 1 : omp_get_max_threads(); }
 
 rt::ThreadScope::ThreadScope(int threads) : saved(omp_get_max_threads()) {
   if (threads != saved)

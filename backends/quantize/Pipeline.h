@@ -48,7 +48,7 @@ struct QuantizeRequest {
   ir::MixedPrecision budgets;
   /// The most samples measureLayers runs (a bounded subset: the SQNR of a
   /// tensor settles long before the calibration set ends).
-  int64_t measureSamples = 256;
+  int64_t measureSamples = 64;
   /// Progress of a phase (name, done, total; total 0 when unknown).
   std::function<void(const char *, int64_t, int64_t)> progress;
   /// Called when a phase ends ("load", "plan", "calibrate", "rewrite",

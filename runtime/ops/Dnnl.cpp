@@ -40,6 +40,7 @@ dnnl::memory::desc dnnl_util::descOf(const Tensor &t) {
   return t.blocked() ? t.blocked()->md : plainDesc(t.shape());
 }
 
+/// The reorder comes from oneDNN's primitive cache after the first call per layout.
 Tensor dnnl_util::toPlain(const Tensor &t) {
   if (!t.blocked())
     return t;

@@ -24,6 +24,7 @@ products in int16 with saturation: tpcc runs with `--ort-cpu no-vnni`, which
 computes that, and the float model is not compared there.
 
 usage: ort_quantized.py --tpcc BIN --node-modules DIR --work DIR --models DIR
+                         [--native-only] [--quick]
 Exit 0: all agree; 1: a disagreement or a failure; 77: Node.js or onnxruntime-node
 is missing (the reason printed).
 """
@@ -189,6 +190,9 @@ def main():
     p.add_argument("--models", required=True)
     p.add_argument("--native-only", action="store_true",
                    help="run ORT on this CPU only, not also under qemu's Haswell")
+    p.add_argument("--quick", action="store_true",
+                   help="a few models and platforms (the sanitizer build: tpcc's memory, "
+                        "not every arithmetic again)")
     args = p.parse_args()
     global NATIVE_ONLY
     NATIVE_ONLY = args.native_only
@@ -203,6 +207,10 @@ def main():
     runs = [(m, shared_data, c) for m in MODELS for c in CASES] + \
            [("fashion_mbv2.onnx", shared_data, c) for c in MBV2_CASES] + \
            [(m, zoo_data, c) for m in ZOO for c in ZOO_CASES]
+    if args.quick:  # per-tensor, per-channel 4-bit, composite chains, an old-opset zoo model
+        runs = [(m, shared_data, c) for m in MODELS[:1] for c in (CASES[0], CASES[4])] + \
+               [("fashion_mbv2.onnx", shared_data, MBV2_CASES[0])] + \
+               [(ZOO[0], zoo_data, ZOO_CASES[0])]
     for model, data, case in runs:
         total += 1
         tag, note = check(model, data, *case, args)

@@ -21,6 +21,7 @@
 #include "runtime/DataIO.h"
 #include "runtime/Executor.h"
 #include "runtime/IntegerPairs.h"
+#include "test/unit/RunUtil.h"
 
 #include "llvm/Support/FileSystem.h"
 
@@ -810,24 +811,15 @@ std::vector<GroupRun> groupRuns(const graph::Model &m, const Tensor &x) {
         if (n->inputs[i])
           want[n->inputs[i]->id].push_back({runs.size() - 1, int(i)});
     }
-  SourceManager sm;
-  DiagnosticEngine diags(sm);
-  auto ex = rt::Executor::create(m, diags);
-  EXPECT_TRUE(ex);
-  if (!ex)
-    return {};
-  rt::RunOptions opts;
   auto observe = [&](const graph::Value &v, const Tensor &t) {
     auto it = want.find(v.id);
     if (it != want.end())
       for (auto [r, i] : it->second)
         (i < 0 ? runs[r].xq : runs[r].ins[size_t(i)]) = t.clone();
   };
-  opts.observe = observe;
-  std::vector<Tensor> out;
-  EXPECT_TRUE(succeeded(ex->run({{m.graph.inputs()[0]->name, x}}, out, diags, opts)));
-  for (const Diagnostic &d : diags.getDiagnostics())
-    ADD_FAILURE() << d.message;
+  rt::RunOptions opts;
+  opts.observe = observe; // a function_ref: the lambda must outlive the run
+  test_util::runModel(m, x, opts);
   return runs;
 }
 

@@ -77,8 +77,8 @@ TEST_F(PipelineTest, QuantizesMeasuresAndWrites) {
     }
   EXPECT_GT(filled, 3);
 
-  // The output's SQNR, measured by the pipeline, against both models run
-  // here over the same 200 samples.
+  // The output's SQNR, measured by the pipeline on its first samples
+  // (--sqnr-samples), against both models run here over the same samples.
   const std::string output = out.floatModel->graph.outputs().front()->name;
   const quant::TensorReport *reported = nullptr;
   for (const quant::TensorReport &t : out.result.tensors)
@@ -93,9 +93,11 @@ TEST_F(PipelineTest, QuantizesMeasuresAndWrites) {
   ASSERT_TRUE(rt::readTensorFile(r.calib.front(), data, error)) << error;
   const std::string in = fx->requiredInputs().front()->name;
   rt::Sqnr sqnr;
-  for (int64_t b = 0; b < data.dim(0); b += 50) {
+  const int64_t measured = out.result.sqnrSamples;
+  EXPECT_EQ(measured, std::min<int64_t>(r.measureSamples, 200));
+  for (int64_t b = 0; b < measured; b += 50) {
     std::vector<rt::Tensor> fo, qo;
-    std::map<std::string, rt::Tensor> feed{{in, data.rows(b, b + 50)}};
+    std::map<std::string, rt::Tensor> feed{{in, data.rows(b, std::min(b + 50, measured))}};
     ASSERT_TRUE(succeeded(fx->run(feed, fo, c->diags)) && succeeded(qx->run(feed, qo, c->diags)));
     sqnr.add(fo.front(), qo.front());
   }

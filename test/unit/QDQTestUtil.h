@@ -14,6 +14,7 @@
 #include "ir/graph/OnnxIO.h"
 #include "runtime/DataIO.h"
 #include "runtime/Executor.h"
+#include "test/unit/RunUtil.h"
 
 #include "llvm/Support/FileSystem.h"
 
@@ -59,12 +60,6 @@ inline rt::Tensor input(const std::string &file) {
 inline std::vector<float> run(const graph::Model &m, const rt::Tensor &x, Ranges *ranges = nullptr,
                               size_t output = 0,
                               rt::IntegerArithmetic arith = rt::IntegerArithmetic::Float) {
-  SourceManager sm;
-  DiagnosticEngine diags(sm);
-  auto ex = rt::Executor::create(m, diags);
-  EXPECT_TRUE(ex);
-  if (!ex)
-    return {};
   rt::RunOptions opts;
   opts.arithmetic = arith;
   auto observe = [&](const graph::Value &v, const rt::Tensor &t) {
@@ -75,10 +70,7 @@ inline std::vector<float> run(const graph::Model &m, const rt::Tensor &x, Ranges
   };
   if (ranges)
     opts.observe = observe;
-  std::vector<rt::Tensor> out;
-  EXPECT_TRUE(succeeded(ex->run({{"x", x}}, out, diags, opts)));
-  for (const Diagnostic &d : diags.getDiagnostics())
-    ADD_FAILURE() << d.message;
+  std::vector<rt::Tensor> out = test_util::runModel(m, x, opts);
   if (out.size() <= output)
     return {};
   const float *p = out[output].data<float>();

@@ -169,3 +169,37 @@ TEST(QuantHistogram, FewBatchesMergeExactlyOnce) {
   EXPECT_EQ(s.histogram().edges, once.edges);
   EXPECT_EQ(s.histogram().counts, once.counts);
 }
+
+TEST(QuantHistogram, LargeBatchCountsAsNumpy) {
+  // 320000 values (ReLU'd Laplace: half of them zeros in one bin) are counted
+  // in parallel chunks; every count, the range and the channel statistics
+  // equal a plain serial pass with numpy's rule (bin i holds
+  // edges[i] <= v < edges[i + 1], the last bin closed).
+  std::vector<float> x = laplace(320000, 0.7, 0.1);
+  for (float &v : x)
+    v = std::max(v, 0.0f);
+  TensorStats s(1);
+  s.add(x.data(), {2, 8, 20000});
+  const Histogram &h = s.histogram();
+  auto [lo, hi] = std::minmax_element(x.begin(), x.end());
+  EXPECT_EQ(s.min(), *lo);
+  EXPECT_EQ(s.max(), *hi);
+  ASSERT_EQ(h.edges.size(), size_t(kHistogramBins) + 1);
+  EXPECT_EQ(h.edges.front(), double(*lo));
+  EXPECT_EQ(h.edges.back(), double(*hi));
+  std::vector<double> counts(size_t(kHistogramBins), 0.0);
+  for (float v : x) {
+    size_t k =
+        size_t(std::upper_bound(h.edges.begin(), h.edges.end(), double(v)) - h.edges.begin()) - 1;
+    ++counts[std::min(k, size_t(kHistogramBins) - 1)];
+  }
+  EXPECT_EQ(h.counts, counts);
+  std::vector<double> cmin(8, 1e30), cmax(8, -1e30);
+  for (size_t i = 0; i < x.size(); ++i) {
+    size_t c = (i / 20000) % 8;
+    cmin[c] = std::min(cmin[c], double(x[i]));
+    cmax[c] = std::max(cmax[c], double(x[i]));
+  }
+  EXPECT_EQ(s.channelMin(), cmin);
+  EXPECT_EQ(s.channelMax(), cmax);
+}

@@ -84,6 +84,8 @@ const std::vector<Flag> &driver::flagTable() {
       {"--plan", Apply, true, "--plan needs a file", text<&Options::planFile>},
       {"--batch", Plan | Quantize | Eval, true, "--batch takes a positive number",
        [](Options &o, const std::string &v) { return positive(v, o.batch); }},
+      {"--sqnr-samples", Quantize, true, "--sqnr-samples takes a positive number",
+       [](Options &o, const std::string &v) { return positive(v, o.sqnrSamples); }},
       {"--progress", Plan | Quantize | Run | Eval, true, "--progress takes auto, always or never",
        [](Options &o, const std::string &v) {
          o.progress = v;

@@ -60,6 +60,7 @@ struct Options {
   /// Why a setter refused its value, when it says more than the flag's error.
   std::string flagError;
   int64_t batch = 0;                            ///< 0: the command's default (quantize 32, eval 64)
+  int64_t sqnrSamples = 64;                     ///< quantize: the samples the SQNR report runs
   std::string data, labels, reference;          ///< eval
   std::vector<NamedFile> runInputs, runOutputs; ///< run --input, --output / -o
   /// --qdq, --ort-cpu: QDQ groups on integer kernels by default.

@@ -52,6 +52,7 @@ int driver::runQuantize(Compilation &c, const ir::Module &m, const Options &o) {
   r.report = o.report;
   r.calib = o.calib;
   r.batch = o.batch;
+  r.measureSamples = o.sqnrSamples;
   r.choose = o.choose;
   r.budgets = o.budgets;
   PhaseTimer timer(o.time);

@@ -82,10 +82,7 @@ static int evaluate(const Options &o, DiagnosticEngine &diags) {
       out.steadyAllocations < 0
           ? std::string()
           : fmt::format(", {} allocations after the first two batches", out.steadyAllocations));
-  size_t groups = 0;
-  for (const auto &n : out.model->graph.nodes())
-    groups += rt::integerGroupOf(*n).has_value();
-  if (groups && o.arithmetic != rt::IntegerArithmetic::Float)
+  if (unsigned groups = out.integerGroups)
     os << fmt::format("  integer groups computed as ONNX Runtime's kernels on x86-64 {} VNNI ({} "
                       "group{})\n",
                       o.arithmetic == rt::IntegerArithmetic::Exact ? "with" : "without", groups,

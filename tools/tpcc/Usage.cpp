@@ -22,7 +22,7 @@ usage:
   tpcc quantize --platform NAME|FILE.tpc [--recipe NAME|FILE.tpc]
             --calib [NAME=]FILE|DIR... MODEL.onnx -o OUT.onnx
             [--plan-out plan.json] [--report report.json] [--batch N]
-            [--choose NODE=CONFIG]... [BUDGET...]
+            [--sqnr-samples N] [--choose NODE=CONFIG]... [BUDGET...]
                                        calibrate MODEL and write it in QDQ
                                        form for the platform
   tpcc apply --plan PLAN.json MODEL.onnx -o OUT.onnx
@@ -83,6 +83,8 @@ options:
   --plan-out FILE     (quantize) the plan with the chosen scales and zero points
   --report FILE       (quantize) per-tensor bits, methods, thresholds, SQNR (JSON)
   --batch N           (plan, quantize) calibration batch size (default 32)
+  --sqnr-samples N    (quantize) the calibration samples the per-tensor SQNR
+                      report runs (default 64)
   --progress=auto|always|never
                       (plan, quantize) progress bar on stderr (auto: on a
                       terminal)

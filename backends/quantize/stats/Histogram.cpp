@@ -10,7 +10,10 @@
 #include <algorithm>
 #include <cassert>
 #include <cmath>
+#include <cstdint>
 #include <limits>
+
+#include <omp.h>
 
 using namespace tpcc::quant;
 
@@ -50,7 +53,73 @@ static void minMax(const float *x, int64_t n, double &lo, double &hi) {
   hi = std::max(std::max(h[0], h[1]), std::max(h[2], h[3]));
 }
 
-/// numpy.histogram(data, bins) given the data's min and max.
+/// The threads a statistic over n elements runs on: a pass over a few
+/// hundred thousand floats already repays a fork and join.
+static int statsThreads(int64_t n) { return n < (int64_t(1) << 16) ? 1 : omp_get_max_threads(); }
+
+/// minMax over n > 0 floats in contiguous chunks, one per thread.
+static void parallelMinMax(const float *x, int64_t n, double &lo, double &hi) {
+  int threads = statsThreads(n);
+  if (threads == 1)
+    return minMax(x, n, lo, hi);
+  std::vector<double> los(size_t(threads), 0.0), his(size_t(threads), 0.0);
+  std::vector<char> some(size_t(threads), 0); // not vector<bool>: threads write it
+#pragma omp parallel num_threads(threads)
+  {
+    int t = omp_get_thread_num(), nt = omp_get_num_threads();
+    int64_t b = n * t / nt, e = n * (t + 1) / nt;
+    if (b < e) {
+      minMax(x + b, e - b, los[size_t(t)], his[size_t(t)]);
+      some[size_t(t)] = 1;
+    }
+  }
+  bool first = true;
+  for (size_t t = 0; t < los.size(); ++t)
+    if (some[t]) {
+      lo = first ? los[t] : std::min(lo, los[t]);
+      hi = first ? his[t] : std::max(hi, his[t]);
+      first = false;
+    }
+}
+
+/// Adds to `counts` the bins of data[0, n) (see binned). Four interleaved
+/// sub-histograms: runs of values in one bin (the zeros after a ReLU) do not
+/// wait on each other's increments.
+static void countBins(const float *data, int64_t n, double lo, const double *e, double perUnit,
+                      int bins, int64_t *counts) {
+  std::vector<uint32_t> sub(size_t(bins) * 4, 0);
+  auto binOf = [&](double v) {
+    // A first guess from the position, corrected against the actual edges
+    // as numpy does: every value lands in the bin whose edges bracket it
+    // (the last bin closed), whatever the guess's rounding.
+    int64_t k = std::clamp<int64_t>(int64_t((v - lo) * perUnit), 0, bins - 1);
+    if (v < e[k])
+      --k;
+    else if (k != bins - 1 && v >= e[k + 1])
+      ++k;
+    return size_t(k) * 4;
+  };
+  // Sub-counts stay below 2^32: flushed every 2^31 elements.
+  for (int64_t b = 0; b < n; b += int64_t(1) << 31) {
+    int64_t end = std::min(n, b + (int64_t(1) << 31)), i = b;
+    for (; i + 4 <= end; i += 4) {
+      ++sub[binOf(data[i])];
+      ++sub[binOf(data[i + 1]) + 1];
+      ++sub[binOf(data[i + 2]) + 2];
+      ++sub[binOf(data[i + 3]) + 3];
+    }
+    for (; i < end; ++i)
+      ++sub[binOf(data[i])];
+    for (int k = 0; k < bins; ++k) {
+      uint32_t *c = &sub[size_t(k) * 4];
+      counts[k] += int64_t(c[0]) + c[1] + c[2] + c[3];
+      c[0] = c[1] = c[2] = c[3] = 0;
+    }
+  }
+}
+
+/// numpy.histogram(data, bins) given the data's min and max; chunks of the
+/// data counted in parallel (integer counts: the same sums in any order).
 static Histogram binned(const float *data, int64_t n, double lo, double hi, int bins) {
   Histogram h;
   // numpy widens an empty range to [v - 0.5, v + 0.5]: the constant lands in
@@ -60,22 +129,24 @@ static Histogram binned(const float *data, int64_t n, double lo, double hi, int 
     hi += 0.5;
   }
   h.edges = linspaceEdges(lo, hi, bins);
-  std::vector<int64_t> counts(size_t(bins), 0);
   const double perUnit = double(bins) / (hi - lo);
   const double *e = h.edges.data();
-  for (int64_t i = 0; i < n; ++i) {
-    double v = data[i];
-    // A first guess from the position, corrected against the actual edges
-    // as numpy does: every value lands in the bin whose edges bracket it
-    // (the last bin closed), whatever the guess's rounding.
-    int64_t k = std::clamp<int64_t>(int64_t((v - lo) * perUnit), 0, bins - 1);
-    if (v < e[k])
-      --k;
-    else if (k != bins - 1 && v >= e[k + 1])
-      ++k;
-    ++counts[k];
+  int threads = statsThreads(n);
+  std::vector<int64_t> counts(size_t(bins) * size_t(threads), 0);
+  if (threads == 1) {
+    countBins(data, n, lo, e, perUnit, bins, counts.data());
+  } else {
+#pragma omp parallel num_threads(threads)
+    {
+      int t = omp_get_thread_num(), nt = omp_get_num_threads();
+      int64_t b = n * t / nt, end = n * (t + 1) / nt;
+      countBins(data + b, end - b, lo, e, perUnit, bins, counts.data() + size_t(t) * bins);
+    }
+    for (int t = 1; t < threads; ++t)
+      for (int k = 0; k < bins; ++k)
+        counts[size_t(k)] += counts[size_t(t) * bins + size_t(k)];
   }
-  h.counts.assign(counts.begin(), counts.end());
+  h.counts.assign(counts.begin(), counts.begin() + bins);
   return h;
 }
 
@@ -223,7 +294,7 @@ void TensorStats::add(const float *data, const std::vector<int64_t> &shape) {
   if (n <= 0)
     return;
   double bmin, bmax;
-  minMax(data, n, bmin, bmax);
+  parallelMinMax(data, n, bmin, bmax);
   lo = nBatches == 0 ? bmin : std::min(lo, bmin);
   hi = nBatches == 0 ? bmax : std::max(hi, bmax);
 
@@ -242,7 +313,11 @@ void TensorStats::add(const float *data, const std::vector<int64_t> &shape) {
       meanSum.assign(size_t(channels), 0);
       squareSum.assign(size_t(channels), 0);
     }
-    for (int64_t c = 0; c < channels && c < int64_t(cmin.size()); ++c) {
+    // One thread per channel's sums: the same order of additions whatever
+    // the thread count.
+    int64_t nc = std::min<int64_t>(channels, int64_t(cmin.size()));
+#pragma omp parallel for num_threads(statsThreads(n)) schedule(static)
+    for (int64_t c = 0; c < nc; ++c) {
       double mn = data[c * inner], mx = mn, sum = 0, squares = 0;
       for (int64_t o = 0; o < outer; ++o) {
         const float *p = data + (o * channels + c) * inner;
