@@ -175,10 +175,21 @@ public:
     }
     if (total <= 0)
       return 0;
-    double s = 0;
-    for (size_t i = 0; i < ev.size(); ++i)
-      s += cv[i] * normAny(q.value(ev[i]) - ev[i]);
-    return s / total;
+    if (q.lut) {
+      double s = 0;
+      for (size_t i = 0; i < ev.size(); ++i)
+        s += cv[i] * normAny(q.value(ev[i]) - ev[i]);
+      return s / total;
+    }
+    switch (normOf(method, p)) {
+    case ErrorNorm::Square:
+      return sumBins<ErrorNorm::Square>(q) / total;
+    case ErrorNorm::Abs:
+      return sumBins<ErrorNorm::Abs>(q) / total;
+    case ErrorNorm::Pow:
+      return sumBins<ErrorNorm::Pow>(q) / total;
+    }
+    return 0;
   }
 
 private:
@@ -190,7 +201,6 @@ private:
   Histogram own;
   std::vector<double> ev, cv; ///< lower edges and counts of non-empty bins
   double total = 0;
-  std::vector<double> pf, pq; ///< KL scratch, reused across candidates
 
   void prepare() {
     if (!hist)
@@ -202,6 +212,18 @@ private:
         cv.push_back(hist->counts[i]);
       }
     }
+  }
+
+  /// Σ count * |q(edge) - edge|^p over the non-empty bins, in bin order.
+  template <ErrorNorm K> double sumBins(const ErrorQuantizer &q) const {
+    const double lo = q.lo, hi = q.hi, step = q.step, base = q.base;
+    const double *e = ev.data(), *c = cv.data();
+    double s = 0;
+    for (size_t i = 0, n = ev.size(); i < n; ++i) {
+      double v = e[i], k = v < lo ? lo : (v > hi ? hi : v);
+      s += c[i] * norm<K>(step * rnd((k - base) / step) + base - v, p);
+    }
+    return s;
   }
 
   double normAny(double d) const {
@@ -234,6 +256,9 @@ private:
     double levels = q.lut ? double(q.lut->lut.size()) : (q.hi - q.lo) / q.step + 1;
     if (double(len) < levels && len + 1 < c.size())
       return kInf;
+    // Scratch reused across candidates, one per thread (searches evaluate
+    // candidates in parallel).
+    thread_local std::vector<double> pf, pq;
     pf.assign(c.begin() + first, c.begin() + last);
     if (std::all_of(pf.begin(), pf.end(), [](double v) { return v == 0; }))
       return kInf;
@@ -336,26 +361,29 @@ double searchSymmetric(double t0, int iterations, int decFreq, Loss &&loss, Sear
 
 /// The uniform range search (iterative_uniform_dynamic_range_search):
 /// candidates (alpha*a, beta*b) over an N x N grid of factors, alpha outer.
+/// `loss` is called from several threads at once.
 template <class Loss>
 std::pair<double, double> searchUniform(double a0, double b0, int samples, int iterations,
                                         Loss &&loss, SearchTrace *trace) {
   std::vector<double> f(static_cast<size_t>(samples));
   for (int i = 0; i < samples; ++i)
     f[i] = linspaceAt(kS.low, kS.high, samples, i);
+  std::vector<double> losses(size_t(samples) * size_t(samples));
   double a = a0, b = b0, bestA = a0, bestB = b0, bestL = loss(a0, b0);
   int evals = 1, k = 0;
   while (k < iterations) {
     double prev = bestL, ca = a, cb = b, cl = kInf;
-    bool firstCand = true;
-    for (double fa : f)
-      for (double fb : f) {
-        double l = loss(a * fa, b * fb);
-        if (firstCand || l < cl) {
-          ca = a * fa;
-          cb = b * fb;
-          cl = l;
-          firstCand = false;
-        }
+    // The candidates' losses in parallel, the choice in order: the same
+    // pick on any number of threads.
+    const int64_t count = int64_t(samples) * samples;
+#pragma omp parallel for schedule(static)
+    for (int64_t i = 0; i < count; ++i)
+      losses[size_t(i)] = loss(a * f[size_t(i / samples)], b * f[size_t(i % samples)]);
+    for (int64_t i = 0; i < count; ++i)
+      if (i == 0 || losses[size_t(i)] < cl) {
+        ca = a * f[size_t(i / samples)];
+        cb = b * f[size_t(i % samples)];
+        cl = losses[size_t(i)];
       }
     evals += samples * samples;
     a = ca;
