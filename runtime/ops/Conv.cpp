@@ -63,6 +63,11 @@ struct ConvPlan {
   std::vector<dnnl::memory> operandIn, operandBuf;
   std::vector<dnnl::reorder> operandReorder;
   std::unordered_map<int, dnnl::memory> args;
+  /// When oneDNN has only its reference convolution for the Adds as
+  /// post-ops: the convolution takes the post-ops before the first Add, and
+  /// each Add runs after it as a binary primitive in the destination's
+  /// layout (in place), with the element-wise post-ops up to the next Add.
+  std::vector<dnnl::primitive> adds;
   const void *weiFrom = nullptr; ///< the buffer weiBuf was reordered from
 };
 
@@ -267,13 +272,21 @@ void buildPlan(ConvPlan &p, bool transpose, const ConvGeometry &g) {
   for (size_t i = 0; i < nsp; ++i)
     dil[i] = g.dilations[i] - 1;
   const dnnl::engine &eng = engine();
-  auto make = [&](const dnnl::memory::desc &dst, bool withAdds) {
+  llvm::ArrayRef<PostOp> post = p.key.post;
+  size_t firstAdd = std::find_if(post.begin(), post.end(),
+                                 [](const PostOp &op) { return op.kind == PostOp::Kind::Add; }) -
+                    post.begin();
+  enum class Posts { All, NoAdds, BeforeAdds };
+  std::string impl;
+  auto make = [&](const dnnl::memory::desc &dst, Posts which) {
     dnnl::primitive_attr attr;
     dnnl::post_ops ops;
-    if (withAdds)
-      appendPostOps(ops, p.key.post, dst);
+    if (which == Posts::All)
+      appendPostOps(ops, post, dst);
+    else if (which == Posts::BeforeAdds)
+      appendPostOps(ops, post.take_front(firstAdd), dst);
     else
-      for (const PostOp &op : p.key.post)
+      for (const PostOp &op : post)
         if (op.kind != PostOp::Kind::Add)
           appendPostOps(ops, op, dst);
     attr.set_post_ops(ops);
@@ -286,6 +299,7 @@ void buildPlan(ConvPlan &p, bool transpose, const ConvGeometry &g) {
                                                             dil, pl, pr);
       dnnl::convolution_forward::primitive_desc pd(d, attr, eng);
       p.src = pd.src_desc(), p.wei = pd.weights_desc(), p.dst = pd.dst_desc();
+      impl = pd.impl_info_str();
       p.prim = dnnl::convolution_forward(pd);
     } else {
       auto alg = dnnl::algorithm::deconvolution_direct;
@@ -295,15 +309,25 @@ void buildPlan(ConvPlan &p, bool transpose, const ConvGeometry &g) {
                                                               strides, dil, pl, pr);
       dnnl::deconvolution_forward::primitive_desc pd(d, attr, eng);
       p.src = pd.src_desc(), p.wei = pd.weights_desc(), p.dst = pd.dst_desc();
+      impl = pd.impl_info_str();
       p.prim = dnnl::deconvolution_forward(pd);
     }
   };
   dnnl::memory::desc anyDst(toDims(g.outShape), dt::f32, tag::any);
   // An Add's operand must be in the destination's layout: let oneDNN choose
-  // that first, then fix it.
-  make(anyDst, p.key.operands.empty());
-  if (!p.key.operands.empty())
-    make(dnnl::memory::desc(p.dst), true);
+  // that first, then fix it. Where the Adds would leave only oneDNN's
+  // reference convolution (oneDNN 2.6's brgemm 1x1 convolutions on AVX-512
+  // take no full-tensor binary post-op in NHWC), they run after it.
+  bool separate = false;
+  make(anyDst, p.key.operands.empty() ? Posts::All : Posts::NoAdds);
+  if (!p.key.operands.empty()) {
+    bool fast = impl.rfind("ref", 0) != 0;
+    make(dnnl::memory::desc(p.dst), Posts::All);
+    if (fast && impl.rfind("ref", 0) == 0) {
+      separate = true;
+      make(anyDst, Posts::BeforeAdds);
+    }
+  }
 
   p.srcIn = dnnl::memory(p.key.src, eng, DNNL_MEMORY_NONE);
   if (p.src != p.key.src) {
@@ -333,8 +357,8 @@ void buildPlan(ConvPlan &p, bool transpose, const ConvGeometry &g) {
     p.biasMem = dnnl::memory(biasMd, eng, DNNL_MEMORY_NONE);
     p.args[DNNL_ARG_BIAS] = p.biasMem;
   }
-  for (size_t i = 0, k = 0; i < p.key.post.size(); ++i) {
-    if (p.key.post[i].kind != PostOp::Kind::Add)
+  for (size_t i = 0, k = 0; i < post.size(); ++i) {
+    if (post[i].kind != PostOp::Kind::Add)
       continue;
     const dnnl::memory::desc &in = p.key.operands[k++];
     p.operandIn.push_back(dnnl::memory(in, eng, DNNL_MEMORY_NONE));
@@ -345,7 +369,19 @@ void buildPlan(ConvPlan &p, bool transpose, const ConvGeometry &g) {
       p.operandBuf.push_back(p.operandIn.back());
       p.operandReorder.emplace_back();
     }
-    p.args[DNNL_ARG_ATTR_MULTIPLE_POST_OP(int(i)) | DNNL_ARG_SRC_1] = p.operandBuf.back();
+    if (!separate) {
+      p.args[DNNL_ARG_ATTR_MULTIPLE_POST_OP(int(i)) | DNNL_ARG_SRC_1] = p.operandBuf.back();
+      continue;
+    }
+    size_t end = i + 1;
+    while (end < post.size() && post[end].kind != PostOp::Kind::Add)
+      ++end;
+    dnnl::primitive_attr attr;
+    dnnl::post_ops ops;
+    appendPostOps(ops, post.slice(i + 1, end - i - 1), p.dst);
+    attr.set_post_ops(ops);
+    dnnl::binary::desc d(dnnl::algorithm::binary_add, p.dst, p.dst, p.dst);
+    p.adds.push_back(dnnl::binary(dnnl::binary::primitive_desc(d, attr, eng)));
   }
 }
 
@@ -474,6 +510,10 @@ bool runConv(KernelContext &ctx, bool transpose) {
                               : Tensor(ElemType::Float, run.outShape);
     p.dstOut.set_data_handle(part.raw());
     p.prim.execute(s, p.args);
+    for (size_t i = 0; i < p.adds.size(); ++i)
+      p.adds[i].execute(s, {{DNNL_ARG_SRC_0, p.dstMem},
+                            {DNNL_ARG_SRC_1, p.operandBuf[i]},
+                            {DNNL_ARG_DST, p.dstMem}});
     if (p.dstReorder)
       p.dstReorder.execute(s, p.dstMem, p.dstOut);
     s.wait();

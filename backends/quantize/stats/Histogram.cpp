@@ -14,6 +14,9 @@
 #include <limits>
 
 #include <omp.h>
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
 
 using namespace tpcc::quant;
 
@@ -82,40 +85,90 @@ static void parallelMinMax(const float *x, int64_t n, double &lo, double &hi) {
     }
 }
 
-/// Adds to `counts` the bins of data[0, n) (see binned). Four interleaved
-/// sub-histograms: runs of values in one bin (the zeros after a ReLU) do not
-/// wait on each other's increments.
-static void countBins(const float *data, int64_t n, double lo, const double *e, double perUnit,
-                      int bins, int64_t *counts) {
-  std::vector<uint32_t> sub(size_t(bins) * 4, 0);
-  auto binOf = [&](double v) {
-    // A first guess from the position, corrected against the actual edges
-    // as numpy does: every value lands in the bin whose edges bracket it
-    // (the last bin closed), whatever the guess's rounding.
+/// Adds to `counts` the bins of data[0, n) of the histogram with edges `e`
+/// over [lo, hi] (see binned).
+static void countBins(const float *data, int64_t n, double lo, double hi, const double *e,
+                      double perUnit, int bins, int64_t *counts) {
+  // numpy's rule, exactly: a first guess from the position, corrected
+  // against the actual edges; every value lands in the bin whose edges
+  // bracket it (the last bin closed), whatever the guess's rounding. NaN
+  // lands in no bin.
+  auto exact = [&](double v) {
+    if (v != v)
+      return;
     int64_t k = std::clamp<int64_t>(int64_t((v - lo) * perUnit), 0, bins - 1);
     if (v < e[k])
       --k;
     else if (k != bins - 1 && v >= e[k + 1])
       ++k;
-    return size_t(k) * 4;
+    ++counts[k];
   };
-  // Sub-counts stay below 2^32: flushed every 2^31 elements.
-  for (int64_t b = 0; b < n; b += int64_t(1) << 31) {
-    int64_t end = std::min(n, b + (int64_t(1) << 31)), i = b;
-    for (; i + 4 <= end; i += 4) {
-      ++sub[binOf(data[i])];
-      ++sub[binOf(data[i + 1]) + 1];
-      ++sub[binOf(data[i + 2]) + 2];
-      ++sub[binOf(data[i + 3]) + 3];
-    }
-    for (; i < end; ++i)
-      ++sub[binOf(data[i])];
+  // The computed position (v - lo) * perUnit is within `eps` bins of the
+  // value's place between the computed edges (each edge is off by at most
+  // an ulp of max(|lo|, |hi|), the position by a few ulps of `bins`): a
+  // position farther than that from a bin boundary needs no edge lookup.
+  // The guesses are computed a chunk at a time in SIMD; the few near a
+  // boundary take the exact path.
+  double eps = std::ldexp(std::max(std::abs(lo), std::abs(hi)) * perUnit, -48) + 1e-9;
+  if (!(eps < 0.125)) {
+    for (int64_t i = 0; i < n; ++i)
+      exact(data[i]);
+    return;
+  }
+#ifdef __SSE2__
+  // Two values at a time: position, truncated guess, distance from the
+  // guess's lower boundary; a NaN position becomes `bins` (the exact path).
+  // The minimum itself (the zeros after a ReLU) is in bin 0 without a
+  // lookup when the first bin is not empty (e[1] > lo). Four interleaved
+  // sub-histograms, so runs of one bin do not wait on each other's
+  // increments; their 32-bit counts are flushed every 2^31 values.
+  constexpr int kChunk = 512;
+  alignas(16) int32_t guess[kChunk + 4];
+  uint8_t near[kChunk + 2];
+  std::vector<uint32_t> sub(size_t(bins) * 4, 0);
+  auto flush = [&] {
     for (int k = 0; k < bins; ++k) {
       uint32_t *c = &sub[size_t(k) * 4];
       counts[k] += int64_t(c[0]) + c[1] + c[2] + c[3];
       c[0] = c[1] = c[2] = c[3] = 0;
     }
+  };
+  const __m128d vlo = _mm_set1_pd(lo), vper = _mm_set1_pd(perUnit), vbins = _mm_set1_pd(bins),
+                veps = _mm_set1_pd(eps), vtop = _mm_set1_pd(1 - eps), zero = _mm_setzero_pd();
+  const int atMinimum = e[1] > lo ? 3 : 0;
+  int64_t sinceFlush = 0;
+  for (int64_t b = 0; b < n; b += kChunk) {
+    const int m = int(std::min<int64_t>(kChunk, n - b));
+    const float *x = data + b;
+    int j = 0;
+    for (; j + 2 <= m; j += 2) {
+      __m128d v = _mm_cvtps_pd(_mm_castpd_ps(_mm_load_sd(reinterpret_cast<const double *>(x + j))));
+      __m128d t = _mm_min_pd(_mm_mul_pd(_mm_sub_pd(v, vlo), vper), vbins);
+      __m128i k = _mm_cvttpd_epi32(t);
+      __m128d f = _mm_sub_pd(t, _mm_cvtepi32_pd(k));
+      int inside = _mm_movemask_pd(_mm_and_pd(_mm_cmpgt_pd(f, veps), _mm_cmplt_pd(f, vtop))) |
+                   (_mm_movemask_pd(_mm_cmpeq_pd(t, zero)) & atMinimum);
+      _mm_storel_epi64(reinterpret_cast<__m128i *>(guess + j), k);
+      near[j] = !(inside & 1);
+      near[j + 1] = !(inside & 2);
+    }
+    for (; j < m; ++j)
+      near[j] = 1;
+    for (j = 0; j < m; ++j)
+      if (near[j])
+        exact(x[j]);
+      else
+        ++sub[size_t(guess[j]) * 4 + (j & 3)];
+    if ((sinceFlush += m) >= (int64_t(1) << 31) - kChunk) {
+      flush();
+      sinceFlush = 0;
+    }
   }
+  flush();
+#else
+  for (int64_t i = 0; i < n; ++i)
+    exact(data[i]);
+#endif
 }
 
 /// numpy.histogram(data, bins) given the data's min and max; chunks of the
@@ -134,13 +187,13 @@ static Histogram binned(const float *data, int64_t n, double lo, double hi, int 
   int threads = statsThreads(n);
   std::vector<int64_t> counts(size_t(bins) * size_t(threads), 0);
   if (threads == 1) {
-    countBins(data, n, lo, e, perUnit, bins, counts.data());
+    countBins(data, n, lo, hi, e, perUnit, bins, counts.data());
   } else {
 #pragma omp parallel num_threads(threads)
     {
       int t = omp_get_thread_num(), nt = omp_get_num_threads();
       int64_t b = n * t / nt, end = n * (t + 1) / nt;
-      countBins(data + b, end - b, lo, e, perUnit, bins, counts.data() + size_t(t) * bins);
+      countBins(data + b, end - b, lo, hi, e, perUnit, bins, counts.data() + size_t(t) * bins);
     }
     for (int t = 1; t < threads; ++t)
       for (int k = 0; k < bins; ++k)
@@ -325,10 +378,21 @@ void TensorStats::add(const float *data, const std::vector<int64_t> &shape) {
         minMax(p, inner, pmn, pmx);
         mn = std::min(mn, pmn);
         mx = std::max(mx, pmx);
-        for (int64_t i = 0; i < inner; ++i) {
-          sum += p[i];
-          squares += double(p[i]) * p[i];
+        // Four lanes, summed in a fixed order: the same on every run.
+        double s[4] = {0, 0, 0, 0}, q[4] = {0, 0, 0, 0};
+        int64_t i = 0;
+        for (; i + 4 <= inner; i += 4)
+          for (int j = 0; j < 4; ++j) {
+            double v = p[i + j];
+            s[j] += v;
+            q[j] += v * v;
+          }
+        for (; i < inner; ++i) {
+          s[0] += p[i];
+          q[0] += double(p[i]) * p[i];
         }
+        sum += (s[0] + s[1]) + (s[2] + s[3]);
+        squares += (q[0] + q[1]) + (q[2] + q[3]);
       }
       cmin[c] = first ? mn : std::min(cmin[c], mn);
       cmax[c] = first ? mx : std::max(cmax[c], mx);
