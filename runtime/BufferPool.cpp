@@ -35,13 +35,18 @@ size_t rounded(size_t bytes) { return (std::max<size_t>(bytes, 1) + 63) / 64 * 6
 
 struct BufferPool::Impl : std::enable_shared_from_this<BufferPool::Impl> {
   mutable std::mutex mu;
-  std::multimap<size_t, uint8_t *> free; ///< by capacity
+  struct FreeBuffer {
+    uint8_t *p;
+    uint64_t returned; ///< when it came back (a count of returns)
+  };
+  std::multimap<size_t, FreeBuffer> free; ///< by capacity
   size_t freeBytes = 0;
+  uint64_t returns = 0;
   Stats stats;
 
   ~Impl() {
-    for (auto &[size, p] : free)
-      std::free(p);
+    for (auto &[size, b] : free)
+      std::free(b.p);
   }
 
   std::shared_ptr<uint8_t> take(size_t bytes) {
@@ -52,7 +57,7 @@ struct BufferPool::Impl : std::enable_shared_from_this<BufferPool::Impl> {
       auto it = free.lower_bound(bytes);
       if (it != free.end() && it->first / 2 <= bytes) {
         capacity = it->first;
-        p = it->second;
+        p = it->second.p;
         free.erase(it);
         freeBytes -= capacity;
         ++stats.reuses;
@@ -72,16 +77,20 @@ struct BufferPool::Impl : std::enable_shared_from_this<BufferPool::Impl> {
   void give(uint8_t *p, size_t capacity) {
     std::lock_guard<std::mutex> lock(mu);
     stats.inUse -= capacity;
-    free.emplace(capacity, p);
+    free.emplace(capacity, FreeBuffer{p, ++returns});
     freeBytes += capacity;
     // Keep at most twice the peak in use as spare (room for the buffers of
-    // every size a run asks for); release the largest first.
+    // every size a run asks for); release the one unused longest first (not
+    // the largest: a run's largest buffer is the one it needs again).
     while (freeBytes > 2 * stats.peakInUse && !free.empty()) {
-      auto last = std::prev(free.end());
-      freeBytes -= last->first;
-      stats.held -= last->first;
-      std::free(last->second);
-      free.erase(last);
+      auto oldest = free.begin();
+      for (auto it = free.begin(); it != free.end(); ++it)
+        if (it->second.returned < oldest->second.returned)
+          oldest = it;
+      freeBytes -= oldest->first;
+      stats.held -= oldest->first;
+      std::free(oldest->second.p);
+      free.erase(oldest);
     }
   }
 };
