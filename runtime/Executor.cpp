@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <set>
 
@@ -191,33 +192,132 @@ bool Executor::fusable(const Step &head, const RunOptions &options) const {
   return true;
 }
 
+/// The QuantizeLinear the kernel of the group at step `s` can write directly:
+/// the only reader of the node's output, or of the only Relu/Clip reading it.
+void Executor::findQuantizedOutput(size_t s) {
+  Step &step = steps[s];
+  const graph::Value *v = step.node->outputs.empty() ? nullptr : step.node->outputs[0];
+  std::vector<size_t> chain;
+  std::vector<const graph::Value *> skipped;
+  while (v && !v->isGraphOutput && v->uses.size() == 1 && v->uses[0].index == 0) {
+    const graph::Node &r = *v->uses[0].node;
+    if (!r.inDefaultDomain() || r.outputs.empty() || !r.outputs[0])
+      return;
+    chain.push_back(stepIndex[r.id]);
+    skipped.push_back(v);
+    if (r.opType == "QuantizeLinear") {
+      step.integerAbsorbed = std::move(chain);
+      step.integerSkipped = std::move(skipped);
+      step.quantizedOutput = r.outputs[0];
+      return;
+    }
+    if ((r.opType != "Relu" && r.opType != "Clip") || chain.size() > 1)
+      return;
+    v = r.outputs[0];
+  }
+}
+
+/// Finds the DequantizeLinear steps whose output only group kernels and
+/// tables read.
+void Executor::findKernelOnlyInputs() {
+  for (Step &step : steps) {
+    const graph::Node &n = *step.node;
+    const graph::Value *out = n.outputs.empty() ? nullptr : n.outputs[0];
+    if (n.opType != "DequantizeLinear" || !n.inDefaultDomain() || !out || out->isGraphOutput ||
+        out->uses.empty() || step.precomputed)
+      continue;
+    std::vector<size_t> readers;
+    for (const graph::Use &u : out->uses) {
+      const Step &reader = steps[stepIndex[u.node->id]];
+      if (u.index != 0 || !(reader.integerKernel || reader.lookup) ||
+          reader.quantizedInput != n.input(0))
+        break;
+      readers.push_back(stepIndex[u.node->id]);
+    }
+    if (readers.size() == out->uses.size())
+      step.kernelReaders = std::move(readers);
+  }
+}
+
 /// The integer groups and their kernels, found by the first run that
 /// computes them. A group's kernel reads the tensor its DequantizeLinear
 /// reads: that value lives until the group's step.
 void Executor::findIntegerGroups() {
   integerGroupsFound = true;
+  auto constant = [&](const graph::Value &v) -> const Tensor * {
+    return constants[v.id].defined() && !v.isGraphInput ? &constants[v.id] : nullptr;
+  };
   for (size_t s = 0; s < steps.size(); ++s) {
     Step &step = steps[s];
-    step.integer = integerGroupOf(*step.node);
-    if (!step.integer)
+    if (step.precomputed)
       continue;
+    step.integer = integerGroupOf(*step.node);
+    if (!step.integer) {
+      step.lookup = lookupChainOf(*step.node, constant);
+      if (step.lookup && !buildTable(step))
+        step.lookup.reset();
+      if (step.lookup) {
+        step.integerAbsorbed = {stepIndex[step.lookup->q->id]};
+        step.integerSkipped = {step.node->outputs[0]};
+        step.quantizedOutput = step.lookup->output;
+        readQuantizedInput(s, step.lookup->input);
+      }
+      continue;
+    }
     const graph::Value *dq = step.node->input(0);
     const graph::Value *xq = dq && dq->producer ? dq->producer->input(0) : nullptr;
     std::string error;
     if (!xq || !(step.integerKernel = IntegerKernel::create(*step.integer, error)))
       continue;
-    step.quantizedInput = xq;
-    if (xq->isGraphOutput || xq->constant)
-      continue;
-    for (size_t r = 0; r < s; ++r) { // released before the group: release at it
-      auto &rel = steps[r].release;
-      auto it = std::find(rel.begin(), rel.end(), xq->id);
-      if (it != rel.end()) {
-        rel.erase(it);
-        steps[s].release.push_back(xq->id);
-      }
+    findQuantizedOutput(s);
+    readQuantizedInput(s, xq);
+  }
+  findKernelOnlyInputs();
+}
+
+/// Step `s` reads `xq` itself (the tensor its DequantizeLinear reads): `xq`
+/// lives until it.
+void Executor::readQuantizedInput(size_t s, const graph::Value *xq) {
+  steps[s].quantizedInput = xq;
+  if (xq->isGraphOutput || xq->constant)
+    return;
+  for (size_t r = 0; r < s; ++r) { // released before the step: release at it
+    auto &rel = steps[r].release;
+    auto it = std::find(rel.begin(), rel.end(), xq->id);
+    if (it != rel.end()) {
+      rel.erase(it);
+      steps[s].release.push_back(xq->id);
     }
   }
+}
+
+/// The table of a lookup chain: its three kernels run on the 256 codes.
+bool Executor::buildTable(Step &step) {
+  const LookupChain &c = *step.lookup;
+  Tensor codes(c.input->type.elem, {256});
+  for (int i = 0; i < 256; ++i)
+    static_cast<uint8_t *>(codes.raw())[i] = uint8_t(i);
+  auto runNode = [&](const graph::Node &n, const Tensor &x, Tensor &y) {
+    const Step &st = steps[stepIndex[n.id]];
+    std::unique_ptr<NodeState> state;
+    KernelContext ctx(n, st.opset, state);
+    ctx.inputs.push_back(&x);
+    for (size_t i = 1; i < n.inputs.size(); ++i)
+      ctx.inputs.push_back(n.inputs[i] ? &constants[n.inputs[i]->id] : nullptr);
+    ctx.outputs.resize(n.outputs.size());
+    if (!st.kernel(ctx) || ctx.outputs.empty())
+      return false;
+    y = std::move(ctx.outputs[0]);
+    return y.defined() && y.numel() == 256 && !y.blocked();
+  };
+  Tensor f, g, y;
+  BufferPool::Scope system(nullptr);
+  if (!runNode(*c.dq, codes, f) || !runNode(*c.op, f, g) || !runNode(*c.q, g, y) ||
+      (y.elem() != graph::ElemType::UInt8 && y.elem() != graph::ElemType::Int8))
+    return false;
+  std::memcpy(step.table.data(), y.raw(), 256);
+  step.tableType = y.elem();
+  return true;
 }
 
 LogicalResult Executor::checkInputs(const std::map<std::string, Tensor> &inputs,
@@ -365,6 +465,42 @@ LogicalResult Executor::runFrom(size_t first, std::vector<Tensor> values,
             options.observe(*out, constants[out->id]);
       continue;
     }
+    bool integer = options.arithmetic != IntegerArithmetic::Float && step.integer;
+    bool kernel = integer && options.arithmetic == IntegerArithmetic::Exact && step.integerKernel;
+    if (options.arithmetic == IntegerArithmetic::Exact && !step.kernelReaders.empty() &&
+        skippable(options, *n.outputs[0]) &&
+        std::all_of(step.kernelReaders.begin(), step.kernelReaders.end(), [&](size_t r) {
+          return steps[r].integerKernel || direct(steps[r], options);
+        })) {
+      // Every reader reads its input instead.
+      for (unsigned id : step.release)
+        values[id] = Tensor();
+      continue;
+    }
+    if ((kernel || (options.arithmetic != IntegerArithmetic::Float && step.lookup)) &&
+        direct(step, options)) {
+      // From quantized input to quantized output, as ORT's QLinearConv,
+      // QGemm and lookup ops: the QuantizeLinear (and a Relu/Clip before it)
+      // never runs.
+      const Tensor *xq = valueOf(step.quantizedInput);
+      if (!xq->defined())
+        return missing(n, *step.quantizedInput);
+      Tensor &yq = values[step.quantizedOutput->id];
+      std::string error;
+      if (step.lookup)
+        applyTable(*xq, step.table, step.tableType, yq);
+      else if (!step.integerKernel->run(*xq, yq, error)) {
+        diags.emitAt(graph::describeNode(where, n), diag::err_run_node, error);
+        return failure();
+      }
+      observe(*step.quantizedOutput, yq);
+      for (size_t a : step.integerAbsorbed)
+        absorbed[a] = true;
+      if (!options.keep)
+        for (unsigned id : step.release)
+          values[id] = Tensor();
+      continue;
+    }
     KernelContext ctx(n, step.opset, states[s]);
     const Fusion *fused = step.fusion && fusable(step, options) ? &*step.fusion : nullptr;
     if (fused) {
@@ -385,7 +521,7 @@ LogicalResult Executor::runFrom(size_t first, std::vector<Tensor> values,
     plainCopies.clear();
     plainCopies.reserve(n.inputs.size());
     ctx.inputs.reserve(n.inputs.size());
-    for (size_t i = 0; i < n.inputs.size(); ++i) {
+    for (size_t i = 0; i < n.inputs.size() && !kernel; ++i) {
       const graph::Value *in = n.inputs[i];
       const Tensor *t = valueOf(in);
       if (in && !t->defined())
@@ -397,8 +533,7 @@ LogicalResult Executor::runFrom(size_t first, std::vector<Tensor> values,
       ctx.inputs.push_back(t);
     }
     ctx.outputs.resize(n.outputs.size());
-    bool integer = options.arithmetic != IntegerArithmetic::Float && step.integer;
-    if (integer && options.arithmetic == IntegerArithmetic::Exact && step.integerKernel) {
+    if (kernel) {
       // The group on integers, from the tensor its DequantizeLinear reads.
       const Tensor *xq = valueOf(step.quantizedInput);
       if (!xq->defined())

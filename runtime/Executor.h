@@ -32,10 +32,13 @@
 #include "runtime/IntegerKernel.h"
 #include "runtime/IntegerPairs.h"
 #include "runtime/Kernel.h"
+#include "runtime/LookupTable.h"
 #include "support/Diagnostics.h"
 
 #include "llvm/ADT/STLFunctionalExtras.h"
 
+#include <algorithm>
+#include <array>
 #include <map>
 #include <memory>
 #include <optional>
@@ -120,6 +123,19 @@ public:
       n += s.integer.has_value();
     return n;
   }
+  /// What integer runs compute without the float graph: QuantizeLinear
+  /// nodes computed inside a group's kernel or a lookup, lookup tables.
+  struct Shortcuts {
+    unsigned quantizeSkipped = 0, tables = 0;
+  };
+  Shortcuts quantizedShortcuts() const {
+    Shortcuts s;
+    for (const Step &step : steps) {
+      s.quantizeSkipped += step.quantizedOutput != nullptr;
+      s.tables += step.lookup.has_value();
+    }
+    return s;
+  }
   /// The tensor memory of this executor's runs.
   BufferPool::Stats memoryStats() const { return pool.stats(); }
   /// The inputs a caller must give (graph inputs without an initializer).
@@ -154,11 +170,39 @@ private:
     /// form has one, and the quantized value the kernel reads.
     std::unique_ptr<IntegerKernel> integerKernel;
     const graph::Value *quantizedInput = nullptr;
+    /// An element-wise node between 8-bit DequantizeLinear and
+    /// QuantizeLinear, computed as a lookup in `table` (LookupTable.h).
+    std::optional<LookupChain> lookup;
+    std::array<uint8_t, 256> table{};
+    graph::ElemType tableType = graph::ElemType::UInt8;
+    /// With the kernel or the table: the QuantizeLinear after the node (and
+    /// the Relu/Clip ORT drops before it), computed with the node as its
+    /// quantized output; the values that leaves out.
+    std::vector<size_t> integerAbsorbed;
+    std::vector<const graph::Value *> integerSkipped;
+    const graph::Value *quantizedOutput = nullptr;
+    /// A DequantizeLinear only group kernels and tables read (they read its
+    /// input): the steps that read it.
+    std::vector<size_t> kernelReaders;
   };
   void findIntegerGroups();
+  void findQuantizedOutput(size_t s);
+  void findKernelOnlyInputs();
+  bool buildTable(Step &step);
+  void readQuantizedInput(size_t s, const graph::Value *xq);
   bool integerGroupsFound = false;
   void findFusions();
   bool fusable(const Step &head, const RunOptions &options) const;
+  /// Whether `step` computes its quantized output directly in this run.
+  bool direct(const Step &step, const RunOptions &options) const {
+    return step.quantizedOutput &&
+           std::all_of(step.integerSkipped.begin(), step.integerSkipped.end(),
+                       [&](const graph::Value *v) { return skippable(options, *v); });
+  }
+  /// Whether a run with integer kernels may leave `v` uncomputed.
+  bool skippable(const RunOptions &options, const graph::Value &v) const {
+    return !options.keep && !watches(options, v) && !(options.substitute && options.substitute(v));
+  }
   bool watches(const RunOptions &options, const graph::Value &v) const {
     return (options.observe || options.transform) &&
            (!options.watched || (v.id < options.watched->size() && (*options.watched)[v.id]));

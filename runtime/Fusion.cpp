@@ -9,7 +9,7 @@ using namespace tpcc::rt;
 
 namespace {
 
-bool inDefaultDomain(const graph::Node &n) { return n.domain.empty() || n.domain == "ai.onnx"; }
+bool inDefaultDomain(const graph::Node &n) { return n.inDefaultDomain(); }
 
 /// A float scalar constant input `i` of `n` (absent: `dflt`), or none.
 std::optional<float> scalarInput(const graph::Node &n, size_t i, float dflt,

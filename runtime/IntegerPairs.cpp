@@ -12,7 +12,7 @@ namespace {
 
 constexpr int64_t kInt16Max = 32767, kInt16Min = -32768, kU8Max = 255;
 
-bool inDefaultDomain(const graph::Node &n) { return n.domain.empty() || n.domain == "ai.onnx"; }
+bool inDefaultDomain(const graph::Node &n) { return n.inDefaultDomain(); }
 
 /// Reads `n`'s attributes, with the schema defaults, outside a kernel.
 struct Attrs {

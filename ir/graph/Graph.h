@@ -173,6 +173,8 @@ public:
   bool hasSubgraphs() const;
   /// The name, or `<op_type>_<id>` for an unnamed node.
   std::string displayName() const;
+  /// Whether the operator is ONNX's own (domain "" or "ai.onnx").
+  bool inDefaultDomain() const { return domain.empty() || domain == "ai.onnx"; }
 };
 
 struct OpsetImport {

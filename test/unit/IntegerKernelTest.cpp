@@ -895,6 +895,55 @@ template <typename F> double bestMicros(int reps, F f) {
   return best;
 }
 
+TEST(IntegerKernelModels, QuantizedShortcutsChangeNoBit) {
+  // Integer runs compute a group's QuantizeLinear inside its kernel, skip a
+  // DequantizeLinear only kernels read, and look 8-bit element-wise chains
+  // up in tables: the outputs equal a run that observes the values these
+  // shortcuts leave out (and so takes none of them), bit for bit. (Not every
+  // value: that would also unfuse the float convolutions' post-ops, which
+  // round differently.)
+  const QdqModels &q = qdqModels();
+  if (q.files.empty())
+    GTEST_SKIP() << q.skip;
+  for (const std::string &file : q.files) {
+    SourceManager sm;
+    DiagnosticEngine diags(sm);
+    auto m = loadQdq(file, diags);
+    ASSERT_TRUE(m);
+    auto ex = rt::Executor::create(*m, diags);
+    ASSERT_TRUE(ex);
+    rt::RunOptions direct, observed;
+    direct.arithmetic = observed.arithmetic = rt::IntegerArithmetic::Exact;
+    auto observe = [](const graph::Value &, const Tensor &) {};
+    observed.observe = observe;
+    std::vector<bool> watched(m->graph.values().size(), false);
+    for (const auto &n : m->graph.nodes()) {
+      if (n->opType == "DequantizeLinear")
+        watched[n->outputs[0]->id] = true;
+      bool beforeQ = false;
+      for (const graph::Value *out : n->outputs)
+        for (const graph::Use &u : out ? out->uses : std::vector<graph::Use>())
+          beforeQ |= u.node->opType == "QuantizeLinear";
+      if (n->opType == "QuantizeLinear" ||
+          ((n->opType == "Relu" || n->opType == "Clip") && beforeQ))
+        watched[n->input(0)->id] = true;
+      if (beforeQ) // a table's element-wise node
+        watched[n->outputs[0]->id] = true;
+    }
+    observed.watched = &watched;
+    std::map<std::string, Tensor> feed{{m->graph.inputs()[0]->name, calibration(16)}};
+    std::vector<Tensor> a, b;
+    ASSERT_TRUE(succeeded(ex->run(feed, a, diags, direct)));
+    ASSERT_TRUE(succeeded(ex->run(feed, b, diags, observed)));
+    ASSERT_EQ(a.size(), b.size());
+    for (size_t i = 0; i < a.size(); ++i)
+      EXPECT_EQ(0, std::memcmp(a[i].raw(), b[i].raw(), size_t(a[i].numel()) * 4)) << file;
+    EXPECT_GT(ex->quantizedShortcuts().quantizeSkipped, 0u) << file;
+    if (file.find("fashion_mbv2.tflite") != std::string::npos)
+      EXPECT_GT(ex->quantizedShortcuts().tables, 0u) << file; // its Sigmoids
+  }
+}
+
 TEST(IntegerKernelModels, DISABLED_Speed) {
   // The Conv groups of the QDQ fashion_mbv2 models: the kernel against the
   // executor's float Conv and the emulation after it (computeIntegerGroup).
