@@ -59,8 +59,12 @@ void rt::applyTable(const Tensor &x, const std::array<uint8_t, 256> &table, grap
   y = Tensor(out, x.shape());
   const uint8_t *src = static_cast<const uint8_t *>(x.raw());
   uint8_t *dst = static_cast<uint8_t *>(y.raw());
-  parallelFor(x.numel(), 1, [&](int64_t b, int64_t e) {
+  const uint8_t *lut = table.data();
+  parallelFor(x.numel(), 1, [src, dst, lut](int64_t b, int64_t e) {
+    // Restrict: a byte store may alias anything, the pointers included.
+    const uint8_t *__restrict in = src, *__restrict t = lut;
+    uint8_t *__restrict out = dst;
     for (int64_t i = b; i < e; ++i)
-      dst[i] = table[src[i]];
+      out[i] = t[in[i]];
   });
 }
