@@ -229,8 +229,11 @@ void Executor::findKernelOnlyInputs() {
     std::vector<size_t> readers;
     for (const graph::Use &u : out->uses) {
       const Step &reader = steps[stepIndex[u.node->id]];
-      if (u.index != 0 || !(reader.integerKernel || reader.lookup) ||
-          reader.quantizedInput != n.input(0))
+      bool reads = reader.integerKernel || reader.lookup
+                       ? (u.index == 0 && reader.quantizedInput == n.input(0)) ||
+                             (u.index == 1 && reader.quantizedInputB == n.input(0))
+                       : false;
+      if (!reads)
         break;
       readers.push_back(stepIndex[u.node->id]);
     }
@@ -260,7 +263,12 @@ void Executor::findIntegerGroups() {
         step.integerAbsorbed = {stepIndex[step.lookup->q->id]};
         step.integerSkipped = {step.node->outputs[0]};
         step.quantizedOutput = step.lookup->output;
-        readQuantizedInput(s, step.lookup->input);
+        readQuantizedInput(s, step.lookup->input[0]);
+        if (step.lookup->arity == 2) {
+          readQuantizedInput(s, step.lookup->input[1]);
+          step.quantizedInput = step.lookup->input[0];
+          step.quantizedInputB = step.lookup->input[1];
+        }
       }
       continue;
     }
@@ -291,31 +299,46 @@ void Executor::readQuantizedInput(size_t s, const graph::Value *xq) {
   }
 }
 
-/// The table of a lookup chain: its three kernels run on the 256 codes.
+/// Runs the kernel of `n` on `x` (its first inputs; the others are
+/// constants) outside any run: building tables, and computing a skipped
+/// DequantizeLinear's output after all.
+bool Executor::runAlone(const graph::Node &n, llvm::ArrayRef<const Tensor *> x, Tensor &y) {
+  const Step &st = steps[stepIndex[n.id]];
+  std::unique_ptr<NodeState> state;
+  KernelContext ctx(n, st.opset, state);
+  ctx.inputs.assign(x.begin(), x.end());
+  for (size_t i = x.size(); i < n.inputs.size(); ++i)
+    ctx.inputs.push_back(n.inputs[i] ? &constants[n.inputs[i]->id] : nullptr);
+  ctx.outputs.resize(n.outputs.size());
+  if (!st.kernel(ctx) || ctx.outputs.empty())
+    return false;
+  y = std::move(ctx.outputs[0]);
+  return y.defined() && !y.blocked();
+}
+
+/// The table of a lookup chain: its kernels run on every code (pair).
 bool Executor::buildTable(Step &step) {
   const LookupChain &c = *step.lookup;
-  Tensor codes(c.input->type.elem, {256});
-  for (int i = 0; i < 256; ++i)
-    static_cast<uint8_t *>(codes.raw())[i] = uint8_t(i);
-  auto runNode = [&](const graph::Node &n, const Tensor &x, Tensor &y) {
-    const Step &st = steps[stepIndex[n.id]];
-    std::unique_ptr<NodeState> state;
-    KernelContext ctx(n, st.opset, state);
-    ctx.inputs.push_back(&x);
-    for (size_t i = 1; i < n.inputs.size(); ++i)
-      ctx.inputs.push_back(n.inputs[i] ? &constants[n.inputs[i]->id] : nullptr);
-    ctx.outputs.resize(n.outputs.size());
-    if (!st.kernel(ctx) || ctx.outputs.empty())
-      return false;
-    y = std::move(ctx.outputs[0]);
-    return y.defined() && y.numel() == 256 && !y.blocked();
-  };
-  Tensor f, g, y;
+  const int64_t n = c.arity == 2 ? 65536 : 256;
   BufferPool::Scope system(nullptr);
-  if (!runNode(*c.dq, codes, f) || !runNode(*c.op, f, g) || !runNode(*c.q, g, y) ||
+  Tensor codes[2], f[2], g, y;
+  for (int i = 0; i < c.arity; ++i) {
+    codes[i] = Tensor(c.input[i]->type.elem, {n});
+    uint8_t *p = static_cast<uint8_t *>(codes[i].raw());
+    for (int64_t k = 0; k < n; ++k)
+      p[k] = uint8_t(i == 0 ? k & 255 : k >> 8);
+    if (!runAlone(*c.dq[i], {&codes[i]}, f[i]))
+      return false;
+  }
+  if (!runAlone(*c.op,
+                c.arity == 2 ? std::vector<const Tensor *>{&f[0], &f[1]}
+                             : std::vector<const Tensor *>{&f[0]},
+                g) ||
+      !runAlone(*c.q, {&g}, y) || y.numel() != n ||
       (y.elem() != graph::ElemType::UInt8 && y.elem() != graph::ElemType::Int8))
     return false;
-  std::memcpy(step.table.data(), y.raw(), 256);
+  const uint8_t *p = static_cast<const uint8_t *>(y.raw());
+  step.table.assign(p, p + n);
   step.tableType = y.elem();
   return true;
 }
@@ -477,18 +500,31 @@ LogicalResult Executor::runFrom(size_t first, std::vector<Tensor> values,
         values[id] = Tensor();
       continue;
     }
-    if ((kernel || (options.arithmetic != IntegerArithmetic::Float && step.lookup)) &&
-        direct(step, options)) {
+    const Tensor *xq = step.quantizedInput ? valueOf(step.quantizedInput) : nullptr,
+                 *xq2 = step.quantizedInputB ? valueOf(step.quantizedInputB) : nullptr;
+    if (xq && !xq->defined())
+      return missing(n, *step.quantizedInput);
+    if (xq2 && !xq2->defined())
+      return missing(n, *step.quantizedInputB);
+    bool tableRun = options.arithmetic != IntegerArithmetic::Float && step.lookup &&
+                    (!xq2 || xq2->shape() == xq->shape());
+    if (step.lookup && !tableRun) // a Dequantize skipped for it: computed now
+      for (int i = 0; i < step.lookup->arity; ++i)
+        if (const graph::Value *d = n.inputs[size_t(i)];
+            !values[d->id].defined() &&
+            !runAlone(*step.lookup->dq[i], {i == 0 ? xq : xq2}, values[d->id])) {
+          diags.emitAt(graph::describeNode(where, n), diag::err_run_node,
+                       "its DequantizeLinear input cannot be computed");
+          return failure();
+        }
+    if ((kernel || tableRun) && direct(step, options)) {
       // From quantized input to quantized output, as ORT's QLinearConv,
-      // QGemm and lookup ops: the QuantizeLinear (and a Relu/Clip before it)
-      // never runs.
-      const Tensor *xq = valueOf(step.quantizedInput);
-      if (!xq->defined())
-        return missing(n, *step.quantizedInput);
+      // QGemm and QLinear element-wise ops: the QuantizeLinear (and a
+      // Relu/Clip before it) never runs.
       Tensor &yq = values[step.quantizedOutput->id];
       std::string error;
       if (step.lookup)
-        applyTable(*xq, step.table, step.tableType, yq);
+        applyTable(*xq, xq2, step.table, step.tableType, yq);
       else if (!step.integerKernel->run(*xq, yq, error)) {
         diags.emitAt(graph::describeNode(where, n), diag::err_run_node, error);
         return failure();
@@ -535,9 +571,6 @@ LogicalResult Executor::runFrom(size_t first, std::vector<Tensor> values,
     ctx.outputs.resize(n.outputs.size());
     if (kernel) {
       // The group on integers, from the tensor its DequantizeLinear reads.
-      const Tensor *xq = valueOf(step.quantizedInput);
-      if (!xq->defined())
-        return missing(n, *step.quantizedInput);
       if (!step.integerKernel->runDequantized(*xq, ctx.outputs[0], ctx.error)) {
         diags.emitAt(graph::describeNode(where, n), diag::err_run_node, ctx.error);
         return failure();

@@ -126,13 +126,14 @@ public:
   /// What integer runs compute without the float graph: QuantizeLinear
   /// nodes computed inside a group's kernel or a lookup, lookup tables.
   struct Shortcuts {
-    unsigned quantizeSkipped = 0, tables = 0;
+    unsigned quantizeSkipped = 0, tables = 0, pairTables = 0; ///< pairTables: of two inputs
   };
   Shortcuts quantizedShortcuts() const {
     Shortcuts s;
     for (const Step &step : steps) {
       s.quantizeSkipped += step.quantizedOutput != nullptr;
       s.tables += step.lookup.has_value();
+      s.pairTables += step.lookup && step.lookup->arity == 2;
     }
     return s;
   }
@@ -170,10 +171,11 @@ private:
     /// form has one, and the quantized value the kernel reads.
     std::unique_ptr<IntegerKernel> integerKernel;
     const graph::Value *quantizedInput = nullptr;
+    const graph::Value *quantizedInputB = nullptr; ///< a binary table's second
     /// An element-wise node between 8-bit DequantizeLinear and
     /// QuantizeLinear, computed as a lookup in `table` (LookupTable.h).
     std::optional<LookupChain> lookup;
-    std::array<uint8_t, 256> table{};
+    std::vector<uint8_t> table;
     graph::ElemType tableType = graph::ElemType::UInt8;
     /// With the kernel or the table: the QuantizeLinear after the node (and
     /// the Relu/Clip ORT drops before it), computed with the node as its
@@ -189,6 +191,7 @@ private:
   void findQuantizedOutput(size_t s);
   void findKernelOnlyInputs();
   bool buildTable(Step &step);
+  bool runAlone(const graph::Node &n, llvm::ArrayRef<const Tensor *> x, Tensor &y);
   void readQuantizedInput(size_t s, const graph::Value *xq);
   bool integerGroupsFound = false;
   void findFusions();

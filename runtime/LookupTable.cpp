@@ -28,14 +28,13 @@ bool eightBit(graph::ElemType t) {
 std::optional<LookupChain>
 rt::lookupChainOf(const graph::Node &op,
                   llvm::function_ref<const Tensor *(const graph::Value &)> constant) {
-  if (!op.inDefaultDomain() || !elementwiseUnary(op) || op.outputs.size() != 1 || !op.outputs[0])
+  bool binary = op.opType == "Add" || op.opType == "Sub" || op.opType == "Mul";
+  if (!op.inDefaultDomain() || !(binary || elementwiseUnary(op)) || op.outputs.size() != 1 ||
+      !op.outputs[0] || (binary && op.inputs.size() != 2))
     return std::nullopt;
-  const graph::Value *mid = op.outputs[0], *x = op.input(0);
-  if (!x || constant(*x) || mid->isGraphOutput || mid->uses.size() != 1 || mid->uses[0].index != 0)
+  const graph::Value *mid = op.outputs[0];
+  if (mid->isGraphOutput || mid->uses.size() != 1 || mid->uses[0].index != 0)
     return std::nullopt;
-  for (size_t i = 1; i < op.inputs.size(); ++i)
-    if (op.inputs[i] && !constant(*op.inputs[i]))
-      return std::nullopt;
   // Scale and zero point scalar constants: one grid for the whole tensor.
   auto scalar = [&](const graph::Value *v) -> const Tensor * {
     const Tensor *t = v ? constant(*v) : nullptr;
@@ -46,25 +45,47 @@ rt::lookupChainOf(const graph::Node &op,
     return n.inDefaultDomain() && s && s->elem() == graph::ElemType::Float &&
            (!n.input(2) || (z && eightBit(z->elem())));
   };
-  const graph::Node *dq = x->producer, *q = mid->uses[0].node;
-  if (!dq || dq->opType != "DequantizeLinear" || !perTensor(*dq) || !dq->input(0) ||
-      !eightBit(dq->input(0)->type.elem) || q->opType != "QuantizeLinear" || !perTensor(*q) ||
-      q->outputs.empty() || !q->outputs[0])
+  LookupChain c;
+  c.arity = binary ? 2 : 1;
+  for (size_t i = 0; i < op.inputs.size(); ++i) {
+    const graph::Value *x = op.inputs[i];
+    if (i >= size_t(c.arity)) { // a Clip's bounds
+      if (x && !constant(*x))
+        return std::nullopt;
+      continue;
+    }
+    const graph::Node *dq = x && !constant(*x) ? x->producer : nullptr;
+    if (!dq || dq->opType != "DequantizeLinear" || !perTensor(*dq) || !dq->input(0) ||
+        !eightBit(dq->input(0)->type.elem))
+      return std::nullopt;
+    c.dq[i] = dq;
+    c.input[i] = dq->input(0);
+  }
+  const graph::Node *q = mid->uses[0].node;
+  if (q->opType != "QuantizeLinear" || !perTensor(*q) || q->outputs.empty() || !q->outputs[0])
     return std::nullopt;
-  return LookupChain{dq, &op, q, dq->input(0), q->outputs[0]};
+  c.op = &op;
+  c.q = q;
+  c.output = q->outputs[0];
+  return c;
 }
 
-void rt::applyTable(const Tensor &x, const std::array<uint8_t, 256> &table, graph::ElemType out,
-                    Tensor &y) {
+void rt::applyTable(const Tensor &x, const Tensor *x2, const std::vector<uint8_t> &table,
+                    graph::ElemType out, Tensor &y) {
   y = Tensor(out, x.shape());
-  const uint8_t *src = static_cast<const uint8_t *>(x.raw());
+  const uint8_t *src = static_cast<const uint8_t *>(x.raw()),
+                *src2 = x2 ? static_cast<const uint8_t *>(x2->raw()) : nullptr;
   uint8_t *dst = static_cast<uint8_t *>(y.raw());
   const uint8_t *lut = table.data();
-  parallelFor(x.numel(), 1, [src, dst, lut](int64_t b, int64_t e) {
+  parallelFor(x.numel(), x2 ? 2 : 1, [src, src2, dst, lut](int64_t b, int64_t e) {
     // Restrict: a byte store may alias anything, the pointers included.
-    const uint8_t *__restrict in = src, *__restrict t = lut;
-    uint8_t *__restrict out = dst;
-    for (int64_t i = b; i < e; ++i)
-      out[i] = t[in[i]];
+    const uint8_t *__restrict in = src, *__restrict in2 = src2, *__restrict t = lut;
+    uint8_t *__restrict o = dst;
+    if (in2)
+      for (int64_t i = b; i < e; ++i)
+        o[i] = t[size_t(in[i]) | size_t(in2[i]) << 8];
+    else
+      for (int64_t i = b; i < e; ++i)
+        o[i] = t[in[i]];
   });
 }

@@ -1,13 +1,15 @@
 //===- LookupTable.h - 8-bit element-wise chains as one lookup ---*- C++ -*-===//
 //
-// DequantizeLinear -> an element-wise node of one tensor input ->
-// QuantizeLinear, with 8-bit per-tensor grids on both ends (a QDQ model's
-// Sigmoid, HardSwish, LeakyRelu, Tanh...), maps each of the 256 input codes to
-// one output code: ONNX Runtime runs such chains as QLinear lookup ops. The
-// executor builds the 256-entry table by running the chain's own three
-// kernels on the 256 codes, so a lookup gives bit for bit what the float run
-// of the chain gives, and then computes the chain as one pass over the
-// 8-bit tensor: neither the float tensors nor the QuantizeLinear.
+// DequantizeLinear -> an element-wise node -> QuantizeLinear with 8-bit
+// per-tensor grids on both ends maps input codes to output codes: a node of
+// one tensor input (a QDQ model's Sigmoid, HardSwish, LeakyRelu, Tanh...)
+// through a table of 256 entries, an Add, Sub or Mul of two such inputs of
+// one shape (a residual Add, SiLU's x * Sigmoid(x)) through one of 65536
+// entries. ONNX Runtime runs such chains as QLinear ops. The executor builds
+// a table by running the chain's own kernels on every code (pair), so a
+// lookup gives bit for bit what the float run of the chain gives, and then
+// computes the chain as one pass over the 8-bit tensors: neither the float
+// tensors nor the QuantizeLinear.
 //
 //===----------------------------------------------------------------------===//
 #ifndef TPCC_RUNTIME_LOOKUPTABLE_H
@@ -17,14 +19,16 @@
 
 #include "llvm/ADT/STLFunctionalExtras.h"
 
-#include <array>
 #include <optional>
+#include <vector>
 
 namespace tpcc::rt {
 
 struct LookupChain {
-  const graph::Node *dq = nullptr, *op = nullptr, *q = nullptr;
-  const graph::Value *input = nullptr;  ///< the 8-bit tensor the DequantizeLinear reads
+  int arity = 1; ///< 1: a table of 256 entries; 2: of 65536 (first input's code low)
+  const graph::Node *dq[2] = {nullptr, nullptr}, *op = nullptr, *q = nullptr;
+  /// The 8-bit tensors the DequantizeLinears read.
+  const graph::Value *input[2] = {nullptr, nullptr};
   const graph::Value *output = nullptr; ///< the QuantizeLinear's output
 };
 
@@ -35,9 +39,10 @@ std::optional<LookupChain>
 lookupChainOf(const graph::Node &op,
               llvm::function_ref<const Tensor *(const graph::Value &)> constant);
 
-/// y[i] = table[byte of x[i]], `y` of element type `out` (UInt8 or Int8).
-void applyTable(const Tensor &x, const std::array<uint8_t, 256> &table, graph::ElemType out,
-                Tensor &y);
+/// y[i] = table[byte of x[i]] (arity 1) or table[byte of x[i] + 256 * byte
+/// of x2[i]] (arity 2: `x2` of x's shape), `y` of element type `out`.
+void applyTable(const Tensor &x, const Tensor *x2, const std::vector<uint8_t> &table,
+                graph::ElemType out, Tensor &y);
 
 } // namespace tpcc::rt
 
