@@ -4,6 +4,7 @@
 
 #include <onnx/onnx_pb.h>
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -34,6 +35,12 @@ public:
     }
     for (int64_t k = 0; k < n; ++k)
       t->add_float_data(fill);
+  }
+  void uint8Constant(const std::string &name, uint8_t value) {
+    auto *t = m.mutable_graph()->add_initializer();
+    t->set_name(name);
+    t->set_data_type(onnx::TensorProto::UINT8);
+    t->add_int32_data(value);
   }
   onnx::NodeProto *node(const std::string &op, const std::string &name,
                         std::vector<std::string> ins, std::vector<std::string> outs) {
