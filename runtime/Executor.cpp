@@ -500,15 +500,16 @@ LogicalResult Executor::runFrom(size_t first, std::vector<Tensor> values,
         values[id] = Tensor();
       continue;
     }
-    const Tensor *xq = step.quantizedInput ? valueOf(step.quantizedInput) : nullptr,
-                 *xq2 = step.quantizedInputB ? valueOf(step.quantizedInputB) : nullptr;
+    // The 8-bit tensors a group kernel or a table reads (integer runs only).
+    bool integerRun = options.arithmetic != IntegerArithmetic::Float;
+    const Tensor *xq = integerRun && step.quantizedInput ? valueOf(step.quantizedInput) : nullptr,
+                 *xq2 = integerRun && step.quantizedInputB ? valueOf(step.quantizedInputB) : nullptr;
     if (xq && !xq->defined())
       return missing(n, *step.quantizedInput);
     if (xq2 && !xq2->defined())
       return missing(n, *step.quantizedInputB);
-    bool tableRun = options.arithmetic != IntegerArithmetic::Float && step.lookup &&
-                    (!xq2 || xq2->shape() == xq->shape());
-    if (step.lookup && !tableRun) // a Dequantize skipped for it: computed now
+    bool tableRun = integerRun && step.lookup && (!xq2 || xq2->shape() == xq->shape());
+    if (integerRun && step.lookup && !tableRun) // a Dequantize skipped for it: computed now
       for (int i = 0; i < step.lookup->arity; ++i)
         if (const graph::Value *d = n.inputs[size_t(i)];
             !values[d->id].defined() &&
