@@ -503,7 +503,8 @@ LogicalResult Executor::runFrom(size_t first, std::vector<Tensor> values,
     // The 8-bit tensors a group kernel or a table reads (integer runs only).
     bool integerRun = options.arithmetic != IntegerArithmetic::Float;
     const Tensor *xq = integerRun && step.quantizedInput ? valueOf(step.quantizedInput) : nullptr,
-                 *xq2 = integerRun && step.quantizedInputB ? valueOf(step.quantizedInputB) : nullptr;
+                 *xq2 =
+                     integerRun && step.quantizedInputB ? valueOf(step.quantizedInputB) : nullptr;
     if (xq && !xq->defined())
       return missing(n, *step.quantizedInput);
     if (xq2 && !xq2->defined())
