@@ -36,10 +36,11 @@ public:
     for (int64_t k = 0; k < n; ++k)
       t->add_float_data(fill);
   }
-  void uint8Constant(const std::string &name, uint8_t value) {
+  /// A scalar uint8 (or, `isSigned`, int8) initializer: a zero point.
+  void zeroPoint(const std::string &name, int32_t value, bool isSigned = false) {
     auto *t = m.mutable_graph()->add_initializer();
     t->set_name(name);
-    t->set_data_type(onnx::TensorProto::UINT8);
+    t->set_data_type(isSigned ? onnx::TensorProto::INT8 : onnx::TensorProto::UINT8);
     t->add_int32_data(value);
   }
   onnx::NodeProto *node(const std::string &op, const std::string &name,

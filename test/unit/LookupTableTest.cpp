@@ -15,8 +15,9 @@ namespace {
 
 /// x -> Q -> DQ -> a;  `other` -> Q -> DQ -> b;  Add(a, b) -> Q -> DQ -> y,
 /// with `other` Relu(x) (the same shape) or ReduceMean(x) over H, W (a
-/// [1,4,1,1] tensor: broadcast). Also Sigmoid(a) -> Q -> DQ -> z.
-std::unique_ptr<graph::Model> model(bool broadcast, DiagnosticEngine &diags) {
+/// [1,4,1,1] tensor: broadcast). Also Sigmoid(a) -> Q -> DQ -> z. Codes
+/// uint8, or int8 when `isSigned`.
+std::unique_ptr<graph::Model> model(bool broadcast, bool isSigned, DiagnosticEngine &diags) {
   GraphBuilder b;
   b.input("x");
   b.output("y");
@@ -25,10 +26,11 @@ std::unique_ptr<graph::Model> model(bool broadcast, DiagnosticEngine &diags) {
   b.constant("s2", {}, 0.03f);
   b.constant("s3", {}, 0.07f);
   b.constant("s4", {}, 1.f / 256);
-  b.uint8Constant("z1", 128);
-  b.uint8Constant("z2", 10);
-  b.uint8Constant("z3", 100);
-  b.uint8Constant("z4", 0);
+  int off = isSigned ? -128 : 0;
+  b.zeroPoint("z1", 128 + off, isSigned);
+  b.zeroPoint("z2", 10 + off, isSigned);
+  b.zeroPoint("z3", 100 + off, isSigned);
+  b.zeroPoint("z4", 0 + off, isSigned);
   b.node("QuantizeLinear", "qx", {"x", "s1", "z1"}, {"xq"});
   b.node("DequantizeLinear", "dqx", {"xq", "s1", "z1"}, {"a"});
   if (broadcast) {
@@ -63,10 +65,11 @@ TEST(LookupTable, ChainsGiveTheFloatRunsBits) {
   rt::Tensor x(graph::ElemType::Float, {1, 4, 4, 4});
   for (int64_t i = 0; i < x.numel(); ++i)
     x.data<float>()[i] = dist(rng);
-  for (bool broadcast : {false, true}) {
+  for (int variant = 0; variant < 4; ++variant) {
+    bool broadcast = variant & 1, isSigned = variant & 2;
     SourceManager sm;
     DiagnosticEngine diags(sm);
-    auto m = model(broadcast, diags);
+    auto m = model(broadcast, isSigned, diags);
     ASSERT_TRUE(m) << "the test graph does not load";
     auto ex = rt::Executor::create(*m, diags);
     ASSERT_TRUE(ex);
@@ -82,7 +85,7 @@ TEST(LookupTable, ChainsGiveTheFloatRunsBits) {
     for (size_t k = 0; k < 2; ++k) {
       ASSERT_EQ(a[k].shape(), b[k].shape());
       EXPECT_EQ(0, std::memcmp(a[k].raw(), b[k].raw(), size_t(a[k].numel()) * 4))
-          << (broadcast ? "broadcast " : "") << "output " << k;
+          << (broadcast ? "broadcast " : "") << (isSigned ? "int8 " : "uint8 ") << "output " << k;
     }
     // Not every output the same value: the chains compute something.
     const float *y = a[0].data<float>();
