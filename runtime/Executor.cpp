@@ -564,6 +564,8 @@ LogicalResult Executor::runFrom(size_t first, std::vector<Tensor> values,
       const Tensor *t = valueOf(in);
       if (in && !t->defined())
         return missing(n, *in);
+      if (in && t == &constants[in->id] && i < 64)
+        ctx.constantInputs |= uint64_t(1) << i;
       if (t && t->blocked() && !readsBlocked(n, i)) {
         plainCopies.push_back(dnnl_util::toPlain(*t));
         t = &plainCopies.back();

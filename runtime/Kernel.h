@@ -69,6 +69,10 @@ struct KernelContext {
   /// Output 0 may stay in oneDNN's layout (only oneDNN kernels read it); the
   /// inputs of these kernels may arrive in one.
   bool blockedOutput = false;
+  /// Bit i: input i is one of the executor's constants (an initializer or a
+  /// value computed from them once): its buffer and contents never change.
+  uint64_t constantInputs = 0;
+  bool constantInput(size_t i) const { return i < 64 && (constantInputs >> i & 1); }
 
   KernelContext(const graph::Node &node, int64_t opset, std::unique_ptr<NodeState> &state)
       : node(node), opset(opset), state(state) {}

@@ -488,7 +488,7 @@ bool runConv(KernelContext &ctx, bool transpose) {
     dnnl::stream &s = stream();
 
     if (p.weiReorder) {
-      if (p.weiFrom != w->raw() || !isConstantValue(ctx.node.input(1))) {
+      if (p.weiFrom != w->raw() || !ctx.constantInput(1)) {
         dnnl::memory userWei = wrap(p.userWei, w->raw());
         p.weiReorder.execute(s, userWei, p.weiBuf);
         p.weiFrom = w->raw();

@@ -25,10 +25,6 @@ dnnl::memory::dims dnnl_util::rowMajorStrides(const Shape &s) {
   return st;
 }
 
-bool dnnl_util::isConstantValue(const graph::Value *v) {
-  return v && v->constant && !v->isGraphInput;
-}
-
 Tensor dnnl_util::allocate(const Shape &shape, const dnnl::memory::desc &md) {
   if (md == plainDesc(shape))
     return Tensor(ElemType::Float, shape);

@@ -64,10 +64,6 @@ struct PoolWindow {
 /// on oneDNN errors.
 bool poolBlocked(KernelContext &ctx, const Tensor &x, const PoolWindow &w);
 
-/// Whether value `v` cannot change between runs (an initializer or Constant
-/// output that the caller cannot override), so prepared copies may be kept.
-bool isConstantValue(const graph::Value *v);
-
 } // namespace tpcc::rt::dnnl_util
 
 #endif
