@@ -38,7 +38,6 @@
 #include "llvm/ADT/STLFunctionalExtras.h"
 
 #include <algorithm>
-#include <array>
 #include <map>
 #include <memory>
 #include <optional>
