@@ -229,11 +229,9 @@ void Executor::findKernelOnlyInputs() {
     std::vector<size_t> readers;
     for (const graph::Use &u : out->uses) {
       const Step &reader = steps[stepIndex[u.node->id]];
-      bool reads = reader.integerKernel || reader.lookup
-                       ? (u.index == 0 && reader.quantizedInput == n.input(0)) ||
-                             (u.index == 1 && reader.quantizedInputB == n.input(0))
-                       : false;
-      if (!reads)
+      bool reads = (u.index == 0 && reader.quantizedInput == n.input(0)) ||
+                   (u.index == 1 && reader.quantizedInputB == n.input(0));
+      if (!(reader.integerKernel || reader.lookup) || !reads)
         break;
       readers.push_back(stepIndex[u.node->id]);
     }
@@ -263,12 +261,11 @@ void Executor::findIntegerGroups() {
         step.integerAbsorbed = {stepIndex[step.lookup->q->id]};
         step.integerSkipped = {step.node->outputs[0]};
         step.quantizedOutput = step.lookup->output;
-        readQuantizedInput(s, step.lookup->input[0]);
-        if (step.lookup->arity == 2) {
-          readQuantizedInput(s, step.lookup->input[1]);
-          step.quantizedInput = step.lookup->input[0];
-          step.quantizedInputB = step.lookup->input[1];
-        }
+        step.quantizedInput = step.lookup->input[0];
+        step.quantizedInputB = step.lookup->input[1]; // null for one input
+        keepUntil(s, step.quantizedInput);
+        if (step.quantizedInputB)
+          keepUntil(s, step.quantizedInputB);
       }
       continue;
     }
@@ -277,16 +274,16 @@ void Executor::findIntegerGroups() {
     std::string error;
     if (!xq || !(step.integerKernel = IntegerKernel::create(*step.integer, error)))
       continue;
+    step.quantizedInput = xq;
     findQuantizedOutput(s);
-    readQuantizedInput(s, xq);
+    keepUntil(s, xq);
   }
   findKernelOnlyInputs();
 }
 
 /// Step `s` reads `xq` itself (the tensor its DequantizeLinear reads): `xq`
 /// lives until it.
-void Executor::readQuantizedInput(size_t s, const graph::Value *xq) {
-  steps[s].quantizedInput = xq;
+void Executor::keepUntil(size_t s, const graph::Value *xq) {
   if (xq->isGraphOutput || xq->constant)
     return;
   for (size_t r = 0; r < s; ++r) { // released before the step: release at it

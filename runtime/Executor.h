@@ -191,7 +191,7 @@ private:
   void findKernelOnlyInputs();
   bool buildTable(Step &step);
   bool runAlone(const graph::Node &n, llvm::ArrayRef<const Tensor *> x, Tensor &y);
-  void readQuantizedInput(size_t s, const graph::Value *xq);
+  void keepUntil(size_t s, const graph::Value *xq);
   bool integerGroupsFound = false;
   void findFusions();
   bool fusable(const Step &head, const RunOptions &options) const;

@@ -9,8 +9,6 @@ using namespace tpcc::rt;
 
 namespace {
 
-bool inDefaultDomain(const graph::Node &n) { return n.inDefaultDomain(); }
-
 /// A float scalar constant input `i` of `n` (absent: `dflt`), or none.
 std::optional<float> scalarInput(const graph::Node &n, size_t i, float dflt,
                                  const std::vector<Tensor> &constants) {
@@ -115,7 +113,7 @@ const graph::Node *onlyReader(const graph::Value *v) {
 }
 
 bool singleOutput(const graph::Node &n) {
-  return inDefaultDomain(n) && n.outputs.size() == 1 && n.outputs[0];
+  return n.inDefaultDomain() && n.outputs.size() == 1 && n.outputs[0];
 }
 
 } // namespace
@@ -125,7 +123,7 @@ std::optional<Fusion> rt::fusionAfter(const std::vector<graph::Node *> &order, s
                                       llvm::function_ref<int64_t(const graph::Node &)> opsetOf,
                                       const std::vector<Tensor> &constants) {
   const graph::Node &conv = *order[head];
-  if (!inDefaultDomain(conv) || (conv.opType != "Conv" && conv.opType != "ConvTranspose") ||
+  if (!conv.inDefaultDomain() || (conv.opType != "Conv" && conv.opType != "ConvTranspose") ||
       !singleOutput(conv))
     return std::nullopt;
   Fusion f;

@@ -12,8 +12,6 @@ namespace {
 
 constexpr int64_t kInt16Max = 32767, kInt16Min = -32768, kU8Max = 255;
 
-bool inDefaultDomain(const graph::Node &n) { return n.inDefaultDomain(); }
-
 /// Reads `n`'s attributes, with the schema defaults, outside a kernel.
 struct Attrs {
   std::unique_ptr<NodeState> none;
@@ -23,7 +21,7 @@ struct Attrs {
 
 const graph::Node *producerOf(const graph::Value *v, llvm::StringRef op) {
   const graph::Node *p = v ? v->producer : nullptr;
-  return p && p->opType == op && inDefaultDomain(*p) ? p : nullptr;
+  return p && p->opType == op && p->inDefaultDomain() ? p : nullptr;
 }
 
 /// A constant scalar (or one-element tensor) input `i` of `n`.
@@ -80,9 +78,9 @@ const graph::Node *quantizerAfter(const graph::Value *v, bool throughActivation 
   const graph::Node *q = nullptr;
   for (const graph::Use &u : v->uses) {
     const graph::Node *r = u.node, *here = nullptr;
-    if (r->opType == "QuantizeLinear" && inDefaultDomain(*r) && r->input(0) == v)
+    if (r->opType == "QuantizeLinear" && r->inDefaultDomain() && r->input(0) == v)
       here = r;
-    else if (throughActivation && v->uses.size() == 1 && inDefaultDomain(*r) &&
+    else if (throughActivation && v->uses.size() == 1 && r->inDefaultDomain() &&
              (r->opType == "Relu" || r->opType == "Clip")) {
       here = quantizerAfter(r->outputs.empty() ? nullptr : r->outputs[0], false);
       if (here && scalarInput(*here, 1) && !droppedBefore(*r, *here))
@@ -153,7 +151,7 @@ bool biasOf(const graph::Node &n, IntegerGroup &g, const std::vector<float> &wSc
 } // namespace
 
 std::optional<IntegerGroup> integerGroupOf(const graph::Node &n) {
-  if (!inDefaultDomain(n) || (n.opType != "Conv" && n.opType != "Gemm" && n.opType != "MatMul"))
+  if (!n.inDefaultDomain() || (n.opType != "Conv" && n.opType != "Gemm" && n.opType != "MatMul"))
     return std::nullopt;
   const graph::Node *dqx = producerOf(n.input(0), "DequantizeLinear"),
                     *dqw = producerOf(n.input(1), "DequantizeLinear"),

@@ -318,12 +318,13 @@ void buildPlan(ConvPlan &p, bool transpose, const ConvGeometry &g) {
   // that first, then fix it. Where the Adds would leave only oneDNN's
   // reference convolution (oneDNN 2.6's brgemm 1x1 convolutions on AVX-512
   // take no full-tensor binary post-op in NHWC), they run after it.
+  auto reference = [&] { return impl.rfind("ref", 0) == 0; };
   bool separate = false;
   make(anyDst, p.key.operands.empty() ? Posts::All : Posts::NoAdds);
   if (!p.key.operands.empty()) {
-    bool fast = impl.rfind("ref", 0) != 0;
+    bool fast = !reference();
     make(dnnl::memory::desc(p.dst), Posts::All);
-    if (fast && impl.rfind("ref", 0) == 0) {
+    if (fast && reference()) {
       separate = true;
       make(anyDst, Posts::BeforeAdds);
     }

@@ -65,24 +65,18 @@ static void parallelMinMax(const float *x, int64_t n, double &lo, double &hi) {
   int threads = statsThreads(n);
   if (threads == 1)
     return minMax(x, n, lo, hi);
-  std::vector<double> los(size_t(threads), 0.0), his(size_t(threads), 0.0);
-  std::vector<char> some(size_t(threads), 0); // not vector<bool>: threads write it
+  // A slot no thread fills (OpenMP may give fewer) stays out of the result.
+  constexpr double inf = std::numeric_limits<double>::infinity();
+  std::vector<double> los(size_t(threads), inf), his(size_t(threads), -inf);
 #pragma omp parallel num_threads(threads)
   {
     int t = omp_get_thread_num(), nt = omp_get_num_threads();
     int64_t b = n * t / nt, e = n * (t + 1) / nt;
-    if (b < e) {
+    if (b < e)
       minMax(x + b, e - b, los[size_t(t)], his[size_t(t)]);
-      some[size_t(t)] = 1;
-    }
   }
-  bool first = true;
-  for (size_t t = 0; t < los.size(); ++t)
-    if (some[t]) {
-      lo = first ? los[t] : std::min(lo, los[t]);
-      hi = first ? his[t] : std::max(hi, his[t]);
-      first = false;
-    }
+  lo = *std::min_element(los.begin(), los.end());
+  hi = *std::max_element(his.begin(), his.end());
 }
 
 /// Adds to `counts` the bins of data[0, n) of the histogram with edges `e`
