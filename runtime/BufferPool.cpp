@@ -3,6 +3,7 @@
 
 #include <cstdlib>
 #include <cstring>
+#include <iterator>
 #include <malloc.h>
 #include <map>
 #include <mutex>
@@ -56,6 +57,9 @@ struct BufferPool::Impl : std::enable_shared_from_this<BufferPool::Impl> {
       std::lock_guard<std::mutex> lock(mu);
       auto it = free.lower_bound(bytes);
       if (it != free.end() && it->first / 2 <= bytes) {
+        // Of the buffers of that capacity, the one returned last: its
+        // memory is the likeliest still in cache.
+        it = std::prev(free.upper_bound(it->first));
         capacity = it->first;
         p = it->second.p;
         free.erase(it);

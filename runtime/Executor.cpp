@@ -336,6 +336,8 @@ bool Executor::buildTable(Step &step) {
     return false;
   const uint8_t *p = static_cast<const uint8_t *>(y.raw());
   step.table.assign(p, p + n);
+  if (c.arity == 2)
+    step.table.resize(size_t(n) + kPairTablePadding, 0);
   step.tableType = y.elem();
   return true;
 }

@@ -1,10 +1,11 @@
 //===- IntegerKernel.cpp - QDQ groups on oneDNN's int8 primitives ---------===//
 #include "runtime/IntegerKernel.h"
 #include "runtime/KernelUtil.h"
+#include "runtime/Simd.h"
 #include "runtime/ops/ConvGeometry.h"
 #include "runtime/ops/Dnnl.h"
 
-#include <emmintrin.h>
+#include <immintrin.h>
 
 #include <algorithm>
 #include <cstdlib>
@@ -30,7 +31,7 @@ constexpr int64_t kBlock = 16;
 /// batch) stay within this: the buffer stays small at batch 64, and a
 /// chunk is still large enough that the primitive's and our parallel loops
 /// start few times.
-constexpr int64_t kChunkBytes = 4 << 20;
+constexpr int64_t kChunkBytes = 512 << 10;
 
 /// A 64-byte aligned buffer, allocated once.
 class Buffer {
@@ -130,6 +131,76 @@ inline __m128i pack16(const __m128i q[4], bool isSigned) {
   return isSigned ? _mm_packs_epi16(a, b) : _mm_packus_epi16(a, b);
 }
 
+/// What requantRow needs: the int32 parts of a row (or pixel) of sums.
+struct RowSums {
+  const int32_t *base;
+  const int64_t *partOff;
+  size_t parts;
+};
+
+/// Requantizes the M sums of `r` (plus cst) into `out`, 16 at a time (SSE2).
+void requantRowSse2(RowSums r, const uint32_t *cst, const float *mult, int64_t m, int32_t yZero,
+                    bool ySigned, uint8_t *out) {
+  const __m128i zero = _mm_set1_epi32(yZero);
+  for (int64_t c = 0; c < m; c += 16) {
+    __m128i q[4];
+    for (int v = 0; v < 4; ++v) {
+      int64_t cv = c + 4 * v;
+      __m128i acc = _mm_loadu_si128(reinterpret_cast<const __m128i *>(cst + cv));
+      for (size_t i = 0; i < r.parts; ++i)
+        acc = _mm_add_epi32(
+            acc, _mm_loadu_si128(reinterpret_cast<const __m128i *>(r.base + r.partOff[i] + cv)));
+      q[v] = requant4(acc, _mm_loadu_ps(mult + cv), zero);
+    }
+    __m128i bytes = pack16(q, ySigned);
+    if (c + 16 <= m) {
+      _mm_storeu_si128(reinterpret_cast<__m128i *>(out + c), bytes);
+    } else {
+      alignas(16) uint8_t tail[16];
+      _mm_store_si128(reinterpret_cast<__m128i *>(tail), bytes);
+      std::memcpy(out + c, tail, size_t(m - c));
+    }
+  }
+}
+
+/// requantRowSse2 32 at a time with AVX2: the same IEEE operations lane by
+/// lane (convert, multiply, clamp, convert with MXCSR's rounding), so the
+/// same bytes.
+__attribute__((target("avx2"))) void requantRowAvx2(RowSums r, const uint32_t *cst,
+                                                    const float *mult, int64_t m, int32_t yZero,
+                                                    bool ySigned, uint8_t *out) {
+  const __m256i zero = _mm256_set1_epi32(yZero), order = _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7);
+  const __m256 lo = _mm256_set1_ps(-1073741824.f), hi = _mm256_set1_ps(1073741824.f);
+  for (int64_t c = 0; c < m; c += 32) {
+    __m256i q[4];
+    for (int v = 0; v < 4; ++v) {
+      int64_t cv = c + 8 * v;
+      __m256i acc = _mm256_loadu_si256(reinterpret_cast<const __m256i *>(cst + cv));
+      for (size_t i = 0; i < r.parts; ++i)
+        acc = _mm256_add_epi32(
+            acc, _mm256_loadu_si256(reinterpret_cast<const __m256i *>(r.base + r.partOff[i] + cv)));
+      __m256 f = _mm256_mul_ps(_mm256_cvtepi32_ps(acc), _mm256_loadu_ps(mult + cv));
+      f = _mm256_min_ps(_mm256_max_ps(f, lo), hi);
+      q[v] = _mm256_add_epi32(_mm256_cvtps_epi32(f), zero);
+    }
+    // Packs work within 128-bit lanes: bytes come out as dwords
+    // 0 4 1 5 2 6 3 7 of the wanted order.
+    __m256i a = _mm256_packs_epi32(q[0], q[1]), b = _mm256_packs_epi32(q[2], q[3]);
+    __m256i bytes = ySigned ? _mm256_packs_epi16(a, b) : _mm256_packus_epi16(a, b);
+    bytes = _mm256_permutevar8x32_epi32(bytes, order);
+    if (c + 32 <= m) {
+      _mm256_storeu_si256(reinterpret_cast<__m256i *>(out + c), bytes);
+    } else {
+      alignas(32) uint8_t tail[32];
+      _mm256_store_si256(reinterpret_cast<__m256i *>(tail), bytes);
+      std::memcpy(out + c, tail, size_t(m - c));
+    }
+  }
+}
+
+using RequantRowFn = void (*)(RowSums, const uint32_t *, const float *, int64_t, int32_t, bool,
+                              uint8_t *);
+
 } // namespace
 
 /// One input shape's primitive, weights, memory objects and buffers.
@@ -164,7 +235,7 @@ struct IntegerKernel::Impl {
   bool conv = false;
   ElemType xElem = ElemType::UInt8;
   bool ySigned = false;
-  int64_t m = 0, k = 0, mPad = 0; ///< channels; reduction per channel; m rounded to 16
+  int64_t m = 0, k = 0, mPad = 0; ///< channels; reduction per channel; m rounded to 32
   Shape wDims;                    ///< Conv: the ONNX weights' shape
   int64_t group = 1;
   /// Per channel m, its k weights: Conv [M, C/G, kernel...] (ONNX's layout),
@@ -178,6 +249,8 @@ struct IntegerKernel::Impl {
   bool vnni = false;
   /// The float each output byte stands for: float(q - y_zero) * y_scale.
   float dequantized[256];
+  /// The requantizing loop of this run (simdLevel(): both give the same bytes).
+  RequantRowFn rowFn = requantRowSse2;
   std::map<Shape, std::unique_ptr<Plan>> plans;
   Plan empty; ///< the plan of empty inputs
   Plan *last = nullptr;
@@ -229,7 +302,7 @@ std::unique_ptr<IntegerKernel> IntegerKernel::create(const IntegerGroup &grp, st
   }
   im->m = grp.m;
   im->k = grp.k;
-  im->mPad = (grp.m + 15) / 16 * 16;
+  im->mPad = (grp.m + 31) / 32 * 32;
   if (grp.m < 1 || grp.k < 1 || int64_t(grp.w.size()) != grp.m * grp.k ||
       int64_t(grp.bias.size()) != grp.m || int64_t(grp.multiplier.size()) != grp.m) {
     err = "the integer group's weights, bias and multipliers do not agree";
@@ -355,9 +428,8 @@ void IntegerKernel::Impl::finish(Plan &p, PD &pd, dnnl::primitive prim,
                           dnnl_util::rowMajorStrides(Shape(weiDims.begin(), weiDims.end())));
   std::vector<int8_t> host;
   int64_t repStride = dstElems / reps;
-  // Slack: the requantizing loops read up to 16 rows (pixels) and 16
-  // channels past the end.
-  p.dstBuf.allocate(size_t(dstElems + (kBlock + 1) * (nparts * m + kBlock)) * sizeof(int32_t));
+  // Slack: the requantizing loop reads up to 31 channels past a row's end.
+  p.dstBuf.allocate(size_t(dstElems + 32) * sizeof(int32_t));
   for (int r = 0; r < reps; ++r) {
     if (fold && conv) {
       for (const auto &part : parts)
@@ -541,69 +613,41 @@ void IntegerKernel::Impl::pack(const Plan &p, const uint8_t *x, int64_t n, int64
 }
 
 void IntegerKernel::Impl::requantRow(const Plan &p, int64_t row, uint8_t *out) const {
-  const int32_t *base = reinterpret_cast<const int32_t *>(p.dstBuf.data()) + row * p.pixStride;
-  const __m128i zero = _mm_set1_epi32(yZero);
-  size_t parts = p.partOff.size();
-  for (int64_t c = 0; c < m; c += 16) {
-    __m128i q[4];
-    for (int v = 0; v < 4; ++v) {
-      int64_t cv = c + 4 * v;
-      __m128i acc = _mm_loadu_si128(reinterpret_cast<const __m128i *>(cst.data() + cv));
-      for (size_t r = 0; r < parts; ++r)
-        acc = _mm_add_epi32(
-            acc, _mm_loadu_si128(reinterpret_cast<const __m128i *>(base + p.partOff[r] + cv)));
-      q[v] = requant4(acc, _mm_loadu_ps(mult.data() + cv), zero);
-    }
-    __m128i bytes = pack16(q, ySigned);
-    if (c + 16 <= m) {
-      _mm_storeu_si128(reinterpret_cast<__m128i *>(out + c), bytes);
-    } else {
-      alignas(16) uint8_t tail[16];
-      _mm_store_si128(reinterpret_cast<__m128i *>(tail), bytes);
-      std::memcpy(out + c, tail, size_t(m - c));
-    }
-  }
+  RowSums r{reinterpret_cast<const int32_t *>(p.dstBuf.data()) + row * p.pixStride,
+            p.partOff.data(), p.partOff.size()};
+  rowFn(r, cst.data(), mult.data(), m, yZero, ySigned, out);
 }
 
 void IntegerKernel::Impl::requantPixels(const Plan &p, int64_t n, int64_t p0, int64_t cnt,
                                         uint8_t *y) const {
-  const int32_t *base =
-      reinterpret_cast<const int32_t *>(p.dstBuf.data()) + (n * p.pixels + p0) * p.pixStride;
-  const __m128i zero = _mm_set1_epi32(yZero);
-  size_t parts = p.partOff.size();
-  for (int64_t c = 0; c < m; c += 4) {
-    // 16 pixels x 4 channels: four 4 x 4 transposes give each channel's
-    // pixels in a row.
-    __m128i q[4][4]; // [channel][pixel quad]
-    for (int quad = 0; quad < 4; ++quad) {
-      __m128 v[4];
-      for (int i = 0; i < 4; ++i) {
-        const int32_t *px = base + (quad * 4 + i) * p.pixStride + c;
-        __m128i acc = _mm_loadu_si128(reinterpret_cast<const __m128i *>(px + p.partOff[0]));
-        for (size_t r = 1; r < parts; ++r)
-          acc = _mm_add_epi32(
-              acc, _mm_loadu_si128(reinterpret_cast<const __m128i *>(px + p.partOff[r])));
-        v[i] = _mm_castsi128_ps(acc);
-      }
-      _MM_TRANSPOSE4_PS(v[0], v[1], v[2], v[3]);
-      for (int ch = 0; ch < 4; ++ch) {
-        __m128i acc =
-            _mm_add_epi32(_mm_castps_si128(v[ch]), _mm_set1_epi32(int(cst[size_t(c + ch)])));
-        q[ch][quad] = requant4(acc, _mm_set1_ps(mult[size_t(c + ch)]), zero);
-      }
-    }
-    for (int ch = 0; ch < 4 && c + ch < m; ++ch) {
-      __m128i bytes = pack16(q[ch], ySigned);
-      uint8_t *out = y + (n * m + c + ch) * p.pixels + p0;
-      if (cnt == 16) {
-        _mm_storeu_si128(reinterpret_cast<__m128i *>(out), bytes);
+  // The pixels requantized as rows of channels (NHWC), then transposed 16
+  // x 16 bytes at a time into the channel planes.
+  thread_local std::vector<uint8_t> rowsBuf;
+  if (rowsBuf.size() < size_t(kBlock * mPad))
+    rowsBuf.assign(size_t(kBlock * mPad), 0);
+  uint8_t *rows = rowsBuf.data();
+  for (int64_t i = 0; i < cnt; ++i)
+    requantRow(p, n * p.pixels + p0 + i, rows + i * mPad);
+  int64_t full = m / kBlock * kBlock;
+  for (int64_t c = 0; c < full; c += kBlock) {
+    __m128i in[16], out[16];
+    for (int i = 0; i < 16; ++i)
+      in[i] = _mm_loadu_si128(reinterpret_cast<const __m128i *>(rows + i * mPad + c));
+    transpose16x16(in, out);
+    for (int j = 0; j < 16; ++j) {
+      uint8_t *dst = y + (n * m + c + j) * p.pixels + p0;
+      if (cnt == kBlock) {
+        _mm_storeu_si128(reinterpret_cast<__m128i *>(dst), out[j]);
       } else {
         alignas(16) uint8_t tail[16];
-        _mm_store_si128(reinterpret_cast<__m128i *>(tail), bytes);
-        std::memcpy(out, tail, size_t(cnt));
+        _mm_store_si128(reinterpret_cast<__m128i *>(tail), out[j]);
+        std::memcpy(dst, tail, size_t(cnt));
       }
     }
   }
+  for (int64_t c = full; c < m; ++c)
+    for (int64_t i = 0; i < cnt; ++i)
+      y[(n * m + c) * p.pixels + p0 + i] = rows[i * mPad + c];
 }
 
 Plan *IntegerKernel::Impl::prepare(const Tensor &xq, Shape &outShape, std::string &err) {
@@ -677,6 +721,7 @@ bool IntegerKernel::Impl::execute(Plan &pl, const Tensor &xq, uint8_t *ys, std::
     return true;
   Plan *p = &pl;
   Impl &im = *this;
+  rowFn = simdLevel() >= SimdLevel::Avx2 ? requantRowAvx2 : requantRowSse2;
   try {
     const uint8_t *xs = static_cast<const uint8_t *>(xq.raw());
     dnnl::stream &s = dnnl_util::stream();

@@ -2,8 +2,12 @@
 #include "runtime/LookupTable.h"
 
 #include "runtime/KernelUtil.h"
+#include "runtime/Simd.h"
 
 #include "llvm/ADT/StringSwitch.h"
+
+#include <cstring>
+#include <immintrin.h>
 
 using namespace tpcc;
 using namespace tpcc::rt;
@@ -70,6 +74,98 @@ rt::lookupChainOf(const graph::Node &op,
   return c;
 }
 
+namespace {
+
+/// The bytes [b, e) of `in` looked up in a 256-entry table, or pairs of `in`
+/// and `in2` in a 65,536-entry one. Eight bytes at a time, read and written
+/// as one word each: byte loads interleaved with byte stores to the output
+/// stall on the CPU's store checks when the buffers' addresses agree modulo
+/// 4 KiB.
+void lookupWords(const uint8_t *__restrict in, const uint8_t *__restrict in2,
+                 const uint8_t *__restrict t, uint8_t *__restrict o, int64_t b, int64_t e) {
+  int64_t i = b;
+  for (; i + 8 <= e; i += 8) {
+    uint64_t v, v2 = 0, r = 0;
+    std::memcpy(&v, in + i, 8);
+    if (in2)
+      std::memcpy(&v2, in2 + i, 8);
+    for (int j = 0; j < 64; j += 8)
+      r |= uint64_t(t[size_t(v >> j & 255) | size_t(v2 >> j & 255) << 8]) << j;
+    std::memcpy(o + i, &r, 8);
+  }
+  for (; i < e; ++i)
+    o[i] = t[size_t(in[i]) | (in2 ? size_t(in2[i]) << 8 : 0)];
+}
+
+/// lookupWords of a 256-entry table, 32 bytes at a time with AVX2: the table
+/// as sixteen rows of 16, each row's entries picked by the low nibble
+/// (VPSHUFB) where the high nibble names the row. Exact, so the result does
+/// not depend on which path ran.
+__attribute__((target("avx2"))) void lookupAvx2(const uint8_t *in, const uint8_t *t, uint8_t *o,
+                                                int64_t b, int64_t e) {
+  __m256i rows[16];
+  for (int k = 0; k < 16; ++k)
+    rows[k] =
+        _mm256_broadcastsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i *>(t + 16 * k)));
+  const __m256i bias = _mm256_set1_epi8(0x70);
+  int64_t i = b;
+  for (; i + 32 <= e; i += 32) {
+    __m256i x = _mm256_loadu_si256(reinterpret_cast<const __m256i *>(in + i)),
+            r = _mm256_setzero_si256();
+    for (int k = 0; k < 16; ++k) {
+      // Row k's bytes become 0x70..0x7f (VPSHUFB reads the low nibble), the
+      // others 0x80 or more (VPSHUFB writes zero).
+      __m256i idx = _mm256_adds_epu8(_mm256_xor_si256(x, _mm256_set1_epi8(char(k << 4))), bias);
+      r = _mm256_or_si256(r, _mm256_shuffle_epi8(rows[k], idx));
+    }
+    _mm256_storeu_si256(reinterpret_cast<__m256i *>(o + i), r);
+  }
+  lookupWords(in, nullptr, t, o, i, e);
+}
+
+/// lookupWords of a 256-entry table, 64 bytes at a time with AVX-512 VBMI:
+/// two 128-entry permutes (VPERMI2B reads the low seven bits), picked by the
+/// top bit.
+__attribute__((target("avx512f,avx512bw,avx512vbmi"))) void
+lookupVbmi(const uint8_t *in, const uint8_t *t, uint8_t *o, int64_t b, int64_t e) {
+  __m512i t0 = _mm512_loadu_si512(t), t1 = _mm512_loadu_si512(t + 64),
+          t2 = _mm512_loadu_si512(t + 128), t3 = _mm512_loadu_si512(t + 192);
+  int64_t i = b;
+  for (; i + 64 <= e; i += 64) {
+    __m512i x = _mm512_loadu_si512(in + i);
+    __m512i lo = _mm512_permutex2var_epi8(t0, x, t1), hi = _mm512_permutex2var_epi8(t2, x, t3);
+    _mm512_storeu_si512(o + i, _mm512_mask_blend_epi8(_mm512_movepi8_mask(x), lo, hi));
+  }
+  lookupWords(in, nullptr, t, o, i, e);
+}
+
+/// lookupWords of a pair table, 32 pairs at a time with AVX2 gathers: each
+/// lane reads the four bytes at its index (hence kPairTablePadding) and keeps
+/// the first.
+__attribute__((target("avx2"))) void lookupPairAvx2(const uint8_t *in, const uint8_t *in2,
+                                                    const uint8_t *t, uint8_t *o, int64_t b,
+                                                    int64_t e) {
+  const int *base = reinterpret_cast<const int *>(t);
+  const __m256i low = _mm256_set1_epi32(255), order = _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7);
+  int64_t i = b;
+  for (; i + 32 <= e; i += 32) {
+    __m256i q[4];
+    for (int v = 0; v < 4; ++v) {
+      __m128i a = _mm_loadl_epi64(reinterpret_cast<const __m128i *>(in + i + 8 * v)),
+              c = _mm_loadl_epi64(reinterpret_cast<const __m128i *>(in2 + i + 8 * v));
+      __m256i idx =
+          _mm256_or_si256(_mm256_cvtepu8_epi32(a), _mm256_slli_epi32(_mm256_cvtepu8_epi32(c), 8));
+      q[v] = _mm256_and_si256(_mm256_i32gather_epi32(base, idx, 1), low);
+    }
+    __m256i lo = _mm256_packus_epi32(q[0], q[1]), hi = _mm256_packus_epi32(q[2], q[3]);
+    __m256i bytes = _mm256_permutevar8x32_epi32(_mm256_packus_epi16(lo, hi), order);
+    _mm256_storeu_si256(reinterpret_cast<__m256i *>(o + i), bytes);
+  }
+  lookupWords(in, in2, t, o, i, e);
+}
+
+} // namespace
+
 void rt::applyTable(const Tensor &x, const Tensor *x2, const std::vector<uint8_t> &table,
                     graph::ElemType out, Tensor &y) {
   y = Tensor(out, x.shape());
@@ -77,15 +173,18 @@ void rt::applyTable(const Tensor &x, const Tensor *x2, const std::vector<uint8_t
                 *src2 = x2 ? static_cast<const uint8_t *>(x2->raw()) : nullptr;
   uint8_t *dst = static_cast<uint8_t *>(y.raw());
   const uint8_t *lut = table.data();
-  parallelFor(x.numel(), x2 ? 2 : 1, [src, src2, dst, lut](int64_t b, int64_t e) {
-    // Restrict: a byte store may alias anything, the pointers included.
-    const uint8_t *__restrict in = src, *__restrict in2 = src2, *__restrict t = lut;
-    uint8_t *__restrict o = dst;
-    if (in2)
-      for (int64_t i = b; i < e; ++i)
-        o[i] = t[size_t(in[i]) | size_t(in2[i]) << 8];
-    else
-      for (int64_t i = b; i < e; ++i)
-        o[i] = t[in[i]];
-  });
+  SimdLevel level = simdLevel();
+  bool avx2 = level >= SimdLevel::Avx2, vbmi = level >= SimdLevel::Avx512Vbmi;
+  bool gather = avx2 && table.size() >= 65536 + kPairTablePadding;
+  parallelFor(x.numel(), x2 ? 2 : 1,
+              [src, src2, dst, lut, avx2, vbmi, gather](int64_t b, int64_t e) {
+                if (!src2 && vbmi)
+                  lookupVbmi(src, lut, dst, b, e);
+                else if (!src2 && avx2)
+                  lookupAvx2(src, lut, dst, b, e);
+                else if (src2 && gather)
+                  lookupPairAvx2(src, src2, lut, dst, b, e);
+                else
+                  lookupWords(src, src2, lut, dst, b, e);
+              });
 }

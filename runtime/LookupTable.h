@@ -39,6 +39,10 @@ std::optional<LookupChain>
 lookupChainOf(const graph::Node &op,
               llvm::function_ref<const Tensor *(const graph::Value &)> constant);
 
+/// Bytes a pair table holds after its 65,536 entries so that the vector
+/// path may read four bytes at every index (it is taken only with them).
+constexpr size_t kPairTablePadding = 3;
+
 /// y[i] = table[byte of x[i]] (arity 1) or table[byte of x[i] + 256 * byte
 /// of x2[i]] (arity 2: `x2` of x's shape), `y` of element type `out`.
 void applyTable(const Tensor &x, const Tensor *x2, const std::vector<uint8_t> &table,

@@ -21,6 +21,7 @@
 #include "runtime/DataIO.h"
 #include "runtime/Executor.h"
 #include "runtime/IntegerPairs.h"
+#include "runtime/Simd.h"
 #include "test/unit/RunUtil.h"
 
 #include "llvm/Support/FileSystem.h"
@@ -370,6 +371,10 @@ void check(const Spec &s, const std::string &what) {
   expectExact(*b, xb, IntegerKernel::Mode::Auto, what + ", batch 3", k.get());
   expectExact(*b, x, IntegerKernel::Mode::Auto, what + ", again", k.get());
   std::cout << "[ KERNEL   ] " << what << ": " << k->describe() << "\n";
+  // Our requantizing loop on every CPU: SSE2 as well as AVX2 (Simd.h).
+  rt::SimdLevel was = rt::limitSimd(rt::SimdLevel::Sse2);
+  expectExact(*b, xb, IntegerKernel::Mode::Auto, what + ", SSE2", k.get());
+  rt::limitSimd(was);
   expectExact(*b, x, IntegerKernel::Mode::Split, what + ", split");
   if (vnniCpu() || s.wMax <= 64)
     expectExact(*b, x, IntegerKernel::Mode::Direct, what + ", direct");

@@ -1,6 +1,8 @@
 //===- LookupTableTest.cpp - 8-bit element-wise chains as lookups ----------===//
+#include "runtime/LookupTable.h"
 #include "ir/graph/OnnxIO.h"
 #include "runtime/Executor.h"
+#include "runtime/Simd.h"
 #include "test/unit/GraphBuilder.h"
 
 #include <gtest/gtest.h>
@@ -90,5 +92,41 @@ TEST(LookupTable, ChainsGiveTheFloatRunsBits) {
     // Not every output the same value: the chains compute something.
     const float *y = a[0].data<float>();
     EXPECT_NE(*std::min_element(y, y + a[0].numel()), *std::max_element(y, y + a[0].numel()));
+  }
+}
+
+TEST(LookupTable, EveryVectorPathLooksUpTheSameBytes) {
+  // applyTable's SSE2, AVX2 and AVX-512 VBMI loops (those the CPU has), on
+  // lengths around their widths, against the definition.
+  std::mt19937 rng(11);
+  std::uniform_int_distribution<int> byte(0, 255);
+  std::vector<uint8_t> unary(256), pair(65536 + rt::kPairTablePadding);
+  for (uint8_t &v : unary)
+    v = uint8_t(byte(rng));
+  for (uint8_t &v : pair)
+    v = uint8_t(byte(rng));
+  for (int64_t n : {0, 1, 7, 8, 31, 32, 33, 63, 64, 65, 200, 4099}) {
+    rt::Tensor x(graph::ElemType::UInt8, {n}), x2(graph::ElemType::UInt8, {n});
+    for (int64_t i = 0; i < n; ++i) {
+      x.data<uint8_t>()[i] = uint8_t(byte(rng));
+      x2.data<uint8_t>()[i] = uint8_t(byte(rng));
+    }
+    for (rt::SimdLevel level :
+         {rt::SimdLevel::Sse2, rt::SimdLevel::Avx2, rt::SimdLevel::Avx512Vbmi}) {
+      rt::SimdLevel was = rt::limitSimd(level);
+      rt::Tensor y, y2;
+      rt::applyTable(x, nullptr, unary, graph::ElemType::UInt8, y);
+      rt::applyTable(x, &x2, pair, graph::ElemType::Int8, y2);
+      rt::limitSimd(was);
+      ASSERT_EQ(y.numel(), n);
+      ASSERT_EQ(y2.elem(), graph::ElemType::Int8);
+      for (int64_t i = 0; i < n; ++i) {
+        uint8_t a = x.data<uint8_t>()[i], b = x2.data<uint8_t>()[i];
+        ASSERT_EQ(y.data<uint8_t>()[i], unary[a])
+            << "unary, " << n << " bytes, element " << i << ", level " << int(level);
+        ASSERT_EQ(y2.data<uint8_t>()[i], pair[size_t(a) | size_t(b) << 8])
+            << "pair, " << n << " bytes, element " << i << ", level " << int(level);
+      }
+    }
   }
 }
