@@ -240,6 +240,26 @@ void Executor::findKernelOnlyInputs() {
   }
 }
 
+/// The convolution kernels whose quantized output every reader takes
+/// channels-last: through DequantizeLinear steps only convolution kernels
+/// and tables read.
+void Executor::findChannelsLastOutputs() {
+  for (Step &step : steps) {
+    const graph::Value *v = step.quantizedOutput;
+    if (!v || !step.integerKernel || step.node->opType != "Conv" || v->isGraphOutput ||
+        v->uses.empty())
+      continue;
+    bool all = true;
+    for (const graph::Use &u : v->uses) {
+      const Step &dq = steps[stepIndex[u.node->id]];
+      all &= !dq.kernelReaders.empty();
+      for (size_t r : dq.kernelReaders)
+        all &= steps[r].lookup || (steps[r].integerKernel && steps[r].node->opType == "Conv");
+    }
+    step.channelsLastOut = all;
+  }
+}
+
 /// The integer groups and their kernels, found by the first run that
 /// computes them. A group's kernel reads the tensor its DequantizeLinear
 /// reads: that value lives until the group's step.
@@ -279,6 +299,7 @@ void Executor::findIntegerGroups() {
     keepUntil(s, xq);
   }
   findKernelOnlyInputs();
+  findChannelsLastOutputs();
 }
 
 /// Step `s` reads `xq` itself (the tensor its DequantizeLinear reads): `xq`
@@ -472,6 +493,16 @@ LogicalResult Executor::runFrom(size_t first, std::vector<Tensor> values,
   std::vector<bool> &absorbed = absorbedSteps;
   absorbed.assign(steps.size(), false);
   llvm::SmallVector<Tensor, 2> plainCopies;
+  // A step's 8-bit inputs made plain (at most two at a time).
+  Tensor converted[2];
+  unsigned conversions = 0;
+  auto plainCopy = [&](const Tensor &t) -> const Tensor & {
+    if (!t.blocked())
+      return t;
+    Tensor &c = converted[conversions++ % 2];
+    c = dnnl_util::toPlain(t);
+    return c;
+  };
   for (size_t s = first; s < steps.size(); ++s) {
     const Step &step = steps[s];
     const graph::Node &n = *step.node;
@@ -513,7 +544,7 @@ LogicalResult Executor::runFrom(size_t first, std::vector<Tensor> values,
       for (int i = 0; i < step.lookup->arity; ++i)
         if (const graph::Value *d = n.inputs[size_t(i)];
             !values[d->id].defined() &&
-            !runAlone(*step.lookup->dq[i], {i == 0 ? xq : xq2}, values[d->id])) {
+            !runAlone(*step.lookup->dq[i], {&plainCopy(i == 0 ? *xq : *xq2)}, values[d->id])) {
           diags.emitAt(graph::describeNode(where, n), diag::err_run_node,
                        "its DequantizeLinear input cannot be computed");
           return failure();
@@ -523,10 +554,22 @@ LogicalResult Executor::runFrom(size_t first, std::vector<Tensor> values,
       // QGemm and QLinear element-wise ops: the QuantizeLinear (and a
       // Relu/Clip before it) never runs.
       Tensor &yq = values[step.quantizedOutput->id];
+      // 8-bit tensors pass channels-last between kernels and tables, never
+      // to a caller or a hook.
+      bool plainOut = !mayBlock || watches(options, *step.quantizedOutput) ||
+                      step.quantizedOutput->isGraphOutput;
       std::string error;
-      if (step.lookup)
+      if (step.lookup) {
+        // Element-wise: the output in the inputs' layout, made plain unless
+        // both are channels-last (and the output may be).
+        bool last = !plainOut && dnnl_util::isChannelsLast(*xq) &&
+                    (!xq2 || dnnl_util::isChannelsLast(*xq2));
+        if (!last) {
+          xq = &plainCopy(*xq);
+          xq2 = xq2 ? &plainCopy(*xq2) : nullptr;
+        }
         applyTable(*xq, xq2, step.table, step.tableType, yq);
-      else if (!step.integerKernel->run(*xq, yq, error)) {
+      } else if (!step.integerKernel->run(*xq, yq, error, step.channelsLastOut && !plainOut)) {
         diags.emitAt(graph::describeNode(where, n), diag::err_run_node, error);
         return failure();
       }
@@ -565,7 +608,7 @@ LogicalResult Executor::runFrom(size_t first, std::vector<Tensor> values,
         return missing(n, *in);
       if (in && t == &constants[in->id] && i < 64)
         ctx.constantInputs |= uint64_t(1) << i;
-      if (t && t->blocked() && !readsBlocked(n, i)) {
+      if (t && t->blocked() && (t->elem() != graph::ElemType::Float || !readsBlocked(n, i))) {
         plainCopies.push_back(dnnl_util::toPlain(*t));
         t = &plainCopies.back();
       }

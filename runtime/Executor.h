@@ -123,13 +123,16 @@ public:
     return n;
   }
   /// What integer runs compute without the float graph: QuantizeLinear
-  /// nodes computed inside a group's kernel or a lookup, lookup tables.
+  /// nodes computed inside a group's kernel or a lookup, lookup tables,
+  /// convolution kernels that hand their output on channels-last.
   struct Shortcuts {
     unsigned quantizeSkipped = 0, tables = 0, pairTables = 0; ///< pairTables: of two inputs
+    unsigned channelsLast = 0;
   };
   Shortcuts quantizedShortcuts() const {
     Shortcuts s;
     for (const Step &step : steps) {
+      s.channelsLast += step.channelsLastOut;
       s.quantizeSkipped += step.quantizedOutput != nullptr;
       s.tables += step.lookup.has_value();
       s.pairTables += step.lookup && step.lookup->arity == 2;
@@ -185,10 +188,15 @@ private:
     /// A DequantizeLinear only group kernels and tables read (they read its
     /// input): the steps that read it.
     std::vector<size_t> kernelReaders;
+    /// A convolution's kernel whose quantized output only convolution
+    /// kernels and tables read: it hands it over channels-last (no
+    /// transposes; they convert it back where a run needs it plain).
+    bool channelsLastOut = false;
   };
   void findIntegerGroups();
   void findQuantizedOutput(size_t s);
   void findKernelOnlyInputs();
+  void findChannelsLastOutputs();
   bool buildTable(Step &step);
   bool runAlone(const graph::Node &n, llvm::ArrayRef<const Tensor *> x, Tensor &y);
   void keepUntil(size_t s, const graph::Value *xq);

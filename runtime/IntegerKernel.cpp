@@ -258,8 +258,10 @@ struct IntegerKernel::Impl {
   /// Checks `xq` and finds or builds its plan (&empty for an empty input);
   /// null + `err` when `xq` does not fit.
   Plan *prepare(const Tensor &xq, Shape &outShape, std::string &err);
-  /// Computes `xq` with plan `p` into `ys` (the output's bytes).
-  bool execute(Plan &p, const Tensor &xq, uint8_t *ys, std::string &err);
+  /// Computes `xq` (plain, or channels-last for a convolution) with plan `p`
+  /// into `ys` (the output's bytes: channels-last when `lastOut`, else
+  /// row-major).
+  bool execute(Plan &p, const Tensor &xq, uint8_t *ys, bool lastOut, std::string &err);
 
   /// The weights as `pieces` (1, or 2 halves within +-64) times as many
   /// reduction chunks as keep every channel's sum within kPartBound: each
@@ -273,8 +275,9 @@ struct IntegerKernel::Impl {
   void finish(Plan &p, PD &pd, dnnl::primitive prim, const std::vector<std::vector<int8_t>> &parts,
               int pieces, const dnnl::memory::dims &weiDims, bool fold,
               const dnnl::memory::desc &srcMd, const dnnl::memory::desc &dstMd, int64_t dstElems);
-  /// Copies image `n`'s input pixels [p0, p1) into the padded NHWC buffer.
-  void pack(const Plan &p, const uint8_t *x, int64_t n, int64_t p0, int64_t p1) const;
+  /// Copies image `n`'s input pixels [p0, p1) into the padded NHWC buffer
+  /// from NCHW `x` (or from NHWC when `lastIn`).
+  void pack(const Plan &p, const uint8_t *x, bool lastIn, int64_t n, int64_t p0, int64_t p1) const;
   /// Requantizes Gemm/MatMul output row `row` into `out` (M bytes).
   void requantRow(const Plan &p, int64_t row, uint8_t *out) const;
   /// Requantizes image `n`'s output pixels [p0, p0 + cnt), cnt <= 16, into
@@ -584,12 +587,24 @@ bool IntegerKernel::Impl::buildMatmul(Plan &p, const Shape &x, std::string &err)
   return true;
 }
 
-void IntegerKernel::Impl::pack(const Plan &p, const uint8_t *x, int64_t n, int64_t p0,
+void IntegerKernel::Impl::pack(const Plan &p, const uint8_t *x, bool lastIn, int64_t n, int64_t p0,
                                int64_t p1) const {
   int64_t c = p.channels, plane = p.plane, full = c / kBlock * kBlock;
   const uint8_t *src = x + n * c * plane;
   uint8_t *dst = p.srcBuf.data() + n * p.paddedPlane * c;
   const int64_t *off = p.pixelOff.data();
+  if (lastIn) { // whole pixels, moved to their padded places
+    for (int64_t i = p0; i < p1; ++i) {
+      const uint8_t *from = src + i * c;
+      uint8_t *to = dst + off[i] * c;
+      if (!flip)
+        std::memcpy(to, from, size_t(c));
+      else
+        for (int64_t ch = 0; ch < c; ++ch)
+          to[ch] = from[ch] ^ flip;
+    }
+    return;
+  }
   const __m128i flip16 = _mm_set1_epi8(char(flip));
   int64_t i = p0;
   // 16 channels x 16 pixels at a time.
@@ -716,7 +731,8 @@ Plan *IntegerKernel::Impl::prepare(const Tensor &xq, Shape &outShape, std::strin
   return nullptr;
 }
 
-bool IntegerKernel::Impl::execute(Plan &pl, const Tensor &xq, uint8_t *ys, std::string &err) {
+bool IntegerKernel::Impl::execute(Plan &pl, const Tensor &xq, uint8_t *ys, bool lastOut,
+                                  std::string &err) {
   if (&pl == &empty)
     return true;
   Plan *p = &pl;
@@ -726,28 +742,41 @@ bool IntegerKernel::Impl::execute(Plan &pl, const Tensor &xq, uint8_t *ys, std::
     const uint8_t *xs = static_cast<const uint8_t *>(xq.raw());
     dnnl::stream &s = dnnl_util::stream();
     if (im.conv) {
-      // Per chunk of images: NCDHW -> the padded NDHWC copy (interior only:
-      // the border holds the zero point since the plan was built), the
-      // primitive, the int32 sums requantized 16 pixels at a time into NCHW.
+      // Per chunk of images: the input copied to NDHWC with the padding
+      // (interior only: the border holds the zero point since the plan was
+      // built) -- or read where it is when it is channels-last already and
+      // needs neither padding nor the s8 flip --, the primitive, the int32
+      // sums requantized into the output (channels-last, or NCHW through
+      // 16 x 16 byte transposes).
+      bool lastIn = dnnl_util::isChannelsLast(xq);
+      bool inPlace = lastIn && !flip && p->paddedPlane == p->plane;
       int64_t packBlocks = (p->plane + 255) / 256, blocks = (p->pixels + kBlock - 1) / kBlock;
       for (int64_t first = 0; first < p->images; first += p->batch) {
         const uint8_t *x0 = xs + first * p->channels * p->plane;
-        parallelFor(p->batch * packBlocks, 256 * p->channels, [&](int64_t b, int64_t e) {
-          for (int64_t i = b; i < e; ++i) {
-            int64_t n = i / packBlocks, p0 = i % packBlocks * 256;
-            im.pack(*p, x0, n, p0, std::min(p->plane, p0 + 256));
-          }
-        });
+        p->src.set_data_handle(inPlace ? const_cast<uint8_t *>(x0) : p->srcBuf.data());
+        if (!inPlace)
+          parallelFor(p->batch * packBlocks, 256 * p->channels, [&](int64_t b, int64_t e) {
+            for (int64_t i = b; i < e; ++i) {
+              int64_t n = i / packBlocks, p0 = i % packBlocks * 256;
+              im.pack(*p, x0, lastIn, n, p0, std::min(p->plane, p0 + 256));
+            }
+          });
         for (const auto &a : p->args)
           p->prim.execute(s, a);
         s.wait();
         uint8_t *y0 = ys + first * im.m * p->pixels;
-        parallelFor(p->batch * blocks, kBlock * im.m * p->parts, [&](int64_t b, int64_t e) {
-          for (int64_t i = b; i < e; ++i) {
-            int64_t n = i / blocks, p0 = i % blocks * kBlock;
-            im.requantPixels(*p, n, p0, std::min(kBlock, p->pixels - p0), y0);
-          }
-        });
+        if (lastOut)
+          parallelFor(p->batch * p->pixels, im.m * p->parts, [&](int64_t b, int64_t e) {
+            for (int64_t r = b; r < e; ++r)
+              im.requantRow(*p, r, y0 + r * im.m);
+          });
+        else
+          parallelFor(p->batch * blocks, kBlock * im.m * p->parts, [&](int64_t b, int64_t e) {
+            for (int64_t i = b; i < e; ++i) {
+              int64_t n = i / blocks, p0 = i % blocks * kBlock;
+              im.requantPixels(*p, n, p0, std::min(kBlock, p->pixels - p0), y0);
+            }
+          });
       }
       return true;
     }
@@ -776,18 +805,37 @@ bool IntegerKernel::Impl::execute(Plan &pl, const Tensor &xq, uint8_t *ys, std::
   return false;
 }
 
-bool IntegerKernel::run(const Tensor &xq, Tensor &yq, std::string &err) {
+namespace {
+
+/// The input as a kernel reads it: convolutions read channels-last ones
+/// where they are; anything else in a oneDNN layout is made plain.
+const Tensor &readable(const Tensor &xq, bool conv, Tensor &copy) {
+  if (!xq.blocked() || (conv && dnnl_util::isChannelsLast(xq)))
+    return xq;
+  copy = dnnl_util::toPlain(xq);
+  return copy;
+}
+
+} // namespace
+
+bool IntegerKernel::run(const Tensor &xq, Tensor &yq, std::string &err, bool channelsLast) {
+  Tensor copy;
+  const Tensor &x = readable(xq, impl->conv, copy);
   Shape out;
-  Plan *p = impl->prepare(xq, out, err);
+  Plan *p = impl->prepare(x, out, err);
   if (!p)
     return false;
-  yq = Tensor(impl->ySigned ? ElemType::Int8 : ElemType::UInt8, out);
-  return impl->execute(*p, xq, yq.data<uint8_t>(), err);
+  ElemType type = impl->ySigned ? ElemType::Int8 : ElemType::UInt8;
+  bool last = channelsLast && impl->conv && numElements(out) > 0;
+  yq = last ? dnnl_util::allocateChannelsLast(type, out) : Tensor(type, out);
+  return impl->execute(*p, x, yq.data<uint8_t>(), last, err);
 }
 
 bool IntegerKernel::runDequantized(const Tensor &xq, Tensor &y, std::string &err) {
+  Tensor copy;
+  const Tensor &x = readable(xq, impl->conv, copy);
   Shape out;
-  Plan *p = impl->prepare(xq, out, err);
+  Plan *p = impl->prepare(x, out, err);
   if (!p)
     return false;
   y = Tensor(ElemType::Float, out);
@@ -795,7 +843,7 @@ bool IntegerKernel::runDequantized(const Tensor &xq, Tensor &y, std::string &err
   if (p->quantized.size() < size_t(n))
     p->quantized.resize(size_t(n));
   uint8_t *q = p->quantized.data();
-  if (!impl->execute(*p, xq, q, err))
+  if (!impl->execute(*p, x, q, false, err))
     return false;
   const float *lut = impl->dequantized;
   float *ys = y.data<float>();

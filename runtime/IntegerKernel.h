@@ -13,7 +13,8 @@
 //    (which halves the weights on CPUs without VNNI);
 //  - convolutions read a copy of the input in NHWC with the padding written
 //    out as the zero point, so oneDNN convolves without padding and the zero
-//    point is subtracted once per channel (x_zero * sum(w)) with the bias;
+//    point is subtracted once per channel (x_zero * sum(w)) with the bias
+//    (an unpadded u8 input that arrives channels-last is read in place);
 //  - without VNNI, oneDNN multiplies u8 x s8 with VPMADDUBSW, which adds two
 //    products in int16 with saturation. Unless the implementation oneDNN chose
 //    adds every product exactly (its name says VNNI or AMX; the reference;
@@ -31,10 +32,11 @@
 // The parts run as extra output channels of one primitive (dense convolutions
 // and matrix products) or as repeated runs of the same primitive with other
 // weights (grouped and depthwise convolutions, so the depthwise kernel
-// stays); our own SSE2 loop adds them in int32 and requantizes exactly as
-// computeIntegerGroup does (float(int32) * float multiplier, MXCSR's round
-// to nearest even, + zero point, saturating packs), transposing NHWC back to
-// NCHW on the way.
+// stays); our own loop (SSE2 or AVX2, Simd.h: the same bytes) adds them in
+// int32 and requantizes exactly as computeIntegerGroup does (float(int32) *
+// float multiplier, MXCSR's round to nearest even, + zero point, saturating
+// packs) into a channels-last output, or through 16 x 16 byte transposes
+// into NCHW.
 //
 // Weights are reordered once per input shape; primitives, their memory
 // objects and every scratch buffer are cached per input shape (batch 1 and 64
@@ -75,11 +77,13 @@ public:
   IntegerKernel &operator=(const IntegerKernel &) = delete;
 
   /// `xq`: the quantized activation the group's DequantizeLinear reads (u8
-  /// or s8, the op's input shape, plain row-major). Writes `yq`: what the
+  /// or s8, the op's input shape; row-major, or channels-last as
+  /// dnnl_util::allocateChannelsLast lays it out). Writes `yq`: what the
   /// group's QuantizeLinear outputs (u8/s8 on its grid), output shape of the
-  /// op. Primitives cached by input shape (batch 1 and 64 both used). False
-  /// + `err` when `xq` does not fit the group.
-  bool run(const Tensor &xq, Tensor &yq, std::string &err);
+  /// op, channels-last when `channelsLast` and the group is a convolution.
+  /// Primitives cached by input shape (batch 1 and 64 both used). False +
+  /// `err` when `xq` does not fit the group.
+  bool run(const Tensor &xq, Tensor &yq, std::string &err, bool channelsLast = false);
   /// As run(), but writes the float output of the group's node as
   /// computeIntegerGroup leaves it: yq dequantized, float(yq - y_zero) *
   /// y_scale (what the executor's float graph carries on to the Relu/Clip and

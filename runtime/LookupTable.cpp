@@ -3,6 +3,7 @@
 
 #include "runtime/KernelUtil.h"
 #include "runtime/Simd.h"
+#include "runtime/ops/Dnnl.h"
 
 #include "llvm/ADT/StringSwitch.h"
 
@@ -168,7 +169,8 @@ __attribute__((target("avx2"))) void lookupPairAvx2(const uint8_t *in, const uin
 
 void rt::applyTable(const Tensor &x, const Tensor *x2, const std::vector<uint8_t> &table,
                     graph::ElemType out, Tensor &y) {
-  y = Tensor(out, x.shape());
+  y = dnnl_util::isChannelsLast(x) ? dnnl_util::allocateChannelsLast(out, x.shape())
+                                   : Tensor(out, x.shape());
   const uint8_t *src = static_cast<const uint8_t *>(x.raw()),
                 *src2 = x2 ? static_cast<const uint8_t *>(x2->raw()) : nullptr;
   uint8_t *dst = static_cast<uint8_t *>(y.raw());

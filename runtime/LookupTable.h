@@ -44,7 +44,8 @@ lookupChainOf(const graph::Node &op,
 constexpr size_t kPairTablePadding = 3;
 
 /// y[i] = table[byte of x[i]] (arity 1) or table[byte of x[i] + 256 * byte
-/// of x2[i]] (arity 2: `x2` of x's shape), `y` of element type `out`.
+/// of x2[i]] (arity 2: `x2` of x's shape and layout), `y` of element type
+/// `out` in x's layout (row-major or channels-last, Dnnl.h).
 void applyTable(const Tensor &x, const Tensor *x2, const std::vector<uint8_t> &table,
                 graph::ElemType out, Tensor &y);
 

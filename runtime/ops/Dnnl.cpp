@@ -1,6 +1,8 @@
 //===- Dnnl.cpp - oneDNN plumbing shared by the Conv and Gemm kernels -----===//
 #include "runtime/ops/Dnnl.h"
 
+#include <map>
+
 using namespace tpcc;
 using namespace tpcc::rt;
 
@@ -41,8 +43,44 @@ Tensor dnnl_util::toPlain(const Tensor &t) {
   if (!t.blocked())
     return t;
   Tensor out(t.elem(), t.shape());
-  dnnl::memory from = wrap(t.blocked()->md, t.raw()), to = wrap(plainDesc(t.shape()), out.raw());
+  dnnl::memory from = wrap(t.blocked()->md, t.raw()),
+               to = wrap(plainDesc(t.shape(), t.blocked()->md.data_type()), out.raw());
   dnnl::reorder(from, to).execute(stream(), from, to);
   stream().wait();
   return out;
+}
+
+namespace {
+
+dnnl::memory::desc channelsLastDesc(ElemType elem, const Shape &shape) {
+  using tag = dnnl::memory::format_tag;
+  size_t r = shape.size();
+  return dnnl::memory::desc(dnnl_util::toDims(shape),
+                            elem == ElemType::Int8 ? dnnl_util::dt::s8 : dnnl_util::dt::u8,
+                            r == 3   ? tag::nwc
+                            : r == 4 ? tag::nhwc
+                                     : tag::ndhwc);
+}
+
+} // namespace
+
+Tensor dnnl_util::allocateChannelsLast(ElemType elem, const Shape &shape) {
+  // One layout object per type and shape, reused (a run makes no new ones).
+  thread_local std::map<std::pair<ElemType, Shape>, std::shared_ptr<const BlockedLayout>> cache;
+  auto &layout = cache[{elem, shape}];
+  if (!layout) {
+    if (cache.size() > 256) { // shapes of many batch sizes: start again
+      cache.clear();
+      return allocateChannelsLast(elem, shape);
+    }
+    layout = std::make_shared<BlockedLayout>(BlockedLayout{channelsLastDesc(elem, shape)});
+  }
+  return Tensor(elem, shape, layout, size_t(numElements(shape)));
+}
+
+bool dnnl_util::isChannelsLast(const Tensor &t) {
+  size_t r = size_t(t.rank());
+  return t.blocked() && r >= 3 && r <= 5 &&
+         (t.elem() == ElemType::UInt8 || t.elem() == ElemType::Int8) &&
+         t.blocked()->md == channelsLastDesc(t.elem(), t.shape());
 }

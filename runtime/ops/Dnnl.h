@@ -53,6 +53,14 @@ dnnl::memory::desc descOf(const Tensor &t);
 /// A blocked tensor's data in plain row-major order (plain ones as they are).
 Tensor toPlain(const Tensor &t);
 
+/// An 8-bit tensor (u8/s8) of `shape` (N, C, spatial..., rank 3 to 5) with
+/// its data channels-last (NWC, NHWC, NDHWC): how integer runs hand a
+/// quantized activation from one group kernel or table to the next
+/// (IntegerKernel.h). The layout object is shared per type and shape.
+Tensor allocateChannelsLast(ElemType elem, const Shape &shape);
+/// Whether `t` holds its data as allocateChannelsLast lays it out.
+bool isChannelsLast(const Tensor &t);
+
 /// A pooling window over the spatial dimensions (Pool.cpp's geometry).
 struct PoolWindow {
   dnnl::algorithm alg;

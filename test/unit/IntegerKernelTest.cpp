@@ -22,6 +22,7 @@
 #include "runtime/Executor.h"
 #include "runtime/IntegerPairs.h"
 #include "runtime/Simd.h"
+#include "runtime/ops/Dnnl.h"
 #include "test/unit/RunUtil.h"
 
 #include "llvm/Support/FileSystem.h"
@@ -355,6 +356,49 @@ void expectExact(const Built &b, const Tensor &x, IntegerKernel::Mode mode, cons
   EXPECT_EQ(std::memcmp(gotFloat.raw(), wantFloat.raw(), wantFloat.bytes()), 0) << what;
 }
 
+/// `x` (N, C, spatial...) with its data channels-last, as integer runs hand
+/// activations between convolution kernels.
+Tensor channelsLast(const Tensor &x) {
+  Tensor y = rt::dnnl_util::allocateChannelsLast(x.elem(), x.shape());
+  int64_t n = x.dim(0), c = x.dim(1), pixels = x.numel() / std::max<int64_t>(n * c, 1);
+  const uint8_t *from = static_cast<const uint8_t *>(x.raw());
+  uint8_t *to = static_cast<uint8_t *>(y.raw());
+  for (int64_t i = 0; i < n; ++i)
+    for (int64_t ch = 0; ch < c; ++ch)
+      for (int64_t p = 0; p < pixels; ++p)
+        to[(i * pixels + p) * c + ch] = from[(i * c + ch) * pixels + p];
+  return y;
+}
+
+/// The convolution kernel `k` reading and writing channels-last tensors
+/// (either or both) gives the reference's bytes.
+void expectChannelsLast(const Built &b, const Tensor &x, IntegerKernel &k,
+                        const std::string &what) {
+  Tensor want;
+  std::string err;
+  Shape shape;
+  {
+    Tensor y;
+    ASSERT_TRUE(k.run(x, y, err)) << what << ": " << err;
+    shape = y.shape();
+  }
+  ASSERT_TRUE(reference(*b.group, x, shape, want, rt::IntegerArithmetic::Exact));
+  Tensor xl = channelsLast(x), other = x.clone();
+  for (int64_t i = 0; i < other.numel(); ++i) // other bytes in the kernel's buffers first
+    other.data<uint8_t>()[i] ^= 0x5a;
+  for (int variant = 1; variant < 4; ++variant) {
+    bool lastIn = variant & 1, lastOut = variant & 2;
+    Tensor y;
+    ASSERT_TRUE(k.run(other, y, err)) << what << ": " << err;
+    ASSERT_TRUE(k.run(lastIn ? xl : x, y, err, lastOut)) << what << ": " << err;
+    EXPECT_EQ(rt::dnnl_util::isChannelsLast(y), lastOut) << what;
+    Diff d = compare(rt::dnnl_util::toPlain(y), want, *b.group);
+    EXPECT_EQ(d.diffs, 0) << what << (lastIn ? ", channels-last input" : "")
+                          << (lastOut ? ", channels-last output" : "") << ": " << d.diffs << " of "
+                          << d.n << " outputs differ, " << d.first;
+  }
+}
+
 /// `s` through the kernel (Auto; Split too; Direct where it is exact: VNNI
 /// or 7-bit weights), at its batch and at batch 3.
 void check(const Spec &s, const std::string &what) {
@@ -375,6 +419,8 @@ void check(const Spec &s, const std::string &what) {
   rt::SimdLevel was = rt::limitSimd(rt::SimdLevel::Sse2);
   expectExact(*b, xb, IntegerKernel::Mode::Auto, what + ", SSE2", k.get());
   rt::limitSimd(was);
+  if (s.op == "Conv")
+    expectChannelsLast(*b, xb, *k, what);
   expectExact(*b, x, IntegerKernel::Mode::Split, what + ", split");
   if (vnniCpu() || s.wMax <= 64)
     expectExact(*b, x, IntegerKernel::Mode::Direct, what + ", direct");
@@ -945,6 +991,7 @@ TEST(IntegerKernelModels, QuantizedShortcutsChangeNoBit) {
       EXPECT_EQ(0, std::memcmp(a[i].raw(), b[i].raw(), size_t(a[i].numel()) * 4)) << file;
     EXPECT_GT(ex->quantizedShortcuts().quantizeSkipped, 0u) << file;
     if (file.find("fashion_mbv2.tflite") != std::string::npos) { // its Sigmoids, Muls, Adds
+      EXPECT_GT(ex->quantizedShortcuts().channelsLast, 0u) << file;
       EXPECT_GT(ex->quantizedShortcuts().tables, ex->quantizedShortcuts().pairTables) << file;
       EXPECT_GT(ex->quantizedShortcuts().pairTables, 0u) << file;
     }
