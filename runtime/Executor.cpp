@@ -254,7 +254,9 @@ void Executor::findChannelsLastOutputs() {
       const Step &dq = steps[stepIndex[u.node->id]];
       all &= !dq.kernelReaders.empty();
       for (size_t r : dq.kernelReaders)
-        all &= steps[r].lookup || (steps[r].integerKernel && steps[r].node->opType == "Conv");
+        all &=
+            (steps[r].lookup && (!steps[r].lookup->onCodes || readsBlocked(*steps[r].node, 0))) ||
+            (steps[r].integerKernel && steps[r].node->opType == "Conv");
     }
     step.channelsLastOut = all;
   }
@@ -277,6 +279,8 @@ void Executor::findIntegerGroups() {
       step.lookup = lookupChainOf(*step.node, constant);
       if (step.lookup && !buildTable(step))
         step.lookup.reset();
+      if (!step.lookup)
+        step.lookup = codeChainOf(*step.node, constant);
       if (step.lookup) {
         step.integerAbsorbed = {stepIndex[step.lookup->q->id]};
         step.integerSkipped = {step.node->outputs[0]};
@@ -559,7 +563,23 @@ LogicalResult Executor::runFrom(size_t first, std::vector<Tensor> values,
       bool plainOut = !mayBlock || watches(options, *step.quantizedOutput) ||
                       step.quantizedOutput->isGraphOutput;
       std::string error;
-      if (step.lookup) {
+      if (step.lookup && step.lookup->onCodes) {
+        // The node's own kernel on the codes: a max pooling reads them
+        // channels-last (oneDNN) and writes them so unless a plain output is
+        // needed; the others read them plain.
+        bool pool = readsBlocked(n, 0) && dnnl_util::isChannelsLast(*xq);
+        KernelContext codes(n, step.opset, states[s]);
+        codes.inputs.push_back(pool ? xq : &plainCopy(*xq));
+        for (size_t i = 1; i < n.inputs.size(); ++i)
+          codes.inputs.push_back(n.inputs[i] ? valueOf(n.inputs[i]) : nullptr);
+        codes.outputs.resize(n.outputs.size());
+        codes.blockedOutput = pool && !plainOut;
+        if (!step.kernel(codes)) {
+          diags.emitAt(graph::describeNode(where, n), diag::err_run_node, codes.error);
+          return failure();
+        }
+        yq = std::move(codes.outputs[0]);
+      } else if (step.lookup) {
         // Element-wise: the output in the inputs' layout, made plain unless
         // both are channels-last (and the output may be).
         bool last = !plainOut && dnnl_util::isChannelsLast(*xq) &&

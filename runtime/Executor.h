@@ -124,17 +124,20 @@ public:
   }
   /// What integer runs compute without the float graph: QuantizeLinear
   /// nodes computed inside a group's kernel or a lookup, lookup tables,
-  /// convolution kernels that hand their output on channels-last.
+  /// convolution kernels that hand their output on channels-last, nodes run
+  /// on 8-bit codes.
   struct Shortcuts {
     unsigned quantizeSkipped = 0, tables = 0, pairTables = 0; ///< pairTables: of two inputs
     unsigned channelsLast = 0;
+    unsigned onCodes = 0; ///< max / data movement run on the 8-bit codes (codeChainOf)
   };
   Shortcuts quantizedShortcuts() const {
     Shortcuts s;
     for (const Step &step : steps) {
       s.channelsLast += step.channelsLastOut;
       s.quantizeSkipped += step.quantizedOutput != nullptr;
-      s.tables += step.lookup.has_value();
+      s.tables += step.lookup && !step.lookup->onCodes;
+      s.onCodes += step.lookup && step.lookup->onCodes;
       s.pairTables += step.lookup && step.lookup->arity == 2;
     }
     return s;

@@ -131,75 +131,91 @@ inline __m128i pack16(const __m128i q[4], bool isSigned) {
   return isSigned ? _mm_packs_epi16(a, b) : _mm_packus_epi16(a, b);
 }
 
-/// What requantRow needs: the int32 parts of a row (or pixel) of sums.
-struct RowSums {
+/// Rows (output pixels of a convolution, rows of a matrix product) of int32
+/// sums to requantize: row r's part i starts at base + r * stride +
+/// partOff[i]; its M bytes go to out + r * outStride.
+struct RowBlock {
   const int32_t *base;
+  int64_t stride;
   const int64_t *partOff;
   size_t parts;
+  int64_t rows;
+  uint8_t *out;
+  int64_t outStride;
 };
 
-/// Requantizes the M sums of `r` (plus cst) into `out`, 16 at a time (SSE2).
-void requantRowSse2(RowSums r, const uint32_t *cst, const float *mult, int64_t m, int32_t yZero,
-                    bool ySigned, uint8_t *out) {
+/// Requantizes the M sums of each row of `b` (plus cst), 16 at a time (SSE2).
+void requantRowsSse2(const RowBlock &b, const uint32_t *cst, const float *mult, int64_t m,
+                     int32_t yZero, bool ySigned) {
   const __m128i zero = _mm_set1_epi32(yZero);
-  for (int64_t c = 0; c < m; c += 16) {
-    __m128i q[4];
-    for (int v = 0; v < 4; ++v) {
-      int64_t cv = c + 4 * v;
-      __m128i acc = _mm_loadu_si128(reinterpret_cast<const __m128i *>(cst + cv));
-      for (size_t i = 0; i < r.parts; ++i)
-        acc = _mm_add_epi32(
-            acc, _mm_loadu_si128(reinterpret_cast<const __m128i *>(r.base + r.partOff[i] + cv)));
-      q[v] = requant4(acc, _mm_loadu_ps(mult + cv), zero);
-    }
-    __m128i bytes = pack16(q, ySigned);
-    if (c + 16 <= m) {
-      _mm_storeu_si128(reinterpret_cast<__m128i *>(out + c), bytes);
-    } else {
-      alignas(16) uint8_t tail[16];
-      _mm_store_si128(reinterpret_cast<__m128i *>(tail), bytes);
-      std::memcpy(out + c, tail, size_t(m - c));
+  for (int64_t r = 0; r < b.rows; ++r) {
+    const int32_t *row = b.base + r * b.stride;
+    uint8_t *out = b.out + r * b.outStride;
+    for (int64_t c = 0; c < m; c += 16) {
+      __m128i q[4];
+      for (int v = 0; v < 4; ++v) {
+        int64_t cv = c + 4 * v;
+        __m128i acc = _mm_loadu_si128(reinterpret_cast<const __m128i *>(cst + cv));
+        for (size_t i = 0; i < b.parts; ++i)
+          acc = _mm_add_epi32(
+              acc, _mm_loadu_si128(reinterpret_cast<const __m128i *>(row + b.partOff[i] + cv)));
+        q[v] = requant4(acc, _mm_loadu_ps(mult + cv), zero);
+      }
+      __m128i bytes = pack16(q, ySigned);
+      if (c + 16 <= m) {
+        _mm_storeu_si128(reinterpret_cast<__m128i *>(out + c), bytes);
+      } else {
+        alignas(16) uint8_t tail[16];
+        _mm_store_si128(reinterpret_cast<__m128i *>(tail), bytes);
+        std::memcpy(out + c, tail, size_t(m - c));
+      }
     }
   }
 }
 
-/// requantRowSse2 32 at a time with AVX2: the same IEEE operations lane by
+/// requantRowsSse2 32 at a time with AVX2: the same IEEE operations lane by
 /// lane (convert, multiply, clamp, convert with MXCSR's rounding), so the
-/// same bytes.
-__attribute__((target("avx2"))) void requantRowAvx2(RowSums r, const uint32_t *cst,
-                                                    const float *mult, int64_t m, int32_t yZero,
-                                                    bool ySigned, uint8_t *out) {
+/// same bytes. `OnePart`: the sums whole (no weight parts to add).
+template <bool OnePart>
+__attribute__((target("avx2"))) void requantRowsAvx2(const RowBlock &b, const uint32_t *cst,
+                                                     const float *mult, int64_t m, int32_t yZero,
+                                                     bool ySigned) {
   const __m256i zero = _mm256_set1_epi32(yZero), order = _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7);
   const __m256 lo = _mm256_set1_ps(-1073741824.f), hi = _mm256_set1_ps(1073741824.f);
-  for (int64_t c = 0; c < m; c += 32) {
-    __m256i q[4];
-    for (int v = 0; v < 4; ++v) {
-      int64_t cv = c + 8 * v;
-      __m256i acc = _mm256_loadu_si256(reinterpret_cast<const __m256i *>(cst + cv));
-      for (size_t i = 0; i < r.parts; ++i)
-        acc = _mm256_add_epi32(
-            acc, _mm256_loadu_si256(reinterpret_cast<const __m256i *>(r.base + r.partOff[i] + cv)));
-      __m256 f = _mm256_mul_ps(_mm256_cvtepi32_ps(acc), _mm256_loadu_ps(mult + cv));
-      f = _mm256_min_ps(_mm256_max_ps(f, lo), hi);
-      q[v] = _mm256_add_epi32(_mm256_cvtps_epi32(f), zero);
-    }
-    // Packs work within 128-bit lanes: bytes come out as dwords
-    // 0 4 1 5 2 6 3 7 of the wanted order.
-    __m256i a = _mm256_packs_epi32(q[0], q[1]), b = _mm256_packs_epi32(q[2], q[3]);
-    __m256i bytes = ySigned ? _mm256_packs_epi16(a, b) : _mm256_packus_epi16(a, b);
-    bytes = _mm256_permutevar8x32_epi32(bytes, order);
-    if (c + 32 <= m) {
-      _mm256_storeu_si256(reinterpret_cast<__m256i *>(out + c), bytes);
-    } else {
-      alignas(32) uint8_t tail[32];
-      _mm256_store_si256(reinterpret_cast<__m256i *>(tail), bytes);
-      std::memcpy(out + c, tail, size_t(m - c));
+  for (int64_t r = 0; r < b.rows; ++r) {
+    const int32_t *row = b.base + r * b.stride + (OnePart ? b.partOff[0] : 0);
+    uint8_t *out = b.out + r * b.outStride;
+    for (int64_t c = 0; c < m; c += 32) {
+      __m256i q[4];
+      for (int v = 0; v < 4; ++v) {
+        int64_t cv = c + 8 * v;
+        __m256i acc = _mm256_loadu_si256(reinterpret_cast<const __m256i *>(cst + cv));
+        if (OnePart)
+          acc = _mm256_add_epi32(acc,
+                                 _mm256_loadu_si256(reinterpret_cast<const __m256i *>(row + cv)));
+        else
+          for (size_t i = 0; i < b.parts; ++i)
+            acc = _mm256_add_epi32(acc, _mm256_loadu_si256(reinterpret_cast<const __m256i *>(
+                                            row + b.partOff[i] + cv)));
+        __m256 f = _mm256_mul_ps(_mm256_cvtepi32_ps(acc), _mm256_loadu_ps(mult + cv));
+        f = _mm256_min_ps(_mm256_max_ps(f, lo), hi);
+        q[v] = _mm256_add_epi32(_mm256_cvtps_epi32(f), zero);
+      }
+      // Packs work within 128-bit lanes: bytes come out as dwords
+      // 0 4 1 5 2 6 3 7 of the wanted order.
+      __m256i lo16 = _mm256_packs_epi32(q[0], q[1]), hi16 = _mm256_packs_epi32(q[2], q[3]);
+      __m256i bytes = ySigned ? _mm256_packs_epi16(lo16, hi16) : _mm256_packus_epi16(lo16, hi16);
+      bytes = _mm256_permutevar8x32_epi32(bytes, order);
+      if (c + 32 <= m) {
+        _mm256_storeu_si256(reinterpret_cast<__m256i *>(out + c), bytes);
+      } else {
+        alignas(32) uint8_t tail[32];
+        _mm256_store_si256(reinterpret_cast<__m256i *>(tail), bytes);
+        std::memcpy(out + c, tail, size_t(m - c));
+      }
     }
   }
 }
-
-using RequantRowFn = void (*)(RowSums, const uint32_t *, const float *, int64_t, int32_t, bool,
-                              uint8_t *);
 
 } // namespace
 
@@ -249,8 +265,8 @@ struct IntegerKernel::Impl {
   bool vnni = false;
   /// The float each output byte stands for: float(q - y_zero) * y_scale.
   float dequantized[256];
-  /// The requantizing loop of this run (simdLevel(): both give the same bytes).
-  RequantRowFn rowFn = requantRowSse2;
+  /// Whether this run requantizes with AVX2 (simdLevel(): the same bytes).
+  bool avx2 = false;
   std::map<Shape, std::unique_ptr<Plan>> plans;
   Plan empty; ///< the plan of empty inputs
   Plan *last = nullptr;
@@ -279,7 +295,9 @@ struct IntegerKernel::Impl {
   /// from NCHW `x` (or from NHWC when `lastIn`).
   void pack(const Plan &p, const uint8_t *x, bool lastIn, int64_t n, int64_t p0, int64_t p1) const;
   /// Requantizes Gemm/MatMul output row `row` into `out` (M bytes).
-  void requantRow(const Plan &p, int64_t row, uint8_t *out) const;
+  /// Requantizes output rows (pixels) [row, row + rows) of the sums into
+  /// `out` (M bytes each, `outStride` apart).
+  void requantRows(const Plan &p, int64_t row, int64_t rows, uint8_t *out, int64_t outStride) const;
   /// Requantizes image `n`'s output pixels [p0, p0 + cnt), cnt <= 16, into
   /// the NCHW output `y`.
   void requantPixels(const Plan &p, int64_t n, int64_t p0, int64_t cnt, uint8_t *y) const;
@@ -627,10 +645,21 @@ void IntegerKernel::Impl::pack(const Plan &p, const uint8_t *x, bool lastIn, int
       dst[off[q] * c + ch] = src[ch * plane + q] ^ flip;
 }
 
-void IntegerKernel::Impl::requantRow(const Plan &p, int64_t row, uint8_t *out) const {
-  RowSums r{reinterpret_cast<const int32_t *>(p.dstBuf.data()) + row * p.pixStride,
-            p.partOff.data(), p.partOff.size()};
-  rowFn(r, cst.data(), mult.data(), m, yZero, ySigned, out);
+void IntegerKernel::Impl::requantRows(const Plan &p, int64_t row, int64_t rows, uint8_t *out,
+                                      int64_t outStride) const {
+  RowBlock b{reinterpret_cast<const int32_t *>(p.dstBuf.data()) + row * p.pixStride,
+             p.pixStride,
+             p.partOff.data(),
+             p.partOff.size(),
+             rows,
+             out,
+             outStride};
+  if (!avx2)
+    requantRowsSse2(b, cst.data(), mult.data(), m, yZero, ySigned);
+  else if (b.parts == 1)
+    requantRowsAvx2<true>(b, cst.data(), mult.data(), m, yZero, ySigned);
+  else
+    requantRowsAvx2<false>(b, cst.data(), mult.data(), m, yZero, ySigned);
 }
 
 void IntegerKernel::Impl::requantPixels(const Plan &p, int64_t n, int64_t p0, int64_t cnt,
@@ -641,8 +670,7 @@ void IntegerKernel::Impl::requantPixels(const Plan &p, int64_t n, int64_t p0, in
   if (rowsBuf.size() < size_t(kBlock * mPad))
     rowsBuf.assign(size_t(kBlock * mPad), 0);
   uint8_t *rows = rowsBuf.data();
-  for (int64_t i = 0; i < cnt; ++i)
-    requantRow(p, n * p.pixels + p0 + i, rows + i * mPad);
+  requantRows(p, n * p.pixels + p0, cnt, rows, mPad);
   int64_t full = m / kBlock * kBlock;
   for (int64_t c = 0; c < full; c += kBlock) {
     __m128i in[16], out[16];
@@ -737,7 +765,7 @@ bool IntegerKernel::Impl::execute(Plan &pl, const Tensor &xq, uint8_t *ys, bool 
     return true;
   Plan *p = &pl;
   Impl &im = *this;
-  rowFn = simdLevel() >= SimdLevel::Avx2 ? requantRowAvx2 : requantRowSse2;
+  avx2 = simdLevel() >= SimdLevel::Avx2;
   try {
     const uint8_t *xs = static_cast<const uint8_t *>(xq.raw());
     dnnl::stream &s = dnnl_util::stream();
@@ -767,8 +795,7 @@ bool IntegerKernel::Impl::execute(Plan &pl, const Tensor &xq, uint8_t *ys, bool 
         uint8_t *y0 = ys + first * im.m * p->pixels;
         if (lastOut)
           parallelFor(p->batch * p->pixels, im.m * p->parts, [&](int64_t b, int64_t e) {
-            for (int64_t r = b; r < e; ++r)
-              im.requantRow(*p, r, y0 + r * im.m);
+            im.requantRows(*p, b, e - b, y0 + b * im.m, im.m);
           });
         else
           parallelFor(p->batch * blocks, kBlock * im.m * p->parts, [&](int64_t b, int64_t e) {
@@ -792,10 +819,8 @@ bool IntegerKernel::Impl::execute(Plan &pl, const Tensor &xq, uint8_t *ys, bool 
     for (const auto &a : p->args)
       p->prim.execute(s, a);
     s.wait();
-    parallelFor(p->rows, im.m * int64_t(p->parts), [&](int64_t b, int64_t e) {
-      for (int64_t r = b; r < e; ++r)
-        im.requantRow(*p, r, ys + r * im.m);
-    });
+    parallelFor(p->rows, im.m * int64_t(p->parts),
+                [&](int64_t b, int64_t e) { im.requantRows(*p, b, e - b, ys + b * im.m, im.m); });
     return true;
   } catch (const dnnl::error &e) {
     err = node->opType + " `" + node->name + "`: oneDNN failed: " + e.what();

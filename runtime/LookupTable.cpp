@@ -28,7 +28,73 @@ bool eightBit(graph::ElemType t) {
   return t == graph::ElemType::UInt8 || t == graph::ElemType::Int8;
 }
 
+using ConstantFn = llvm::function_ref<const Tensor *(const graph::Value &)>;
+
+/// A scalar constant (a per-tensor scale or zero point).
+const Tensor *scalar(const graph::Value *v, ConstantFn constant) {
+  const Tensor *t = v ? constant(*v) : nullptr;
+  return t && t->numel() == 1 ? t : nullptr;
+}
+
+/// A QuantizeLinear or DequantizeLinear with one float scale and an 8-bit
+/// zero point (or none) for the whole tensor.
+bool perTensor(const graph::Node &n, ConstantFn constant) {
+  const Tensor *s = scalar(n.input(1), constant), *z = scalar(n.input(2), constant);
+  return n.inDefaultDomain() && s && s->elem() == graph::ElemType::Float &&
+         (!n.input(2) || (z && eightBit(z->elem())));
+}
+
+/// Operators whose output holds some of their input's values, unchanged (a
+/// max or data movement): on the codes of an increasing grid they give the
+/// codes of their float result.
+bool keepsValues(const graph::Node &n) {
+  return llvm::StringSwitch<bool>(n.opType)
+      .Cases("MaxPool", "GlobalMaxPool", "Reshape", "Flatten", "Squeeze", "Unsqueeze", true)
+      .Cases("Transpose", "Identity", "SpaceToDepth", "DepthToSpace", true)
+      .Default(false);
+}
+
 } // namespace
+
+std::optional<LookupChain> rt::codeChainOf(const graph::Node &op, ConstantFn constant) {
+  if (!op.inDefaultDomain() || !keepsValues(op) || op.inputs.empty() || !op.inputs[0] ||
+      op.outputs.empty() || !op.outputs[0])
+    return std::nullopt;
+  for (size_t i = 1; i < op.outputs.size(); ++i) // MaxPool's indices
+    if (op.outputs[i] && !op.outputs[i]->uses.empty())
+      return std::nullopt;
+  for (size_t i = 1; i < op.inputs.size(); ++i) // a Reshape's shape, axes
+    if (op.inputs[i] && !constant(*op.inputs[i]))
+      return std::nullopt;
+  const graph::Value *mid = op.outputs[0], *x = op.inputs[0];
+  if (mid->isGraphOutput || mid->uses.size() != 1 || mid->uses[0].index != 0 || constant(*x))
+    return std::nullopt;
+  const graph::Node *dq = x->producer, *q = mid->uses[0].node;
+  if (!dq || dq->opType != "DequantizeLinear" || !perTensor(*dq, constant) || !dq->input(0) ||
+      !eightBit(dq->input(0)->type.elem) || q->opType != "QuantizeLinear" ||
+      !perTensor(*q, constant) || q->outputs.empty() || !q->outputs[0])
+    return std::nullopt;
+  // One grid on both ends, increasing: the same positive scale (bit for
+  // bit) and the same zero point of the same type (absent: 0 as uint8).
+  const Tensor *s1 = scalar(dq->input(1), constant), *s2 = scalar(q->input(1), constant);
+  float a = s1->data<float>()[0], b = s2->data<float>()[0];
+  if (!(a > 0) || std::memcmp(&a, &b, sizeof a) != 0)
+    return std::nullopt;
+  auto zero = [&](const graph::Node &n) {
+    const Tensor *z = scalar(n.input(2), constant);
+    return std::make_pair(z ? z->elem() : graph::ElemType::UInt8, z ? z->intAt(0) : 0);
+  };
+  if (zero(*dq) != zero(*q) || zero(*dq).first != dq->input(0)->type.elem)
+    return std::nullopt;
+  LookupChain c;
+  c.onCodes = true;
+  c.dq[0] = dq;
+  c.input[0] = dq->input(0);
+  c.op = &op;
+  c.q = q;
+  c.output = q->outputs[0];
+  return c;
+}
 
 std::optional<LookupChain>
 rt::lookupChainOf(const graph::Node &op,
@@ -40,16 +106,6 @@ rt::lookupChainOf(const graph::Node &op,
   const graph::Value *mid = op.outputs[0];
   if (mid->isGraphOutput || mid->uses.size() != 1 || mid->uses[0].index != 0)
     return std::nullopt;
-  // Scale and zero point scalar constants: one grid for the whole tensor.
-  auto scalar = [&](const graph::Value *v) -> const Tensor * {
-    const Tensor *t = v ? constant(*v) : nullptr;
-    return t && t->numel() == 1 ? t : nullptr;
-  };
-  auto perTensor = [&](const graph::Node &n) {
-    const Tensor *s = scalar(n.input(1)), *z = scalar(n.input(2));
-    return n.inDefaultDomain() && s && s->elem() == graph::ElemType::Float &&
-           (!n.input(2) || (z && eightBit(z->elem())));
-  };
   LookupChain c;
   c.arity = binary ? 2 : 1;
   for (size_t i = 0; i < op.inputs.size(); ++i) {
@@ -60,14 +116,15 @@ rt::lookupChainOf(const graph::Node &op,
       continue;
     }
     const graph::Node *dq = x && !constant(*x) ? x->producer : nullptr;
-    if (!dq || dq->opType != "DequantizeLinear" || !perTensor(*dq) || !dq->input(0) ||
+    if (!dq || dq->opType != "DequantizeLinear" || !perTensor(*dq, constant) || !dq->input(0) ||
         !eightBit(dq->input(0)->type.elem))
       return std::nullopt;
     c.dq[i] = dq;
     c.input[i] = dq->input(0);
   }
   const graph::Node *q = mid->uses[0].node;
-  if (q->opType != "QuantizeLinear" || !perTensor(*q) || q->outputs.empty() || !q->outputs[0])
+  if (q->opType != "QuantizeLinear" || !perTensor(*q, constant) || q->outputs.empty() ||
+      !q->outputs[0])
     return std::nullopt;
   c.op = &op;
   c.q = q;

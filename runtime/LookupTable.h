@@ -30,6 +30,8 @@ struct LookupChain {
   /// The 8-bit tensors the DequantizeLinears read.
   const graph::Value *input[2] = {nullptr, nullptr};
   const graph::Value *output = nullptr; ///< the QuantizeLinear's output
+  /// No table: the node runs on the codes themselves (codeChainOf).
+  bool onCodes = false;
 };
 
 /// The chain whose element-wise node is `op`, if any. `constant(v)` gives
@@ -38,6 +40,17 @@ struct LookupChain {
 std::optional<LookupChain>
 lookupChainOf(const graph::Node &op,
               llvm::function_ref<const Tensor *(const graph::Value &)> constant);
+
+/// DequantizeLinear -> a max or data movement (MaxPool, GlobalMaxPool,
+/// Reshape, Flatten, Squeeze, Unsqueeze, Transpose, Identity, SpaceToDepth,
+/// DepthToSpace; other inputs constant) -> QuantizeLinear on one 8-bit
+/// per-tensor grid (the same positive scale and zero point): the node run
+/// on the codes gives the codes of its float result (the grid is
+/// increasing, and QuantizeLinear(DequantizeLinear(q)) = q), as ORT drops
+/// such Q/DQ pairs. `onCodes` chains, if any.
+std::optional<LookupChain>
+codeChainOf(const graph::Node &op,
+            llvm::function_ref<const Tensor *(const graph::Value &)> constant);
 
 /// Bytes a pair table holds after its 65,536 entries so that the vector
 /// path may read four bytes at every index (it is taken only with them).

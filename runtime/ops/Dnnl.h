@@ -67,9 +67,10 @@ struct PoolWindow {
   std::vector<int64_t> kernel, strides, dilations, padBegin, padEnd;
   Shape outShape;
 };
-/// Pools a float input that arrives in oneDNN's blocked layout with oneDNN
-/// (the output stays blocked when ctx.blockedOutput); false with ctx.error
-/// on oneDNN errors.
+/// Pools a float input that arrives in oneDNN's blocked layout, or 8-bit
+/// codes that arrive channels-last (max pooling), with oneDNN (the output
+/// stays blocked / channels-last when ctx.blockedOutput); false with
+/// ctx.error on oneDNN errors.
 bool poolBlocked(KernelContext &ctx, const Tensor &x, const PoolWindow &w);
 
 } // namespace tpcc::rt::dnnl_util

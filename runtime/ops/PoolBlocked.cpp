@@ -6,7 +6,9 @@
 // oneDNN's pooling_v2 primitive, in their layout: windows, strides,
 // dilations and pads as Pool.cpp computes them (ceil_mode as extra right
 // padding, which max pooling ignores). Primitives are cached per input
-// layout and window.
+// layout and window. Integer runs max-pool 8-bit codes that arrive
+// channels-last (Executor.h) the same way: exact, output channels-last or
+// plain.
 //
 //===----------------------------------------------------------------------===//
 #include "runtime/KernelUtil.h"
@@ -46,13 +48,21 @@ void build(PoolPlan &p, const Shape &x, const PoolWindow &w) {
     pr[i] = std::max(w.padEnd[i],
                      (w.outShape[i + 2] - 1) * w.strides[i] + extent - x[i + 2] - w.padBegin[i]);
   }
-  dnnl::memory::desc anyDst(toDims(w.outShape), dt::f32, tag::any);
+  // 8-bit codes stay in their type and channels-last; floats as oneDNN likes.
+  dt type = p.src.data_type();
+  bool codes = type != dt::f32;
+  dnnl::memory::desc anyDst(toDims(w.outShape), type, tag::any);
+  if (codes)
+    anyDst = dnnl::memory::desc(toDims(w.outShape), type,
+                                x.size() == 3   ? tag::nwc
+                                : x.size() == 4 ? tag::nhwc
+                                                : tag::ndhwc);
   dnnl::pooling_v2_forward::desc desc(dnnl::prop_kind::forward_inference, w.alg, p.src, anyDst, s,
                                       k, d, pl, pr);
   dnnl::pooling_v2_forward::primitive_desc pd(desc, eng);
   p.prim = dnnl::pooling_v2_forward(pd);
   p.srcMem = dnnl::memory(p.src, eng, DNNL_MEMORY_NONE);
-  dnnl::memory::desc dst = pd.dst_desc(), plain = plainDesc(w.outShape);
+  dnnl::memory::desc dst = pd.dst_desc(), plain = plainDesc(w.outShape, type);
   if (p.blockedOut && dst != plain)
     p.layout = std::make_shared<BlockedLayout>(BlockedLayout{dst});
   p.outMem = dnnl::memory(p.layout ? dst : plain, eng, DNNL_MEMORY_NONE);
@@ -87,9 +97,11 @@ bool dnnl_util::poolBlocked(KernelContext &ctx, const Tensor &x, const PoolWindo
       it = std::prev(plans.end());
     }
     PoolPlan &p = *it;
-    Tensor out = p.layout
-                     ? Tensor(ElemType::Float, w.outShape, p.layout, p.outMem.get_desc().get_size())
-                     : Tensor(ElemType::Float, w.outShape);
+    ElemType elem = x.elem();
+    Tensor out = elem != ElemType::Float ? (p.layout ? allocateChannelsLast(elem, w.outShape)
+                                                     : Tensor(elem, w.outShape))
+                 : p.layout ? Tensor(elem, w.outShape, p.layout, p.outMem.get_desc().get_size())
+                            : Tensor(elem, w.outShape);
     p.srcMem.set_data_handle(const_cast<void *>(x.raw()));
     p.outMem.set_data_handle(out.raw());
     dnnl::stream &s = stream();
