@@ -130,3 +130,60 @@ TEST(LookupTable, EveryVectorPathLooksUpTheSameBytes) {
     }
   }
 }
+
+TEST(LookupTable, MaxPoolRunsOnTheCodesOfOneGrid) {
+  // DequantizeLinear -> MaxPool (3x3, pads 1) -> QuantizeLinear on the same
+  // grid runs on the 8-bit codes; on another scale it does not. Either way
+  // the integer run gives the float run's bits.
+  std::mt19937 rng(5);
+  std::normal_distribution<float> dist(0.f, 2.f);
+  rt::Tensor x(graph::ElemType::Float, {1, 4, 4, 4});
+  for (int64_t i = 0; i < x.numel(); ++i)
+    x.data<float>()[i] = dist(rng);
+  for (bool isSigned : {false, true}) {
+    GraphBuilder b;
+    b.input("x");
+    b.output("y");
+    b.output("z");
+    b.constant("s1", {}, 0.05f);
+    b.constant("s2", {}, 0.06f);
+    b.zeroPoint("z1", isSigned ? -20 : 100, isSigned);
+    b.node("QuantizeLinear", "qx", {"x", "s1", "z1"}, {"xq"});
+    b.node("DequantizeLinear", "dqx", {"xq", "s1", "z1"}, {"a"});
+    for (const char *branch : {"y", "z"}) {
+      std::string p = branch;
+      auto *pool = b.node("MaxPool", "pool" + p, {"a"}, {"m" + p});
+      for (const char *attr : {"kernel_shape", "pads"}) {
+        auto *a = pool->add_attribute();
+        a->set_name(attr);
+        a->set_type(onnx::AttributeProto::INTS);
+        for (int k = 0; k < (attr[0] == 'k' ? 2 : 4); ++k)
+          a->add_ints(attr[0] == 'k' ? 3 : 1);
+      }
+      std::string scale = p == "y" ? "s1" : "s2";
+      b.node("QuantizeLinear", "q" + p, {"m" + p, scale, "z1"}, {"mq" + p});
+      b.node("DequantizeLinear", "dq" + p, {"mq" + p, scale, "z1"}, {p});
+    }
+    SourceManager sm;
+    DiagnosticEngine diags(sm);
+    auto m = graph::loadModelFromBuffer(b.bytes(), "m.onnx", ".", diags);
+    ASSERT_TRUE(m) << "the test graph does not load";
+    auto ex = rt::Executor::create(*m, diags);
+    ASSERT_TRUE(ex);
+    rt::RunOptions integer, emulated;
+    integer.arithmetic = rt::IntegerArithmetic::Exact;
+    emulated.arithmetic = rt::IntegerArithmetic::Float;
+    std::vector<rt::Tensor> out, want;
+    ASSERT_TRUE(succeeded(ex->run({{"x", x}}, out, diags, integer)));
+    ASSERT_TRUE(succeeded(ex->run({{"x", x}}, want, diags, emulated)));
+    EXPECT_EQ(ex->quantizedShortcuts().onCodes, 1u) << (isSigned ? "int8" : "uint8");
+    ASSERT_EQ(out.size(), 2u);
+    for (size_t k = 0; k < 2; ++k) {
+      ASSERT_EQ(out[k].shape(), want[k].shape());
+      EXPECT_EQ(0, std::memcmp(out[k].raw(), want[k].raw(), size_t(out[k].numel()) * 4))
+          << (isSigned ? "int8 " : "uint8 ") << "output " << k;
+    }
+    const float *y = out[0].data<float>();
+    EXPECT_NE(*std::min_element(y, y + out[0].numel()), *std::max_element(y, y + out[0].numel()));
+  }
+}
