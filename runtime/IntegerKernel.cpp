@@ -28,9 +28,9 @@ constexpr int64_t kPairBound = 128;
 /// Pixels (and channels) moved at a time between NCHW and NHWC.
 constexpr int64_t kBlock = 16;
 /// The int32 sums of one run of a convolution primitive (a chunk of the
-/// batch) stay within this: the buffer stays small at batch 64, and a
-/// chunk is still large enough that the primitive's and our parallel loops
-/// start few times.
+/// batch) stay within this: they stay in the cores' L2 caches between the
+/// primitive writing them and our loop requantizing them, and a chunk is
+/// still large enough that both parallel loops start few times.
 constexpr int64_t kChunkBytes = 512 << 10;
 
 /// A 64-byte aligned buffer, allocated once.

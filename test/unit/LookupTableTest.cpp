@@ -56,42 +56,67 @@ std::unique_ptr<graph::Model> model(bool broadcast, bool isSigned, DiagnosticEng
   return graph::loadModelFromBuffer(b.bytes(), "m.onnx", ".", diags);
 }
 
+/// A [1, 4, 4, 4] input, normal around 0.
+rt::Tensor randomX(unsigned seed) {
+  std::mt19937 rng(seed);
+  std::normal_distribution<float> dist(0.f, 2.f);
+  rt::Tensor x(graph::ElemType::Float, {1, 4, 4, 4});
+  for (int64_t i = 0; i < x.numel(); ++i)
+    x.data<float>()[i] = dist(rng);
+  return x;
+}
+
+/// Runs `m` on `x` with integer kernels and as the float model its QDQ graph
+/// defines, and expects the same bits from both (and some spread in the
+/// first output: the graph computes something). The executor, for its
+/// counters.
+std::unique_ptr<rt::Executor> expectSameBits(const graph::Model &m, const rt::Tensor &x,
+                                             size_t outputs, const std::string &what) {
+  SourceManager sm;
+  DiagnosticEngine diags(sm);
+  auto ex = rt::Executor::create(m, diags);
+  if (!ex) {
+    ADD_FAILURE() << what << ": no executor";
+    return nullptr;
+  }
+  rt::RunOptions integer, emulated;
+  integer.arithmetic = rt::IntegerArithmetic::Exact;
+  emulated.arithmetic = rt::IntegerArithmetic::Float;
+  std::vector<rt::Tensor> a, b;
+  EXPECT_TRUE(succeeded(ex->run({{"x", x}}, a, diags, integer))) << what;
+  EXPECT_TRUE(succeeded(ex->run({{"x", x}}, b, diags, emulated))) << what;
+  EXPECT_EQ(a.size(), outputs) << what;
+  if (a.size() != outputs || b.size() != outputs)
+    return ex;
+  for (size_t k = 0; k < outputs; ++k) {
+    EXPECT_EQ(a[k].shape(), b[k].shape()) << what;
+    if (a[k].shape() == b[k].shape())
+      EXPECT_EQ(0, std::memcmp(a[k].raw(), b[k].raw(), size_t(a[k].numel()) * 4))
+          << what << ", output " << k;
+  }
+  const float *y = a[0].data<float>();
+  EXPECT_NE(*std::min_element(y, y + a[0].numel()), *std::max_element(y, y + a[0].numel())) << what;
+  return ex;
+}
+
 } // namespace
 
 TEST(LookupTable, ChainsGiveTheFloatRunsBits) {
   // An integer run computes the Add and the Sigmoid chains as table lookups
   // (a broadcast Add as the model says: its shapes differ) and gives the
   // same bits as the float run of the QDQ model.
-  std::mt19937 rng(7);
-  std::normal_distribution<float> dist(0.f, 2.f);
-  rt::Tensor x(graph::ElemType::Float, {1, 4, 4, 4});
-  for (int64_t i = 0; i < x.numel(); ++i)
-    x.data<float>()[i] = dist(rng);
+  rt::Tensor x = randomX(7);
   for (int variant = 0; variant < 4; ++variant) {
     bool broadcast = variant & 1, isSigned = variant & 2;
     SourceManager sm;
     DiagnosticEngine diags(sm);
     auto m = model(broadcast, isSigned, diags);
     ASSERT_TRUE(m) << "the test graph does not load";
-    auto ex = rt::Executor::create(*m, diags);
+    auto ex = expectSameBits(
+        *m, x, 2, std::string(broadcast ? "broadcast " : "") + (isSigned ? "int8" : "uint8"));
     ASSERT_TRUE(ex);
-    rt::RunOptions integer, emulated;
-    integer.arithmetic = rt::IntegerArithmetic::Exact;
-    emulated.arithmetic = rt::IntegerArithmetic::Float;
-    std::vector<rt::Tensor> a, b;
-    ASSERT_TRUE(succeeded(ex->run({{"x", x}}, a, diags, integer)));
-    ASSERT_TRUE(succeeded(ex->run({{"x", x}}, b, diags, emulated)));
     EXPECT_EQ(ex->quantizedShortcuts().tables, 2u);
     EXPECT_EQ(ex->quantizedShortcuts().pairTables, 1u);
-    ASSERT_EQ(a.size(), 2u);
-    for (size_t k = 0; k < 2; ++k) {
-      ASSERT_EQ(a[k].shape(), b[k].shape());
-      EXPECT_EQ(0, std::memcmp(a[k].raw(), b[k].raw(), size_t(a[k].numel()) * 4))
-          << (broadcast ? "broadcast " : "") << (isSigned ? "int8 " : "uint8 ") << "output " << k;
-    }
-    // Not every output the same value: the chains compute something.
-    const float *y = a[0].data<float>();
-    EXPECT_NE(*std::min_element(y, y + a[0].numel()), *std::max_element(y, y + a[0].numel()));
   }
 }
 
@@ -135,11 +160,7 @@ TEST(LookupTable, MaxPoolRunsOnTheCodesOfOneGrid) {
   // DequantizeLinear -> MaxPool (3x3, pads 1) -> QuantizeLinear on the same
   // grid runs on the 8-bit codes; on another scale it does not. Either way
   // the integer run gives the float run's bits.
-  std::mt19937 rng(5);
-  std::normal_distribution<float> dist(0.f, 2.f);
-  rt::Tensor x(graph::ElemType::Float, {1, 4, 4, 4});
-  for (int64_t i = 0; i < x.numel(); ++i)
-    x.data<float>()[i] = dist(rng);
+  rt::Tensor x = randomX(5);
   for (bool isSigned : {false, true}) {
     GraphBuilder b;
     b.input("x");
@@ -168,22 +189,8 @@ TEST(LookupTable, MaxPoolRunsOnTheCodesOfOneGrid) {
     DiagnosticEngine diags(sm);
     auto m = graph::loadModelFromBuffer(b.bytes(), "m.onnx", ".", diags);
     ASSERT_TRUE(m) << "the test graph does not load";
-    auto ex = rt::Executor::create(*m, diags);
+    auto ex = expectSameBits(*m, x, 2, isSigned ? "int8" : "uint8");
     ASSERT_TRUE(ex);
-    rt::RunOptions integer, emulated;
-    integer.arithmetic = rt::IntegerArithmetic::Exact;
-    emulated.arithmetic = rt::IntegerArithmetic::Float;
-    std::vector<rt::Tensor> out, want;
-    ASSERT_TRUE(succeeded(ex->run({{"x", x}}, out, diags, integer)));
-    ASSERT_TRUE(succeeded(ex->run({{"x", x}}, want, diags, emulated)));
     EXPECT_EQ(ex->quantizedShortcuts().onCodes, 1u) << (isSigned ? "int8" : "uint8");
-    ASSERT_EQ(out.size(), 2u);
-    for (size_t k = 0; k < 2; ++k) {
-      ASSERT_EQ(out[k].shape(), want[k].shape());
-      EXPECT_EQ(0, std::memcmp(out[k].raw(), want[k].raw(), size_t(out[k].numel()) * 4))
-          << (isSigned ? "int8 " : "uint8 ") << "output " << k;
-    }
-    const float *y = out[0].data<float>();
-    EXPECT_NE(*std::min_element(y, y + out[0].numel()), *std::max_element(y, y + out[0].numel()));
   }
 }
