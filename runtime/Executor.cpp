@@ -322,20 +322,27 @@ void Executor::keepUntil(size_t s, const graph::Value *xq) {
 }
 
 /// Runs the kernel of `n` on `x` (its first inputs; the others are
-/// constants) outside any run: building tables, and computing a skipped
-/// DequantizeLinear's output after all.
-bool Executor::runAlone(const graph::Node &n, llvm::ArrayRef<const Tensor *> x, Tensor &y) {
+/// constants): building tables, computing a skipped DequantizeLinear's
+/// output after all (a fresh state), and an on-code chain's node on the
+/// codes (`state`: its step's; `blockedOutput`: the output may stay
+/// channels-last). False with `err` when the kernel fails.
+bool Executor::runAlone(const graph::Node &n, llvm::ArrayRef<const Tensor *> x, Tensor &y,
+                        std::string *err, std::unique_ptr<NodeState> *state, bool blockedOutput) {
   const Step &st = steps[stepIndex[n.id]];
-  std::unique_ptr<NodeState> state;
-  KernelContext ctx(n, st.opset, state);
+  std::unique_ptr<NodeState> fresh;
+  KernelContext ctx(n, st.opset, state ? *state : fresh);
   ctx.inputs.assign(x.begin(), x.end());
   for (size_t i = x.size(); i < n.inputs.size(); ++i)
     ctx.inputs.push_back(n.inputs[i] ? &constants[n.inputs[i]->id] : nullptr);
   ctx.outputs.resize(n.outputs.size());
-  if (!st.kernel(ctx) || ctx.outputs.empty())
+  ctx.blockedOutput = blockedOutput;
+  if (!st.kernel(ctx) || ctx.outputs.empty()) {
+    if (err)
+      *err = ctx.error;
     return false;
+  }
   y = std::move(ctx.outputs[0]);
-  return y.defined() && !y.blocked();
+  return y.defined() && (blockedOutput || !y.blocked());
 }
 
 /// The table of a lookup chain: its kernels run on every code (pair).
@@ -564,21 +571,16 @@ LogicalResult Executor::runFrom(size_t first, std::vector<Tensor> values,
                       step.quantizedOutput->isGraphOutput;
       std::string error;
       if (step.lookup && step.lookup->onCodes) {
-        // The node's own kernel on the codes: a max pooling reads them
-        // channels-last (oneDNN) and writes them so unless a plain output is
-        // needed; the others read them plain.
+        // The node's own kernel on the codes: a max pooling reads
+        // channels-last codes where they are (oneDNN) and writes them so
+        // unless a plain output is needed; the others read them plain.
         bool pool = readsBlocked(n, 0) && dnnl_util::isChannelsLast(*xq);
-        KernelContext codes(n, step.opset, states[s]);
-        codes.inputs.push_back(pool ? xq : &plainCopy(*xq));
-        for (size_t i = 1; i < n.inputs.size(); ++i)
-          codes.inputs.push_back(n.inputs[i] ? valueOf(n.inputs[i]) : nullptr);
-        codes.outputs.resize(n.outputs.size());
-        codes.blockedOutput = pool && !plainOut;
-        if (!step.kernel(codes)) {
-          diags.emitAt(graph::describeNode(where, n), diag::err_run_node, codes.error);
+        if (!runAlone(n, {pool ? xq : &plainCopy(*xq)}, yq, &error, &states[s],
+                      pool && !plainOut)) {
+          diags.emitAt(graph::describeNode(where, n), diag::err_run_node,
+                       error.empty() ? "it did not run on its input's 8-bit codes" : error);
           return failure();
         }
-        yq = std::move(codes.outputs[0]);
       } else if (step.lookup) {
         // Element-wise: the output in the inputs' layout, made plain unless
         // both are channels-last (and the output may be).

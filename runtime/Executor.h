@@ -201,7 +201,9 @@ private:
   void findKernelOnlyInputs();
   void findChannelsLastOutputs();
   bool buildTable(Step &step);
-  bool runAlone(const graph::Node &n, llvm::ArrayRef<const Tensor *> x, Tensor &y);
+  bool runAlone(const graph::Node &n, llvm::ArrayRef<const Tensor *> x, Tensor &y,
+                std::string *err = nullptr, std::unique_ptr<NodeState> *state = nullptr,
+                bool blockedOutput = false);
   void keepUntil(size_t s, const graph::Value *xq);
   bool integerGroupsFound = false;
   void findFusions();
