@@ -241,8 +241,8 @@ void Executor::findKernelOnlyInputs() {
 }
 
 /// The convolution kernels whose quantized output every reader takes
-/// channels-last: through DequantizeLinear steps only convolution kernels
-/// and tables read.
+/// channels-last: through DequantizeLinear steps only convolution kernels,
+/// tables and max poolings on the codes (readsBlocked) read.
 void Executor::findChannelsLastOutputs() {
   for (Step &step : steps) {
     const graph::Value *v = step.quantizedOutput;

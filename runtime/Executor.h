@@ -192,8 +192,8 @@ private:
     /// input): the steps that read it.
     std::vector<size_t> kernelReaders;
     /// A convolution's kernel whose quantized output only convolution
-    /// kernels and tables read: it hands it over channels-last (no
-    /// transposes; they convert it back where a run needs it plain).
+    /// kernels, tables and max poolings on the codes read: it hands it over
+    /// channels-last (no transposes; a run that needs it plain converts it).
     bool channelsLastOut = false;
   };
   void findIntegerGroups();

@@ -51,8 +51,6 @@ private:
   size_t size = 0;
 };
 
-tag channelsLast(size_t rank) { return rank == 3 ? tag::nwc : rank == 4 ? tag::nhwc : tag::ndhwc; }
-
 std::string isaName(dnnl::cpu_isa isa) {
   switch (isa) {
   case dnnl::cpu_isa::sse41:
@@ -265,8 +263,6 @@ struct IntegerKernel::Impl {
   bool vnni = false;
   /// The float each output byte stands for: float(q - y_zero) * y_scale.
   float dequantized[256];
-  /// Whether this run requantizes with AVX2 (simdLevel(): the same bytes).
-  bool avx2 = false;
   std::map<Shape, std::unique_ptr<Plan>> plans;
   Plan empty; ///< the plan of empty inputs
   Plan *last = nullptr;
@@ -294,7 +290,6 @@ struct IntegerKernel::Impl {
   /// Copies image `n`'s input pixels [p0, p1) into the padded NHWC buffer
   /// from NCHW `x` (or from NHWC when `lastIn`).
   void pack(const Plan &p, const uint8_t *x, bool lastIn, int64_t n, int64_t p0, int64_t p1) const;
-  /// Requantizes Gemm/MatMul output row `row` into `out` (M bytes).
   /// Requantizes output rows (pixels) [row, row + rows) of the sums into
   /// `out` (M bytes each, `outStride` apart).
   void requantRows(const Plan &p, int64_t row, int64_t rows, uint8_t *out, int64_t outStride) const;
@@ -539,8 +534,8 @@ bool IntegerKernel::Impl::buildConv(Plan &p, const Shape &x, std::string &err) {
       dstDims.push_back(geo.outShape[d + 2]);
     dnnl::memory::dims weiDims = g > 1 ? dnnl::memory::dims{g, mg, cg} : dnnl::memory::dims{mv, cg};
     weiDims.insert(weiDims.end(), wDims.begin() + 2, wDims.end());
-    dnnl::memory::desc srcMd(srcDims, dt::u8, channelsLast(x.size()));
-    dnnl::memory::desc dstMd(dstDims, dt::s32, channelsLast(x.size()));
+    dnnl::memory::desc srcMd(srcDims, dt::u8, dnnl_util::channelsLastTag(x.size()));
+    dnnl::memory::desc dstMd(dstDims, dt::s32, dnnl_util::channelsLastTag(x.size()));
     dnnl::memory::desc weiMd(weiDims, dt::s8, tag::any);
     dnnl::convolution_forward::desc d(dnnl::prop_kind::forward_inference,
                                       dnnl::algorithm::convolution_direct, srcMd, weiMd, dstMd,
@@ -556,8 +551,8 @@ bool IntegerKernel::Impl::buildConv(Plan &p, const Shape &x, std::string &err) {
     std::memset(p.srcBuf.data(), zeroRaw, p.srcBuf.bytes());
     int64_t dstElems = p.batch * p.pixels * m * int64_t(parts.size());
     finish(p, pd, dnnl::convolution_forward(pd), parts, pieces, weiDims, fold,
-           dnnl::memory::desc(srcDims, dt::u8, channelsLast(x.size())),
-           dnnl::memory::desc(dstDims, dt::s32, channelsLast(x.size())), dstElems);
+           dnnl::memory::desc(srcDims, dt::u8, dnnl_util::channelsLastTag(x.size())),
+           dnnl::memory::desc(dstDims, dt::s32, dnnl_util::channelsLastTag(x.size())), dstElems);
   };
   bool tryDirect = mode == Mode::Direct || (mode == Mode::Auto && (pairSafe || vnni || oneChannel));
   if (tryDirect) {
@@ -654,7 +649,7 @@ void IntegerKernel::Impl::requantRows(const Plan &p, int64_t row, int64_t rows, 
              rows,
              out,
              outStride};
-  if (!avx2)
+  if (simdLevel() < SimdLevel::Avx2) // both loops give the same bytes
     requantRowsSse2(b, cst.data(), mult.data(), m, yZero, ySigned);
   else if (b.parts == 1)
     requantRowsAvx2<true>(b, cst.data(), mult.data(), m, yZero, ySigned);
@@ -765,7 +760,6 @@ bool IntegerKernel::Impl::execute(Plan &pl, const Tensor &xq, uint8_t *ys, bool 
     return true;
   Plan *p = &pl;
   Impl &im = *this;
-  avx2 = simdLevel() >= SimdLevel::Avx2;
   try {
     const uint8_t *xs = static_cast<const uint8_t *>(xq.raw());
     dnnl::stream &s = dnnl_util::stream();

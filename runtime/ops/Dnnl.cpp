@@ -53,13 +53,9 @@ Tensor dnnl_util::toPlain(const Tensor &t) {
 namespace {
 
 dnnl::memory::desc channelsLastDesc(ElemType elem, const Shape &shape) {
-  using tag = dnnl::memory::format_tag;
-  size_t r = shape.size();
   return dnnl::memory::desc(dnnl_util::toDims(shape),
                             elem == ElemType::Int8 ? dnnl_util::dt::s8 : dnnl_util::dt::u8,
-                            r == 3   ? tag::nwc
-                            : r == 4 ? tag::nhwc
-                                     : tag::ndhwc);
+                            dnnl_util::channelsLastTag(shape.size()));
 }
 
 } // namespace

@@ -26,6 +26,11 @@ inline dnnl::memory::dims toDims(const Shape &s) { return dnnl::memory::dims(s.b
 /// Dense row-major strides of `s`.
 dnnl::memory::dims rowMajorStrides(const Shape &s);
 
+/// The channels-last format of a rank-3 to rank-5 tensor (NWC, NHWC, NDHWC).
+inline tag channelsLastTag(size_t rank) {
+  return rank == 3 ? tag::nwc : rank == 4 ? tag::nhwc : tag::ndhwc;
+}
+
 /// A dense row-major float descriptor of `s`.
 inline dnnl::memory::desc plainDesc(const Shape &s, dt type = dt::f32) {
   return dnnl::memory::desc(toDims(s), type, rowMajorStrides(s));

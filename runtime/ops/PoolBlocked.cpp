@@ -50,13 +50,8 @@ void build(PoolPlan &p, const Shape &x, const PoolWindow &w) {
   }
   // 8-bit codes stay in their type and channels-last; floats as oneDNN likes.
   dt type = p.src.data_type();
-  bool codes = type != dt::f32;
-  dnnl::memory::desc anyDst(toDims(w.outShape), type, tag::any);
-  if (codes)
-    anyDst = dnnl::memory::desc(toDims(w.outShape), type,
-                                x.size() == 3   ? tag::nwc
-                                : x.size() == 4 ? tag::nhwc
-                                                : tag::ndhwc);
+  dnnl::memory::desc anyDst(toDims(w.outShape), type,
+                            type == dt::f32 ? tag::any : channelsLastTag(x.size()));
   dnnl::pooling_v2_forward::desc desc(dnnl::prop_kind::forward_inference, w.alg, p.src, anyDst, s,
                                       k, d, pl, pr);
   dnnl::pooling_v2_forward::primitive_desc pd(desc, eng);

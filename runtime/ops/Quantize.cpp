@@ -137,12 +137,8 @@ void quantizeTyped(const Tensor &x, const Tensor &scale, const Tensor *zp, Tenso
     forEachChannelRun(qa, [&](int64_t b, int64_t e, int64_t c) {
       float s = floatAt(scale, c);
       float z = zp ? float(zp->data<Q>()[c]) : 0.f;
-      bool nan;
-      if constexpr (std::is_same_v<Q, uint8_t> || std::is_same_v<Q, int8_t>)
-        nan = avx2 ? quantizeRunAvx2(src + b, dst + b, e - b, s, z)
-                   : quantizeRun(src + b, dst + b, e - b, s, z);
-      else
-        nan = quantizeRun(src + b, dst + b, e - b, s, z);
+      bool nan = avx2 ? quantizeRunAvx2(src + b, dst + b, e - b, s, z)
+                      : quantizeRun(src + b, dst + b, e - b, s, z);
       for (int64_t i = 0, n = e - b; nan && i < n; ++i)
         if (float v = src[b + i] / s; v != v)
           dst[b + i] = Q(z);
