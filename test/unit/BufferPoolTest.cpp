@@ -51,3 +51,18 @@ TEST(BufferPool, FreedBuffersReturnAfterThePoolIsGone) {
   }
   EXPECT_EQ(kept.get()[4095], 0); // still valid; freed when `kept` dies
 }
+
+TEST(BufferPool, HandsOutTheBufferReturnedLast) {
+  // Of spare buffers of one size, the one returned most recently (its memory
+  // the likeliest still in cache) serves the next request.
+  BufferPool pool;
+  BufferPool::Scope scope(&pool);
+  std::shared_ptr<uint8_t> a = BufferPool::allocate(64 << 10, false),
+                           b = BufferPool::allocate(64 << 10, false),
+                           c = BufferPool::allocate(64 << 10, false);
+  uint8_t *second = b.get();
+  a.reset();
+  b.reset(); // returned after a
+  std::shared_ptr<uint8_t> next = BufferPool::allocate(64 << 10, false);
+  EXPECT_EQ(next.get(), second);
+}
