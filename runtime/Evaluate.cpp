@@ -3,13 +3,16 @@
 
 #include "ir/graph/OnnxIO.h"
 #include "runtime/DataIO.h"
+#include "runtime/MicroBatch.h"
 
 #include "llvm/Support/FileSystem.h"
 
 #include <fmt/format.h>
 
 #include <chrono>
+
 #include <map>
+#include <omp.h>
 
 using namespace tpcc;
 using namespace tpcc::rt;
@@ -161,18 +164,19 @@ LogicalResult rt::evaluateModel(const EvalRequest &r, EvalOutcome &out, Diagnost
     if (r.progress)
       r.progress(done, n);
   };
+  MicroBatchRunner runner(*ex);
   uint64_t warm = 0; // system allocations after the first two batches
   for (int64_t b = 0; b < n; b += batch) {
     int64_t e = std::min(n, b + batch);
     if (b == 2 * batch)
-      warm = ex->memoryStats().systemAllocations;
+      warm = runner.memoryStats().systemAllocations;
     std::map<std::string, Tensor> feed{{in->name, data.rows(b, e)}};
     std::vector<Tensor> res, refRes;
     auto t0 = std::chrono::steady_clock::now();
-    bool ok = succeeded(ex->run(feed, res, diags, options));
+    bool ok = succeeded(runner.run(feed, res, diags, options));
     out.runSeconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     if (b >= 2 * batch && e == b + batch)
-      out.steadyAllocations = int64_t(ex->memoryStats().systemAllocations - warm);
+      out.steadyAllocations = int64_t(runner.memoryStats().systemAllocations - warm);
     if (ok && ref) {
       std::map<std::string, Tensor> refFeed{
           {ref->requiredInputs().front()->name, feed.begin()->second}};
@@ -200,7 +204,8 @@ LogicalResult rt::evaluateModel(const EvalRequest &r, EvalOutcome &out, Diagnost
       out.sqnr[k].add(refRes[k], res[k]);
     progress(e);
   }
-  out.peakTensorBytes = ex->memoryStats().peakInUse;
+  out.peakTensorBytes = runner.memoryStats().peakInUse;
+  out.microBatch = runner.microBatchSize(batch, omp_get_max_threads());
   out.integerGroups = ex->integerGroups();
   phase(r.phaseDone, "eval");
   return success();

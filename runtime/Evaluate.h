@@ -57,6 +57,9 @@ struct EvalRequest {
 struct EvalOutcome {
   std::unique_ptr<graph::Model> model;
   int64_t samples = 0, batch = 0;
+  /// The samples per micro-batch of a full batch (MicroBatch.h; `batch`
+  /// when batches run whole).
+  int64_t microBatch = 0;
   bool labeled = false, referenced = false;
   Top1 top1;
   std::vector<Sqnr> sqnr; ///< per graph output, with a reference

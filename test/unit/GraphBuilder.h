@@ -10,7 +10,7 @@
 
 namespace tpcc::test {
 
-/// Builds small ONNX graphs: float tensors [1,C,4,4], opset 13.
+/// Builds small ONNX graphs: float tensors [1,C,4,4] (or [N,C,4,4]), opset 13.
 class GraphBuilder {
 public:
   GraphBuilder() {
@@ -74,17 +74,39 @@ public:
     if (group != 1)
       intAttr(n, "group", group);
   }
+  static void intsAttr(onnx::NodeProto *n, const std::string &name, std::vector<int64_t> v) {
+    auto *a = n->add_attribute();
+    a->set_name(name);
+    a->set_type(onnx::AttributeProto::INTS);
+    for (int64_t x : v)
+      a->add_ints(x);
+  }
+  /// An int64 initializer (a shape, axes).
+  void ints(const std::string &name, std::vector<int64_t> v) {
+    auto *t = m.mutable_graph()->add_initializer();
+    t->set_name(name);
+    t->set_data_type(onnx::TensorProto::INT64);
+    t->add_dims(int64_t(v.size()));
+    for (int64_t x : v)
+      t->add_int64_data(x);
+  }
   std::string bytes() const { return m.SerializeAsString(); }
+  /// Inputs and outputs declared after this call have a symbolic dimension 0
+  /// called `name` instead of 1.
+  void symbolicBatch(const std::string &name = "N") { batch = name; }
 
 private:
-  static void typed(onnx::ValueInfoProto *v, const std::string &name, int64_t c) {
+  void typed(onnx::ValueInfoProto *v, const std::string &name, int64_t c) const {
     v->set_name(name);
     auto *t = v->mutable_type()->mutable_tensor_type();
     t->set_elem_type(onnx::TensorProto::FLOAT);
     for (int64_t d : {int64_t(1), c, int64_t(4), int64_t(4)})
       t->mutable_shape()->add_dim()->set_dim_value(d);
+    if (!batch.empty())
+      t->mutable_shape()->mutable_dim(0)->set_dim_param(batch);
   }
   onnx::ModelProto m;
+  std::string batch;
 };
 
 } // namespace tpcc::test

@@ -21,6 +21,8 @@
 #include "runtime/DataIO.h"
 #include "runtime/Executor.h"
 #include "runtime/IntegerPairs.h"
+#include "runtime/KernelUtil.h"
+#include "runtime/MicroBatch.h"
 #include "runtime/Simd.h"
 #include "runtime/ops/Dnnl.h"
 #include "test/unit/RunUtil.h"
@@ -990,13 +992,42 @@ TEST(IntegerKernelModels, QuantizedShortcutsChangeNoBit) {
     for (size_t i = 0; i < a.size(); ++i)
       EXPECT_EQ(0, std::memcmp(a[i].raw(), b[i].raw(), size_t(a[i].numel()) * 4)) << file;
     EXPECT_GT(ex->quantizedShortcuts().quantizeSkipped, 0u) << file;
-    if (file.find("fashion_cnn") != std::string::npos) // MaxPool, Flatten between equal grids
+    if (file.find("fashion_cnn") != std::string::npos) { // MaxPool, Flatten between equal grids
       EXPECT_EQ(ex->quantizedShortcuts().onCodes, 3u) << file;
+    }
     if (file.find("fashion_mbv2.tflite") != std::string::npos) { // its Sigmoids, Muls, Adds
       EXPECT_GT(ex->quantizedShortcuts().channelsLast, 0u) << file;
       EXPECT_GT(ex->quantizedShortcuts().tables, ex->quantizedShortcuts().pairTables) << file;
       EXPECT_GT(ex->quantizedShortcuts().pairTables, 0u) << file;
     }
+  }
+}
+
+TEST(IntegerKernelModels, MicroBatchesChangeNoBit) {
+  // tpcc eval splits batches of these models (MicroBatch.h): integer kernels,
+  // tables and on-code chains compute each sample as in the whole batch.
+  const QdqModels &q = qdqModels();
+  if (q.files.empty())
+    GTEST_SKIP() << q.skip;
+  for (const std::string &file : q.files) {
+    SourceManager sm;
+    DiagnosticEngine diags(sm);
+    auto m = loadQdq(file, diags);
+    ASSERT_TRUE(m);
+    auto whole = rt::Executor::create(*m, diags), split = rt::Executor::create(*m, diags);
+    ASSERT_TRUE(whole && split);
+    rt::MicroBatchRunner runner(*split);
+    rt::RunOptions exact;
+    exact.arithmetic = rt::IntegerArithmetic::Exact;
+    std::map<std::string, Tensor> feed{{m->graph.inputs()[0]->name, calibration(64)}};
+    std::vector<Tensor> a, b;
+    ASSERT_TRUE(succeeded(whole->run(feed, a, diags, exact)));
+    rt::ThreadScope two(2);
+    ASSERT_TRUE(succeeded(runner.run(feed, b, diags, exact)));
+    EXPECT_GT(runner.lastMicroBatches(), 1) << file;
+    ASSERT_EQ(a.size(), b.size());
+    for (size_t i = 0; i < a.size(); ++i)
+      EXPECT_EQ(0, std::memcmp(a[i].raw(), b[i].raw(), a[i].bytes())) << file;
   }
 }
 

@@ -90,9 +90,10 @@ std::unique_ptr<rt::Executor> expectSameBits(const graph::Model &m, const rt::Te
     return ex;
   for (size_t k = 0; k < outputs; ++k) {
     EXPECT_EQ(a[k].shape(), b[k].shape()) << what;
-    if (a[k].shape() == b[k].shape())
+    if (a[k].shape() == b[k].shape()) {
       EXPECT_EQ(0, std::memcmp(a[k].raw(), b[k].raw(), size_t(a[k].numel()) * 4))
           << what << ", output " << k;
+    }
   }
   const float *y = a[0].data<float>();
   EXPECT_NE(*std::min_element(y, y + a[0].numel()), *std::max_element(y, y + a[0].numel())) << what;

@@ -19,8 +19,9 @@ inline std::vector<rt::Tensor> runModel(const graph::Model &m, const rt::Tensor 
   auto ex = rt::Executor::create(m, diags);
   std::vector<rt::Tensor> out;
   EXPECT_TRUE(ex);
-  if (ex)
+  if (ex) {
     EXPECT_TRUE(succeeded(ex->run({{m.graph.inputs()[0]->name, x}}, out, diags, opts)));
+  }
   for (const Diagnostic &d : diags.getDiagnostics())
     ADD_FAILURE() << d.message;
   return out;

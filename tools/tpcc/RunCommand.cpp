@@ -74,8 +74,11 @@ static int evaluate(const Options &o, DiagnosticEngine &diags) {
                                        : fmt::format("{:.2f} dB", db));
     }
   }
-  os << fmt::format("  throughput      {:.1f} samples/s ({:.3f} s in the executor)\n",
-                    double(out.samples) / out.runSeconds, out.runSeconds);
+  os << fmt::format("  throughput      {:.1f} samples/s ({:.3f} s in the executor{})\n",
+                    double(out.samples) / out.runSeconds, out.runSeconds,
+                    out.microBatch < out.batch
+                        ? fmt::format(", micro-batches of {}", out.microBatch)
+                        : std::string());
   os << fmt::format(
       "  memory          {:.1f} MiB of tensors at the peak{}\n",
       double(out.peakTensorBytes) / (1 << 20),

@@ -1,0 +1,196 @@
+//===- MicroBatchTest.cpp - Sample-separable models, split batches -------===//
+//
+// BatchAxis: small graphs one node away from separable, each way. The
+// runner: on the shared models, a batch split into micro-batches (on one and
+// on two threads) gives the unsplit run's outputs bit for bit, allocates
+// nothing from its second run on, and runs whole with hooks or a batch of 1.
+//
+//===----------------------------------------------------------------------===//
+#include "runtime/MicroBatch.h"
+#include "ir/graph/OnnxIO.h"
+#include "runtime/BatchAxis.h"
+#include "runtime/DataIO.h"
+#include "runtime/KernelUtil.h"
+#include "test/unit/GraphBuilder.h"
+
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <filesystem>
+
+using namespace tpcc;
+using tpcc::test::GraphBuilder;
+
+namespace {
+
+/// x[N,4,4,4] -> Conv -> Relu -> (what `tail` adds, reading "r", writing "y").
+bool separable(const std::function<void(GraphBuilder &)> &tail, std::string *why = nullptr,
+               bool symbolic = true) {
+  GraphBuilder b;
+  if (symbolic)
+    b.symbolicBatch();
+  b.input("x");
+  b.conv("c", "x", "h");
+  b.node("Relu", "r", {"h"}, {"r"});
+  tail(b);
+  SourceManager sm;
+  DiagnosticEngine diags(sm);
+  auto m = graph::loadModelFromBuffer(b.bytes(), "m.onnx", ".", diags);
+  EXPECT_TRUE(m) << "the test graph does not load";
+  std::string reason;
+  bool ok = m && rt::sampleSeparable(*m, &reason);
+  if (why)
+    *why = reason;
+  return ok;
+}
+
+void outputAs(GraphBuilder &b, const std::string &value) {
+  b.node("Identity", "out", {value}, {"y"});
+  b.output("y");
+}
+
+} // namespace
+
+TEST(BatchAxis, PerSampleOperatorsKeepTheSamplesApart) {
+  EXPECT_TRUE(separable([](GraphBuilder &b) { outputAs(b, "r"); }));
+  // A constant broadcast with a leading 1 or a lower rank.
+  EXPECT_TRUE(separable([](GraphBuilder &b) {
+    b.constant("k", {1, 4, 1, 1});
+    b.node("Mul", "mul", {"r", "k"}, {"m"});
+    outputAs(b, "m");
+  }));
+  // Reduction over the channels, Transpose that leaves axis 0, Reshape
+  // copying it.
+  EXPECT_TRUE(separable([](GraphBuilder &b) {
+    b.ints("axes", {1});
+    b.node("ReduceSum", "red", {"r", "axes"}, {"s"});
+    b.ints("shape", {0, -1});
+    b.node("Reshape", "re", {"s", "shape"}, {"t"});
+    b.ints("back", {0, 1, 1, 1});
+    b.node("Reshape", "re2", {"t", "back"}, {"u"});
+    auto *tr = b.node("Transpose", "tr", {"u"}, {"v"});
+    GraphBuilder::intsAttr(tr, "perm", {0, 1, 3, 2});
+    b.node("Identity", "out", {"v"}, {"y"});
+    b.output("y", 1);
+  }));
+}
+
+TEST(BatchAxis, OperatorsThatMixSamplesAreNamed) {
+  std::string why;
+  EXPECT_FALSE(separable(
+      [](GraphBuilder &b) {
+        b.ints("axes", {0});
+        b.node("ReduceSum", "red", {"r", "axes"}, {"s"});
+        outputAs(b, "s");
+      },
+      &why));
+  EXPECT_NE(why.find("`red`"), std::string::npos) << why;
+  // A per-sample constant of the full rank: its rows meet other samples.
+  EXPECT_FALSE(separable([](GraphBuilder &b) {
+    b.constant("k", {2, 4, 4, 4});
+    b.node("Add", "add", {"r", "k"}, {"a"});
+    outputAs(b, "a");
+  }));
+  // The batch size as data.
+  EXPECT_FALSE(separable([](GraphBuilder &b) {
+    b.node("Shape", "sh", {"r"}, {"s"});
+    GraphBuilder::intAttr(b.node("Cast", "ca", {"s"}, {"f"}), "to", 1);
+    b.node("Add", "add", {"r", "f"}, {"a"});
+    outputAs(b, "a");
+  }));
+  // Reshape to a fixed first dimension, Softmax over axis 0, a Transpose
+  // that moves it.
+  EXPECT_FALSE(separable([](GraphBuilder &b) {
+    b.ints("shape", {2, -1});
+    b.node("Reshape", "re", {"r", "shape"}, {"t"});
+    outputAs(b, "t");
+  }));
+  EXPECT_FALSE(separable([](GraphBuilder &b) {
+    auto *n = b.node("Softmax", "sm", {"r"}, {"s"});
+    GraphBuilder::intAttr(n, "axis", 0);
+    outputAs(b, "s");
+  }));
+  EXPECT_FALSE(separable([](GraphBuilder &b) {
+    auto *n = b.node("Transpose", "tr", {"r"}, {"s"});
+    GraphBuilder::intsAttr(n, "perm", {1, 0, 2, 3});
+    outputAs(b, "s");
+  }));
+  // An input whose batch the model fixes.
+  EXPECT_FALSE(separable([](GraphBuilder &b) { outputAs(b, "r"); }, &why, false));
+  EXPECT_NE(why.find("fixes its batch"), std::string::npos) << why;
+}
+
+namespace {
+const std::string kModels = TPCC_SOURCE_DIR "/../shared/models/";
+
+/// `n` samples of the shared Fashion-MNIST calibration set.
+rt::Tensor samples(int64_t n) {
+  rt::Tensor all;
+  std::string error;
+  EXPECT_TRUE(rt::readTensorFile(kModels + "fashion_calib_x.npy", all, error)) << error;
+  return all.rows(0, n);
+}
+} // namespace
+
+TEST(MicroBatch, SplitRunsGiveTheWholeBatchBitForBit) {
+  if (!std::filesystem::exists(kModels + "fashion_calib_x.npy"))
+    GTEST_SKIP() << "no shared models at " << kModels;
+  for (const char *name : {"fashion_cnn", "fashion_mbv2"}) {
+    SourceManager sm;
+    DiagnosticEngine diags(sm);
+    auto m = graph::loadModel(kModels + name + std::string(".onnx"), diags);
+    ASSERT_TRUE(m);
+    auto whole = rt::Executor::create(*m, diags), split = rt::Executor::create(*m, diags);
+    ASSERT_TRUE(whole && split);
+    rt::MicroBatchRunner runner(*split);
+    EXPECT_EQ(runner.unsplitReason(), "") << name;
+    std::map<std::string, rt::Tensor> feed{{m->graph.inputs()[0]->name, samples(64)}};
+    std::vector<rt::Tensor> want;
+    ASSERT_TRUE(succeeded(whole->run(feed, want, diags)));
+    for (int threads : {1, 2}) {
+      rt::ThreadScope scope(threads);
+      uint64_t allocations = 0;
+      for (int run = 0; run < 3; ++run) {
+        if (run == 2)
+          allocations = runner.memoryStats().systemAllocations;
+        std::vector<rt::Tensor> got;
+        ASSERT_TRUE(succeeded(runner.run(feed, got, diags)));
+        EXPECT_GT(runner.lastMicroBatches(), 1) << name;
+        EXPECT_EQ(runner.lastMicroBatches() % threads, 0) << name;
+        ASSERT_EQ(got.size(), want.size());
+        for (size_t i = 0; i < got.size(); ++i) {
+          ASSERT_EQ(got[i].shape(), want[i].shape());
+          EXPECT_EQ(0, std::memcmp(got[i].raw(), want[i].raw(), want[i].bytes()))
+              << name << " on " << threads << " threads";
+        }
+      }
+      EXPECT_EQ(runner.memoryStats().systemAllocations, allocations) << name;
+    }
+  }
+}
+
+TEST(MicroBatch, HookedRunsAndSingleSamplesRunWhole) {
+  if (!std::filesystem::exists(kModels + "fashion_calib_x.npy"))
+    GTEST_SKIP() << "no shared models at " << kModels;
+  SourceManager sm;
+  DiagnosticEngine diags(sm);
+  auto m = graph::loadModel(kModels + "fashion_cnn.onnx", diags);
+  ASSERT_TRUE(m);
+  auto ex = rt::Executor::create(*m, diags);
+  ASSERT_TRUE(ex);
+  rt::MicroBatchRunner runner(*ex);
+  const std::string in = m->graph.inputs()[0]->name;
+  std::vector<rt::Tensor> out;
+  unsigned seen = 0;
+  rt::RunOptions hooked;
+  auto observe = [&](const graph::Value &, const rt::Tensor &t) { seen += t.dim(0) == 64; };
+  hooked.observe = observe;
+  ASSERT_TRUE(succeeded(runner.run({{in, samples(64)}}, out, diags, hooked)));
+  EXPECT_EQ(runner.lastMicroBatches(), 1);
+  EXPECT_GT(seen, 0u);
+  ASSERT_TRUE(succeeded(runner.run({{in, samples(1)}}, out, diags)));
+  EXPECT_EQ(runner.lastMicroBatches(), 1);
+  EXPECT_EQ(runner.microBatchSize(1, 2), 1);
+  ASSERT_TRUE(succeeded(runner.run({{in, samples(64)}}, out, diags)));
+  EXPECT_GT(runner.lastMicroBatches(), 1);
+}
