@@ -287,7 +287,7 @@ class Bench:
         out, _, mb = run_measured([self.args.tpcc, "eval", model, "--data", self.data(shape, n),
                                    "--batch", str(batch), "--progress=never", *extra],
                                   env=dict(os.environ, OMP_NUM_THREADS=str(threads)))
-        m = re.search(r"throughput\s+[\d.]+ samples/s \(([\d.]+) s in the executor\)", out)
+        m = re.search(r"throughput\s+[\d.]+ samples/s \(([\d.]+) s in the executor[,)]", out)
         if not m:
             raise ToolError(f"no throughput line in `tpcc eval` output: {out.strip()}")
         return float(m.group(1)), mb
