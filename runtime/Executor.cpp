@@ -40,7 +40,8 @@ Executor::unsupportedOperators(const graph::Model &model) {
   return missing;
 }
 
-std::unique_ptr<Executor> Executor::create(const graph::Model &model, DiagnosticEngine &diags) {
+std::unique_ptr<Executor> Executor::create(const graph::Model &model, DiagnosticEngine &diags,
+                                           const Executor *sibling) {
   std::unique_ptr<Executor> ex(new Executor(model));
   ex->where = model.path.empty() ? std::string("<model>") : model.path;
   const graph::Graph &g = model.graph;
@@ -57,8 +58,10 @@ std::unique_ptr<Executor> Executor::create(const graph::Model &model, Diagnostic
   }
 
   ex->constants.resize(g.values().size());
+  if (sibling)
+    ex->constants = sibling->constants; // shares the buffers, precomputed values too
   for (const auto &v : g.values()) {
-    if (!v->constant)
+    if (!v->constant || sibling)
       continue;
     const graph::Tensor &c = *v->constant;
     if (v->hasTypeInfo && v->type.elem != ElemType::Undefined && v->type.shape) {
@@ -90,13 +93,10 @@ std::unique_ptr<Executor> Executor::create(const graph::Model &model, Diagnostic
         lastUse[in->id] = int64_t(s);
   for (size_t s = 0; s < order.size(); ++s) {
     const graph::Node *n = order[s];
-    ex->steps.push_back({n,
-                         KernelRegistry::get().find(n->domain, n->opType),
-                         opsetOf(model, *n),
-                         {},
-                         {},
-                         false,
-                         {}});
+    Step &step = ex->steps.emplace_back();
+    step.node = n;
+    step.kernel = KernelRegistry::get().find(n->domain, n->opType);
+    step.opset = opsetOf(model, *n);
     // Outputs nobody reads are released right away.
     for (const graph::Value *out : n->outputs)
       if (out && lastUse[out->id] < 0)
@@ -109,8 +109,12 @@ std::unique_ptr<Executor> Executor::create(const graph::Model &model, Diagnostic
   ex->stepIndex.assign(g.nodes().size(), 0);
   for (size_t s = 0; s < ex->steps.size(); ++s)
     ex->stepIndex[ex->steps[s].node->id] = s;
-  if (failed(ex->precompute(diags)))
+  if (sibling) {
+    for (size_t s = 0; s < ex->steps.size(); ++s)
+      ex->steps[s].precomputed = sibling->steps[s].precomputed;
+  } else if (failed(ex->precompute(diags))) {
     return nullptr;
+  }
   ex->findFusions();
   return ex;
 }

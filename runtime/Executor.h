@@ -84,7 +84,10 @@ struct RunOptions {
 class Executor {
 public:
   /// Prepares `model`, which must outlive the executor. Null after errors.
-  static std::unique_ptr<Executor> create(const graph::Model &model, DiagnosticEngine &diags);
+  /// With `sibling` (an executor of the same model), the new one shares its
+  /// constants and the values it precomputed instead of copying them.
+  static std::unique_ptr<Executor> create(const graph::Model &model, DiagnosticEngine &diags,
+                                          const Executor *sibling = nullptr);
 
   /// Runs the graph. `inputs` maps graph input names to tensors; inputs
   /// with an initializer may be left out. On success `outputs` holds the
@@ -159,9 +162,9 @@ private:
 
   const graph::Model &m;
   struct Step {
-    const graph::Node *node;
+    const graph::Node *node = nullptr;
     KernelFn kernel;
-    int64_t opset;
+    int64_t opset = 0;
     /// Values (by id) whose last use is this step.
     std::vector<unsigned> release;
     /// The nodes this step can compute with its own (Fusion.h).

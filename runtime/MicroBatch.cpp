@@ -121,7 +121,7 @@ bool MicroBatchRunner::splitRun(const std::map<std::string, Tensor> &inputs, int
     slicePools.push_back(std::make_unique<BufferPool>());
   while (int(workers.size()) + 1 < team) {
     DiagnosticEngine quiet(sm);
-    std::unique_ptr<Executor> ex = Executor::create(m, quiet);
+    std::unique_ptr<Executor> ex = Executor::create(m, quiet, &primary);
     if (!ex)
       return false;
     workers.push_back(std::move(ex));
