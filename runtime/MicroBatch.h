@@ -17,10 +17,13 @@
 // declared shapes), the count rounded up to a divisor of B that is a multiple
 // of the threads when one exists (micro-batches of one size: from the second
 // run on nothing is allocated). Thread t takes micro-batch t first, then the
-// next unclaimed one. Outputs are concatenated; results are those of the
-// unsplit run bit for bit (each executor's kernels compute a sample the same
-// way at any batch; tests check it on the shared models). A failing
-// micro-batch reruns the batch unsplit, so errors read as they always have.
+// next unclaimed one, and copies its outputs into their rows. The results are
+// those of the micro-batches run one after another, bit for bit; against the
+// whole batch they agree within float rounding (integer kernels exactly), as
+// a batch of 8 agrees with one of 64 without splitting (oneDNN's AVX2 kernels
+// round a sample differently at different batch sizes; its AVX-512 ones give
+// the same bits on the shared models). A failing micro-batch reruns the
+// batch unsplit, so errors read as they always have.
 //
 //===----------------------------------------------------------------------===//
 #ifndef TPCC_RUNTIME_MICROBATCH_H

@@ -2,8 +2,9 @@
 //
 // BatchAxis: small graphs one node away from separable, each way. The
 // runner: on the shared models, a batch split into micro-batches (on one and
-// on two threads) gives the unsplit run's outputs bit for bit, allocates
-// nothing from its second run on, and runs whole with hooks or a batch of 1.
+// on two threads) computes exactly its micro-batches and the whole batch
+// within float rounding, allocates nothing from its second run on, and runs
+// whole with hooks or a batch of 1.
 //
 //===----------------------------------------------------------------------===//
 #include "runtime/MicroBatch.h"
@@ -15,6 +16,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstring>
 #include <filesystem>
 
@@ -132,7 +134,11 @@ rt::Tensor samples(int64_t n) {
 }
 } // namespace
 
-TEST(MicroBatch, SplitRunsGiveTheWholeBatchBitForBit) {
+TEST(MicroBatch, SplitRunsComputeTheMicroBatchesOfTheWholeBatch) {
+  // A split run is exactly its micro-batches run one after another on one
+  // thread, bit for bit; against the whole batch, float kernels may round
+  // differently (oneDNN's AVX2 kernels do: a batch of 8 and one of 64 differ
+  // in the last bits there, as they do without splitting).
   if (!std::filesystem::exists(kModels + "fashion_calib_x.npy"))
     GTEST_SKIP() << "no shared models at " << kModels;
   for (const char *name : {"fashion_cnn", "fashion_mbv2"}) {
@@ -144,24 +150,39 @@ TEST(MicroBatch, SplitRunsGiveTheWholeBatchBitForBit) {
     ASSERT_TRUE(whole && split);
     rt::MicroBatchRunner runner(*split);
     EXPECT_EQ(runner.unsplitReason(), "") << name;
-    std::map<std::string, rt::Tensor> feed{{m->graph.inputs()[0]->name, samples(64)}};
-    std::vector<rt::Tensor> want;
-    ASSERT_TRUE(succeeded(whole->run(feed, want, diags)));
+    const std::string in = m->graph.inputs()[0]->name;
+    rt::Tensor x = samples(64);
+    std::vector<rt::Tensor> batch;
+    ASSERT_TRUE(succeeded(whole->run({{in, x}}, batch, diags)));
+    ASSERT_EQ(batch.size(), 1u);
     for (int threads : {1, 2}) {
       rt::ThreadScope scope(threads);
+      int64_t size = runner.microBatchSize(64, threads);
+      ASSERT_LT(size, 64) << name;
+      std::vector<uint8_t> want; // the micro-batches, one by one
+      for (int64_t b = 0; b < 64; b += size) {
+        rt::ThreadScope one(1);
+        std::vector<rt::Tensor> part;
+        ASSERT_TRUE(succeeded(whole->run({{in, x.rows(b, b + size)}}, part, diags)));
+        const uint8_t *p = static_cast<const uint8_t *>(part[0].raw());
+        want.insert(want.end(), p, p + part[0].bytes());
+      }
       uint64_t allocations = 0;
       for (int run = 0; run < 3; ++run) {
         if (run == 2)
           allocations = runner.memoryStats().systemAllocations;
         std::vector<rt::Tensor> got;
-        ASSERT_TRUE(succeeded(runner.run(feed, got, diags)));
-        EXPECT_GT(runner.lastMicroBatches(), 1) << name;
+        ASSERT_TRUE(succeeded(runner.run({{in, x}}, got, diags)));
+        EXPECT_EQ(runner.lastMicroBatches(), 64 / size) << name;
         EXPECT_EQ(runner.lastMicroBatches() % threads, 0) << name;
-        ASSERT_EQ(got.size(), want.size());
-        for (size_t i = 0; i < got.size(); ++i) {
-          ASSERT_EQ(got[i].shape(), want[i].shape());
-          EXPECT_EQ(0, std::memcmp(got[i].raw(), want[i].raw(), want[i].bytes()))
-              << name << " on " << threads << " threads";
+        ASSERT_EQ(got.size(), 1u);
+        ASSERT_EQ(got[0].shape(), batch[0].shape());
+        ASSERT_EQ(got[0].bytes(), want.size());
+        EXPECT_EQ(0, std::memcmp(got[0].raw(), want.data(), want.size()))
+            << name << " on " << threads << " threads";
+        for (int64_t i = 0; i < got[0].numel(); ++i) {
+          float g = got[0].data<float>()[i], w = batch[0].data<float>()[i];
+          ASSERT_LE(std::fabs(g - w), 1e-5f * std::max(1.f, std::fabs(w))) << name << " at " << i;
         }
       }
       EXPECT_EQ(runner.memoryStats().systemAllocations, allocations) << name;
