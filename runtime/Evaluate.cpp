@@ -13,6 +13,7 @@
 
 #include <map>
 #include <omp.h>
+#include <optional>
 
 using namespace tpcc;
 using namespace tpcc::rt;
@@ -165,6 +166,9 @@ LogicalResult rt::evaluateModel(const EvalRequest &r, EvalOutcome &out, Diagnost
       r.progress(done, n);
   };
   MicroBatchRunner runner(*ex);
+  std::optional<MicroBatchRunner> refRunner; // the reference runs split the same way
+  if (ref)
+    refRunner.emplace(*ref);
   uint64_t warm = 0; // system allocations after the first two batches
   for (int64_t b = 0; b < n; b += batch) {
     int64_t e = std::min(n, b + batch);
@@ -180,7 +184,7 @@ LogicalResult rt::evaluateModel(const EvalRequest &r, EvalOutcome &out, Diagnost
     if (ok && ref) {
       std::map<std::string, Tensor> refFeed{
           {ref->requiredInputs().front()->name, feed.begin()->second}};
-      ok = succeeded(ref->run(refFeed, refRes, diags));
+      ok = succeeded(refRunner->run(refFeed, refRes, diags));
       if (ok && refRes.size() != res.size()) {
         diags.emitAt(r.reference, diag::err_eval_reference_outputs, refRes.size(), res.size(),
                      "outputs");

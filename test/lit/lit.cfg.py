@@ -16,7 +16,8 @@ config.test_exec_root = os.path.join(os.path.dirname(site), "out")
 
 config.environment["PATH"] = os.pathsep.join(
     [config.tpcc_bin_dir, config.llvm_tools_dir, config.environment.get("PATH", "")])
-for var in ("ASAN_OPTIONS", "UBSAN_OPTIONS", "LSAN_OPTIONS", "HOME"):
+for var in ("ASAN_OPTIONS", "UBSAN_OPTIONS", "LSAN_OPTIONS", "HOME", "ONEDNN_MAX_CPU_ISA",
+            "DNNL_MAX_CPU_ISA", "OMP_NUM_THREADS"):
     if var in os.environ:
         config.environment[var] = os.environ[var]
 config.substitutions.append(("%tpcc", os.path.join(config.tpcc_bin_dir, "tpcc")))
