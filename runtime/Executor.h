@@ -149,6 +149,11 @@ public:
   BufferPool::Stats memoryStats() const { return pool.stats(); }
   /// The inputs a caller must give (graph inputs without an initializer).
   const std::vector<const graph::Value *> &requiredInputs() const { return required; }
+  /// The tensor of a constant value (an initializer, a Constant node's, or a
+  /// value create() computed once from them), or null.
+  const Tensor *constant(const graph::Value &v) const {
+    return v.id < constants.size() && constants[v.id].defined() ? &constants[v.id] : nullptr;
+  }
 
   /// The operators of `model` the executor lacks, each with its first node;
   /// empty when every node can run.

@@ -16,6 +16,7 @@
 //===----------------------------------------------------------------------===//
 #include "runtime/KernelUtil.h"
 #include "runtime/ops/Dnnl.h"
+#include "runtime/ops/PoolGeometry.h"
 
 #include <cmath>
 #include <limits>
@@ -23,19 +24,7 @@
 using namespace tpcc;
 using namespace tpcc::rt;
 
-namespace {
-
-/// Pooling geometry, spatial dims right-aligned into 3 (leading dims 1).
-struct PoolGeometry {
-  int64_t in[3] = {1, 1, 1}, out[3] = {1, 1, 1}, k[3] = {1, 1, 1}, s[3] = {1, 1, 1},
-          d[3] = {1, 1, 1}, pb[3] = {0, 0, 0}, pe[3] = {0, 0, 0};
-  int64_t planes = 0; ///< N * C
-  Shape outShape;
-  int64_t inSize() const { return in[0] * in[1] * in[2]; }
-  int64_t outSize() const { return out[0] * out[1] * out[2]; }
-};
-
-bool poolGeometry(KernelContext &ctx, const Shape &x, PoolGeometry &g, bool dilations) {
+bool rt::poolGeometry(KernelContext &ctx, const Shape &x, PoolGeometry &g, bool dilations) {
   if (x.size() < 3 || x.size() > 5)
     return ctx.fail(ctx.node.opType + " supports inputs with 1 to 3 spatial dimensions, not " +
                     shapeStr(x));
@@ -92,27 +81,7 @@ bool poolGeometry(KernelContext &ctx, const Shape &x, PoolGeometry &g, bool dila
   return true;
 }
 
-/// The window of `g` for oneDNN (the input's `nsp` spatial dimensions).
-dnnl_util::PoolWindow windowOf(const PoolGeometry &g, size_t nsp, dnnl::algorithm alg) {
-  dnnl_util::PoolWindow w{alg, {}, {}, {}, {}, {}, g.outShape};
-  for (size_t j = 3 - nsp; j < 3; ++j) {
-    w.kernel.push_back(g.k[j]);
-    w.strides.push_back(g.s[j]);
-    w.dilations.push_back(g.d[j]);
-    w.padBegin.push_back(g.pb[j]);
-    w.padEnd.push_back(g.pe[j]);
-  }
-  return w;
-}
-
-/// Per output coordinate along one dimension: the first input coordinate of
-/// its window and the kernel taps [lo, hi) that land inside the input, plus
-/// (for count_include_pad) the number of taps inside the padded input.
-struct Taps {
-  std::vector<int64_t> start, lo, hi, padded;
-};
-
-Taps taps(const PoolGeometry &g, int j) {
+Taps rt::poolTaps(const PoolGeometry &g, int j) {
   Taps t;
   int64_t d = g.d[j];
   auto clip = [&](int64_t start, int64_t lower, int64_t upper, int64_t &lo, int64_t &hi) {
@@ -132,19 +101,24 @@ Taps taps(const PoolGeometry &g, int j) {
   return t;
 }
 
-/// Calls `fn(o, z, y, x)` for every output cell of one plane, with the tap
-/// tables of its three dimensions.
-template <typename F> inline void forEachCell(const PoolGeometry &g, const Taps (&t)[3], F fn) {
-  int64_t o = 0;
-  for (int64_t oz = 0; oz < g.out[0]; ++oz)
-    for (int64_t oy = 0; oy < g.out[1]; ++oy)
-      for (int64_t ox = 0; ox < g.out[2]; ++ox, ++o)
-        fn(o, oz, oy, ox);
+namespace {
+
+/// The window of `g` for oneDNN (the input's `nsp` spatial dimensions).
+dnnl_util::PoolWindow windowOf(const PoolGeometry &g, size_t nsp, dnnl::algorithm alg) {
+  dnnl_util::PoolWindow w{alg, {}, {}, {}, {}, {}, g.outShape};
+  for (size_t j = 3 - nsp; j < 3; ++j) {
+    w.kernel.push_back(g.k[j]);
+    w.strides.push_back(g.s[j]);
+    w.dilations.push_back(g.d[j]);
+    w.padBegin.push_back(g.pb[j]);
+    w.padEnd.push_back(g.pe[j]);
+  }
+  return w;
 }
 
 template <typename T, bool WithIndex>
 void maxPool(const Tensor &x, Tensor &y, Tensor *indices, const PoolGeometry &g, bool colMajor) {
-  const Taps t[3] = {taps(g, 0), taps(g, 1), taps(g, 2)};
+  const Taps t[3] = {poolTaps(g, 0), poolTaps(g, 1), poolTaps(g, 2)};
   const T *px = x.data<T>();
   T *py = y.data<T>();
   int64_t *pi = WithIndex ? indices->data<int64_t>() : nullptr;
@@ -223,7 +197,7 @@ void maxPool(const Tensor &x, Tensor &y, Tensor *indices, const PoolGeometry &g,
 
 template <typename T>
 void avgPool(const Tensor &x, Tensor &y, const PoolGeometry &g, bool includePad) {
-  const Taps t[3] = {taps(g, 0), taps(g, 1), taps(g, 2)};
+  const Taps t[3] = {poolTaps(g, 0), poolTaps(g, 1), poolTaps(g, 2)};
   const T *px = x.data<T>();
   T *py = y.data<T>();
   const int64_t inSize = g.inSize(), outSize = g.outSize(), H = g.in[1], W = g.in[2];

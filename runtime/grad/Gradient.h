@@ -1,0 +1,71 @@
+//===- Gradient.h - Reverse-mode gradients over the model IR ------*- C++ -*-===//
+//
+// Backprop runs a model forward on the executor keeping every value it
+// computes (the tape: RunOptions::keep, so nothing is fused and every tensor
+// is plain), then walks the nodes in reverse topological order, calling each
+// node's backward kernel (Backward.h) with the gradients of its outputs and
+// summing the gradients each value receives from its readers, in a fixed
+// order (deterministic for a fixed thread count).
+//
+// The sources are the values the caller asks gradients for (`wrt`: graph
+// inputs, initializers, any value). Only the nodes on a path from a source to
+// a graph output run backward, and create() checks before any work that each
+// of them has a backward kernel: every missing operator is one error naming
+// its nodes. Nodes the executor computed once from constants run backward
+// too, from the constants (a weight's DequantizeLinear, a Transpose of it).
+//
+//===----------------------------------------------------------------------===//
+#ifndef TPCC_RUNTIME_GRAD_GRADIENT_H
+#define TPCC_RUNTIME_GRAD_GRADIENT_H
+
+#include "runtime/Executor.h"
+#include "runtime/grad/Backward.h"
+
+#include <memory>
+#include <vector>
+
+namespace tpcc::rt::grad {
+
+class Backprop {
+public:
+  /// Prepares gradients of `ex`'s model with respect to `wrt` (float
+  /// values); null after errors (an operator without a backward, a source
+  /// that is not float or reaches no output).
+  static std::unique_ptr<Backprop> create(Executor &ex, std::vector<const graph::Value *> wrt,
+                                          DiagnosticEngine &diags);
+
+  /// Runs the model forward, recording the tape; `outputs` as Executor::run.
+  /// `options` may carry hooks (their `transform`s are what the backward
+  /// pass differentiates through as the identity); `keep` is the tape's.
+  LogicalResult forward(const std::map<std::string, Tensor> &inputs, std::vector<Tensor> &outputs,
+                        DiagnosticEngine &diags, RunOptions options = {});
+
+  /// Backpropagates dLoss/dOutput (one tensor per graph output, shaped like
+  /// it; an undefined tensor is zero) through the last forward run: on
+  /// success `grads[i]` is dLoss/d`wrt[i]` (zeros where it has no effect).
+  LogicalResult backward(const std::vector<Tensor> &outputGrads, std::vector<Tensor> &grads,
+                         DiagnosticEngine &diags);
+
+  /// The nodes that run backward, in topological order.
+  const std::vector<const graph::Node *> &activeNodes() const { return active; }
+
+private:
+  Backprop(Executor &ex) : ex(ex) {}
+  const Tensor *valueOf(const graph::Value *v) const;
+
+  Executor &ex;
+  std::vector<const graph::Value *> wrt;
+  std::vector<const graph::Node *> active;
+  std::vector<bool> carries; ///< by value id: depends on a source and reaches an output
+  std::vector<Tensor> tape;  ///< by value id, the last forward run's
+  std::vector<std::unique_ptr<NodeState>> states; ///< by node id
+};
+
+/// The operators of the nodes in `nodes` without a backward kernel, each
+/// with the nodes using it.
+std::vector<std::pair<std::string, std::vector<const graph::Node *>>>
+missingBackward(const std::vector<const graph::Node *> &nodes);
+
+} // namespace tpcc::rt::grad
+
+#endif

@@ -1,0 +1,134 @@
+//===- Shape.cpp - Backward of reshaping and data movement ------------------===//
+//
+// Reshape, Flatten, Squeeze and Unsqueeze move no element: the gradient is
+// the output's, in the input's shape. Transpose takes the inverse
+// permutation; Concat hands each input its slice of the gradient and Split
+// concatenates its outputs' gradients (zeros for an output nobody used).
+//
+//===----------------------------------------------------------------------===//
+#include "runtime/KernelUtil.h"
+#include "runtime/grad/Backward.h"
+
+#include <cstring>
+#include <numeric>
+
+using namespace tpcc;
+using namespace tpcc::rt;
+using namespace tpcc::rt::grad;
+
+namespace {
+
+std::vector<int64_t> rowMajor(const Shape &s) {
+  std::vector<int64_t> st(s.size(), 1);
+  for (size_t i = s.size(); i-- > 1;)
+    st[i - 1] = st[i] * s[i];
+  return st;
+}
+
+bool reshapeLike(BackwardContext &ctx) {
+  if (!ctx.wants(0))
+    return true;
+  const Tensor *x = ctx.input(0), *g = ctx.grad(0);
+  if (!x)
+    return ctx.fail("backward of " + ctx.node.opType + " has no input");
+  ctx.inputGrads[0] = g ? g->reshaped(x->shape()) : zeros(x->shape());
+  return true;
+}
+
+bool transpose(BackwardContext &ctx) {
+  if (!ctx.wants(0))
+    return true;
+  const Tensor *x = ctx.input(0), *g = ctx.grad(0);
+  if (!x)
+    return ctx.fail("backward of Transpose has no input");
+  if (!g) {
+    ctx.inputGrads[0] = zeros(x->shape());
+    return true;
+  }
+  size_t r = x->shape().size();
+  std::vector<int64_t> perm = ctx.attrInts("perm");
+  if (perm.empty())
+    for (size_t i = 0; i < r; ++i)
+      perm.push_back(int64_t(r - 1 - i));
+  if (perm.size() != r)
+    return ctx.fail("Transpose's perm does not match the input's rank");
+  // Input dimension perm[i] is gradient dimension i.
+  std::vector<int64_t> gStrides = rowMajor(g->shape()), strides(r);
+  for (size_t i = 0; i < r; ++i)
+    strides[size_t(perm[i])] = gStrides[i];
+  Tensor dx(ElemType::Float, x->shape());
+  if (!stridedCopy(*g, dx, 0, strides))
+    return ctx.fail("backward of Transpose: bad strides");
+  ctx.inputGrads[0] = std::move(dx);
+  return true;
+}
+
+bool concat(BackwardContext &ctx) {
+  const Tensor *g = ctx.grad(0);
+  const Tensor *first = ctx.input(0);
+  if (!first)
+    return ctx.fail("backward of Concat has no input");
+  auto axis = normalizeAxis(ctx.attrInt("axis", 0), first->rank());
+  if (!axis)
+    return ctx.fail("Concat's axis is out of range");
+  int64_t offset = 0;
+  for (size_t k = 0; k < ctx.inputs.size(); ++k) {
+    const Tensor *x = ctx.input(k);
+    if (!x)
+      continue;
+    if (ctx.wants(k)) {
+      if (!g) {
+        ctx.inputGrads[k] = zeros(x->shape());
+      } else {
+        std::vector<int64_t> strides = rowMajor(g->shape());
+        Tensor dx(ElemType::Float, x->shape());
+        if (!stridedCopy(*g, dx, offset * strides[size_t(*axis)], strides))
+          return ctx.fail("backward of Concat: bad slice");
+        ctx.inputGrads[k] = std::move(dx);
+      }
+    }
+    offset += x->dim(*axis);
+  }
+  return true;
+}
+
+bool split(BackwardContext &ctx) {
+  if (!ctx.wants(0))
+    return true;
+  const Tensor *x = ctx.input(0);
+  if (!x)
+    return ctx.fail("backward of Split has no input");
+  auto axis = normalizeAxis(ctx.attrInt("axis", 0), x->rank());
+  if (!axis)
+    return ctx.fail("Split's axis is out of range");
+  Tensor dx = zeros(x->shape());
+  int64_t outer = 1, inner = 1;
+  for (int64_t i = 0; i < *axis; ++i)
+    outer *= x->dim(i);
+  for (int64_t i = *axis + 1; i < x->rank(); ++i)
+    inner *= x->dim(i);
+  int64_t offset = 0, total = x->dim(*axis);
+  for (size_t k = 0; k < ctx.outputs.size(); ++k) {
+    const Tensor *y = ctx.outputs[k];
+    if (!y || !y->defined())
+      continue;
+    int64_t part = y->dim(*axis);
+    if (const Tensor *g = ctx.grad(k))
+      for (int64_t o = 0; o < outer; ++o)
+        std::memcpy(dx.data<float>() + (o * total + offset) * inner,
+                    g->data<float>() + o * part * inner, size_t(part * inner) * sizeof(float));
+    offset += part;
+  }
+  ctx.inputGrads[0] = std::move(dx);
+  return true;
+}
+
+} // namespace
+
+void rt::grad::registerShapeBackward(BackwardRegistry &r) {
+  for (const char *op : {"Reshape", "Flatten", "Squeeze", "Unsqueeze"})
+    r.add(op, reshapeLike);
+  r.add("Transpose", transpose);
+  r.add("Concat", concat);
+  r.add("Split", split);
+}
