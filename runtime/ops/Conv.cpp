@@ -140,11 +140,35 @@ bool rt::convGeometry(KernelContext &ctx, const Shape &x, const Shape &w, ConvGe
   return true;
 }
 
-namespace {
+dnnl::memory::desc rt::convWeightsDesc(const Shape &x, const ConvGeometry &g, bool transpose) {
+  int64_t G = g.group, oc = g.outShape[1], ic = x[1];
+  int64_t ksize = numElements(g.kernel);
+  dnnl::memory::dims wDims, wStrides;
+  if (G > 1)
+    wDims = {G, oc / G, ic / G};
+  else
+    wDims = {oc, ic};
+  wDims.insert(wDims.end(), g.kernel.begin(), g.kernel.end());
+  // Spatial strides: row-major within the kernel.
+  dnnl::memory::dims kStrides = dnnl_util::rowMajorStrides(g.kernel);
+  if (!transpose) {
+    // ONNX W is (M, C/G, K...) == (G, M/G, C/G, K...).
+    if (G > 1)
+      wStrides = {(oc / G) * (ic / G) * ksize, (ic / G) * ksize, ksize};
+    else
+      wStrides = {(ic / G) * ksize, ksize};
+  } else {
+    // ONNX W is (C, M/G, K...) == (G, C/G, M/G, K...): o and i swapped.
+    if (G > 1)
+      wStrides = {(ic / G) * (oc / G) * ksize, ksize, (oc / G) * ksize};
+    else
+      wStrides = {ksize, (oc / G) * ksize};
+  }
+  wStrides.insert(wStrides.end(), kStrides.begin(), kStrides.end());
+  return dnnl::memory::desc(wDims, dnnl::memory::data_type::f32, wStrides);
+}
 
-/// ConvTranspose's output shape and pads (output_shape, output_padding and
-/// auto_pad resolved per the ONNX spec).
-bool deconvGeometry(KernelContext &ctx, const Shape &x, const Shape &w, ConvGeometry &g) {
+bool rt::deconvGeometry(KernelContext &ctx, const Shape &x, const Shape &w, ConvGeometry &g) {
   if (!readCommon(ctx, x, w, g))
     return false;
   size_t nsp = x.size() - 2;
@@ -194,6 +218,8 @@ bool deconvGeometry(KernelContext &ctx, const Shape &x, const Shape &w, ConvGeom
   return true;
 }
 
+namespace {
+
 /// Appends `post` to `ops`; an Add reads a tensor in layout `dst`.
 void appendPostOps(dnnl::post_ops &ops, llvm::ArrayRef<PostOp> post,
                    const dnnl::memory::desc &dst) {
@@ -236,33 +262,11 @@ void appendPostOps(dnnl::post_ops &ops, llvm::ArrayRef<PostOp> post,
 void buildPlan(ConvPlan &p, bool transpose, const ConvGeometry &g) {
   const Shape &x = p.key.x;
   size_t nsp = x.size() - 2;
-  int64_t G = g.group, oc = g.outShape[1], ic = x[1];
-  int64_t ksize = numElements(g.kernel);
-  dnnl::memory::dims wDims, wStrides;
-  if (G > 1)
-    wDims = {G, oc / G, ic / G};
-  else
-    wDims = {oc, ic};
-  wDims.insert(wDims.end(), g.kernel.begin(), g.kernel.end());
-  // Spatial strides: row-major within the kernel.
-  dnnl::memory::dims kStrides = rowMajorStrides(g.kernel);
-  if (!transpose) {
-    // ONNX W is (M, C/G, K...) == (G, M/G, C/G, K...).
-    if (G > 1)
-      wStrides = {(oc / G) * (ic / G) * ksize, (ic / G) * ksize, ksize};
-    else
-      wStrides = {(ic / G) * ksize, ksize};
-  } else {
-    // ONNX W is (C, M/G, K...) == (G, C/G, M/G, K...): o and i swapped.
-    if (G > 1)
-      wStrides = {(ic / G) * (oc / G) * ksize, ksize, (oc / G) * ksize};
-    else
-      wStrides = {ksize, (oc / G) * ksize};
-  }
-  wStrides.insert(wStrides.end(), kStrides.begin(), kStrides.end());
+  int64_t oc = g.outShape[1];
+  p.userWei = convWeightsDesc(x, g, transpose);
+  dnnl::memory::dims wDims = p.userWei.dims();
 
   p.plainDst = plainDesc(g.outShape);
-  p.userWei = dnnl::memory::desc(wDims, dt::f32, wStrides);
   dnnl::memory::desc anySrc(toDims(x), dt::f32, tag::any);
   dnnl::memory::desc anyWei(wDims, dt::f32, tag::any);
   dnnl::memory::desc biasMd({oc}, dt::f32, tag::x);

@@ -1,14 +1,18 @@
 //===- ConvGeometry.h - The geometry of a Conv call -------------*- C++ -*-===//
 //
 // Strides, dilations, pads (auto_pad resolved), group and output shape of one
-// ONNX Conv on given input and weight shapes: read and checked once, for the
-// oneDNN kernel (Conv.cpp) and the integer-kernel emulation (IntegerPairs.cpp).
+// ONNX Conv or ConvTranspose on given input and weight shapes, and oneDNN's
+// view of its weights: read and checked once, for the oneDNN kernel
+// (Conv.cpp), the integer-kernel emulation (IntegerPairs.cpp) and the
+// backward (grad/ops/Linear.cpp).
 //
 //===----------------------------------------------------------------------===//
 #ifndef TPCC_RUNTIME_OPS_CONVGEOMETRY_H
 #define TPCC_RUNTIME_OPS_CONVGEOMETRY_H
 
 #include "runtime/Kernel.h"
+
+#include <oneapi/dnnl/dnnl.hpp>
 
 namespace tpcc::rt {
 
@@ -22,6 +26,13 @@ struct ConvGeometry {
 /// Conv's output shape and pads (auto_pad resolved) for input `x` and weights
 /// `w`; false (with `ctx.fail`) when the attributes or shapes are invalid.
 bool convGeometry(KernelContext &ctx, const Shape &x, const Shape &w, ConvGeometry &g);
+/// ConvTranspose's (output_shape, output_padding and auto_pad resolved).
+bool deconvGeometry(KernelContext &ctx, const Shape &x, const Shape &w, ConvGeometry &g);
+
+/// oneDNN's descriptor of the ONNX weights of a Conv (`transpose`: a
+/// ConvTranspose) on input shape `x`, as they lie in memory: dims (G,) O, I,
+/// k... with the strides of ONNX's layout.
+dnnl::memory::desc convWeightsDesc(const Shape &x, const ConvGeometry &g, bool transpose);
 
 } // namespace tpcc::rt
 

@@ -16,11 +16,15 @@
 #include "runtime/DataIO.h"
 #include "runtime/grad/Gradient.h"
 
+#include "llvm/ADT/SmallString.h"
+#include "llvm/Support/FileSystem.h"
+
 #include <onnx/onnx_pb.h>
 
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdlib>
 #include <filesystem>
 #include <random>
 
@@ -520,5 +524,147 @@ TEST(Grad, SharedModelsAlongRandomDirections) {
       // kernels' own checks above are the tight ones.
       EXPECT_NEAR(analytic, numeric, std::max(0.15, 5e-2 * std::fabs(numeric))) << l.wrt[w]->name;
     }
+  }
+}
+
+TEST(Grad, SharedModelsAgreeWithPyTorch) {
+  // dL/dW of every weight and bias and dL/dX against PyTorch autograd on the
+  // same float graph (test/tools/torch_grad.py): 1e-4 relative to each
+  // tensor's largest gradient.
+  const std::string models = TPCC_SOURCE_DIR "/../shared/models/";
+  if (!std::filesystem::exists(models + "fashion_calib_x.npy"))
+    GTEST_SKIP() << "no shared models at " << models;
+  Tensor all;
+  std::string error;
+  ASSERT_TRUE(rt::readTensorFile(models + "fashion_calib_x.npy", all, error)) << error;
+  llvm::SmallString<128> dir;
+  ASSERT_FALSE(llvm::sys::fs::createUniqueDirectory("grad-torch", dir));
+  for (const char *name : {"fashion_cnn", "fashion_mbv2"}) {
+    SCOPED_TRACE(name);
+    std::string path = models + name + std::string(".onnx");
+    Loaded l;
+    l.model = graph::loadModel(path, l.diags);
+    ASSERT_TRUE(l.model);
+    l.ex = rt::Executor::create(*l.model, l.diags);
+    ASSERT_TRUE(l.ex);
+    for (const auto &t : l.model->graph.initializers())
+      if (t->elem == graph::ElemType::Float && t->numElements() > 1)
+        l.wrt.push_back(l.model->graph.findValue(t->name));
+    l.wrt.push_back(l.model->graph.inputs()[0]);
+    l.bp = rt::grad::Backprop::create(*l.ex, l.wrt, l.diags);
+    ASSERT_TRUE(l.bp) << messages(l.diags);
+    Tensor x = all.rows(0, 8);
+    std::vector<Tensor> ys, grads;
+    ASSERT_TRUE(succeeded(l.bp->forward({{l.wrt.back()->name, x}}, ys, l.diags)));
+    Net rng;
+    Tensor dy = rng.random(ys[0].shape(), 0.2f, 1.f);
+    ASSERT_TRUE(succeeded(l.bp->backward({dy}, grads, l.diags))) << messages(l.diags);
+    std::string d = std::string(dir) + "/" + name;
+    std::filesystem::create_directories(d);
+    ASSERT_TRUE(rt::writeTensorFile(d + "/in.npy", x, error)) << error;
+    ASSERT_TRUE(rt::writeTensorFile(d + "/dy.npy", dy, error)) << error;
+    std::string cmd = "/usr/bin/python3 '" TPCC_SOURCE_DIR "/test/tools/torch_grad.py' '" + path +
+                      "' '" + d + "/in.npy' '" + d + "/dy.npy' '" + d + "' 2>'" + d + "/log'";
+    int rc = std::system(cmd.c_str());
+    if (WIFEXITED(rc) && WEXITSTATUS(rc) == 77) {
+      std::filesystem::remove_all(std::string(dir));
+      GTEST_SKIP() << "python3-torch is not installed (scripts/setup installs it)";
+    }
+    ASSERT_EQ(rc, 0) << cmd;
+    for (size_t w = 0; w < l.wrt.size(); ++w) {
+      Tensor want;
+      std::string file = w + 1 == l.wrt.size() ? "x" : std::to_string(w);
+      ASSERT_TRUE(rt::readTensorFile(d + "/" + file + ".npy", want, error)) << error;
+      ASSERT_EQ(want.shape(), grads[w].shape()) << l.wrt[w]->name;
+      double scale = 0, worst = 0;
+      for (int64_t i = 0; i < want.numel(); ++i) {
+        scale = std::max(scale, std::fabs(double(want.data<float>()[i])));
+        worst =
+            std::max(worst, std::fabs(double(want.data<float>()[i]) - grads[w].data<float>()[i]));
+      }
+      EXPECT_LE(worst, 1e-4 * scale + 1e-7) << l.wrt[w]->name << ": largest gradient " << scale;
+    }
+  }
+  std::filesystem::remove_all(std::string(dir));
+}
+
+TEST(Grad, MovedElements) {
+  // Backward through the forward kernel run on element indices.
+  Net sl;
+  sl.input("x", sl.random({3, 6, 5}));
+  sl.ints("starts", {1, -1});
+  sl.ints("ends", {6, 0});
+  sl.ints("axes", {1, 2});
+  sl.ints("steps", {2, -2});
+  sl.node("Slice", {"x", "starts", "ends", "axes", "steps"}, {"y"});
+  sl.output("y");
+  checkGradients(sl, "Slice");
+  for (const char *mode : {"constant", "reflect", "edge"}) {
+    Net pad;
+    pad.input("x", pad.random({2, 3, 4}));
+    pad.ints("pads", {0, 1, 2, 0, 2, -1});
+    auto *n = pad.node("Pad", {"x", "pads"}, {"y"});
+    auto *a = n->add_attribute();
+    a->set_name("mode");
+    a->set_type(onnx::AttributeProto::STRING);
+    a->set_s(mode);
+    pad.output("y");
+    checkGradients(pad, std::string("Pad ") + mode);
+  }
+  Net gather; // an index twice: its gradients add up
+  gather.input("x", gather.random({4, 3}));
+  gather.ints("idx", {2, 0, 2});
+  Net::attr(gather.node("Gather", {"x", "idx"}, {"y"}), "axis", int64_t(0));
+  gather.output("y");
+  checkGradients(gather, "Gather");
+  Net ex;
+  ex.input("x", ex.random({3, 1}));
+  ex.ints("shape", {2, 3, 4});
+  ex.node("Expand", {"x", "shape"}, {"a"});
+  ex.ints("reps", {1, 2, 1});
+  ex.node("Tile", {"a", "reps"}, {"y"});
+  ex.output("y");
+  checkGradients(ex, "Expand, Tile");
+  Net rs;
+  rs.input("x", rs.random({1, 2, 3, 3}));
+  rs.m.mutable_graph()->add_initializer()->set_name("roi");
+  rs.m.mutable_graph()->mutable_initializer(0)->set_data_type(onnx::TensorProto::FLOAT);
+  rs.m.mutable_graph()->mutable_initializer(0)->add_dims(0);
+  auto *sc = rs.m.mutable_graph()->add_initializer();
+  sc->set_name("scales");
+  sc->set_data_type(onnx::TensorProto::FLOAT);
+  sc->add_dims(4);
+  for (float f : {1.f, 1.f, 2.f, 1.5f})
+    sc->add_float_data(f);
+  rs.node("Resize", {"x", "roi", "scales"}, {"y"});
+  rs.output("y");
+  checkGradients(rs, "Resize nearest");
+}
+
+TEST(Grad, LayerNormalizationAndConvTranspose) {
+  Net ln(17);
+  ln.input("x", ln.random({2, 3, 4}));
+  ln.weight("scale", ln.random({3, 4}));
+  ln.weight("bias", ln.random({4}));
+  Net::attr(ln.node("LayerNormalization", {"x", "scale", "bias"}, {"y"}), "axis", int64_t(1));
+  ln.output("y");
+  checkGradients(ln, "LayerNormalization");
+  struct Case {
+    rt::Shape x, w;
+    int64_t group, stride, pad;
+  };
+  for (const Case &c :
+       {Case{{2, 4, 3, 3}, {4, 3, 3, 3}, 1, 2, 1}, Case{{1, 4, 4, 3}, {4, 2, 2, 2}, 2, 2, 0}}) {
+    Net net;
+    net.input("x", net.random(c.x));
+    net.weight("w", net.random(c.w));
+    net.weight("b", net.random({c.w[1] * c.group}));
+    auto *n = net.node("ConvTranspose", {"x", "w", "b"}, {"y"});
+    Net::attr(n, "group", c.group);
+    Net::attr(n, "strides", std::vector<int64_t>(2, c.stride));
+    Net::attr(n, "pads", std::vector<int64_t>(4, c.pad));
+    net.output("y");
+    checkGradients(net,
+                   "ConvTranspose x" + rt::shapeStr(c.x) + " group " + std::to_string(c.group));
   }
 }

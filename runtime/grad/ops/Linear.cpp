@@ -1,10 +1,10 @@
 //===- Linear.cpp - Backward of Conv, Gemm and MatMul -----------------------===//
 //
-// Conv: oneDNN's convolution backward-data and backward-weights primitives
-// (grouped and depthwise included: weights as G x M/G x C/G x k...), on the
-// plain layouts, with the forward training primitive as their hint; cached
-// per input shape in the node's state. The bias gradient comes from
-// backward-weights.
+// Conv and ConvTranspose: oneDNN's (de)convolution backward-data and
+// backward-weights primitives (grouped and depthwise included; weights
+// described where ONNX keeps them, convWeightsDesc), on the plain layouts,
+// with the forward training primitive as their hint; cached per input shape
+// in the node's state. The bias gradient comes from backward-weights.
 // Gemm and MatMul: dA = dY Bᵀ and dB = Aᵀ dY (transposes, alpha and beta as
 // the forward applies them; MatMul's batch dimensions broadcast and are summed
 // back), with loops whose sums have a fixed order.
@@ -25,8 +25,7 @@ namespace du = tpcc::rt::dnnl_util;
 namespace {
 
 struct ConvBackward {
-  dnnl::convolution_backward_data data;
-  dnnl::convolution_backward_weights weights;
+  dnnl::primitive data, weights;
   dnnl::memory::desc x, w, b, y;
 };
 
@@ -34,13 +33,57 @@ struct ConvBackwardState : NodeState {
   std::map<std::pair<Shape, Shape>, ConvBackward> byShape;
 };
 
-bool conv(BackwardContext &ctx) {
+/// oneDNN's backward primitives of a Conv (or, `T`, ConvTranspose) at `x`.
+template <bool T>
+ConvBackward buildConvBackward(const Tensor &x, const Tensor &w, const ConvGeometry &geo) {
+  using dnnl::memory;
+  memory::dims strides(geo.strides.begin(), geo.strides.end()),
+      padL(geo.padBegin.begin(), geo.padBegin.end()), padR(geo.padEnd.begin(), geo.padEnd.end()),
+      dil;
+  for (int64_t d : geo.dilations)
+    dil.push_back(d - 1);
+  memory::desc xd = du::plainDesc(x.shape()), yd = du::plainDesc(geo.outShape);
+  memory::desc wd = convWeightsDesc(x.shape(), geo, T), bd = du::plainDesc({geo.outShape[1]});
+  const dnnl::engine &eng = du::engine();
+  if constexpr (!T) {
+    auto alg = dnnl::algorithm::convolution_direct;
+    dnnl::convolution_forward::primitive_desc hint(
+        {dnnl::prop_kind::forward_training, alg, xd, wd, bd, yd, strides, dil, padL, padR}, eng);
+    dnnl::convolution_backward_data::primitive_desc pdd({alg, xd, wd, yd, strides, dil, padL, padR},
+                                                        eng, hint);
+    dnnl::convolution_backward_weights::primitive_desc pdw(
+        {alg, xd, wd, bd, yd, strides, dil, padL, padR}, eng, hint);
+    return {dnnl::convolution_backward_data(pdd),
+            dnnl::convolution_backward_weights(pdw),
+            xd,
+            wd,
+            bd,
+            yd};
+  } else {
+    auto alg = dnnl::algorithm::deconvolution_direct;
+    dnnl::deconvolution_forward::primitive_desc hint(
+        {dnnl::prop_kind::forward_training, alg, xd, wd, bd, yd, strides, dil, padL, padR}, eng);
+    dnnl::deconvolution_backward_data::primitive_desc pdd(
+        {alg, xd, wd, yd, strides, dil, padL, padR}, eng, hint);
+    dnnl::deconvolution_backward_weights::primitive_desc pdw(
+        {alg, xd, wd, bd, yd, strides, dil, padL, padR}, eng, hint);
+    return {dnnl::deconvolution_backward_data(pdd),
+            dnnl::deconvolution_backward_weights(pdw),
+            xd,
+            wd,
+            bd,
+            yd};
+  }
+}
+
+template <bool T> bool conv(BackwardContext &ctx) {
   const Tensor *x = ctx.input(0), *w = ctx.input(1), *g = ctx.grad(0);
   if (!isFloat(x) || !isFloat(w) || x->blocked() || w->blocked())
-    return ctx.fail("backward of Conv needs plain float input and weights");
+    return ctx.fail("backward of " + ctx.node.opType + " needs plain float input and weights");
   KernelContext kc(ctx.node, ctx.opset, ctx.state);
   ConvGeometry geo;
-  if (!convGeometry(kc, x->shape(), w->shape(), geo))
+  if (!(T ? deconvGeometry(kc, x->shape(), w->shape(), geo)
+          : convGeometry(kc, x->shape(), w->shape(), geo)))
     return ctx.fail(kc.error);
   bool bias = ctx.input(2) != nullptr;
   if (!g) {
@@ -49,6 +92,9 @@ bool conv(BackwardContext &ctx) {
         ctx.inputGrads[i] = zeros(ctx.input(i)->shape());
     return true;
   }
+  if (g->shape() != geo.outShape)
+    return ctx.fail(ctx.node.opType + "'s output gradient has shape " + shapeStr(g->shape()) +
+                    ", not " + shapeStr(geo.outShape));
   if (!ctx.state)
     ctx.state = std::make_unique<ConvBackwardState>();
   auto &cache = static_cast<ConvBackwardState &>(*ctx.state).byShape;
@@ -56,39 +102,12 @@ bool conv(BackwardContext &ctx) {
   auto it = cache.find(key);
   if (it == cache.end()) {
     try {
-      using dnnl::memory;
-      memory::dims strides(geo.strides.begin(), geo.strides.end()),
-          padL(geo.padBegin.begin(), geo.padBegin.end()),
-          padR(geo.padEnd.begin(), geo.padEnd.end()), dil;
-      for (int64_t d : geo.dilations)
-        dil.push_back(d - 1);
-      memory::desc xd = du::plainDesc(x->shape()), yd = du::plainDesc(geo.outShape);
-      Shape ws = w->shape();
-      if (geo.group > 1) {
-        ws[0] /= geo.group;
-        ws.insert(ws.begin(), geo.group);
-      }
-      memory::desc wd = du::plainDesc(ws), bd = du::plainDesc({w->dim(0)});
-      auto alg = dnnl::algorithm::convolution_direct;
-      dnnl::convolution_forward::primitive_desc hint(
-          {dnnl::prop_kind::forward_training, alg, xd, wd, bd, yd, strides, dil, padL, padR},
-          du::engine());
-      dnnl::convolution_backward_data::primitive_desc pdd(
-          {alg, xd, wd, yd, strides, dil, padL, padR}, du::engine(), hint);
-      dnnl::convolution_backward_weights::primitive_desc pdw(
-          {alg, xd, wd, bd, yd, strides, dil, padL, padR}, du::engine(), hint);
-      it = cache
-               .emplace(key, ConvBackward{dnnl::convolution_backward_data(pdd),
-                                          dnnl::convolution_backward_weights(pdw), xd, wd, bd, yd})
-               .first;
+      it = cache.emplace(key, buildConvBackward<T>(*x, *w, geo)).first;
     } catch (const dnnl::error &e) {
-      return ctx.fail(std::string("oneDNN cannot build Conv's backward: ") + e.what());
+      return ctx.fail("oneDNN cannot build " + ctx.node.opType + "'s backward: " + e.what());
     }
   }
   const ConvBackward &p = it->second;
-  if (g->shape() != geo.outShape)
-    return ctx.fail("Conv's output gradient has shape " + shapeStr(g->shape()) + ", not " +
-                    shapeStr(geo.outShape));
   dnnl::memory gm = du::wrap(p.y, g->raw());
   if (ctx.wants(0)) {
     Tensor dx(ElemType::Float, x->shape());
@@ -98,7 +117,7 @@ bool conv(BackwardContext &ctx) {
     ctx.inputGrads[0] = std::move(dx);
   }
   if (ctx.wants(1) || (bias && ctx.wants(2))) {
-    Tensor dw(ElemType::Float, w->shape()), db(ElemType::Float, {w->dim(0)});
+    Tensor dw(ElemType::Float, w->shape()), db(ElemType::Float, {geo.outShape[1]});
     p.weights.execute(du::stream(), {{DNNL_ARG_DIFF_DST, gm},
                                      {DNNL_ARG_SRC, du::wrap(p.x, x->raw())},
                                      {DNNL_ARG_DIFF_WEIGHTS, du::wrap(p.w, dw.raw())},
@@ -240,7 +259,8 @@ bool matMul(BackwardContext &ctx) {
 } // namespace
 
 void rt::grad::registerLinearBackward(BackwardRegistry &r) {
-  r.add("Conv", conv);
+  r.add("Conv", conv<false>);
+  r.add("ConvTranspose", conv<true>);
   r.add("Gemm", gemm);
   r.add("MatMul", matMul);
 }

@@ -5,6 +5,7 @@
 // BatchNormalization at inference (the running statistics are constants):
 // dx = dy scale / sqrt(var + eps), dscale = sum dy x̂, dB = sum dy.
 // ReduceMean spreads dy / count over the reduced elements.
+// LayerNormalization: the per-row normalization's backward (see layerNorm).
 //
 //===----------------------------------------------------------------------===//
 #include "runtime/KernelUtil.h"
@@ -142,9 +143,62 @@ bool reduceMean(BackwardContext &ctx) {
   return true;
 }
 
+/// LayerNormalization over the axes from `axis` on: with x̂ = (x - mean) r
+/// (r = 1 / sqrt(var + eps)) and dx̂ = dy * scale, dx = r (dx̂ - mean(dx̂) -
+/// x̂ mean(dx̂ x̂)); dscale and dB sum dy x̂ and dy over the other axes (and
+/// over what they broadcast along). Only output 0's gradient is taken.
+bool layerNorm(BackwardContext &ctx) {
+  const Tensor *x = ctx.input(0), *scale = ctx.input(1), *bias = ctx.input(2), *g = ctx.grad(0);
+  if (!isFloat(x) || !isFloat(scale))
+    return ctx.fail("backward of LayerNormalization needs float X and Scale");
+  auto axis = normalizeAxis(ctx.attrInt("axis", -1), x->rank());
+  if (!axis)
+    return ctx.fail("LayerNormalization's axis is out of range");
+  Shape norm(x->shape().begin() + *axis, x->shape().end());
+  int64_t inner = numElements(norm), rows = inner ? x->numel() / inner : 0;
+  double eps = ctx.attrFloat("epsilon", 1e-5f);
+  Tensor dx = zeros(x->shape()), dsFull = zeros(norm), dbFull = zeros(norm);
+  if (g && inner > 0) {
+    BroadcastIndexer si(scale->shape(), norm);
+    const float *xs = x->data<float>(), *gs = g->data<float>(), *ss = scale->data<float>();
+    for (int64_t row = 0; row < rows; ++row) {
+      const float *xr = xs + row * inner, *gr = gs + row * inner;
+      double mean = 0, var = 0;
+      for (int64_t i = 0; i < inner; ++i)
+        mean += xr[i];
+      mean /= double(inner);
+      for (int64_t i = 0; i < inner; ++i)
+        var += (xr[i] - mean) * (xr[i] - mean);
+      double r = 1 / std::sqrt(var / double(inner) + eps), m1 = 0, m2 = 0;
+      for (int64_t i = 0; i < inner; ++i) {
+        double xh = (xr[i] - mean) * r, d = double(gr[i]) * ss[si.offset(i)];
+        m1 += d;
+        m2 += d * xh;
+        dsFull.data<float>()[i] += float(gr[i] * xh);
+        dbFull.data<float>()[i] += gr[i];
+      }
+      m1 /= double(inner);
+      m2 /= double(inner);
+      float *dr = dx.data<float>() + row * inner;
+      for (int64_t i = 0; i < inner; ++i) {
+        double xh = (xr[i] - mean) * r, d = double(gr[i]) * ss[si.offset(i)];
+        dr[i] = float(r * (d - m1 - xh * m2));
+      }
+    }
+  }
+  if (ctx.wants(0))
+    ctx.inputGrads[0] = std::move(dx);
+  if (ctx.wants(1))
+    ctx.inputGrads[1] = reduceToShape(dsFull, scale->shape());
+  if (bias && ctx.wants(2))
+    ctx.inputGrads[2] = reduceToShape(dbFull, bias->shape());
+  return true;
+}
+
 } // namespace
 
 void rt::grad::registerNormBackward(BackwardRegistry &r) {
+  r.add("LayerNormalization", layerNorm);
   r.add("Softmax", softmax<false>);
   r.add("LogSoftmax", softmax<true>);
   r.add("BatchNormalization", batchNorm);

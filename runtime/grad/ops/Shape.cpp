@@ -4,6 +4,8 @@
 // the output's, in the input's shape. Transpose takes the inverse
 // permutation; Concat hands each input its slice of the gradient and Split
 // concatenates its outputs' gradients (zeros for an output nobody used).
+// Slice, Pad, Gather, Expand, Tile and nearest Resize run their forward
+// kernel on element indices to learn where each element went.
 //
 //===----------------------------------------------------------------------===//
 #include "runtime/KernelUtil.h"
@@ -123,9 +125,60 @@ bool split(BackwardContext &ctx) {
   return true;
 }
 
+/// Backward of an operator that only moves input 0's elements (Slice, Pad,
+/// Gather, Expand, Tile...): the forward kernel itself, run on the elements'
+/// 1-based indices (a Pad fills 0), says where each output element came
+/// from; each gradient element goes back there, summed where an element was
+/// copied more than once.
+bool moved(BackwardContext &ctx) {
+  if (!ctx.wants(0))
+    return true;
+  const Tensor *x = ctx.input(0), *g = ctx.grad(0);
+  if (!x)
+    return ctx.fail("backward of " + ctx.node.opType + " has no input");
+  Tensor dx = zeros(x->shape());
+  if (!g) {
+    ctx.inputGrads[0] = std::move(dx);
+    return true;
+  }
+  Tensor index(ElemType::Int64, x->shape()), fill(ElemType::Int64, {}, true);
+  for (int64_t i = 0; i < x->numel(); ++i)
+    index.data<int64_t>()[i] = i + 1;
+  bool pad = ctx.node.opType == "Pad";
+  if ((ctx.node.opType == "Resize" || ctx.node.opType == "Upsample") &&
+      ctx.attrString("mode", "nearest") != "nearest")
+    return ctx.fail("backward of " + ctx.node.opType + " supports mode `nearest` only, not `" +
+                    ctx.attrString("mode", "nearest") + "`");
+  if (pad && ctx.opset < 11 && ctx.attrFloat("value", 0.f) != 0.f)
+    return ctx.fail("backward of Pad with a nonzero `value` (before opset 11) is not supported");
+  std::unique_ptr<NodeState> none;
+  KernelContext kc(ctx.node, ctx.opset, none);
+  kc.inputs = ctx.inputs;
+  kc.inputs[0] = &index;
+  if (pad && kc.inputs.size() > 2 && kc.inputs[2])
+    kc.inputs[2] = &fill;
+  kc.outputs.resize(ctx.node.outputs.size());
+  KernelFn forward = KernelRegistry::get().find(ctx.node.domain, ctx.node.opType);
+  if (!forward || !forward(kc))
+    return ctx.fail("backward of " + ctx.node.opType + ": " + kc.error);
+  const Tensor &from = kc.outputs[0];
+  if (from.elem() != ElemType::Int64 || from.shape() != g->shape())
+    return ctx.fail("backward of " + ctx.node.opType + ": its forward moved no indices");
+  const int64_t *src = from.data<int64_t>();
+  const float *gs = g->data<float>();
+  float *ds = dx.data<float>();
+  for (int64_t i = 0; i < from.numel(); ++i)
+    if (src[i] > 0)
+      ds[src[i] - 1] += gs[i];
+  ctx.inputGrads[0] = std::move(dx);
+  return true;
+}
+
 } // namespace
 
 void rt::grad::registerShapeBackward(BackwardRegistry &r) {
+  for (const char *op : {"Slice", "Pad", "Gather", "Expand", "Tile", "Resize", "Upsample"})
+    r.add(op, moved);
   for (const char *op : {"Reshape", "Flatten", "Squeeze", "Unsqueeze"})
     r.add(op, reshapeLike);
   r.add("Transpose", transpose);
