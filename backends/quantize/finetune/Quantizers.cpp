@@ -1,0 +1,337 @@
+//===- Quantizers.cpp - Trainable quantizers (algorithms.md 6 and 7) -------===//
+#include "backends/quantize/finetune/Quantizers.h"
+
+#include <algorithm>
+#include <cmath>
+
+using namespace tpcc;
+using namespace tpcc::quant;
+using graph::ElemType;
+using rt::Tensor;
+
+namespace {
+
+/// Round half to even, as the grids round.
+double rnd(double x) { return std::nearbyint(x); }
+
+/// 2^(n - s): the integers a symmetric threshold spans.
+double span(const QuantGrid &g) { return std::exp2(g.bits - (g.isSigned ? 1 : 0)); }
+
+/// The grid of method `m` for threshold `t` (symmetric, POT rounded up).
+QuantGrid thresholdGrid(ir::QuantMethod m, double t, int bits, bool isSigned, double minT) {
+  return m == ir::QuantMethod::PowerOfTwo ? powerOfTwoGrid(t, bits, isSigned, minT)
+                                          : symmetricGrid(std::max(t, minT), bits, isSigned);
+}
+
+/// Fake quantization onto grid g (clip in integers).
+double fake(const QuantGrid &g, double x) {
+  double q = std::clamp(rnd(x / g.scale) + double(g.zeroPoint), double(g.qmin), double(g.qmax));
+  return g.scale * (q - double(g.zeroPoint));
+}
+
+/// y[i] = f(i, grid of i) over a float tensor.
+template <typename F> Tensor mapTensor(const Tensor &x, F f) {
+  Tensor y(ElemType::Float, x.shape());
+  for (int64_t i = 0; i < x.numel(); ++i)
+    y.data<float>()[i] = float(f(i, double(x.data<float>()[i])));
+  return y;
+}
+
+/// STE weights and LUT weights: fixed grids, gradients straight through.
+class FixedQuantizer : public TrainableQuantizer {
+public:
+  using TrainableQuantizer::TrainableQuantizer;
+  QuantizerKind kind() const override { return QuantizerKind::Ste; }
+  Tensor forward(const Tensor &x) const override {
+    return mapTensor(x, [&](int64_t i, double v) {
+      const QuantGrid &g = gridOf(cfg.grids, x.shape(), i);
+      return g.lut.empty() ? fake(g, v) : g.quantize(v);
+    });
+  }
+  Tensor backward(const Tensor &, const Tensor &dy) override { return dy; }
+  FinalizedQuantizer finalize(const Tensor *) const override { return {cfg.grids, {}}; }
+};
+
+/// STE activations: threshold t (symmetric, POT) or range (a, b) (uniform).
+class SteActivation : public TrainableQuantizer {
+public:
+  explicit SteActivation(TrainableQuantizerConfig c) : TrainableQuantizer(std::move(c)) {
+    const QuantGrid &g = cfg.grids.front();
+    if (cfg.method == ir::QuantMethod::Uniform) {
+      a = {g.lo};
+      b = {g.hi};
+    } else {
+      t = {g.threshold};
+    }
+    ga.assign(1, 0.0), gb.assign(1, 0.0), gt.assign(1, 0.0);
+  }
+  QuantizerKind kind() const override { return QuantizerKind::Ste; }
+  QuantGrid grid() const {
+    if (cfg.method == ir::QuantMethod::Uniform)
+      return uniformGrid(a[0], b[0], cfg.bits);
+    // Training moves t continuously; power-of-two is restored at finalize.
+    return symmetricGrid(std::max(t[0], cfg.minThreshold), cfg.bits, cfg.isSigned);
+  }
+  Tensor forward(const Tensor &x) const override {
+    QuantGrid g = grid();
+    return mapTensor(x, [&](int64_t, double v) { return fake(g, v); });
+  }
+  Tensor backward(const Tensor &x, const Tensor &dy) override {
+    QuantGrid g = grid();
+    Tensor dx(ElemType::Float, x.shape());
+    bool uniform = cfg.method == ir::QuantMethod::Uniform;
+    for (int64_t i = 0; i < x.numel(); ++i) {
+      double v = x.data<float>()[i], d = dy.data<float>()[i];
+      if (uniform) {
+        bool below = v<g.lo, above = v> g.hi;
+        dx.data<float>()[i] = below || above ? 0.f : float(d);
+        ga[0] += below ? d : 0.0;
+        gb[0] += above ? d : 0.0;
+      } else {
+        double u = v / g.scale;
+        double c = std::clamp(rnd(u), double(g.qmin), double(g.qmax));
+        dx.data<float>()[i] = float(d);
+        gt[0] += d * (c - u) / span(g);
+      }
+    }
+    return dx;
+  }
+  std::vector<QuantizerParam> parameters() override {
+    if (cfg.method == ir::QuantMethod::Uniform)
+      return {{"min", &a, &ga}, {"max", &b, &gb}};
+    return {{"threshold", &t, &gt}};
+  }
+  FinalizedQuantizer finalize(const Tensor *) const override {
+    if (cfg.method == ir::QuantMethod::Uniform)
+      return {{uniformGrid(a[0], b[0], cfg.bits)}, {}};
+    return {{thresholdGrid(cfg.method, t[0], cfg.bits, cfg.isSigned, cfg.minThreshold)}, {}};
+  }
+
+private:
+  std::vector<double> a, b, t, ga, gb, gt;
+};
+
+/// LSQ: the step Δ per channel (weights) or per tensor trains; uniform
+/// trains (a, b).
+class LsqQuantizer : public TrainableQuantizer {
+public:
+  explicit LsqQuantizer(TrainableQuantizerConfig c) : TrainableQuantizer(std::move(c)) {
+    for (const QuantGrid &g : cfg.grids) {
+      step.push_back(g.scale);
+      lo.push_back(g.lo);
+    }
+    gstep.assign(step.size(), 0.0);
+    glo.assign(step.size(), 0.0);
+    const QuantGrid &g = cfg.grids.front();
+    // g = 1 / sqrt(q_max N): N thresholds (weights) or channels (1).
+    scaleGrad = 1 / std::sqrt(double(g.qmax) * double(cfg.grids.size()));
+  }
+  QuantizerKind kind() const override { return QuantizerKind::Lsq; }
+  bool uniform() const { return cfg.method == ir::QuantMethod::Uniform; }
+  /// The grid of channel k at the current parameters.
+  QuantGrid grid(size_t k) const {
+    const QuantGrid &g0 = cfg.grids[k];
+    if (uniform())
+      return uniformGrid(lo[k], lo[k] + step[k] * double(g0.qmax), cfg.bits);
+    QuantGrid g = g0;
+    g.scale = std::max(step[k], 1e-12);
+    g.threshold = g.scale * span(g);
+    g.lo = g.scale * double(g.qmin);
+    g.hi = g.scale * double(g.qmax);
+    return g;
+  }
+  std::vector<QuantGrid> grids() const {
+    std::vector<QuantGrid> gs;
+    for (size_t k = 0; k < step.size(); ++k)
+      gs.push_back(grid(k));
+    return gs;
+  }
+  Tensor forward(const Tensor &x) const override {
+    std::vector<QuantGrid> gs = grids();
+    return mapTensor(x, [&](int64_t i, double v) { return fake(gridOf(gs, x.shape(), i), v); });
+  }
+  Tensor backward(const Tensor &x, const Tensor &dy) override {
+    std::vector<QuantGrid> gs = grids();
+    Tensor dx(ElemType::Float, x.shape());
+    for (int64_t i = 0; i < x.numel(); ++i) {
+      const QuantGrid &g = gridOf(gs, x.shape(), i);
+      size_t k = size_t(&g - gs.data());
+      double v = x.data<float>()[i], d = dy.data<float>()[i];
+      // u: the position on the integer grid (uniform: (x - a) / Δ, as
+      // a = -zeroPoint Δ).
+      double u = v / g.scale + double(g.zeroPoint);
+      bool inside = u >= double(g.qmin) && u <= double(g.qmax);
+      double dq = inside ? rnd(u) - u : (u < double(g.qmin) ? double(g.qmin) : double(g.qmax));
+      dx.data<float>()[i] = inside ? float(d) : 0.f;
+      gstep[k] += scaleGrad * d * dq;
+      if (uniform())
+        glo[k] += scaleGrad * d * (inside ? 0.0 : 1.0);
+    }
+    return dx;
+  }
+  std::vector<QuantizerParam> parameters() override {
+    if (uniform())
+      return {{"step", &step, &gstep}, {"min", &lo, &glo}};
+    return {{"step", &step, &gstep}};
+  }
+  FinalizedQuantizer finalize(const Tensor *) const override {
+    std::vector<QuantGrid> out;
+    for (size_t k = 0; k < step.size(); ++k) {
+      QuantGrid g = grid(k);
+      out.push_back(uniform() ? g
+                              : thresholdGrid(cfg.method, g.threshold, cfg.bits, cfg.isSigned,
+                                              cfg.minThreshold));
+    }
+    return {out, {}};
+  }
+
+private:
+  std::vector<double> step, lo, gstep, glo;
+  double scaleGrad = 1;
+};
+
+/// Soft rounding of weights: α per element, the float weights fixed.
+class SoftRounding : public TrainableQuantizer {
+public:
+  using TrainableQuantizer::TrainableQuantizer;
+  QuantizerKind kind() const override { return QuantizerKind::SoftRounding; }
+  static double sigmoid(double a) { return 1 / (1 + std::exp(-a)); }
+  static double h(double a) { return std::clamp(1.2 * sigmoid(a) - 0.1, 0.0, 1.0); }
+  /// dh/dα (0 where the clip is active).
+  static double dh(double a) {
+    double s = sigmoid(a), v = 1.2 * s - 0.1;
+    return v > 0 && v < 1 ? 1.2 * s * (1 - s) : 0.0;
+  }
+  /// α from the weights (once): h = the fractional part of w/Δ, clipped to
+  /// the grid.
+  void initialize(const Tensor &w) const {
+    if (alpha.size() == size_t(w.numel()))
+      return;
+    alpha.resize(size_t(w.numel()));
+    galpha.assign(alpha.size(), 0.0);
+    for (int64_t i = 0; i < w.numel(); ++i) {
+      const QuantGrid &g = gridOf(cfg.grids, w.shape(), i);
+      double u = std::clamp(w.data<float>()[i] / g.scale, double(g.qmin - g.zeroPoint),
+                            double(g.qmax - g.zeroPoint));
+      double s = std::clamp((u - std::floor(u) + 0.1) / 1.2, 1e-6, 1 - 1e-6);
+      alpha[size_t(i)] = std::log(s / (1 - s));
+    }
+  }
+  /// The integer of weight w at rounding offset r (h, or 0 / 1).
+  static double level(const QuantGrid &g, double w, double r) {
+    return std::clamp(std::floor(w / g.scale) + double(g.zeroPoint) + r, double(g.qmin),
+                      double(g.qmax));
+  }
+  Tensor forward(const Tensor &x) const override {
+    initialize(x);
+    return mapTensor(x, [&](int64_t i, double v) {
+      const QuantGrid &g = gridOf(cfg.grids, x.shape(), i);
+      return g.scale * (level(g, v, h(alpha[size_t(i)])) - double(g.zeroPoint));
+    });
+  }
+  Tensor backward(const Tensor &x, const Tensor &dy) override {
+    initialize(x);
+    for (int64_t i = 0; i < x.numel(); ++i) {
+      const QuantGrid &g = gridOf(cfg.grids, x.shape(), i);
+      galpha[size_t(i)] += double(dy.data<float>()[i]) * g.scale * dh(alpha[size_t(i)]);
+    }
+    return Tensor(ElemType::Float, x.shape(), true); // the float weights stay fixed
+  }
+  std::vector<QuantizerParam> parameters() override { return {{"alpha", &alpha, &galpha}}; }
+  FinalizedQuantizer finalize(const Tensor *w) const override {
+    FinalizedQuantizer f{cfg.grids, {}};
+    if (!w)
+      return f;
+    initialize(*w);
+    std::vector<float> out(size_t(w->numel()));
+    for (int64_t i = 0; i < w->numel(); ++i) {
+      const QuantGrid &g = gridOf(cfg.grids, w->shape(), i);
+      double r = h(alpha[size_t(i)]) >= 0.5 ? 1.0 : 0.0;
+      out[size_t(i)] = float(g.scale * (level(g, w->data<float>()[i], r) - double(g.zeroPoint)));
+    }
+    f.weights = std::move(out);
+    return f;
+  }
+  double regularizer(double beta, double lambda) {
+    double r = 0;
+    for (size_t i = 0; i < alpha.size(); ++i) {
+      double e = 2 * h(alpha[i]) - 1, ae = std::fabs(e);
+      r += 1 - std::pow(ae, beta);
+      // d/dα of -|e|^β = -β |e|^(β-1) sign(e) 2 dh/dα
+      if (ae > 0)
+        galpha[i] += lambda * -beta * std::pow(ae, beta - 1) * (e > 0 ? 1 : -1) * 2 * dh(alpha[i]);
+    }
+    return lambda * r;
+  }
+
+private:
+  // Made from the weights on first use (forward may be the first call).
+  mutable std::vector<double> alpha, galpha;
+};
+
+template <typename Q> std::unique_ptr<TrainableQuantizer> make(const TrainableQuantizerConfig &c) {
+  return std::make_unique<Q>(c);
+}
+
+} // namespace
+
+TrainableQuantizer::~TrainableQuantizer() = default;
+
+void TrainableQuantizer::zeroGrad() {
+  for (QuantizerParam &p : parameters())
+    std::fill(p.grad->begin(), p.grad->end(), 0.0);
+}
+
+const QuantGrid &TrainableQuantizer::gridOf(const std::vector<QuantGrid> &grids,
+                                            const rt::Shape &shape, int64_t i) const {
+  if (grids.size() == 1 || cfg.channelAxis < 0 || size_t(cfg.channelAxis) >= shape.size())
+    return grids.front();
+  int64_t inner = 1;
+  for (size_t d = size_t(cfg.channelAxis) + 1; d < shape.size(); ++d)
+    inner *= shape[d];
+  int64_t c = (i / inner) % shape[size_t(cfg.channelAxis)];
+  return grids[size_t(std::min<int64_t>(c, int64_t(grids.size()) - 1))];
+}
+
+const char *quant::toString(QuantizerKind k) {
+  switch (k) {
+  case QuantizerKind::Ste:
+    return "ste";
+  case QuantizerKind::Lsq:
+    return "lsq";
+  case QuantizerKind::SoftRounding:
+    return "soft_rounding";
+  }
+  return "?";
+}
+
+std::optional<QuantizerKind> quant::parseQuantizerKind(llvm::StringRef s) {
+  if (s == "ste")
+    return QuantizerKind::Ste;
+  if (s == "lsq")
+    return QuantizerKind::Lsq;
+  if (s == "soft_rounding")
+    return QuantizerKind::SoftRounding;
+  return std::nullopt;
+}
+
+QuantizerFactory quant::trainableQuantizer(QuantizerTarget target, ir::QuantMethod method,
+                                           QuantizerKind kind) {
+  bool weights = target == QuantizerTarget::Weights;
+  if (weights && ir::isLut(method))
+    return make<FixedQuantizer>; // k-means tables stay; gradients pass
+  switch (kind) {
+  case QuantizerKind::Ste:
+    return weights ? make<FixedQuantizer> : make<SteActivation>;
+  case QuantizerKind::Lsq:
+    return make<LsqQuantizer>;
+  case QuantizerKind::SoftRounding:
+    return weights ? make<SoftRounding> : nullptr;
+  }
+  return nullptr;
+}
+
+double quant::softRoundingRegularizer(TrainableQuantizer &q, double beta, double lambda) {
+  auto *s = dynamic_cast<SoftRounding *>(&q);
+  return s ? s->regularizer(beta, lambda) : 0.0;
+}
