@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <map>
 
 using namespace tpcc;
@@ -103,20 +104,32 @@ LogicalResult Backprop::forward(const std::map<std::string, Tensor> &inputs,
                                 std::vector<Tensor> &outputs, DiagnosticEngine &diags,
                                 RunOptions options) {
   tape.clear();
+  substituted.clear();
   options.keep = &tape;
+  auto user = options.substitute;
+  auto record = [&](const graph::Value &v) -> const Tensor * {
+    const Tensor *t = user ? user(v) : nullptr;
+    if (t)
+      substituted[v.id] = *t;
+    return t;
+  };
+  if (user)
+    options.substitute = record;
   return ex.run(inputs, outputs, diags, options);
 }
 
 const Tensor *Backprop::valueOf(const graph::Value *v) const {
   if (!v)
     return nullptr;
+  if (auto it = substituted.find(v->id); it != substituted.end())
+    return &it->second;
   if (v->id < tape.size() && tape[v->id].defined())
     return &tape[v->id];
   return ex.constant(*v);
 }
 
 LogicalResult Backprop::backward(const std::vector<Tensor> &outputGrads, std::vector<Tensor> &grads,
-                                 DiagnosticEngine &diags) {
+                                 DiagnosticEngine &diags, GradientHook hook) {
   const graph::Model &m = ex.model();
   const graph::Graph &g = m.graph;
   std::string where = m.path.empty() ? std::string("<model>") : m.path;
@@ -158,6 +171,9 @@ LogicalResult Backprop::backward(const std::vector<Tensor> &outputGrads, std::ve
     const graph::Node &n = **it;
     BackwardContext ctx(n, m.opsetVersion(n.domain).value_or(1), states[n.id]);
     bool anyGrad = false;
+    for (const graph::Value *out : n.outputs)
+      if (hook && out && acc[out->id].defined())
+        acc[out->id] = hook(*out, std::move(acc[out->id]));
     for (const graph::Value *out : n.outputs) {
       ctx.outputs.push_back(valueOf(out));
       const Tensor *d = out && acc[out->id].defined() ? &acc[out->id] : nullptr;
@@ -191,6 +207,11 @@ LogicalResult Backprop::backward(const std::vector<Tensor> &outputGrads, std::ve
   grads.clear();
   for (const graph::Value *v : wrt) {
     const Tensor *x = valueOf(v);
+    // A node output's gradient went through the hook at its producer.
+    bool produced = v->producer && carries[v->id] &&
+                    std::find(active.begin(), active.end(), v->producer) != active.end();
+    if (hook && acc[v->id].defined() && !produced)
+      acc[v->id] = hook(*v, std::move(acc[v->id]));
     grads.push_back(acc[v->id].defined() ? acc[v->id] : zeros(x ? x->shape() : Shape{}));
   }
   return success();

@@ -21,6 +21,7 @@
 #include "runtime/Executor.h"
 #include "runtime/grad/Backward.h"
 
+#include <map>
 #include <memory>
 #include <vector>
 
@@ -35,16 +36,24 @@ public:
                                           DiagnosticEngine &diags);
 
   /// Runs the model forward, recording the tape; `outputs` as Executor::run.
-  /// `options` may carry hooks (their `transform`s are what the backward
-  /// pass differentiates through as the identity); `keep` is the tape's.
+  /// `options` may carry hooks: the tensors `substitute` gives are what the
+  /// backward kernels read (a fake-quantized weight), and a value
+  /// `transform` replaced is taped as replaced (the backward's gradient hook
+  /// undoes it). `keep` is the tape's.
   LogicalResult forward(const std::map<std::string, Tensor> &inputs, std::vector<Tensor> &outputs,
                         DiagnosticEngine &diags, RunOptions options = {});
+
+  /// Called with a value and its complete gradient before the gradient
+  /// flows on (to the value's producer, or into the results): returns the
+  /// gradient to use instead (a quantizer's straight-through rule), or the
+  /// one it was given.
+  using GradientHook = llvm::function_ref<Tensor(const graph::Value &, Tensor)>;
 
   /// Backpropagates dLoss/dOutput (one tensor per graph output, shaped like
   /// it; an undefined tensor is zero) through the last forward run: on
   /// success `grads[i]` is dLoss/d`wrt[i]` (zeros where it has no effect).
   LogicalResult backward(const std::vector<Tensor> &outputGrads, std::vector<Tensor> &grads,
-                         DiagnosticEngine &diags);
+                         DiagnosticEngine &diags, GradientHook hook = nullptr);
 
   /// The nodes that run backward, in topological order.
   const std::vector<const graph::Node *> &activeNodes() const { return active; }
@@ -58,6 +67,7 @@ private:
   std::vector<const graph::Node *> active;
   std::vector<bool> carries; ///< by value id: depends on a source and reaches an output
   std::vector<Tensor> tape;  ///< by value id, the last forward run's
+  std::map<unsigned, Tensor> substituted;         ///< what the last run read instead
   std::vector<std::unique_ptr<NodeState>> states; ///< by node id
 };
 

@@ -668,3 +668,63 @@ TEST(Grad, LayerNormalizationAndConvTranspose) {
                    "ConvTranspose x" + rt::shapeStr(c.x) + " group " + std::to_string(c.group));
   }
 }
+
+TEST(Grad, SubstitutedWeightsAndGradientHooks) {
+  // The backward reads the weights the forward read (a substitute), and the
+  // gradient hook sees each hooked value's complete gradient once: a run
+  // with w substituted by w2 gives the input gradient of a model whose
+  // weight is w2, and the hook's scaling of the Conv output's gradient
+  // scales every gradient before it.
+  auto build = [](Net &net, const Tensor &w) {
+    net.weight("w", w);
+    net.node("Conv", {"x", "w"}, {"c"});
+    net.node("Relu", {"c"}, {"r"});
+    net.node("Mul", {"r", "r"}, {"y"});
+    net.output("y");
+  };
+  Net a, b;
+  Tensor x = a.random({1, 2, 5, 5}), w = a.random({3, 2, 3, 3}), w2 = a.random({3, 2, 3, 3});
+  a.input("x", x);
+  b.input("x", x);
+  build(a, w);
+  build(b, w2);
+  auto load = [](Net &net, Loaded &l) {
+    l.model = graph::loadModelFromBuffer(net.m.SerializeAsString(), "m", ".", l.diags, unchecked());
+    ASSERT_TRUE(l.model);
+    l.ex = rt::Executor::create(*l.model, l.diags);
+    ASSERT_TRUE(l.ex);
+    l.wrt = {l.model->graph.findValue("x"), l.model->graph.findValue("w")};
+    l.bp = rt::grad::Backprop::create(*l.ex, l.wrt, l.diags);
+    ASSERT_TRUE(l.bp);
+  };
+  Loaded la, lb;
+  load(a, la);
+  load(b, lb);
+  std::vector<Tensor> ya, yb, ga, gb;
+  rt::RunOptions o;
+  const graph::Value *wv = la.model->graph.findValue("w");
+  auto sub = [&](const graph::Value &v) { return &v == wv ? &w2 : nullptr; };
+  o.substitute = sub;
+  ASSERT_TRUE(succeeded(la.bp->forward(a.feed, ya, la.diags, o)));
+  ASSERT_TRUE(succeeded(lb.bp->forward(b.feed, yb, lb.diags)));
+  Tensor dy = a.random(ya[0].shape());
+  std::map<std::string, int> calls;
+  auto hook = [&](const graph::Value &v, Tensor g) {
+    ++calls[v.name];
+    if (v.name != "c")
+      return g;
+    Tensor h(graph::ElemType::Float, g.shape());
+    for (int64_t i = 0; i < g.numel(); ++i)
+      h.data<float>()[i] = 2 * g.data<float>()[i];
+    return h;
+  };
+  ASSERT_TRUE(succeeded(la.bp->backward({dy}, ga, la.diags, hook)));
+  ASSERT_TRUE(succeeded(lb.bp->backward({dy}, gb, lb.diags)));
+  EXPECT_EQ(calls["c"], 1);
+  EXPECT_EQ(calls["r"], 1);
+  EXPECT_EQ(calls["w"], 1);
+  EXPECT_EQ(calls["x"], 1);
+  for (size_t k = 0; k < 2; ++k)
+    for (int64_t i = 0; i < ga[k].numel(); ++i)
+      EXPECT_FLOAT_EQ(ga[k].data<float>()[i], 2 * gb[k].data<float>()[i]) << k << " " << i;
+}
