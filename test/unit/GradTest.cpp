@@ -466,29 +466,40 @@ TEST(Grad, AnOperatorWithoutBackwardIsNamedBeforeAnyWork) {
   EXPECT_NE(m.find("floor.onnx: node 'Floor_1'"), std::string::npos) << m;
 }
 
+namespace {
+const std::string kModels = TPCC_SOURCE_DIR "/../shared/models/";
+
+/// Loads shared model `name` with gradients of every weight and bias (float
+/// initializers of more than one element, in file order) and, with
+/// `input`, of the model's input last.
+void loadShared(const std::string &name, Loaded &l, bool input) {
+  l.model = graph::loadModel(kModels + name + ".onnx", l.diags);
+  ASSERT_TRUE(l.model);
+  l.ex = rt::Executor::create(*l.model, l.diags);
+  ASSERT_TRUE(l.ex);
+  for (const auto &t : l.model->graph.initializers())
+    if (t->elem == graph::ElemType::Float && t->numElements() > 1)
+      l.wrt.push_back(l.model->graph.findValue(t->name));
+  if (input)
+    l.wrt.push_back(l.model->graph.inputs()[0]);
+  l.bp = rt::grad::Backprop::create(*l.ex, l.wrt, l.diags);
+  ASSERT_TRUE(l.bp) << messages(l.diags);
+}
+} // namespace
+
 TEST(Grad, SharedModelsAlongRandomDirections) {
   // Whole models: for each weight and bias tensor w, the directional
   // derivative <grad, u> along a random direction u, against (L(w + e u) -
   // L(w - e u)) / 2e.
-  const std::string models = TPCC_SOURCE_DIR "/../shared/models/";
-  if (!std::filesystem::exists(models + "fashion_calib_x.npy"))
-    GTEST_SKIP() << "no shared models at " << models;
+  if (!std::filesystem::exists(kModels + "fashion_calib_x.npy"))
+    GTEST_SKIP() << "no shared models at " << kModels;
   Tensor all;
   std::string error;
-  ASSERT_TRUE(rt::readTensorFile(models + "fashion_calib_x.npy", all, error)) << error;
+  ASSERT_TRUE(rt::readTensorFile(kModels + "fashion_calib_x.npy", all, error)) << error;
   for (const char *name : {"fashion_cnn", "fashion_mbv2"}) {
     SCOPED_TRACE(name);
     Loaded l;
-    l.model = graph::loadModel(models + name + std::string(".onnx"), l.diags);
-    ASSERT_TRUE(l.model);
-    l.ex = rt::Executor::create(*l.model, l.diags);
-    ASSERT_TRUE(l.ex);
-    for (const auto &v : l.model->graph.values())
-      if (v->isInitializer && v->type.elem == graph::ElemType::Float &&
-          v->constant->numElements() > 1)
-        l.wrt.push_back(v.get());
-    l.bp = rt::grad::Backprop::create(*l.ex, l.wrt, l.diags);
-    ASSERT_TRUE(l.bp) << messages(l.diags);
+    loadShared(name, l, false);
     std::map<std::string, Tensor> feed{{l.model->graph.inputs()[0]->name, all.rows(0, 4)}};
     std::vector<Tensor> ys, grads;
     ASSERT_TRUE(succeeded(l.bp->forward(feed, ys, l.diags)));
@@ -531,28 +542,17 @@ TEST(Grad, SharedModelsAgreeWithPyTorch) {
   // dL/dW of every weight and bias and dL/dX against PyTorch autograd on the
   // same float graph (test/tools/torch_grad.py): 1e-4 relative to each
   // tensor's largest gradient.
-  const std::string models = TPCC_SOURCE_DIR "/../shared/models/";
-  if (!std::filesystem::exists(models + "fashion_calib_x.npy"))
-    GTEST_SKIP() << "no shared models at " << models;
+  if (!std::filesystem::exists(kModels + "fashion_calib_x.npy"))
+    GTEST_SKIP() << "no shared models at " << kModels;
   Tensor all;
   std::string error;
-  ASSERT_TRUE(rt::readTensorFile(models + "fashion_calib_x.npy", all, error)) << error;
+  ASSERT_TRUE(rt::readTensorFile(kModels + "fashion_calib_x.npy", all, error)) << error;
   llvm::SmallString<128> dir;
   ASSERT_FALSE(llvm::sys::fs::createUniqueDirectory("grad-torch", dir));
   for (const char *name : {"fashion_cnn", "fashion_mbv2"}) {
     SCOPED_TRACE(name);
-    std::string path = models + name + std::string(".onnx");
     Loaded l;
-    l.model = graph::loadModel(path, l.diags);
-    ASSERT_TRUE(l.model);
-    l.ex = rt::Executor::create(*l.model, l.diags);
-    ASSERT_TRUE(l.ex);
-    for (const auto &t : l.model->graph.initializers())
-      if (t->elem == graph::ElemType::Float && t->numElements() > 1)
-        l.wrt.push_back(l.model->graph.findValue(t->name));
-    l.wrt.push_back(l.model->graph.inputs()[0]);
-    l.bp = rt::grad::Backprop::create(*l.ex, l.wrt, l.diags);
-    ASSERT_TRUE(l.bp) << messages(l.diags);
+    loadShared(name, l, true);
     Tensor x = all.rows(0, 8);
     std::vector<Tensor> ys, grads;
     ASSERT_TRUE(succeeded(l.bp->forward({{l.wrt.back()->name, x}}, ys, l.diags)));
@@ -563,8 +563,9 @@ TEST(Grad, SharedModelsAgreeWithPyTorch) {
     std::filesystem::create_directories(d);
     ASSERT_TRUE(rt::writeTensorFile(d + "/in.npy", x, error)) << error;
     ASSERT_TRUE(rt::writeTensorFile(d + "/dy.npy", dy, error)) << error;
-    std::string cmd = "/usr/bin/python3 '" TPCC_SOURCE_DIR "/test/tools/torch_grad.py' '" + path +
-                      "' '" + d + "/in.npy' '" + d + "/dy.npy' '" + d + "' 2>'" + d + "/log'";
+    std::string cmd = "/usr/bin/python3 '" TPCC_SOURCE_DIR "/test/tools/torch_grad.py' '" +
+                      kModels + name + ".onnx" + "' '" + d + "/in.npy' '" + d + "/dy.npy' '" + d +
+                      "' 2>'" + d + "/log'";
     int rc = std::system(cmd.c_str());
     if (WIFEXITED(rc) && WEXITSTATUS(rc) == 77) {
       std::filesystem::remove_all(std::string(dir));

@@ -99,18 +99,6 @@ bool neg(BackwardContext &ctx) {
 bool softplus(BackwardContext &ctx) {
   return unary(ctx, [](float x, float) { return 1 / (1 + std::exp(-x)); });
 }
-/// Identity, Dropout at inference, float Cast, and the straight-through
-/// QuantizeLinear / DequantizeLinear.
-bool passThrough(BackwardContext &ctx) {
-  if (!ctx.wants(0))
-    return true;
-  const Tensor *x = ctx.input(0), *g = ctx.grad(0);
-  if (!x)
-    return ctx.fail("backward of " + ctx.node.opType + " has no input");
-  ctx.inputGrads[0] = g ? g->reshaped(x->shape()) : zeros(x->shape());
-  return true;
-}
-
 enum class Op { Add, Sub, Mul, Div };
 
 /// Gradients of a broadcasting a op b.
@@ -189,8 +177,6 @@ void rt::grad::registerElementwiseBackward(BackwardRegistry &r) {
   r.add("Neg", neg);
   r.add("Softplus", softplus);
   r.add("PRelu", prelu);
-  for (const char *op : {"Identity", "Dropout", "QuantizeLinear", "DequantizeLinear"})
-    r.add(op, passThrough);
   r.add("Add", binary<Op::Add>);
   r.add("Sub", binary<Op::Sub>);
   r.add("Mul", binary<Op::Mul>);

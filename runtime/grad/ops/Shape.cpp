@@ -1,7 +1,8 @@
 //===- Shape.cpp - Backward of reshaping and data movement ------------------===//
 //
-// Reshape, Flatten, Squeeze and Unsqueeze move no element: the gradient is
-// the output's, in the input's shape. Transpose takes the inverse
+// Reshape, Flatten, Squeeze, Unsqueeze, Identity, Dropout (at inference) and
+// the straight-through QuantizeLinear / DequantizeLinear move no element: the
+// gradient is the output's, in the input's shape. Transpose takes the inverse
 // permutation; Concat hands each input its slice of the gradient and Split
 // concatenates its outputs' gradients (zeros for an output nobody used).
 // Slice, Pad, Gather, Expand, Tile and nearest Resize run their forward
@@ -27,7 +28,8 @@ std::vector<int64_t> rowMajor(const Shape &s) {
   return st;
 }
 
-bool reshapeLike(BackwardContext &ctx) {
+/// The gradient as it is, in the input's shape.
+bool passThrough(BackwardContext &ctx) {
   if (!ctx.wants(0))
     return true;
   const Tensor *x = ctx.input(0), *g = ctx.grad(0);
@@ -179,8 +181,10 @@ bool moved(BackwardContext &ctx) {
 void rt::grad::registerShapeBackward(BackwardRegistry &r) {
   for (const char *op : {"Slice", "Pad", "Gather", "Expand", "Tile", "Resize", "Upsample"})
     r.add(op, moved);
-  for (const char *op : {"Reshape", "Flatten", "Squeeze", "Unsqueeze"})
-    r.add(op, reshapeLike);
+  // QuantizeLinear and DequantizeLinear: straight through (Backward.h).
+  for (const char *op : {"Reshape", "Flatten", "Squeeze", "Unsqueeze", "Identity", "Dropout",
+                         "QuantizeLinear", "DequantizeLinear"})
+    r.add(op, passThrough);
   r.add("Transpose", transpose);
   r.add("Concat", concat);
   r.add("Split", split);
