@@ -148,6 +148,7 @@ LogicalResult quant::quantizeModel(const QuantizeRequest &r, QuantizeOutcome &ou
   for (const GraphEdit &e : result.edits)
     out.corrections.push_back(e.describe());
   if (failed(applyCorrections(*out.quantModel, result, diags)) ||
+      (r.beforeRewrite && failed(r.beforeRewrite(*out.quantModel, result, *floatEx, diags))) ||
       failed(rewriteToQDQ(*out.quantModel, result.spec, diags)) ||
       failed(graph::verifyGraph(out.quantModel->graph, r.output, diags)))
     return failure();

@@ -54,6 +54,12 @@ struct QuantizeRequest {
   /// Called when a phase ends ("load", "plan", "calibrate", "rewrite",
   /// "measure"), for timing.
   std::function<void(const char *)> phaseDone;
+  /// Called after calibration and the corrections, before the QDQ rewrite,
+  /// with the corrected model copy that becomes the QDQ model, the result
+  /// whose spec the rewrite applies and the float model's executor: what
+  /// `tpcc finetune` trains (finetune/Finetune.h). Failure stops quantizeModel.
+  std::function<LogicalResult(graph::Model &, QuantizeResult &, rt::Executor &, DiagnosticEngine &)>
+      beforeRewrite;
 };
 
 struct QuantizeOutcome {

@@ -1,0 +1,352 @@
+//===- Finetune.cpp - Quantization-aware fine-tuning -----------------------===//
+#include "backends/quantize/finetune/Finetune.h"
+
+#include "ir/graph/OpTraits.h"
+#include "runtime/grad/Gradient.h"
+
+#include <fmt/format.h>
+
+#include <chrono>
+#include <cmath>
+#include <cstring>
+#include <map>
+#include <random>
+
+using namespace tpcc;
+using namespace tpcc::quant;
+using graph::ElemType;
+using rt::Tensor;
+
+namespace {
+
+/// Adam with decoupled weight decay over one parameter vector.
+struct Adam {
+  std::vector<double> m, v;
+  void step(double *w, const double *g, size_t n, double lr, double decay, int64_t t) {
+    if (m.size() != n) {
+      m.assign(n, 0.0);
+      v.assign(n, 0.0);
+    }
+    const double b1 = 0.9, b2 = 0.999, eps = 1e-8;
+    double c1 = 1 - std::pow(b1, double(t)), c2 = 1 - std::pow(b2, double(t));
+    for (size_t i = 0; i < n; ++i) {
+      m[i] = b1 * m[i] + (1 - b1) * g[i];
+      v[i] = b2 * v[i] + (1 - b2) * g[i] * g[i];
+      w[i] -= lr * ((m[i] / c1) / (std::sqrt(v[i] / c2) + eps) + decay * w[i]);
+    }
+  }
+};
+
+/// A float initializer that trains: a kernel (with its quantizer) or a bias.
+struct WeightSlot {
+  const graph::Value *value = nullptr;
+  size_t spec = 0; ///< its WeightQDQ, when quantized
+  std::unique_ptr<TrainableQuantizer> quantizer;
+  std::vector<double> w; ///< the master copy
+  Tensor current;        ///< w as float, what the fake quantization reads
+  Tensor read;           ///< what the model reads this step (fake-quantized)
+  std::vector<double> grad;
+  Adam adam;
+  bool decay = false;
+};
+
+/// A quantized activation that trains.
+struct ActivationSlot {
+  size_t spec = 0;
+  std::unique_ptr<TrainableQuantizer> quantizer;
+  Tensor input; ///< this step's unquantized value
+};
+
+bool sameGrid(const QuantGrid &a, const QuantGrid &b) {
+  return a.method == b.method && a.bits == b.bits && a.scale == b.scale &&
+         a.zeroPoint == b.zeroPoint && a.qmin == b.qmin && a.qmax == b.qmax;
+}
+
+Tensor toTensor(const std::vector<double> &w, const rt::Shape &shape) {
+  Tensor t(ElemType::Float, shape);
+  for (size_t i = 0; i < w.size(); ++i)
+    t.data<float>()[i] = float(w[i]);
+  return t;
+}
+
+/// log softmax of each row of `logits` [B, C].
+std::vector<double> logSoftmax(const Tensor &logits, int64_t row) {
+  int64_t c = logits.dim(1);
+  const float *r = logits.data<float>() + row * c;
+  double mx = *std::max_element(r, r + c), sum = 0;
+  for (int64_t k = 0; k < c; ++k)
+    sum += std::exp(double(r[k]) - mx);
+  std::vector<double> out(static_cast<size_t>(c));
+  for (int64_t k = 0; k < c; ++k)
+    out[size_t(k)] = double(r[k]) - mx - std::log(sum);
+  return out;
+}
+
+} // namespace
+
+LogicalResult quant::finetune(graph::Model &model, QuantizeResult &result, rt::Executor &teacher,
+                              const FinetuneData &data, const FinetuneOptions &options,
+                              FinetuneReport &report, DiagnosticEngine &diags) {
+  auto t0 = std::chrono::steady_clock::now();
+  std::string where = model.path.empty() ? std::string("<model>") : model.path;
+  graph::Graph &g = model.graph;
+  std::unique_ptr<rt::Executor> ex = rt::Executor::create(model, diags);
+  if (!ex)
+    return failure();
+  if (ex->requiredInputs().size() != 1)
+    return diags.emitAt(where, diag::err_run_node,
+                        "fine-tuning feeds --data to a model with one input");
+  const graph::Value *input = ex->requiredInputs().front();
+
+  // Kernels (their quantizers) and the biases of their nodes.
+  std::vector<WeightSlot> weights;
+  std::vector<int> slotOf(g.values().size(), -1);
+  auto addWeight = [&](const graph::Value *v) -> WeightSlot * {
+    if (!v || !v->constant || v->constant->elem != ElemType::Float || slotOf[v->id] >= 0)
+      return nullptr;
+    WeightSlot s;
+    s.value = v;
+    const Tensor &c = *ex->constant(*v);
+    s.w.resize(size_t(c.numel()));
+    for (int64_t i = 0; i < c.numel(); ++i)
+      s.w[size_t(i)] = c.data<float>()[i];
+    s.grad.assign(s.w.size(), 0.0);
+    slotOf[v->id] = int(weights.size());
+    weights.push_back(std::move(s));
+    return &weights.back();
+  };
+  for (size_t k = 0; k < result.spec.weights.size(); ++k) {
+    const WeightQDQ &wq = result.spec.weights[k];
+    const graph::Node *n = nullptr;
+    for (const auto &x : g.nodes())
+      if (x->name == wq.node)
+        n = x.get();
+    if (!n || wq.grids.empty())
+      continue;
+    WeightSlot *s = addWeight(n->input(wq.inputIndex));
+    if (!s)
+      continue;
+    s->spec = k;
+    s->decay = true;
+    TrainableQuantizerConfig c;
+    c.target = QuantizerTarget::Weights;
+    c.method = wq.grids.front().method;
+    c.bits = wq.grids.front().bits;
+    c.isSigned = wq.grids.front().isSigned;
+    c.channelAxis = wq.axis;
+    c.grids = wq.grids;
+    s->quantizer = trainableQuantizer(c.target, c.method, options.quantizer)(c);
+    if (wq.inputIndex == 1)
+      addWeight(n->input(2));
+  }
+  // Activations: not those that only carry their input's grid on (they stay
+  // tied to it).
+  std::vector<ActivationSlot> acts;
+  std::vector<int> actOf(g.values().size(), -1);
+  std::vector<int> specOf(g.values().size(), -1);
+  for (size_t k = 0; k < result.spec.activations.size(); ++k)
+    if (const graph::Value *v = g.findValue(result.spec.activations[k].value))
+      specOf[v->id] = int(k);
+  std::vector<bool> tied(result.spec.activations.size(), false);
+  for (size_t k = 0; k < result.spec.activations.size(); ++k) {
+    const ActivationQDQ &a = result.spec.activations[k];
+    const graph::Value *v = g.findValue(a.value);
+    if (!v)
+      continue;
+    const graph::Node *p = v->producer;
+    if (p && graph::opTraits(*p).movesValues && p->input(0) && specOf[p->input(0)->id] >= 0 &&
+        sameGrid(result.spec.activations[size_t(specOf[p->input(0)->id])].grid, a.grid)) {
+      tied[k] = true;
+      continue;
+    }
+    TrainableQuantizerConfig c;
+    c.target = QuantizerTarget::Activation;
+    c.method = a.grid.method;
+    c.bits = a.grid.bits;
+    c.isSigned = a.grid.isSigned;
+    c.grids = {a.grid};
+    QuantizerFactory f = trainableQuantizer(c.target, c.method, options.quantizer);
+    if (!f)
+      continue;
+    actOf[v->id] = int(acts.size());
+    acts.push_back({k, f(c), Tensor()});
+  }
+  std::vector<bool> watched(g.values().size(), false);
+  for (size_t k = 0; k < acts.size(); ++k)
+    watched[g.findValue(result.spec.activations[acts[k].spec].value)->id] = true;
+  std::vector<const graph::Value *> wrt;
+  for (const WeightSlot &s : weights)
+    wrt.push_back(s.value);
+  std::unique_ptr<rt::grad::Backprop> bp = rt::grad::Backprop::create(*ex, wrt, diags);
+  if (!bp)
+    return failure();
+
+  // Data.
+  const Tensor &x = data.x;
+  int64_t n = x.rank() >= 1 ? x.dim(0) : 0;
+  if (n == 0)
+    return diags.emitAt(where, diag::err_run_node, "the training data holds no samples");
+  bool labeled = data.labels.defined();
+  std::mt19937 rng(options.seed);
+  std::vector<int64_t> order(static_cast<size_t>(n));
+  int64_t batch = std::max<int64_t>(1, std::min(options.batch, n));
+  int64_t perEpoch = (n + batch - 1) / batch, total = perEpoch * options.epochs, t = 0;
+  report = FinetuneReport();
+  report.trainedWeights = weights.size();
+  report.trainedActivations = acts.size();
+  double epochLoss = 0;
+  std::map<const std::vector<double> *, Adam> paramAdam; ///< the quantizers'
+  size_t rowBytes = x.bytes() / size_t(n);
+  for (int64_t epoch = 1; epoch <= options.epochs; ++epoch) {
+    for (int64_t i = 0; i < n; ++i)
+      order[size_t(i)] = i;
+    for (int64_t i = n - 1; i > 0; --i) // Fisher-Yates, the same on every library
+      std::swap(order[size_t(i)], order[size_t(rng() % uint32_t(i + 1))]);
+    epochLoss = 0;
+    for (int64_t step = 0; step < perEpoch; ++step) {
+      int64_t b0 = step * batch, b = std::min(batch, n - b0);
+      rt::Shape shape = x.shape();
+      shape[0] = b;
+      Tensor xb(x.elem(), shape);
+      for (int64_t i = 0; i < b; ++i)
+        std::memcpy(static_cast<uint8_t *>(xb.raw()) + size_t(i) * rowBytes,
+                    static_cast<const uint8_t *>(x.raw()) +
+                        size_t(order[size_t(b0 + i)]) * rowBytes,
+                    rowBytes);
+      // Forward with fake-quantized weights and activations.
+      for (WeightSlot &s : weights) {
+        s.current = toTensor(s.w, ex->constant(*s.value)->shape());
+        s.read = s.quantizer ? s.quantizer->forward(s.current) : s.current;
+      }
+      rt::RunOptions ro;
+      auto substitute = [&](const graph::Value &v) -> const Tensor * {
+        return slotOf[v.id] >= 0 ? &weights[size_t(slotOf[v.id])].read : nullptr;
+      };
+      auto transform = [&](const graph::Value &v, Tensor &tensor) {
+        if (actOf[v.id] < 0)
+          return;
+        ActivationSlot &a = acts[size_t(actOf[v.id])];
+        a.input = tensor;
+        tensor = a.quantizer->forward(a.input);
+      };
+      ro.substitute = substitute;
+      ro.transform = transform;
+      ro.watched = &watched;
+      std::vector<Tensor> outs;
+      std::map<std::string, Tensor> feed{{input->name, xb}};
+      if (failed(bp->forward(feed, outs, diags, ro)))
+        return failure();
+      const Tensor &logits = outs.front();
+      if (logits.rank() != 2 || logits.dim(0) != b)
+        return diags.emitAt(where, diag::err_run_node,
+                            fmt::format("fine-tuning needs logits [batch, classes] as the first "
+                                        "output; it is {}",
+                                        rt::shapeStr(logits.shape())));
+      int64_t classes = logits.dim(1);
+      // Loss and its gradient.
+      Tensor dy(ElemType::Float, logits.shape());
+      double loss = 0;
+      std::vector<Tensor> teacherOut;
+      if (!labeled && failed(teacher.run(feed, teacherOut, diags)))
+        return failure();
+      for (int64_t r = 0; r < b; ++r) {
+        std::vector<double> ls = logSoftmax(logits, r);
+        std::vector<double> target(size_t(classes), 0.0);
+        if (labeled) {
+          int64_t label = int64_t(data.labels.at(order[size_t(b0 + r)]));
+          if (label < 0 || label >= classes)
+            return diags.emitAt(where, diag::err_run_node,
+                                fmt::format("label {} of sample {} is not a class of the {} "
+                                            "logits",
+                                            label, order[size_t(b0 + r)], classes));
+          target[size_t(label)] = 1;
+          loss -= ls[size_t(label)];
+        } else {
+          std::vector<double> lt = logSoftmax(teacherOut.front(), r);
+          for (int64_t k = 0; k < classes; ++k) {
+            target[size_t(k)] = std::exp(lt[size_t(k)]);
+            loss += target[size_t(k)] * (lt[size_t(k)] - ls[size_t(k)]);
+          }
+        }
+        for (int64_t k = 0; k < classes; ++k)
+          dy.data<float>()[r * classes + k] =
+              float((std::exp(ls[size_t(k)]) - target[size_t(k)]) / double(b));
+      }
+      loss /= double(b);
+      if (!std::isfinite(loss))
+        return diags.emitAt(where, diag::err_run_node,
+                            fmt::format("the loss is not finite at epoch {}, step {}: lower --lr",
+                                        epoch, step + 1));
+      // Backward: each quantizer's straight-through rule in the hook.
+      for (WeightSlot &s : weights)
+        if (s.quantizer)
+          s.quantizer->zeroGrad();
+      for (ActivationSlot &a : acts)
+        a.quantizer->zeroGrad();
+      auto hook = [&](const graph::Value &v, Tensor grad) {
+        if (actOf[v.id] >= 0) {
+          ActivationSlot &a = acts[size_t(actOf[v.id])];
+          return a.quantizer->backward(a.input, grad);
+        }
+        if (slotOf[v.id] >= 0) {
+          WeightSlot &s = weights[size_t(slotOf[v.id])];
+          return s.quantizer ? s.quantizer->backward(s.current, grad) : grad;
+        }
+        return grad;
+      };
+      std::vector<Tensor> grads;
+      if (failed(bp->backward({dy}, grads, diags, hook)))
+        return failure();
+      // Adam, on a cosine schedule.
+      ++t;
+      double lr = options.lr * 0.5 * (1 + std::cos(M_PI * double(t - 1) / double(total)));
+      for (size_t k = 0; k < weights.size(); ++k) {
+        WeightSlot &s = weights[k];
+        for (size_t i = 0; i < s.grad.size(); ++i)
+          s.grad[i] = grads[k].data<float>()[i];
+        s.adam.step(s.w.data(), s.grad.data(), s.w.size(), lr, s.decay ? options.weightDecay : 0,
+                    t);
+      }
+      auto update = [&](TrainableQuantizer &q) {
+        for (QuantizerParam &p : q.parameters())
+          paramAdam[p.value].step(p.value->data(), p.grad->data(), p.value->size(), lr, 0, t);
+      };
+      for (ActivationSlot &a : acts)
+        update(*a.quantizer);
+      for (WeightSlot &s : weights)
+        if (s.quantizer)
+          update(*s.quantizer);
+      epochLoss += loss * double(b);
+      ++report.steps;
+      report.samples += b;
+      if (epoch == 1 && step == perEpoch - 1)
+        report.firstLoss = epochLoss / double(n);
+      if (options.progress) {
+        double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+        options.progress(epoch, step + 1, perEpoch, loss, double(report.samples) / s);
+      }
+    }
+  }
+  report.lastLoss = epochLoss / double(n);
+
+  // The learned grids and weights.
+  for (ActivationSlot &a : acts)
+    result.spec.activations[a.spec].grid = a.quantizer->finalize().grids.front();
+  for (WeightSlot &s : weights) {
+    if (s.quantizer)
+      result.spec.weights[s.spec].grids = s.quantizer->finalize().grids;
+    for (const auto &init : g.initializers())
+      if (init->name == s.value->name) {
+        std::vector<float> f(s.w.begin(), s.w.end());
+        init->raw.assign(reinterpret_cast<const char *>(f.data()), f.size() * sizeof(float));
+      }
+  }
+  for (const graph::Node *node : g.topologicalOrder()) // tied grids follow their input
+    for (const graph::Value *out : node->outputs)
+      if (out && specOf[out->id] >= 0 && tied[size_t(specOf[out->id])] && node->input(0) &&
+          specOf[node->input(0)->id] >= 0)
+        result.spec.activations[size_t(specOf[out->id])].grid =
+            result.spec.activations[size_t(specOf[node->input(0)->id])].grid;
+  report.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  return success();
+}

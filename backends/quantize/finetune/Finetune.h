@@ -1,0 +1,67 @@
+//===- Finetune.h - Quantization-aware fine-tuning -----------------*- C++ -*-===//
+//
+// After PTQ (the grids of QuantizeResult::spec, the corrected model copy
+// that becomes the QDQ model), finetune trains that copy with every
+// quantized weight and activation wrapped in a trainable quantizer
+// (Quantizers.h): the forward fake-quantizes weights through the executor's
+// `substitute` hook and activations through `transform`, the backward pass
+// (runtime/grad) applies each quantizer's straight-through rule in its
+// gradient hook, and Adam (decoupled weight decay on the kernels, a cosine
+// schedule) updates the float weights, the biases and the quantizers'
+// parameters. The loss is cross-entropy with integer labels, or without
+// labels the KL divergence from the float model's output distribution
+// (distillation). At the end the quantizers' grids replace the spec's (the
+// tensors that only move a quantized input's values take its new grid) and
+// the trained weights replace the copy's, so the QDQ rewrite that follows
+// writes the fine-tuned model.
+//
+// Deterministic for a fixed seed and thread count: the sample order comes
+// from the seed, and every sum keeps one order. A loss that is not finite
+// stops training with an error naming the epoch and step.
+//
+//===----------------------------------------------------------------------===//
+#ifndef TPCC_BACKENDS_QUANTIZE_FINETUNE_FINETUNE_H
+#define TPCC_BACKENDS_QUANTIZE_FINETUNE_FINETUNE_H
+
+#include "backends/quantize/Quantizer.h"
+#include "backends/quantize/finetune/Quantizers.h"
+
+#include <functional>
+
+namespace tpcc::quant {
+
+struct FinetuneOptions {
+  int64_t epochs = 1;
+  int64_t batch = 32;
+  double lr = 1e-4;
+  double weightDecay = 1e-4;
+  QuantizerKind quantizer = QuantizerKind::Ste;
+  uint32_t seed = 0;
+  /// Called after each step: epoch (from 1), step in the epoch (from 1),
+  /// steps per epoch, the step's loss, samples per second so far.
+  std::function<void(int64_t, int64_t, int64_t, double, double)> progress;
+};
+
+struct FinetuneData {
+  rt::Tensor x;      ///< the training samples (axis 0)
+  rt::Tensor labels; ///< integer classes, or undefined: distillation
+};
+
+struct FinetuneReport {
+  int64_t steps = 0, samples = 0;
+  double firstLoss = 0, lastLoss = 0; ///< mean loss of the first and last epoch
+  size_t trainedWeights = 0, trainedActivations = 0;
+  double seconds = 0;
+};
+
+/// Trains `model` (the corrected copy the QDQ rewrite will turn into the
+/// output, whose values `result.spec` names) on `data`; `teacher` runs the
+/// float model (distillation). On success the spec's grids and the model's
+/// weights are the fine-tuned ones.
+LogicalResult finetune(graph::Model &model, QuantizeResult &result, rt::Executor &teacher,
+                       const FinetuneData &data, const FinetuneOptions &options,
+                       FinetuneReport &report, DiagnosticEngine &diags);
+
+} // namespace tpcc::quant
+
+#endif
