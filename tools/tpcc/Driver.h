@@ -11,8 +11,13 @@
 
 #include <algorithm>
 #include <chrono>
+#include <functional>
 #include <string>
 #include <vector>
+
+namespace tpcc::quant {
+struct QuantizeRequest;
+} // namespace tpcc::quant
 
 namespace tpcc::driver {
 
@@ -110,6 +115,14 @@ int runSpecCommand(Compilation &c, const ir::Module &m, const Options &o);
 int runPlan(Compilation &c, const ir::Module &m, const Options &o);
 /// `tpcc quantize`, after the specs compiled without errors.
 int runQuantize(Compilation &c, const ir::Module &m, const Options &o);
+/// `tpcc quantize` with `extend` completing the request (failure after
+/// diagnostics) and `summary` printing after quantize's summary.
+int quantizeWith(Compilation &c, const ir::Module &m, const Options &o,
+                 const std::function<LogicalResult(quant::QuantizeRequest &)> &extend,
+                 const std::function<void()> &summary);
+/// `tpcc finetune`: quantize, then quantization-aware fine-tuning before the
+/// QDQ rewrite (FinetuneCommand.cpp).
+int runFinetune(Compilation &c, const ir::Module &m, const Options &o);
 /// `tpcc apply`, `tpcc run` and `tpcc eval` (they take no specs).
 int runApply(const Options &o);
 int runModel(const Options &o);

@@ -8,6 +8,9 @@
 //===----------------------------------------------------------------------===//
 #include "tools/tpcc/Options.h"
 
+#include <cmath>
+#include <cstdlib>
+
 using namespace tpcc;
 using namespace tpcc::driver;
 
@@ -55,13 +58,14 @@ template <std::string Options::*F> bool text(Options &o, const std::string &v) {
 
 const std::vector<Flag> &driver::flagTable() {
   static const std::vector<Flag> table = {
-      {"--platform", Plan | Quantize | Emit, true, "--platform needs a platform name",
+      {"--platform", Plan | Quantize | Finetune | Emit, true, "--platform needs a platform name",
        text<&Options::platform>},
-      {"--capabilities", Plan | Quantize | Emit, true, "--capabilities needs a capabilities name",
-       text<&Options::capabilities>},
-      {"--recipe", Plan | Quantize, true, "--recipe needs a recipe name or .tpc file",
+      {"--capabilities", Plan | Quantize | Finetune | Emit, true,
+       "--capabilities needs a capabilities name", text<&Options::capabilities>},
+      {"--recipe", Plan | Quantize | Finetune, true, "--recipe needs a recipe name or .tpc file",
        text<&Options::recipe>},
-      {"--calib", Plan | Quantize, true, "--calib needs a file or folder of calibration data",
+      {"--calib", Plan | Quantize | Finetune, true,
+       "--calib needs a file or folder of calibration data",
        [](Options &o, const std::string &v) {
          o.calib.push_back(v);
          return !v.empty();
@@ -79,14 +83,16 @@ const std::vector<Flag> &driver::flagTable() {
       {"--bops", Plan | Quantize, true,
        "--bops needs a budget: a number of bit operations (2e9, 1.5G) or a percentage (50%)",
        budget<ir::Resource::Bops>},
-      {"--plan-out", Quantize, true, "--plan-out needs a file name", text<&Options::planOut>},
-      {"--report", Quantize, true, "--report needs a file name", text<&Options::report>},
+      {"--plan-out", Quantize | Finetune, true, "--plan-out needs a file name",
+       text<&Options::planOut>},
+      {"--report", Quantize | Finetune, true, "--report needs a file name", text<&Options::report>},
       {"--plan", Apply, true, "--plan needs a file", text<&Options::planFile>},
-      {"--batch", Plan | Quantize | Eval, true, "--batch takes a positive number",
+      {"--batch", Plan | Quantize | Finetune | Eval, true, "--batch takes a positive number",
        [](Options &o, const std::string &v) { return positive(v, o.batch); }},
-      {"--sqnr-samples", Quantize, true, "--sqnr-samples takes a positive number",
+      {"--sqnr-samples", Quantize | Finetune, true, "--sqnr-samples takes a positive number",
        [](Options &o, const std::string &v) { return positive(v, o.sqnrSamples); }},
-      {"--progress", Plan | Quantize | Run | Eval, true, "--progress takes auto, always or never",
+      {"--progress", Plan | Quantize | Finetune | Run | Eval, true,
+       "--progress takes auto, always or never",
        [](Options &o, const std::string &v) {
          o.progress = v;
          return oneOf(v, {"auto", "always", "never"});
@@ -134,8 +140,21 @@ const std::vector<Flag> &driver::flagTable() {
          o.runOutputs.push_back(named(v));
          return true;
        }},
-      {"--data", Eval, true, "--data needs a file", text<&Options::data>},
-      {"--labels", Eval, true, "--labels needs a file", text<&Options::labels>},
+      {"--data", Eval | Finetune, true, "--data needs a file", text<&Options::data>},
+      {"--labels", Eval | Finetune, true, "--labels needs a file", text<&Options::labels>},
+      {"--epochs", Finetune, true, "--epochs takes a positive number",
+       [](Options &o, const std::string &v) { return positive(v, o.epochs); }},
+      {"--lr", Finetune, true, "--lr takes a positive number (1e-4, 0.001)",
+       [](Options &o, const std::string &v) {
+         char *end = nullptr;
+         o.lr = std::strtod(v.c_str(), &end);
+         return !v.empty() && end && *end == 0 && o.lr > 0 && std::isfinite(o.lr);
+       }},
+      {"--quantizer", Finetune, true, "--quantizer takes ste or lsq",
+       [](Options &o, const std::string &v) {
+         o.quantizer = v;
+         return oneOf(v, {"ste", "lsq"});
+       }},
       {"--reference", Eval, true, "--reference needs a model", text<&Options::reference>},
       {"--qdq", Run | Eval, true, "--qdq takes integer or emulate",
        [](Options &o, const std::string &v) {

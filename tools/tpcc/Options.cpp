@@ -14,9 +14,9 @@ struct CommandName {
   const char *name;
   Command command;
 };
-const CommandName commandNames[] = {{"check", Check}, {"emit", Emit},         {"doc", Doc},
-                                    {"plan", Plan},   {"quantize", Quantize}, {"apply", Apply},
-                                    {"run", Run},     {"eval", Eval}};
+const CommandName commandNames[] = {
+    {"check", Check}, {"emit", Emit}, {"doc", Doc},   {"plan", Plan},        {"quantize", Quantize},
+    {"apply", Apply}, {"run", Run},   {"eval", Eval}, {"finetune", Finetune}};
 
 /// "`tpcc plan` and `tpcc quantize`" for a set of commands.
 std::string commandList(unsigned commands) {
@@ -119,18 +119,19 @@ std::optional<int> driver::parseCommandLine(const std::vector<std::string> &args
   }
   if (!known)
     return usage("unknown command `" + o.commandName +
-                 "`; expected `check`, `emit`, `doc`, `plan`, `quantize`, `run` or `eval`");
+                 "`; expected `check`, `emit`, `doc`, `plan`, `quantize`, `finetune`, `apply`, "
+                 "`run` or `eval`");
   for (const Flag *f : seen)
     if (!(f->commands & o.command))
       return usage(std::string(f->name) + " works with " + commandList(f->commands));
   // Positional arguments after the command.
   for (size_t i = 1; i < positional.size(); ++i) {
     const std::string &p = positional[i];
-    bool takesModel = o.command & (Plan | Quantize | Apply | Run | Eval);
+    bool takesModel = o.command & (Plan | Quantize | Finetune | Apply | Run | Eval);
     if (o.command == Doc && o.name.empty()) {
       o.name = p;
-    } else if (takesModel &&
-               (!(o.command & (Plan | Quantize)) || llvm::StringRef(p).endswith(".onnx"))) {
+    } else if (takesModel && (!(o.command & (Plan | Quantize | Finetune)) ||
+                              llvm::StringRef(p).endswith(".onnx"))) {
       if (!o.model.empty())
         return usage(o.commandName + " takes one model; found `" + o.model + "` and `" + p + "`");
       o.model = p;
@@ -150,6 +151,9 @@ std::optional<int> driver::parseCommandLine(const std::vector<std::string> &args
     break;
   case Quantize:
     checked = checkQuantizeArgs(o);
+    break;
+  case Finetune:
+    checked = checkFinetuneArgs(o);
     break;
   case Apply:
     checked = checkApplyArgs(o);

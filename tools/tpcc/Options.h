@@ -36,10 +36,11 @@ enum Command : unsigned {
   Apply = 1 << 5,
   Run = 1 << 6,
   Eval = 1 << 7,
+  Finetune = 1 << 8,
 };
 
 /// The commands that compile specs, and every command.
-constexpr unsigned SpecCommands = Check | Emit | Doc | Plan | Quantize;
+constexpr unsigned SpecCommands = Check | Emit | Doc | Plan | Quantize | Finetune;
 constexpr unsigned AllCommands = SpecCommands | Apply | Run | Eval;
 
 using NamedFile = std::pair<std::string, std::string>; ///< NAME ("" if none), FILE
@@ -61,7 +62,10 @@ struct Options {
   std::string flagError;
   int64_t batch = 0;                            ///< 0: the command's default (quantize 32, eval 64)
   int64_t sqnrSamples = 64;                     ///< quantize: the samples the SQNR report runs
-  std::string data, labels, reference;          ///< eval
+  std::string data, labels, reference;          ///< eval; finetune --data, --labels
+  int64_t epochs = 1;                           ///< finetune
+  double lr = 1e-4;                             ///< finetune
+  std::string quantizer = "ste";                ///< finetune: ste or lsq
   std::vector<NamedFile> runInputs, runOutputs; ///< run --input, --output / -o
   /// --qdq, --ort-cpu: QDQ groups on integer kernels by default.
   rt::IntegerArithmetic arithmetic = rt::IntegerArithmetic::Exact;
@@ -96,6 +100,7 @@ std::optional<int> parseCommandLine(const std::vector<std::string> &args, Option
 LogicalResult checkSpecArgs(Options &o);
 LogicalResult checkPlanArgs(Options &o);
 LogicalResult checkQuantizeArgs(Options &o);
+LogicalResult checkFinetuneArgs(Options &o);
 LogicalResult checkApplyArgs(Options &o);
 LogicalResult checkModelArgs(Options &o);
 

@@ -40,6 +40,12 @@ LogicalResult driver::checkApplyArgs(Options &o) {
 }
 
 int driver::runQuantize(Compilation &c, const ir::Module &m, const Options &o) {
+  return quantizeWith(c, m, o, nullptr, nullptr);
+}
+
+int driver::quantizeWith(Compilation &c, const ir::Module &m, const Options &o,
+                         const std::function<LogicalResult(quant::QuantizeRequest &)> &extend,
+                         const std::function<void()> &summary) {
   quant::QuantizeRequest r;
   r.module = &m;
   r.platform = pickPlatform(c, m, o);
@@ -69,6 +75,8 @@ int driver::runQuantize(Compilation &c, const ir::Module &m, const Options &o) {
     }
     progress->update(done);
   };
+  if (extend && failed(extend(r)))
+    return finish(c.diags, o);
   quant::QuantizeOutcome out;
   LogicalResult ok = quant::quantizeModel(r, out, c.diags);
   if (progress)
@@ -81,6 +89,8 @@ int driver::runQuantize(Compilation &c, const ir::Module &m, const Options &o) {
                       llvm::outs());
   if (out.search)
     quant::mixed::printSearch(*out.search, out.plan, llvm::outs());
+  if (summary)
+    summary();
   llvm::outs() << rt::saturationNote(out.quantModel->graph);
   return ExitOK;
 }

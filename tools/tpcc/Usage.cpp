@@ -25,6 +25,15 @@ usage:
             [--sqnr-samples N] [--choose NODE=CONFIG]... [BUDGET...]
                                        calibrate MODEL and write it in QDQ
                                        form for the platform
+  tpcc finetune --platform NAME|FILE.tpc [--recipe NAME|FILE.tpc]
+            --data X.npy [--labels Y.npy] [--calib DATA...] MODEL.onnx
+            -o OUT.onnx [--epochs N] [--batch B] [--lr LR] [--quantizer ste|lsq]
+            [--plan-out plan.json] [--report report.json]
+                                       quantize MODEL as `quantize` does, then
+                                       train its weights, biases and quantizers
+                                       on X (cross-entropy with Y, or
+                                       distillation from MODEL) before writing
+                                       it in QDQ form (docs/finetune.md)
   tpcc apply --plan PLAN.json MODEL.onnx -o OUT.onnx
                                        rewrite MODEL as a (calibrated, maybe
                                        edited) plan says
@@ -80,6 +89,14 @@ options:
                       (2e9, 1.5G, 50%). A flag replaces the recipe's field.
                       The recipe's `distance: hessian` needs gradients, which
                       tpcc does not compute yet (avg and last_layer work)
+  --data FILE, --labels FILE
+                      (finetune) training samples (axis 0) and their integer
+                      classes; without --labels, distillation; without
+                      --calib, the first 512 samples of --data calibrate
+  --epochs N, --lr LR (finetune) passes over --data (default 1) and Adam's
+                      learning rate (default 1e-4, cosine schedule)
+  --quantizer ste|lsq (finetune) how quantizers train: straight-through
+                      (default) or learned step size
   --plan-out FILE     (quantize) the plan with the chosen scales and zero points
   --report FILE       (quantize) per-tensor bits, methods, thresholds, SQNR (JSON)
   --batch N           (plan, quantize) calibration batch size (default 32)

@@ -50,7 +50,7 @@ static int run(int argc, char **argv) {
   std::vector<std::string> inputs = o.inputs;
   // A platform by name (plan, quantize) or an entity by name without files
   // (doc, mct-json, aimet): the library is searched too.
-  bool platformByName = (o.command & (Plan | Quantize)) && !o.platform.empty() &&
+  bool platformByName = (o.command & (Plan | Quantize | Finetune)) && !o.platform.empty() &&
                         !llvm::StringRef(o.platform).endswith(".tpc");
   if (inputs.empty() || platformByName) {
     std::vector<std::string> dirs = o.includeDirs;
@@ -81,6 +81,8 @@ static int run(int argc, char **argv) {
     return runPlan(c, module, o);
   if (o.command == Quantize)
     return runQuantize(c, module, o);
+  if (o.command == Finetune)
+    return runFinetune(c, module, o);
   return runSpecCommand(c, module, o);
 }
 
@@ -91,7 +93,8 @@ static void chooseOpenMPWait(int argc, char **argv) {
   if (argc < 2 || std::getenv("OMP_WAIT_POLICY") || std::getenv("GOMP_SPINCOUNT"))
     return;
   llvm::StringRef command = argv[1];
-  bool runs = command == "run" || command == "eval" || command == "quantize";
+  bool runs =
+      command == "run" || command == "eval" || command == "quantize" || command == "finetune";
   for (int i = 2; i < argc && command == "plan"; ++i)
     runs |= llvm::StringRef(argv[i]).startswith("--calib");
   if (!runs)

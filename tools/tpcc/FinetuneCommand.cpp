@@ -1,0 +1,125 @@
+//===- FinetuneCommand.cpp - `tpcc finetune` --------------------------------===//
+//
+// `tpcc quantize` with quantization-aware fine-tuning between calibration and
+// the QDQ rewrite (backends/quantize/finetune/Finetune.h): reads the training
+// data and labels, checks them, calibrates on --calib or the first samples
+// of --data, trains, and prints quantize's summary and the training's.
+//
+//===----------------------------------------------------------------------===//
+#include "backends/quantize/Pipeline.h"
+#include "backends/quantize/finetune/Finetune.h"
+#include "runtime/DataIO.h"
+#include "tools/tpcc/Driver.h"
+
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Process.h"
+
+#include <fmt/format.h>
+
+using namespace tpcc;
+using namespace tpcc::driver;
+
+namespace {
+/// Samples of --data that calibrate when there is no --calib.
+constexpr int64_t kCalibrationSamples = 512;
+} // namespace
+
+LogicalResult driver::checkFinetuneArgs(Options &o) {
+  if (o.model.empty())
+    return usageError("finetune needs a model: `tpcc finetune --platform NAME --data X.npy "
+                      "[--labels Y.npy] MODEL.onnx -o OUT.onnx`");
+  if (o.output.empty() || o.output == "-")
+    return usageError("finetune needs an output model: -o OUT.onnx");
+  if (o.data.empty())
+    return usageError("finetune needs training data: --data FILE");
+  if (llvm::StringRef(o.platform).endswith(".tpc"))
+    o.inputs.push_back(o.platform);
+  if (llvm::StringRef(o.recipe).endswith(".tpc"))
+    o.inputs.push_back(o.recipe);
+  if (!o.batch)
+    o.batch = 32;
+  return success();
+}
+
+int driver::runFinetune(Compilation &c, const ir::Module &m, const Options &o) {
+  quant::FinetuneData data;
+  std::string error;
+  DiagnosticEngine &diags = c.diags;
+  if (!rt::readTensorFile(o.data, data.x, error)) {
+    diags.emitAt(o.data, diag::err_data_file, error);
+    return finish(diags, o);
+  }
+  int64_t n = data.x.rank() >= 1 ? data.x.dim(0) : 0;
+  if (n == 0) {
+    diags.emitAt(o.data, diag::err_data_file, "the data holds no samples");
+    return finish(diags, o);
+  }
+  if (!o.labels.empty()) {
+    if (!rt::readTensorFile(o.labels, data.labels, error)) {
+      diags.emitAt(o.labels, diag::err_data_file, error);
+      return finish(diags, o);
+    }
+    const rt::Tensor &l = data.labels;
+    if (l.rank() != 1 || l.dim(0) != n || graph::isFloatingPoint(l.elem())) {
+      diags.emitAt(o.labels, diag::err_data_labels, graph::toString(l.elem()),
+                   rt::shapeStr(l.shape()), n);
+      return finish(diags, o);
+    }
+  }
+  // Without --calib, the first samples of --data calibrate.
+  Options q = o;
+  llvm::SmallString<128> calibFile;
+  if (q.calib.empty()) {
+    int fd = -1;
+    if (llvm::sys::fs::createTemporaryFile("tpcc-finetune-calib", "npy", fd, calibFile)) {
+      diags.emitAt("", diag::err_cannot_write_file, "a temporary file", "cannot create it");
+      return finish(diags, o);
+    }
+    llvm::sys::Process::SafelyCloseFileDescriptor(fd);
+    if (!rt::writeTensorFile(std::string(calibFile),
+                             data.x.rows(0, std::min(n, kCalibrationSamples)), error)) {
+      diags.emitAt("", diag::err_cannot_write_file, std::string(calibFile), error);
+      return finish(diags, o);
+    }
+    q.calib = {std::string(calibFile)};
+  }
+  quant::FinetuneOptions fo;
+  fo.epochs = o.epochs;
+  fo.batch = o.batch;
+  fo.lr = o.lr;
+  fo.quantizer = *quant::parseQuantizerKind(o.quantizer);
+  quant::FinetuneReport report;
+  std::unique_ptr<Progress> bar;
+  fo.progress = [&](int64_t epoch, int64_t step, int64_t steps, double loss, double rate) {
+    if (!bar || step == 1)
+      bar = std::make_unique<Progress>(o.showProgress(), steps,
+                                       fmt::format("steps (epoch {} of {})", epoch, o.epochs));
+    bar->update(step);
+    if (step == steps)
+      bar->finish();
+    (void)loss;
+    (void)rate;
+  };
+  auto extend = [&](quant::QuantizeRequest &r) {
+    r.beforeRewrite = [&](graph::Model &model, quant::QuantizeResult &result, rt::Executor &teacher,
+                          DiagnosticEngine &d) {
+      return quant::finetune(model, result, teacher, data, fo, report, d);
+    };
+    return success();
+  };
+  auto summary = [&] {
+    llvm::outs() << fmt::format(
+        "finetune: {} epoch{} of {} samples ({} steps, batch {}, {} quantizers, {}), {}: loss "
+        "{:.4f} -> {:.4f}, {:.0f} samples/s\n",
+        o.epochs, o.epochs == 1 ? "" : "s", n, report.steps, o.batch,
+        report.trainedWeights + report.trainedActivations, o.quantizer,
+        data.labels.defined() ? "cross-entropy with the labels"
+                              : "distillation from the float model",
+        report.firstLoss, report.lastLoss,
+        report.seconds > 0 ? double(report.samples) / report.seconds : 0.0);
+  };
+  int status = quantizeWith(c, m, q, extend, summary);
+  if (!calibFile.empty())
+    llvm::sys::fs::remove(calibFile);
+  return status;
+}
