@@ -1,6 +1,8 @@
 //===- Quantizers.cpp - Trainable quantizers (algorithms.md 6 and 7) -------===//
 #include "backends/quantize/finetune/Quantizers.h"
 
+#include "runtime/KernelUtil.h"
+
 #include <algorithm>
 #include <cmath>
 
@@ -29,12 +31,33 @@ double fake(const QuantGrid &g, double x) {
   return g.scale * (q - double(g.zeroPoint));
 }
 
-/// y[i] = f(i, grid of i) over a float tensor.
+/// y[i] = f(i, x[i]) over a float tensor, in parallel.
 template <typename F> Tensor mapTensor(const Tensor &x, F f) {
   Tensor y(ElemType::Float, x.shape());
-  for (int64_t i = 0; i < x.numel(); ++i)
-    y.data<float>()[i] = float(f(i, double(x.data<float>()[i])));
+  const float *xs = x.data<float>();
+  float *ys = y.data<float>();
+  rt::parallelFor(x.numel(), 8, [&](int64_t b, int64_t e) {
+    for (int64_t i = b; i < e; ++i)
+      ys[i] = float(f(i, double(xs[i])));
+  });
   return y;
+}
+
+/// Runs `f(begin, end, sums)` over [0, n) in chunks of a fixed size, in
+/// parallel, each adding into its own `width` partial sums, and adds the
+/// chunks' sums into `total` in chunk order: the same result on any number
+/// of threads.
+template <typename F> void chunkedSums(int64_t n, size_t width, double *total, F f) {
+  constexpr int64_t kChunk = 16384;
+  int64_t chunks = (n + kChunk - 1) / kChunk;
+  std::vector<double> partial(size_t(chunks) * width, 0.0);
+  rt::parallelFor(chunks, kChunk * 8, [&](int64_t c0, int64_t c1) {
+    for (int64_t c = c0; c < c1; ++c)
+      f(c * kChunk, std::min(n, (c + 1) * kChunk), partial.data() + size_t(c) * width);
+  });
+  for (int64_t c = 0; c < chunks; ++c)
+    for (size_t k = 0; k < width; ++k)
+      total[k] += partial[size_t(c) * width + k];
 }
 
 /// STE weights and LUT weights: fixed grids, gradients straight through.
@@ -80,19 +103,30 @@ public:
     QuantGrid g = grid();
     Tensor dx(ElemType::Float, x.shape());
     bool uniform = cfg.method == ir::QuantMethod::Uniform;
-    for (int64_t i = 0; i < x.numel(); ++i) {
-      double v = x.data<float>()[i], d = dy.data<float>()[i];
-      if (uniform) {
-        bool below = v<g.lo, above = v> g.hi;
-        dx.data<float>()[i] = below || above ? 0.f : float(d);
-        ga[0] += below ? d : 0.0;
-        gb[0] += above ? d : 0.0;
-      } else {
-        double u = v / g.scale;
-        double c = std::clamp(rnd(u), double(g.qmin), double(g.qmax));
-        dx.data<float>()[i] = float(d);
-        gt[0] += d * (c - u) / span(g);
+    const float *xs = x.data<float>(), *ds = dy.data<float>();
+    float *out = dx.data<float>();
+    const double inv = 1 / span(g), lo = double(g.qmin), hi = double(g.qmax);
+    double sums[2] = {0, 0}; // uniform: a, b; else t
+    chunkedSums(x.numel(), 2, sums, [&](int64_t b0, int64_t e0, double *acc) {
+      for (int64_t i = b0; i < e0; ++i) {
+        double v = xs[i], d = ds[i];
+        if (uniform) {
+          bool below = v<g.lo, above = v> g.hi;
+          out[i] = below || above ? 0.f : float(d);
+          acc[0] += below ? d : 0.0;
+          acc[1] += above ? d : 0.0;
+        } else {
+          double u = v / g.scale;
+          out[i] = float(d);
+          acc[0] += d * (std::clamp(rnd(u), lo, hi) - u) * inv;
+        }
       }
+    });
+    if (uniform) {
+      ga[0] += sums[0];
+      gb[0] += sums[1];
+    } else {
+      gt[0] += sums[0];
     }
     return dx;
   }
@@ -153,19 +187,29 @@ public:
   Tensor backward(const Tensor &x, const Tensor &dy) override {
     std::vector<QuantGrid> gs = grids();
     Tensor dx(ElemType::Float, x.shape());
-    for (int64_t i = 0; i < x.numel(); ++i) {
-      const QuantGrid &g = gridOf(gs, x.shape(), i);
-      size_t k = size_t(&g - gs.data());
-      double v = x.data<float>()[i], d = dy.data<float>()[i];
-      // u: the position on the integer grid (uniform: (x - a) / Δ, as
-      // a = -zeroPoint Δ).
-      double u = v / g.scale + double(g.zeroPoint);
-      bool inside = u >= double(g.qmin) && u <= double(g.qmax);
-      double dq = inside ? rnd(u) - u : (u < double(g.qmin) ? double(g.qmin) : double(g.qmax));
-      dx.data<float>()[i] = inside ? float(d) : 0.f;
-      gstep[k] += scaleGrad * d * dq;
+    const float *xs = x.data<float>(), *ds = dy.data<float>();
+    float *out = dx.data<float>();
+    size_t width = gs.size();
+    std::vector<double> sums(2 * width, 0.0); // steps, then lows
+    chunkedSums(x.numel(), 2 * width, sums.data(), [&](int64_t b0, int64_t e0, double *acc) {
+      for (int64_t i = b0; i < e0; ++i) {
+        const QuantGrid &g = gridOf(gs, x.shape(), i);
+        size_t k = size_t(&g - gs.data());
+        double v = xs[i], d = ds[i];
+        // u: the position on the integer grid (uniform: (x - a) / Δ, as
+        // a = -zeroPoint Δ).
+        double u = v / g.scale + double(g.zeroPoint);
+        bool inside = u >= double(g.qmin) && u <= double(g.qmax);
+        double dq = inside ? rnd(u) - u : (u < double(g.qmin) ? double(g.qmin) : double(g.qmax));
+        out[i] = inside ? float(d) : 0.f;
+        acc[k] += d * dq;
+        acc[width + k] += inside ? 0.0 : d;
+      }
+    });
+    for (size_t k = 0; k < width; ++k) {
+      gstep[k] += scaleGrad * sums[k];
       if (uniform())
-        glo[k] += scaleGrad * d * (inside ? 0.0 : 1.0);
+        glo[k] += scaleGrad * sums[width + k];
     }
     return dx;
   }
