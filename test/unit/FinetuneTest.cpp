@@ -13,6 +13,7 @@
 #include "frontend/Frontend.h"
 #include "passes/Passes.h"
 #include "runtime/DataIO.h"
+#include "test/unit/QuantizeFixture.h"
 
 #include <gtest/gtest.h>
 
@@ -22,24 +23,10 @@ using namespace tpcc;
 
 namespace {
 
-const std::string kExamples = TPCC_SOURCE_DIR "/examples/";
-
-class FinetuneTest : public ::testing::Test {
+class FinetuneTest : public test::DigitsQuantizeTest {
 protected:
   void SetUp() override {
-    FrontendOptions fo;
-    fo.stdlibDir = TPCC_STDLIB_SOURCE_DIR;
-    c = std::make_unique<Compilation>(fo);
-    ASSERT_TRUE(succeeded(loadFiles(*c, {std::string(TPCC_STDLIB_SOURCE_DIR) + "/imx500.tpc"})));
-    module = buildModule(*c);
-    ASSERT_FALSE(c->diags.hasErrors());
-    r.module = &module;
-    r.platform = module.findPlatform("imx500");
-    ASSERT_TRUE(r.platform);
-    r.capabilities = module.capabilitiesFor(*r.platform, "", c->diags);
-    ASSERT_TRUE(r.capabilities);
-    r.model = kExamples + "digits_cnn.onnx";
-    r.calib = {kExamples + "digits_calib_x.npy"};
+    DigitsQuantizeTest::SetUp();
     r.recipe.weightsBits = 2;
     std::string error;
     ASSERT_TRUE(rt::readTensorFile(kExamples + "digits_test_x.npy", data.x, error)) << error;
@@ -77,9 +64,6 @@ protected:
     return double(right) / double(n);
   }
 
-  std::unique_ptr<Compilation> c;
-  ir::Module module;
-  quant::QuantizeRequest r;
   quant::FinetuneData data;
 };
 

@@ -12,6 +12,7 @@
 #include "passes/Passes.h"
 #include "runtime/DataIO.h"
 #include "runtime/Metrics.h"
+#include "test/unit/QuantizeFixture.h"
 
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"
@@ -22,32 +23,15 @@ using namespace tpcc;
 
 namespace {
 
-const std::string kExamples = TPCC_SOURCE_DIR "/examples/";
-
-class PipelineTest : public ::testing::Test {
+class PipelineTest : public test::DigitsQuantizeTest {
 protected:
   void SetUp() override {
-    FrontendOptions fo;
-    fo.stdlibDir = TPCC_STDLIB_SOURCE_DIR;
-    c = std::make_unique<Compilation>(fo);
-    ASSERT_TRUE(succeeded(loadFiles(*c, {std::string(TPCC_STDLIB_SOURCE_DIR) + "/imx500.tpc"})));
-    module = buildModule(*c);
-    ASSERT_FALSE(c->diags.hasErrors());
-    r.module = &module;
-    r.platform = module.findPlatform("imx500");
-    ASSERT_TRUE(r.platform);
-    r.capabilities = module.capabilitiesFor(*r.platform, "", c->diags);
-    ASSERT_TRUE(r.capabilities);
-    r.model = kExamples + "digits_cnn.onnx";
-    r.calib = {kExamples + "digits_calib_x.npy"};
+    DigitsQuantizeTest::SetUp();
     ASSERT_TRUE(!llvm::sys::fs::createUniqueDirectory("tpcc-pipeline", dir));
   }
   void TearDown() override { llvm::sys::fs::remove_directories(dir); }
   std::string path(const char *name) const { return std::string(dir.str()) + "/" + name; }
 
-  std::unique_ptr<Compilation> c;
-  ir::Module module;
-  quant::QuantizeRequest r;
   llvm::SmallString<128> dir;
 };
 

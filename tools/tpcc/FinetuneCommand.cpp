@@ -32,12 +32,7 @@ LogicalResult driver::checkFinetuneArgs(Options &o) {
     return usageError("finetune needs an output model: -o OUT.onnx");
   if (o.data.empty())
     return usageError("finetune needs training data: --data FILE");
-  if (llvm::StringRef(o.platform).endswith(".tpc"))
-    o.inputs.push_back(o.platform);
-  if (llvm::StringRef(o.recipe).endswith(".tpc"))
-    o.inputs.push_back(o.recipe);
-  if (!o.batch)
-    o.batch = 32;
+  completeQuantizeArgs(o);
   return success();
 }
 

@@ -101,6 +101,9 @@ LogicalResult checkSpecArgs(Options &o);
 LogicalResult checkPlanArgs(Options &o);
 LogicalResult checkQuantizeArgs(Options &o);
 LogicalResult checkFinetuneArgs(Options &o);
+/// quantize's and finetune's common part: a platform or recipe given as a
+/// .tpc file is compiled with the inputs; the batch defaults to 32.
+void completeQuantizeArgs(Options &o);
 LogicalResult checkApplyArgs(Options &o);
 LogicalResult checkModelArgs(Options &o);
 

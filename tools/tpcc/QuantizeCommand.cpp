@@ -23,6 +23,11 @@ LogicalResult driver::checkQuantizeArgs(Options &o) {
     return usageError("quantize needs an output model: -o OUT.onnx");
   if (o.calib.empty())
     return usageError("quantize needs calibration data: --calib FILE|DIR");
+  completeQuantizeArgs(o);
+  return success();
+}
+
+void driver::completeQuantizeArgs(Options &o) {
   // A platform or recipe given as a file is compiled with the inputs.
   if (llvm::StringRef(o.platform).endswith(".tpc"))
     o.inputs.push_back(o.platform);
@@ -30,7 +35,6 @@ LogicalResult driver::checkQuantizeArgs(Options &o) {
     o.inputs.push_back(o.recipe);
   if (!o.batch)
     o.batch = 32;
-  return success();
 }
 
 LogicalResult driver::checkApplyArgs(Options &o) {
