@@ -61,6 +61,24 @@ int driver::runFinetune(Compilation &c, const ir::Module &m, const Options &o) {
       return finish(diags, o);
     }
   }
+  quant::FinetuneOptions fo;
+  if (!o.validateData.empty()) {
+    if (!rt::readTensorFile(o.validateData, fo.validateX, error)) {
+      diags.emitAt(o.validateData, diag::err_data_file, error);
+      return finish(diags, o);
+    }
+    if (!rt::readTensorFile(o.validateLabels, fo.validateLabels, error)) {
+      diags.emitAt(o.validateLabels, diag::err_data_file, error);
+      return finish(diags, o);
+    }
+    const rt::Tensor &l = fo.validateLabels;
+    int64_t vn = fo.validateX.rank() >= 1 ? fo.validateX.dim(0) : 0;
+    if (l.rank() != 1 || l.dim(0) != vn || vn == 0 || graph::isFloatingPoint(l.elem())) {
+      diags.emitAt(o.validateLabels, diag::err_data_labels, graph::toString(l.elem()),
+                   rt::shapeStr(l.shape()), vn);
+      return finish(diags, o);
+    }
+  }
   // Without --calib, the first samples of --data calibrate.
   Options q = o;
   llvm::SmallString<128> calibFile;
@@ -78,7 +96,6 @@ int driver::runFinetune(Compilation &c, const ir::Module &m, const Options &o) {
     }
     q.calib = {std::string(calibFile)};
   }
-  quant::FinetuneOptions fo;
   fo.epochs = o.epochs;
   fo.batch = o.batch;
   fo.lr = o.lr;
@@ -94,6 +111,17 @@ int driver::runFinetune(Compilation &c, const ir::Module &m, const Options &o) {
       bar->finish();
     (void)loss;
     (void)rate;
+  };
+  fo.epochDone = [&](int64_t epoch, double loss, int64_t correct) {
+    if (bar)
+      bar->finish();
+    std::string v = correct < 0 ? std::string()
+                                : fmt::format(", validation accuracy {:.2f} % ({} of {})",
+                                              100.0 * double(correct) / double(fo.validateX.dim(0)),
+                                              correct, fo.validateX.dim(0));
+    llvm::outs() << fmt::format("finetune: epoch {} of {}: loss {:.4f}{}\n", epoch, o.epochs, loss,
+                                v);
+    llvm::outs().flush();
   };
   auto extend = [&](quant::QuantizeRequest &r) {
     r.beforeRewrite = [&](graph::Model &model, quant::QuantizeResult &result, rt::Executor &teacher,

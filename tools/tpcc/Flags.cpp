@@ -150,6 +150,16 @@ const std::vector<Flag> &driver::flagTable() {
          o.lr = std::strtod(v.c_str(), &end);
          return !v.empty() && end && *end == 0 && o.lr > 0 && std::isfinite(o.lr);
        }},
+      {"--validate", Finetune, true, "--validate takes two files: --validate X.npy Y.npy",
+       [](Options &o, const std::string &v) {
+         size_t nl = v.find('\n');
+         if (nl == std::string::npos || nl == 0 || nl + 1 == v.size())
+           return false;
+         o.validateData = v.substr(0, nl);
+         o.validateLabels = v.substr(nl + 1);
+         return true;
+       },
+       1},
       {"--quantizer", Finetune, true, "--quantizer takes ste or lsq",
        [](Options &o, const std::string &v) {
          o.quantizer = v;

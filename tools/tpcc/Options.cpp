@@ -94,6 +94,11 @@ std::optional<int> driver::parseCommandLine(const std::vector<std::string> &args
         return usage(flag->error);
       value = args[++i];
     }
+    for (unsigned k = 0; k < flag->moreValues; ++k) {
+      if (i + 1 >= args.size() || llvm::StringRef(args[i + 1]).startswith("-"))
+        return usage(flag->error);
+      value += "\n" + args[++i];
+    }
     if (!flag->set(o, value))
       return usage(o.flagError.empty() ? std::string(flag->error) : o.flagError);
     seen.push_back(flag);
@@ -104,7 +109,7 @@ std::optional<int> driver::parseCommandLine(const std::vector<std::string> &args
       return ExitOK;
     }
     return usage("unknown command ``; expected `check`, `emit`, `doc`, `plan`, "
-                 "`quantize`, `run` or `eval`");
+                 "`quantize`, `finetune`, `apply`, `run` or `eval`");
   }
   o.commandName = positional.front();
   bool known = false;

@@ -66,6 +66,7 @@ struct Options {
   int64_t epochs = 1;                           ///< finetune
   double lr = 1e-4;                             ///< finetune
   std::string quantizer = "ste";                ///< finetune: ste or lsq
+  std::string validateData, validateLabels;     ///< finetune --validate X Y
   std::vector<NamedFile> runInputs, runOutputs; ///< run --input, --output / -o
   /// --qdq, --ort-cpu: QDQ groups on integer kernels by default.
   rt::IntegerArithmetic arithmetic = rt::IntegerArithmetic::Exact;
@@ -87,6 +88,9 @@ struct Flag {
   bool takesValue;
   const char *error; ///< when the value is missing or the setter refuses it
   std::function<bool(Options &, const std::string &)> set;
+  /// Values after the first (`--validate X Y`: 1); the setter gets them
+  /// joined by newlines.
+  unsigned moreValues = 0;
 };
 const std::vector<Flag> &flagTable();
 bool oneOf(const std::string &v, std::initializer_list<const char *> allowed);

@@ -28,7 +28,7 @@ usage:
   tpcc finetune --platform NAME|FILE.tpc [--recipe NAME|FILE.tpc]
             --data X.npy [--labels Y.npy] [--calib DATA...] MODEL.onnx
             -o OUT.onnx [--epochs N] [--batch B] [--lr LR] [--quantizer ste|lsq]
-            [--plan-out plan.json] [--report report.json]
+            [--validate X.npy Y.npy] [--plan-out plan.json] [--report report.json]
                                        quantize MODEL as `quantize` does, then
                                        train its weights, biases and quantizers
                                        on X (cross-entropy with Y, or
@@ -97,6 +97,8 @@ options:
                       learning rate (default 1e-4, cosine schedule)
   --quantizer ste|lsq (finetune) how quantizers train: straight-through
                       (default) or learned step size
+  --validate X Y      (finetune) after each epoch, the accuracy of the
+                      fine-tuned model on samples X with integer labels Y
   --plan-out FILE     (quantize) the plan with the chosen scales and zero points
   --report FILE       (quantize) per-tensor bits, methods, thresholds, SQNR (JSON)
   --batch N           (plan, quantize) calibration batch size (default 32)

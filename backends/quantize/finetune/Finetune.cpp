@@ -197,6 +197,48 @@ LogicalResult quant::finetune(graph::Model &model, QuantizeResult &result, rt::E
   double epochLoss = 0;
   std::map<const std::vector<double> *, Adam> paramAdam; ///< the quantizers'
   size_t rowBytes = x.bytes() / size_t(n);
+  // The forward hooks: fake-quantized weights and activations.
+  auto refreshWeights = [&] {
+    for (WeightSlot &s : weights) {
+      s.current = toTensor(s.w, ex->constant(*s.value)->shape());
+      s.read = s.quantizer ? s.quantizer->forward(s.current) : s.current;
+    }
+  };
+  auto substitute = [&](const graph::Value &v) -> const Tensor * {
+    return slotOf[v.id] >= 0 ? &weights[size_t(slotOf[v.id])].read : nullptr;
+  };
+  auto transform = [&](const graph::Value &v, Tensor &tensor) {
+    if (actOf[v.id] < 0)
+      return;
+    ActivationSlot &a = acts[size_t(actOf[v.id])];
+    a.input = tensor;
+    tensor = a.quantizer->forward(a.input);
+  };
+  rt::RunOptions ro;
+  ro.substitute = substitute;
+  ro.transform = transform;
+  ro.watched = &watched;
+  // The samples of the validation set the fake-quantized model classifies
+  // right.
+  auto validate = [&](int64_t &correct) -> LogicalResult {
+    correct = 0;
+    const Tensor &vx = options.validateX;
+    int64_t vn = vx.dim(0);
+    refreshWeights();
+    for (int64_t b0 = 0; b0 < vn; b0 += batch) {
+      std::vector<Tensor> outs;
+      std::map<std::string, Tensor> feed{{input->name, vx.rows(b0, std::min(vn, b0 + batch))}};
+      if (failed(ex->run(feed, outs, diags, ro)))
+        return failure();
+      const Tensor &y = outs.front();
+      for (int64_t r = 0; r < y.dim(0); ++r) {
+        const float *row = y.data<float>() + r * y.dim(1);
+        int64_t best = std::max_element(row, row + y.dim(1)) - row;
+        correct += best == int64_t(options.validateLabels.at(b0 + r));
+      }
+    }
+    return success();
+  };
   for (int64_t epoch = 1; epoch <= options.epochs; ++epoch) {
     for (int64_t i = 0; i < n; ++i)
       order[size_t(i)] = i;
@@ -214,24 +256,7 @@ LogicalResult quant::finetune(graph::Model &model, QuantizeResult &result, rt::E
                         size_t(order[size_t(b0 + i)]) * rowBytes,
                     rowBytes);
       // Forward with fake-quantized weights and activations.
-      for (WeightSlot &s : weights) {
-        s.current = toTensor(s.w, ex->constant(*s.value)->shape());
-        s.read = s.quantizer ? s.quantizer->forward(s.current) : s.current;
-      }
-      rt::RunOptions ro;
-      auto substitute = [&](const graph::Value &v) -> const Tensor * {
-        return slotOf[v.id] >= 0 ? &weights[size_t(slotOf[v.id])].read : nullptr;
-      };
-      auto transform = [&](const graph::Value &v, Tensor &tensor) {
-        if (actOf[v.id] < 0)
-          return;
-        ActivationSlot &a = acts[size_t(actOf[v.id])];
-        a.input = tensor;
-        tensor = a.quantizer->forward(a.input);
-      };
-      ro.substitute = substitute;
-      ro.transform = transform;
-      ro.watched = &watched;
+      refreshWeights();
       std::vector<Tensor> outs;
       std::map<std::string, Tensor> feed{{input->name, xb}};
       if (failed(bp->forward(feed, outs, diags, ro)))
@@ -326,6 +351,11 @@ LogicalResult quant::finetune(graph::Model &model, QuantizeResult &result, rt::E
         options.progress(epoch, step + 1, perEpoch, loss, double(report.samples) / s);
       }
     }
+    int64_t correct = -1;
+    if (options.validateX.defined() && failed(validate(correct)))
+      return failure();
+    if (options.epochDone)
+      options.epochDone(epoch, epochLoss / double(n), correct);
   }
   report.lastLoss = epochLoss / double(n);
 

@@ -40,6 +40,11 @@ struct FinetuneOptions {
   /// Called after each step: epoch (from 1), step in the epoch (from 1),
   /// steps per epoch, the step's loss, samples per second so far.
   std::function<void(int64_t, int64_t, int64_t, double, double)> progress;
+  /// Samples and integer labels scored after every epoch (none: empty x).
+  rt::Tensor validateX, validateLabels;
+  /// Called after each epoch: the epoch, its mean loss, and the validation
+  /// accuracy (correct samples; -1 without validation data).
+  std::function<void(int64_t, double, int64_t)> epochDone;
 };
 
 struct FinetuneData {

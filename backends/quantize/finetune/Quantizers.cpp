@@ -92,8 +92,10 @@ public:
   QuantGrid grid() const {
     if (cfg.method == ir::QuantMethod::Uniform)
       return uniformGrid(a[0], b[0], cfg.bits);
-    // Training moves t continuously; power-of-two is restored at finalize.
-    return symmetricGrid(std::max(t[0], cfg.minThreshold), cfg.bits, cfg.isSigned);
+    // t trains continuously; the forward uses the grid that will be
+    // deployed (power-of-two: t rounded up), the rounding passed straight
+    // through.
+    return thresholdGrid(cfg.method, t[0], cfg.bits, cfg.isSigned, cfg.minThreshold);
   }
   Tensor forward(const Tensor &x) const override {
     QuantGrid g = grid();
@@ -167,6 +169,9 @@ public:
     const QuantGrid &g0 = cfg.grids[k];
     if (uniform())
       return uniformGrid(lo[k], lo[k] + step[k] * double(g0.qmax), cfg.bits);
+    if (cfg.method == ir::QuantMethod::PowerOfTwo) // as deployed: rounded up
+      return thresholdGrid(cfg.method, std::max(step[k], 1e-12) * span(g0), cfg.bits, cfg.isSigned,
+                           cfg.minThreshold);
     QuantGrid g = g0;
     g.scale = std::max(step[k], 1e-12);
     g.threshold = g.scale * span(g);
