@@ -4,8 +4,6 @@
 #include "ir/graph/NodeAttrs.h"
 #include "runtime/KernelUtil.h"
 
-#include <algorithm>
-
 using namespace tpcc;
 using namespace tpcc::rt;
 using namespace tpcc::rt::grad;
@@ -41,14 +39,6 @@ BackwardFn BackwardRegistry::find(llvm::StringRef domain, llvm::StringRef opType
     return nullptr;
   auto it = kernels.find(opType);
   return it == kernels.end() ? nullptr : it->second;
-}
-
-std::vector<std::string> BackwardRegistry::operators() const {
-  std::vector<std::string> ops;
-  for (const auto &k : kernels)
-    ops.push_back(k.getKey().str());
-  std::sort(ops.begin(), ops.end());
-  return ops;
 }
 
 Tensor grad::zeros(const Shape &shape) { return Tensor(ElemType::Float, shape, true); }

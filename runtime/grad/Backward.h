@@ -75,8 +75,6 @@ public:
   void add(llvm::StringRef opType, BackwardFn fn) { kernels[opType] = fn; }
   /// The backward kernel of a default-domain operator, or null.
   BackwardFn find(llvm::StringRef domain, llvm::StringRef opType) const;
-  /// Every operator with a backward kernel, sorted.
-  std::vector<std::string> operators() const;
 
 private:
   llvm::StringMap<BackwardFn> kernels;

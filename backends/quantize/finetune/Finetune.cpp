@@ -172,8 +172,8 @@ LogicalResult quant::finetune(graph::Model &model, QuantizeResult &result, rt::E
     acts.push_back({k, f(c), Tensor()});
   }
   std::vector<bool> watched(g.values().size(), false);
-  for (size_t k = 0; k < acts.size(); ++k)
-    watched[g.findValue(result.spec.activations[acts[k].spec].value)->id] = true;
+  for (size_t id = 0; id < watched.size(); ++id)
+    watched[id] = actOf[id] >= 0;
   std::vector<const graph::Value *> wrt;
   for (const WeightSlot &s : weights)
     wrt.push_back(s.value);
@@ -268,6 +268,15 @@ LogicalResult quant::finetune(graph::Model &model, QuantizeResult &result, rt::E
                                         "output; it is {}",
                                         rt::shapeStr(logits.shape())));
       int64_t classes = logits.dim(1);
+      if (labeled && t == 0) // every label, once the logits say how many classes
+        for (int64_t i = 0; i < n; ++i) {
+          int64_t label = int64_t(data.labels.at(i));
+          if (label < 0 || label >= classes)
+            return diags.emitAt(where, diag::err_run_node,
+                                fmt::format("label {} of sample {} is not a class of the {} "
+                                            "logits",
+                                            label, i, classes));
+        }
       // Loss and its gradient.
       Tensor dy(ElemType::Float, logits.shape());
       double loss = 0;
@@ -279,11 +288,6 @@ LogicalResult quant::finetune(graph::Model &model, QuantizeResult &result, rt::E
         std::vector<double> target(size_t(classes), 0.0);
         if (labeled) {
           int64_t label = int64_t(data.labels.at(order[size_t(b0 + r)]));
-          if (label < 0 || label >= classes)
-            return diags.emitAt(where, diag::err_run_node,
-                                fmt::format("label {} of sample {} is not a class of the {} "
-                                            "logits",
-                                            label, order[size_t(b0 + r)], classes));
           target[size_t(label)] = 1;
           loss -= ls[size_t(label)];
         } else {
