@@ -227,6 +227,16 @@ void Writer::recipe(const ir::Recipe &r) {
                      {"time_limit", [&] { number(mp.timeLimit); }},
                      {"verify", [&] { integer(mp.verify); }}});
            }},
+          {"finetune",
+           [&] {
+             const ir::Finetune &ft = r.finetune;
+             object({{"epochs", [&] { integer(ft.epochs); }},
+                     {"batch", [&] { integer(ft.batch); }},
+                     {"lr", [&] { number(ft.lr); }},
+                     {"weight_decay", [&] { number(ft.weightDecay); }},
+                     {"quantizer", [&] { string(ir::toString(ft.quantizer)); }},
+                     {"seed", [&] { integer(ft.seed); }}});
+           }},
           {"overrides", [&] {
              object({{"activation_bits", [&] { integerOrNull(r.activationBits); }},
                      {"weights_bits", [&] { integerOrNull(r.weightsBits); }},

@@ -48,11 +48,9 @@ def evaluate(args, model, x, y, ref):
     return acc, sqnr
 
 
-def quantize(args, platform, model, calib, out, recipe=None, extra=()):
-    cmd = [args.tpcc, "quantize", "--platform", platform, "--calib", calib, model, "-o", out,
-           "--progress=never", *extra]
-    if recipe:
-        cmd += ["--recipe", recipe]
+def measured(cmd):
+    """Runs `cmd`: (stdout, wall seconds, the child's own peak RSS in MiB); exits
+    with its stderr when it fails."""
     # os.wait4 gives this child's own peak memory (RUSAGE_CHILDREN is the
     # maximum over every child so far).
     t0 = time.time()
@@ -61,13 +59,20 @@ def quantize(args, platform, model, calib, out, recipe=None, extra=()):
     _, status, usage = os.wait4(proc.pid, 0)
     wall = time.time() - t0
     text, err = out_fd.read(), err_fd.read()
-    proc.returncode = os.waitstatus_to_exitcode(status)
-    if proc.returncode:
+    if os.waitstatus_to_exitcode(status):
         sys.exit(" ".join(cmd) + " failed:\n" + err)
-    peak = usage.ru_maxrss
+    return text, wall, usage.ru_maxrss / 1024
+
+
+def quantize(args, platform, model, calib, out, recipe=None, extra=()):
+    cmd = [args.tpcc, "quantize", "--platform", platform, "--calib", calib, model, "-o", out,
+           "--progress=never", *extra]
+    if recipe:
+        cmd += ["--recipe", recipe]
+    text, wall, peak = measured(cmd)
     times = re.search(r"time: calibration ([\d.]+) s, thresholds ([\d.]+) s, weights and "
                       r"corrections ([\d.]+) s, measuring ([\d.]+) s", text).groups()
-    return [float(t) for t in times], wall, peak / 1024
+    return [float(t) for t in times], wall, peak
 
 
 def bench_args():

@@ -140,6 +140,17 @@ std::optional<MixedDistance> ir::parseMixedDistance(llvm::StringRef s) {
   return std::nullopt;
 }
 
+const char *ir::toString(FinetuneQuantizer q) {
+  return q == FinetuneQuantizer::Lsq ? "lsq" : "ste";
+}
+
+std::optional<FinetuneQuantizer> ir::parseFinetuneQuantizer(llvm::StringRef s) {
+  for (FinetuneQuantizer q : {FinetuneQuantizer::Ste, FinetuneQuantizer::Lsq})
+    if (s == toString(q))
+      return q;
+  return std::nullopt;
+}
+
 const std::optional<Budget> &MixedPrecision::budget(Resource r) const {
   switch (r) {
   case Resource::WeightsMemory:

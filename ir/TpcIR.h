@@ -312,6 +312,23 @@ struct MixedPrecision {
   bool anyBudget() const { return weightsMemory || activationMemory || totalMemory || bops; }
 };
 
+/// The trainable quantizers `tpcc finetune` wraps tensors in (algorithms.md
+/// 7): straight-through (thresholds train) or LSQ (steps train).
+enum class FinetuneQuantizer { Ste, Lsq };
+const char *toString(FinetuneQuantizer q); ///< `ste`, `lsq`
+std::optional<FinetuneQuantizer> parseFinetuneQuantizer(llvm::StringRef s);
+
+/// A recipe's `finetune` block: the training options of `tpcc finetune`
+/// (its flags win).
+struct Finetune {
+  int64_t epochs = 1;
+  int64_t batch = 32;
+  double lr = 1e-4;
+  double weightDecay = 1e-4; ///< decoupled (AdamW), on the kernels
+  FinetuneQuantizer quantizer = FinetuneQuantizer::Ste;
+  int64_t seed = 0; ///< the sample order
+};
+
 struct Recipe {
   std::string name;
   std::optional<std::string> parent;
@@ -334,6 +351,7 @@ struct Recipe {
   std::optional<QuantMethod> activationMethod, weightsMethod;
   std::optional<bool> perChannel, quantizeActivations, quantizeWeights;
   MixedPrecision mixedPrecision;
+  Finetune finetune;
   SourceRange loc;
 };
 

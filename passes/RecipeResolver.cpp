@@ -12,6 +12,8 @@
 //     bops, images, distance, refine, time_limit, verify}  budgets are quantities
 //     (FieldBlock readBudget); any budget enables the search, `enabled: false`
 //     turns it off and drops the budgets (with a warning for those it sets)
+//   finetune.{epochs (1..100000), batch (1..65536), lr (positive),
+//     weight_decay (0..1), quantizer (ste | lsq), seed (0..2^32-1)}
 // and the overrides of the platform's choices, each with a warning:
 //   activation_bits (1..16), weights_bits (1..32), activation_method (not a
 //   LUT method), weights_method, per_channel, quantize_activations,
@@ -47,11 +49,15 @@ const char *const recipeFields[] = {"activation_threshold",
                                     "per_channel",
                                     "quantize_activations",
                                     "quantize_weights",
-                                    "mixed_precision"};
+                                    "mixed_precision",
+                                    "finetune"};
 const char *const shiftNegativeFields[] = {"enabled", "ratio", "recompute_threshold"};
 const char *const mixedPrecisionFields[] = {
     "enabled",  "weights_memory", "activation_memory", "total_memory", "bops", "images",
     "distance", "refine",         "time_limit",        "verify"};
+const char *const finetuneFields[] = {"epochs", "batch", "lr", "weight_decay", "quantizer", "seed"};
+const ir::FinetuneQuantizer allFinetuneQuantizers[] = {ir::FinetuneQuantizer::Ste,
+                                                       ir::FinetuneQuantizer::Lsq};
 const ir::MixedDistance allDistances[] = {ir::MixedDistance::Avg, ir::MixedDistance::LastLayer,
                                           ir::MixedDistance::Hessian};
 /// The largest `mixed_precision.images`.
@@ -88,6 +94,8 @@ public:
       return applyShiftNegative(f);
     if (name == "mixed_precision")
       return applyMixedPrecision(f);
+    if (name == "finetune")
+      return applyFinetune(f);
     if (!llvm::is_contained(recipeFields, name))
       return reportUnknownField(c, f, 0, "a recipe", recipeFields);
     if (f.path.size() > 1)
@@ -218,6 +226,42 @@ private:
         enabled = *b;
         enabledRange = f.value->getRange();
       }
+    }
+  }
+
+  void applyFinetune(const FlatField &f) {
+    if (f.path.size() == 1) {
+      if (!isEmptyBlock(f.value))
+        reportFieldType(c, f, "a block");
+      return;
+    }
+    llvm::StringRef name = f.name(1);
+    if (!llvm::is_contained(finetuneFields, name))
+      return reportUnknownField(c, f, 1, "", finetuneFields);
+    if (f.path.size() > 2)
+      return reportUnknownField(c, f, 2, "", {});
+    ir::Finetune &ft = r.finetune;
+    if (name == "lr") {
+      readPositive(f, /*allowInf=*/false, ft.lr);
+    } else if (name == "weight_decay") {
+      std::optional<double> d = readNumber(c, f, /*allowInf=*/false);
+      if (d && (*d < 0 || *d > 1))
+        c.diags.emit(f.value->getRange(), diag::err_value_range, f.key, 0, 1, formatNumber(*d));
+      else if (d)
+        ft.weightDecay = *d;
+    } else if (name == "quantizer") {
+      if (auto q = readEnum<ir::FinetuneQuantizer>(
+              c, f, "trainable quantizer", allFinetuneQuantizers, ir::parseFinetuneQuantizer))
+        ft.quantizer = *q;
+    } else {
+      int64_t lo = name == "seed" ? 0 : 1, hi = name == "epochs"  ? 100000
+                                                : name == "batch" ? 65536
+                                                                  : 4294967295;
+      std::optional<int64_t> n = readInt(c, f);
+      if (n && (*n < lo || *n > hi))
+        c.diags.emit(f.value->getRange(), diag::err_value_range, f.key, lo, hi, *n);
+      else if (n)
+        (name == "epochs" ? ft.epochs : name == "batch" ? ft.batch : ft.seed) = *n;
     }
   }
 

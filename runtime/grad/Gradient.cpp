@@ -2,6 +2,7 @@
 #include "runtime/grad/Gradient.h"
 
 #include "ir/graph/OnnxIO.h"
+#include "runtime/KernelUtil.h"
 
 #include <fmt/format.h>
 
@@ -151,8 +152,12 @@ LogicalResult Backprop::backward(const std::vector<Tensor> &outputGrads, std::ve
       return;
     }
     Tensor sum(ElemType::Float, a.shape());
-    for (int64_t i = 0; i < a.numel(); ++i)
-      sum.data<float>()[i] = a.data<float>()[i] + t.data<float>()[i];
+    const float *x = a.data<float>(), *y = t.data<float>();
+    float *s = sum.data<float>();
+    parallelFor(a.numel(), 1, [&](int64_t b, int64_t e) {
+      for (int64_t i = b; i < e; ++i)
+        s[i] = x[i] + y[i];
+    });
     a = std::move(sum);
   };
   for (size_t k = 0; k < outputGrads.size(); ++k) {

@@ -37,21 +37,12 @@ def pads2d(p, n):
     return list(p[:n])
 
 
-def run(model, x, dy, out):
-    torch.set_num_threads(1)
-    g = model.graph
-    env = {}
-    params = []
-    for init in g.initializer:
-        a = numpy_helper.to_array(init)
-        t = torch.from_numpy(a.copy())
-        if a.dtype == np.float32 and a.size > 1:
-            t.requires_grad_(True)
-            params.append(t)
-        env[init.name] = t
-    inp = torch.from_numpy(x).requires_grad_(True)
-    env[g.input[0].name] = inp
-    for n in g.node:
+def evaluate(graph, env, hook=None):
+    """Runs the nodes of `graph` in order on `env` (name -> tensor: the inputs and
+    initializers) and returns `env` with every node output added. `hook(name, y)`,
+    when given, may replace each node output as it is computed (fake quantization
+    in bench/finetune_bench.py)."""
+    for n in graph.node:
         a = attrs(n)
         i = [env[v] if v else None for v in n.input]
         op = n.op_type
@@ -121,8 +112,25 @@ def run(model, x, dy, out):
         else:
             print(f"operator {op} is not in torch_grad.py", file=sys.stderr)
             sys.exit(2)
-        env[n.output[0]] = y
-    yout = env[g.output[0].name]
+        env[n.output[0]] = hook(n.output[0], y) if hook else y
+    return env
+
+
+def run(model, x, dy, out):
+    torch.set_num_threads(1)
+    g = model.graph
+    env = {}
+    params = []
+    for init in g.initializer:
+        a = numpy_helper.to_array(init)
+        t = torch.from_numpy(a.copy())
+        if a.dtype == np.float32 and a.size > 1:
+            t.requires_grad_(True)
+            params.append(t)
+        env[init.name] = t
+    inp = torch.from_numpy(x).requires_grad_(True)
+    env[g.input[0].name] = inp
+    yout = evaluate(g, env)[g.output[0].name]
     loss = (yout.double() * torch.from_numpy(dy).double()).sum()
     loss.backward()
     for k, t in enumerate(params):

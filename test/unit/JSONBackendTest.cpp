@@ -367,9 +367,9 @@ TEST_F(JSONBackend, Recipes) {
   const json::Value *def = at(doc, P("recipes", 0));
   EXPECT_EQ(keys(def),
             (std::vector<std::string>{"activation_channel_equalization", "activation_threshold",
-                                      "bias_correction", "input_scaling", "lp", "min_threshold",
-                                      "mixed_precision", "name", "overrides", "parent",
-                                      "relu_unbound_correction", "shift_negative",
+                                      "bias_correction", "finetune", "input_scaling", "lp",
+                                      "min_threshold", "mixed_precision", "name", "overrides",
+                                      "parent", "relu_unbound_correction", "shift_negative",
                                       "weights_threshold", "z_threshold"}));
   EXPECT_JSON(*def, P("name"), "default_recipe");
   EXPECT_JSON(*def, P("parent"), nullptr);
@@ -403,6 +403,13 @@ TEST_F(JSONBackend, Recipes) {
                             {"refine", true},
                             {"time_limit", 60},
                             {"verify", 8}}));
+  EXPECT_JSON(*def, P("finetune"),
+              (json::Object{{"epochs", 1},
+                            {"batch", 32},
+                            {"lr", 1e-4},
+                            {"weight_decay", 1e-4},
+                            {"quantizer", "ste"},
+                            {"seed", 0}}));
 
   const json::Value *c = at(doc, P("recipes", 1));
   EXPECT_JSON(*c, P("parent"), "default_recipe");

@@ -17,7 +17,7 @@ bool Options::showProgress() const {
          (progress == "auto" && llvm::sys::Process::StandardErrIsDisplayed());
 }
 
-void Progress::update(int64_t done) {
+void Progress::update(int64_t done, llvm::StringRef detail) {
   if (!enabled)
     return;
   auto now = std::chrono::steady_clock::now();
@@ -30,6 +30,8 @@ void Progress::update(int64_t done) {
   if (total)
     llvm::errs() << "/" << total;
   llvm::errs() << " " << label;
+  if (!detail.empty())
+    llvm::errs() << ": " << detail;
   if (total && done >= total)
     finish();
   llvm::errs().flush();
@@ -37,7 +39,7 @@ void Progress::update(int64_t done) {
 
 void Progress::finish() {
   if (enabled)
-    llvm::errs() << "\r" << std::string(70, ' ') << "\r";
+    llvm::errs() << "\r" << std::string(100, ' ') << "\r";
 }
 
 int driver::exitCode(const DiagnosticEngine &diags) {

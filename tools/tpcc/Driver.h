@@ -44,7 +44,8 @@ class Progress {
 public:
   Progress(bool enabled, int64_t total, std::string label = "samples")
       : enabled(enabled), total(total), label(std::move(label)) {}
-  void update(int64_t done);
+  /// Draws the bar at `done` (at most every 100 ms), with `detail` after it.
+  void update(int64_t done, llvm::StringRef detail = "");
   void finish();
 
 private:

@@ -96,21 +96,15 @@ int driver::runFinetune(Compilation &c, const ir::Module &m, const Options &o) {
     }
     q.calib = {std::string(calibFile)};
   }
-  fo.epochs = o.epochs;
-  fo.batch = o.batch;
-  fo.lr = o.lr;
-  fo.quantizer = *quant::parseQuantizerKind(o.quantizer);
   quant::FinetuneReport report;
   std::unique_ptr<Progress> bar;
   fo.progress = [&](int64_t epoch, int64_t step, int64_t steps, double loss, double rate) {
     if (!bar || step == 1)
       bar = std::make_unique<Progress>(o.showProgress(), steps,
-                                       fmt::format("steps (epoch {} of {})", epoch, o.epochs));
-    bar->update(step);
+                                       fmt::format("steps (epoch {} of {})", epoch, fo.epochs));
+    bar->update(step, fmt::format("loss {:.4f}, {:.0f} samples/s", loss, rate));
     if (step == steps)
       bar->finish();
-    (void)loss;
-    (void)rate;
   };
   fo.epochDone = [&](int64_t epoch, double loss, int64_t correct) {
     if (bar)
@@ -119,11 +113,20 @@ int driver::runFinetune(Compilation &c, const ir::Module &m, const Options &o) {
                                 : fmt::format(", validation accuracy {:.2f} % ({} of {})",
                                               100.0 * double(correct) / double(fo.validateX.dim(0)),
                                               correct, fo.validateX.dim(0));
-    llvm::outs() << fmt::format("finetune: epoch {} of {}: loss {:.4f}{}\n", epoch, o.epochs, loss,
+    llvm::outs() << fmt::format("finetune: epoch {} of {}: loss {:.4f}{}\n", epoch, fo.epochs, loss,
                                 v);
     llvm::outs().flush();
   };
   auto extend = [&](quant::QuantizeRequest &r) {
+    // The recipe's `finetune` fields, and the flags over them.
+    const ir::Finetune &ft = r.recipe.finetune;
+    fo.epochs = o.epochs.value_or(ft.epochs);
+    fo.batch = o.batch ? o.batch : ft.batch;
+    fo.lr = o.lr.value_or(ft.lr);
+    fo.weightDecay = ft.weightDecay;
+    fo.seed = uint32_t(ft.seed);
+    fo.quantizer = *quant::parseQuantizerKind(o.quantizer.empty() ? ir::toString(ft.quantizer)
+                                                                  : llvm::StringRef(o.quantizer));
     r.beforeRewrite = [&](graph::Model &model, quant::QuantizeResult &result, rt::Executor &teacher,
                           DiagnosticEngine &d) {
       return quant::finetune(model, result, teacher, data, fo, report, d);
@@ -134,12 +137,12 @@ int driver::runFinetune(Compilation &c, const ir::Module &m, const Options &o) {
     llvm::outs() << fmt::format(
         "finetune: {} epoch{} of {} samples ({} steps, batch {}, {} quantizers, {}), {}: loss "
         "{:.4f} -> {:.4f}, {:.0f} samples/s\n",
-        o.epochs, o.epochs == 1 ? "" : "s", n, report.steps, o.batch,
-        report.trainedWeights + report.trainedActivations, o.quantizer,
+        fo.epochs, fo.epochs == 1 ? "" : "s", n, report.steps, fo.batch,
+        report.trainedWeights + report.trainedActivations, quant::toString(fo.quantizer),
         data.labels.defined() ? "cross-entropy with the labels"
                               : "distillation from the float model",
         report.firstLoss, report.lastLoss,
-        report.seconds > 0 ? double(report.samples) / report.seconds : 0.0);
+        report.trainSeconds > 0 ? double(report.samples) / report.trainSeconds : 0.0);
   };
   int status = quantizeWith(c, m, q, extend, summary);
   if (!calibFile.empty())

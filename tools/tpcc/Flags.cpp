@@ -143,12 +143,18 @@ const std::vector<Flag> &driver::flagTable() {
       {"--data", Eval | Finetune, true, "--data needs a file", text<&Options::data>},
       {"--labels", Eval | Finetune, true, "--labels needs a file", text<&Options::labels>},
       {"--epochs", Finetune, true, "--epochs takes a positive number",
-       [](Options &o, const std::string &v) { return positive(v, o.epochs); }},
+       [](Options &o, const std::string &v) {
+         int64_t n = 0;
+         bool ok = positive(v, n);
+         o.epochs = n;
+         return ok;
+       }},
       {"--lr", Finetune, true, "--lr takes a positive number (1e-4, 0.001)",
        [](Options &o, const std::string &v) {
          char *end = nullptr;
-         o.lr = std::strtod(v.c_str(), &end);
-         return !v.empty() && end && *end == 0 && o.lr > 0 && std::isfinite(o.lr);
+         double lr = std::strtod(v.c_str(), &end);
+         o.lr = lr;
+         return !v.empty() && end && *end == 0 && lr > 0 && std::isfinite(lr);
        }},
       {"--validate", Finetune, true, "--validate takes two files: --validate X.npy Y.npy",
        [](Options &o, const std::string &v) {

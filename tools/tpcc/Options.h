@@ -60,12 +60,14 @@ struct Options {
   ir::MixedPrecision budgets;
   /// Why a setter refused its value, when it says more than the flag's error.
   std::string flagError;
-  int64_t batch = 0;                            ///< 0: the command's default (quantize 32, eval 64)
-  int64_t sqnrSamples = 64;                     ///< quantize: the samples the SQNR report runs
-  std::string data, labels, reference;          ///< eval; finetune --data, --labels
-  int64_t epochs = 1;                           ///< finetune
-  double lr = 1e-4;                             ///< finetune
-  std::string quantizer = "ste";                ///< finetune: ste or lsq
+  int64_t batch = 0;                   ///< 0: the command's default (quantize 32, eval 64)
+  int64_t sqnrSamples = 64;            ///< quantize: the samples the SQNR report runs
+  std::string data, labels, reference; ///< eval; finetune --data, --labels
+  /// finetune --epochs, --lr, --quantizer (ste or lsq); unset (and --batch
+  /// 0): the recipe's `finetune` fields.
+  std::optional<int64_t> epochs;
+  std::optional<double> lr;
+  std::string quantizer;
   std::string validateData, validateLabels;     ///< finetune --validate X Y
   std::vector<NamedFile> runInputs, runOutputs; ///< run --input, --output / -o
   /// --qdq, --ort-cpu: QDQ groups on integer kernels by default.

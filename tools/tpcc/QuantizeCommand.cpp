@@ -33,8 +33,6 @@ void driver::completeQuantizeArgs(Options &o) {
     o.inputs.push_back(o.platform);
   if (llvm::StringRef(o.recipe).endswith(".tpc"))
     o.inputs.push_back(o.recipe);
-  if (!o.batch)
-    o.batch = 32;
 }
 
 LogicalResult driver::checkApplyArgs(Options &o) {
@@ -61,7 +59,7 @@ int driver::quantizeWith(Compilation &c, const ir::Module &m, const Options &o,
   r.planOut = o.planOut;
   r.report = o.report;
   r.calib = o.calib;
-  r.batch = o.batch;
+  r.batch = o.batch ? o.batch : 32;
   r.measureSamples = o.sqnrSamples;
   r.choose = o.choose;
   r.budgets = o.budgets;

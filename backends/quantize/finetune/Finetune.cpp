@@ -88,6 +88,9 @@ LogicalResult quant::finetune(graph::Model &model, QuantizeResult &result, rt::E
                               const FinetuneData &data, const FinetuneOptions &options,
                               FinetuneReport &report, DiagnosticEngine &diags) {
   auto t0 = std::chrono::steady_clock::now();
+  auto secondsSince = [](std::chrono::steady_clock::time_point from) {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - from).count();
+  };
   std::string where = model.path.empty() ? std::string("<model>") : model.path;
   graph::Graph &g = model.graph;
   std::unique_ptr<rt::Executor> ex = rt::Executor::create(model, diags);
@@ -195,6 +198,7 @@ LogicalResult quant::finetune(graph::Model &model, QuantizeResult &result, rt::E
   report.trainedWeights = weights.size();
   report.trainedActivations = acts.size();
   double epochLoss = 0;
+  std::vector<double> stepLoss;                          ///< every step's, for the report
   std::map<const std::vector<double> *, Adam> paramAdam; ///< the quantizers'
   size_t rowBytes = x.bytes() / size_t(n);
   // The forward hooks: fake-quantized weights and activations.
@@ -245,6 +249,7 @@ LogicalResult quant::finetune(graph::Model &model, QuantizeResult &result, rt::E
     for (int64_t i = n - 1; i > 0; --i) // Fisher-Yates, the same on every library
       std::swap(order[size_t(i)], order[size_t(rng() % uint32_t(i + 1))]);
     epochLoss = 0;
+    auto epochStart = std::chrono::steady_clock::now();
     for (int64_t step = 0; step < perEpoch; ++step) {
       int64_t b0 = step * batch, b = std::min(batch, n - b0);
       rt::Shape shape = x.shape();
@@ -346,22 +351,26 @@ LogicalResult quant::finetune(graph::Model &model, QuantizeResult &result, rt::E
         if (s.quantizer)
           update(*s.quantizer);
       epochLoss += loss * double(b);
+      stepLoss.push_back(loss);
       ++report.steps;
       report.samples += b;
-      if (epoch == 1 && step == perEpoch - 1)
-        report.firstLoss = epochLoss / double(n);
       if (options.progress) {
-        double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+        double s = report.trainSeconds + secondsSince(epochStart);
         options.progress(epoch, step + 1, perEpoch, loss, double(report.samples) / s);
       }
     }
+    report.trainSeconds += secondsSince(epochStart);
     int64_t correct = -1;
     if (options.validateX.defined() && failed(validate(correct)))
       return failure();
     if (options.epochDone)
       options.epochDone(epoch, epochLoss / double(n), correct);
   }
-  report.lastLoss = epochLoss / double(n);
+  size_t tenth = std::max<size_t>(1, stepLoss.size() / 10);
+  for (size_t k = 0; k < tenth; ++k) {
+    report.firstLoss += stepLoss[k] / double(tenth);
+    report.lastLoss += stepLoss[stepLoss.size() - tenth + k] / double(tenth);
+  }
 
   // The learned grids and weights.
   for (ActivationSlot &a : acts)
@@ -381,6 +390,6 @@ LogicalResult quant::finetune(graph::Model &model, QuantizeResult &result, rt::E
           specOf[node->input(0)->id] >= 0)
         result.spec.activations[size_t(specOf[out->id])].grid =
             result.spec.activations[size_t(specOf[node->input(0)->id])].grid;
-  report.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  report.seconds = secondsSince(t0);
   return success();
 }

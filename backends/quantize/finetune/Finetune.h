@@ -54,9 +54,12 @@ struct FinetuneData {
 
 struct FinetuneReport {
   int64_t steps = 0, samples = 0;
-  double firstLoss = 0, lastLoss = 0; ///< mean loss of the first and last epoch
+  /// Mean loss of the first and of the last tenth of the steps (at least one
+  /// step each).
+  double firstLoss = 0, lastLoss = 0;
   size_t trainedWeights = 0, trainedActivations = 0;
-  double seconds = 0;
+  double seconds = 0;      ///< all of it, validation included
+  double trainSeconds = 0; ///< the training steps alone (throughput)
 };
 
 /// Trains `model` (the corrected copy the QDQ rewrite will turn into the

@@ -31,14 +31,69 @@ double fake(const QuantGrid &g, double x) {
   return g.scale * (q - double(g.zeroPoint));
 }
 
-/// y[i] = f(i, x[i]) over a float tensor, in parallel.
-template <typename F> Tensor mapTensor(const Tensor &x, F f) {
+/// A grid in the float arithmetic of the deployed QuantizeLinear /
+/// DequantizeLinear pair (runtime/ops/Quantize.cpp): q = saturate(round
+/// half to even(x / s) + z), x_q = (q - z) s. Adding and subtracting
+/// 1.5 * 2^23 rounds half to even below 2^22, and past it every value
+/// saturates anyway; inline, so the loops below vectorize.
+struct FloatGrid {
+  float s, z, lo, hi;
+  explicit FloatGrid(const QuantGrid &g)
+      : s(float(g.scale)), z(float(g.zeroPoint)), lo(float(g.qmin)), hi(float(g.qmax)) {}
+  /// The integer of x, minus the zero point.
+  float level(float x) const {
+    float q = ((x / s + 12582912.f) - 12582912.f) + z;
+    q = q < lo ? lo : q;
+    q = q > hi ? hi : q;
+    return q - z;
+  }
+  float fake(float x) const { return level(x) * s; }
+};
+
+/// y = fake quantization of x onto one grid, in parallel.
+Tensor fakeTensor(const Tensor &x, const QuantGrid &grid) {
+  FloatGrid g(grid);
   Tensor y(ElemType::Float, x.shape());
   const float *xs = x.data<float>();
   float *ys = y.data<float>();
-  rt::parallelFor(x.numel(), 8, [&](int64_t b, int64_t e) {
+  rt::parallelFor(x.numel(), 4, [&](int64_t b, int64_t e) {
+    const FloatGrid f = g; // a local copy: the loop vectorizes
     for (int64_t i = b; i < e; ++i)
-      ys[i] = float(f(i, double(xs[i])));
+      ys[i] = f.fake(xs[i]);
+  });
+  return y;
+}
+
+/// Calls `f(begin, end, k)` for each run of [b, e) whose elements share
+/// grid k of `grids` (channel k on `axis` of `shape`, as
+/// TrainableQuantizer::gridOf picks them).
+template <typename F>
+void gridRuns(size_t grids, int64_t axis, const rt::Shape &shape, int64_t b, int64_t e, F f) {
+  if (grids == 1 || axis < 0 || size_t(axis) >= shape.size()) {
+    f(b, e, size_t(0));
+    return;
+  }
+  int64_t inner = 1;
+  for (size_t d = size_t(axis) + 1; d < shape.size(); ++d)
+    inner *= shape[d];
+  int64_t channels = shape[size_t(axis)];
+  for (int64_t i = b; i < e;) {
+    int64_t block = i / inner, end = std::min(e, (block + 1) * inner);
+    f(i, end, size_t(std::min<int64_t>(block % channels, int64_t(grids) - 1)));
+    i = end;
+  }
+}
+
+/// y[i] = f(k, x[i]) over a float tensor in parallel, k the grid of i.
+template <typename F> Tensor mapRuns(const Tensor &x, size_t grids, int64_t axis, F f) {
+  Tensor y(ElemType::Float, x.shape());
+  const float *xs = x.data<float>();
+  float *ys = y.data<float>();
+  rt::parallelFor(x.numel(), 4, [&](int64_t b, int64_t e) {
+    gridRuns(grids, axis, x.shape(), b, e, [&](int64_t b1, int64_t e1, size_t k) {
+      for (int64_t i = b1; i < e1; ++i)
+        ys[i] = f(k, xs[i]);
+    });
   });
   return y;
 }
@@ -66,9 +121,10 @@ public:
   using TrainableQuantizer::TrainableQuantizer;
   QuantizerKind kind() const override { return QuantizerKind::Ste; }
   Tensor forward(const Tensor &x) const override {
-    return mapTensor(x, [&](int64_t i, double v) {
-      const QuantGrid &g = gridOf(cfg.grids, x.shape(), i);
-      return g.lut.empty() ? fake(g, v) : g.quantize(v);
+    // In double, as the QDQ rewrite quantizes weights.
+    return mapRuns(x, cfg.grids.size(), cfg.channelAxis, [&](size_t k, float v) {
+      const QuantGrid &g = cfg.grids[k];
+      return float(g.lut.empty() ? fake(g, v) : g.quantize(v));
     });
   }
   Tensor backward(const Tensor &, const Tensor &dy) override { return dy; }
@@ -97,40 +153,50 @@ public:
     // through.
     return thresholdGrid(cfg.method, t[0], cfg.bits, cfg.isSigned, cfg.minThreshold);
   }
-  Tensor forward(const Tensor &x) const override {
-    QuantGrid g = grid();
-    return mapTensor(x, [&](int64_t, double v) { return fake(g, v); });
-  }
+  Tensor forward(const Tensor &x) const override { return fakeTensor(x, grid()); }
   Tensor backward(const Tensor &x, const Tensor &dy) override {
     QuantGrid g = grid();
-    Tensor dx(ElemType::Float, x.shape());
-    bool uniform = cfg.method == ir::QuantMethod::Uniform;
     const float *xs = x.data<float>(), *ds = dy.data<float>();
-    float *out = dx.data<float>();
-    const double inv = 1 / span(g), lo = double(g.qmin), hi = double(g.qmax);
-    double sums[2] = {0, 0}; // uniform: a, b; else t
-    chunkedSums(x.numel(), 2, sums, [&](int64_t b0, int64_t e0, double *acc) {
-      for (int64_t i = b0; i < e0; ++i) {
-        double v = xs[i], d = ds[i];
-        if (uniform) {
-          bool below = v<g.lo, above = v> g.hi;
-          out[i] = below || above ? 0.f : float(d);
+    if (cfg.method == ir::QuantMethod::Uniform) {
+      Tensor dx(ElemType::Float, x.shape());
+      float *out = dx.data<float>();
+      const float a0 = float(g.lo), b0 = float(g.hi);
+      double sums[2] = {0, 0};
+      chunkedSums(x.numel(), 2, sums, [&](int64_t b, int64_t e, double *acc) {
+        for (int64_t i = b; i < e; ++i) {
+          float v = xs[i], d = ds[i];
+          bool below = v<a0, above = v> b0;
+          out[i] = below || above ? 0.f : d;
           acc[0] += below ? d : 0.0;
           acc[1] += above ? d : 0.0;
-        } else {
-          double u = v / g.scale;
-          out[i] = float(d);
-          acc[0] += d * (std::clamp(rnd(u), lo, hi) - u) * inv;
         }
-      }
-    });
-    if (uniform) {
+      });
       ga[0] += sums[0];
       gb[0] += sums[1];
-    } else {
-      gt[0] += sums[0];
+      return dx;
     }
-    return dx;
+    // dq/dx = 1: the incoming gradient passes as it is.
+    FloatGrid fg(g);
+    const float inv = float(1 / span(g));
+    double sum = 0;
+    chunkedSums(x.numel(), 1, &sum, [&](int64_t b, int64_t e, double *acc) {
+      // 16 float lanes (at most 1,024 terms each), so the loop vectorizes.
+      constexpr int kLanes = 16;
+      float lane[kLanes] = {};
+      auto term = [&](int64_t i) { return ds[i] * (fg.level(xs[i]) - xs[i] / fg.s); };
+      int64_t i = b;
+      for (; i + kLanes <= e; i += kLanes)
+        for (int l = 0; l < kLanes; ++l)
+          lane[l] += term(i + l);
+      double total = 0;
+      for (; i < e; ++i)
+        total += double(term(i));
+      for (float l : lane)
+        total += double(l);
+      acc[0] += total * double(inv);
+    });
+    gt[0] += sum;
+    return dy;
   }
   std::vector<QuantizerParam> parameters() override {
     if (cfg.method == ir::QuantMethod::Uniform)
@@ -185,31 +251,41 @@ public:
       gs.push_back(grid(k));
     return gs;
   }
+  std::vector<FloatGrid> floatGrids() const {
+    std::vector<FloatGrid> fs;
+    for (const QuantGrid &g : grids())
+      fs.emplace_back(g);
+    return fs;
+  }
   Tensor forward(const Tensor &x) const override {
-    std::vector<QuantGrid> gs = grids();
-    return mapTensor(x, [&](int64_t i, double v) { return fake(gridOf(gs, x.shape(), i), v); });
+    std::vector<FloatGrid> gs = floatGrids();
+    return mapRuns(x, gs.size(), cfg.channelAxis, [&](size_t k, float v) { return gs[k].fake(v); });
   }
   Tensor backward(const Tensor &x, const Tensor &dy) override {
-    std::vector<QuantGrid> gs = grids();
+    std::vector<FloatGrid> gs = floatGrids();
     Tensor dx(ElemType::Float, x.shape());
     const float *xs = x.data<float>(), *ds = dy.data<float>();
     float *out = dx.data<float>();
     size_t width = gs.size();
     std::vector<double> sums(2 * width, 0.0); // steps, then lows
     chunkedSums(x.numel(), 2 * width, sums.data(), [&](int64_t b0, int64_t e0, double *acc) {
-      for (int64_t i = b0; i < e0; ++i) {
-        const QuantGrid &g = gridOf(gs, x.shape(), i);
-        size_t k = size_t(&g - gs.data());
-        double v = xs[i], d = ds[i];
-        // u: the position on the integer grid (uniform: (x - a) / Δ, as
-        // a = -zeroPoint Δ).
-        double u = v / g.scale + double(g.zeroPoint);
-        bool inside = u >= double(g.qmin) && u <= double(g.qmax);
-        double dq = inside ? rnd(u) - u : (u < double(g.qmin) ? double(g.qmin) : double(g.qmax));
-        out[i] = inside ? float(d) : 0.f;
-        acc[k] += d * dq;
-        acc[width + k] += inside ? 0.0 : d;
-      }
+      gridRuns(width, cfg.channelAxis, x.shape(), b0, e0, [&](int64_t b, int64_t e, size_t k) {
+        const FloatGrid &g = gs[k];
+        double step = 0, outside = 0;
+        for (int64_t i = b; i < e; ++i) {
+          float d = ds[i];
+          // u: the position on the integer grid (uniform: (x - a) / Δ, as
+          // a = -zeroPoint Δ).
+          float u = xs[i] / g.s + g.z;
+          bool inside = u >= g.lo && u <= g.hi;
+          float dq = inside ? ((u + 12582912.f) - 12582912.f) - u : (u < g.lo ? g.lo : g.hi);
+          out[i] = inside ? d : 0.f;
+          step += double(d * dq);
+          outside += inside ? 0.0 : double(d);
+        }
+        acc[k] += step;
+        acc[width + k] += outside;
+      });
     });
     for (size_t k = 0; k < width; ++k) {
       gstep[k] += scaleGrad * sums[k];
@@ -273,10 +349,14 @@ public:
   }
   Tensor forward(const Tensor &x) const override {
     initialize(x);
-    return mapTensor(x, [&](int64_t i, double v) {
+    Tensor y(ElemType::Float, x.shape());
+    for (int64_t i = 0; i < x.numel(); ++i) {
       const QuantGrid &g = gridOf(cfg.grids, x.shape(), i);
-      return g.scale * (level(g, v, h(alpha[size_t(i)])) - double(g.zeroPoint));
-    });
+      double v = x.data<float>()[i];
+      y.data<float>()[i] =
+          float(g.scale * (level(g, v, h(alpha[size_t(i)])) - double(g.zeroPoint)));
+    }
+    return y;
   }
   Tensor backward(const Tensor &x, const Tensor &dy) override {
     initialize(x);

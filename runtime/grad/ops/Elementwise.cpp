@@ -37,8 +37,18 @@ template <typename D> bool unary(BackwardContext &ctx, D d) {
   const float *ys = y && y->defined() ? y->data<float>() : nullptr;
   float *rs = r.data<float>();
   parallelFor(x->numel(), 4, [&](int64_t b, int64_t e) {
-    for (int64_t i = b; i < e; ++i)
-      rs[i] = gs[i] * d(xs[i], ys ? ys[i] : 0.f);
+    // Local copies and restrict pointers: no store may change them, so the
+    // loops vectorize (two, for the derivatives that read y and those that
+    // do not).
+    const D f = d;
+    const float *__restrict xi = xs, *__restrict gi = gs, *__restrict yi = ys;
+    float *__restrict ri = rs;
+    if (yi)
+      for (int64_t i = b; i < e; ++i)
+        ri[i] = gi[i] * f(xi[i], yi[i]);
+    else
+      for (int64_t i = b; i < e; ++i)
+        ri[i] = gi[i] * f(xi[i], 0.f);
   });
   ctx.inputGrads[0] = std::move(r);
   return true;
@@ -62,7 +72,7 @@ bool leakyRelu(BackwardContext &ctx) {
 bool clip(BackwardContext &ctx) {
   constexpr float inf = std::numeric_limits<float>::infinity();
   float lo = clipBound(ctx, 1, "min", -inf), hi = clipBound(ctx, 2, "max", inf);
-  return unary(ctx, [lo, hi](float x, float) { return x >= lo && x <= hi ? 1.f : 0.f; });
+  return unary(ctx, [lo, hi](float x, float) { return (x >= lo) & (x <= hi) ? 1.f : 0.f; });
 }
 bool sigmoid(BackwardContext &ctx) {
   return unary(ctx, [](float, float y) { return y * (1 - y); });
@@ -116,11 +126,24 @@ template <Op op> bool binary(BackwardContext &ctx) {
       ctx.inputGrads[k] = zeros(self->shape());
       continue;
     }
+    bool selfFull = self->shape() == g->shape(), otherFull = other->shape() == g->shape();
+    if ((op == Op::Add || (op == Op::Sub && k == 0)) && selfFull) {
+      ctx.inputGrads[k] = *g; // the gradient passes as it is (shared, never written)
+      continue;
+    }
     Tensor full(ElemType::Float, g->shape());
     const float *gs = g->data<float>();
     float *fs = full.data<float>();
-    BroadcastIndexer is(self->shape(), g->shape()), io(other->shape(), g->shape());
     const float *ss = self->data<float>(), *os = other->data<float>();
+    if (op == Op::Mul && otherFull) { // the common case, vectorized
+      parallelFor(g->numel(), 1, [&](int64_t s, int64_t e) {
+        for (int64_t i = s; i < e; ++i)
+          fs[i] = gs[i] * os[i];
+      });
+      ctx.inputGrads[k] = reduceToShape(full, self->shape());
+      continue;
+    }
+    BroadcastIndexer is(self->shape(), g->shape()), io(other->shape(), g->shape());
     parallelFor(g->numel(), 8, [&](int64_t s, int64_t e) {
       for (int64_t i = s; i < e; ++i) {
         float d = gs[i];

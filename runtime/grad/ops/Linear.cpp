@@ -2,7 +2,8 @@
 //
 // Conv and ConvTranspose: oneDNN's (de)convolution backward-data and
 // backward-weights primitives (grouped and depthwise included; weights
-// described where ONNX keeps them, convWeightsDesc), on the plain layouts,
+// described where ONNX keeps them, convWeightsDesc), on the layouts oneDNN
+// picks for its fastest kernels (reorders from and to the plain tensors),
 // with the forward training primitive as their hint; cached per input shape
 // in the node's state. The bias gradient comes from backward-weights.
 // Gemm and MatMul: dA = dY Bᵀ and dB = Aᵀ dY (transposes, alpha and beta as
@@ -16,6 +17,7 @@
 #include "runtime/ops/Dnnl.h"
 
 #include <map>
+#include <type_traits>
 
 using namespace tpcc;
 using namespace tpcc::rt;
@@ -24,9 +26,14 @@ namespace du = tpcc::rt::dnnl_util;
 
 namespace {
 
+/// oneDNN's backward primitives of a Conv or ConvTranspose at one input
+/// shape: the tensors' plain descriptors and the layouts each primitive
+/// chose for them (format_tag::any: its fastest kernels).
 struct ConvBackward {
   dnnl::primitive data, weights;
-  dnnl::memory::desc x, w, b, y;
+  dnnl::memory::desc x, w, b, y;                   // plain
+  dnnl::memory::desc dataX, dataW, dataY;          // backward-data's diff_src, weights, diff_dst
+  dnnl::memory::desc weightsX, weightsW, weightsY; // backward-weights' src, diff_weights, diff_dst
 };
 
 struct ConvBackwardState : NodeState {
@@ -42,39 +49,54 @@ ConvBackward buildConvBackward(const Tensor &x, const Tensor &w, const ConvGeome
       dil;
   for (int64_t d : geo.dilations)
     dil.push_back(d - 1);
-  memory::desc xd = du::plainDesc(x.shape()), yd = du::plainDesc(geo.outShape);
-  memory::desc wd = convWeightsDesc(x.shape(), geo, T), bd = du::plainDesc({geo.outShape[1]});
+  ConvBackward p;
+  p.x = du::plainDesc(x.shape()), p.y = du::plainDesc(geo.outShape);
+  p.w = convWeightsDesc(x.shape(), geo, T), p.b = du::plainDesc({geo.outShape[1]});
+  auto any = [](const memory::desc &d) {
+    return memory::desc(d.dims(), memory::data_type::f32, memory::format_tag::any);
+  };
+  memory::desc xa = any(p.x), wa = any(p.w), ya = any(p.y);
   const dnnl::engine &eng = du::engine();
-  if constexpr (!T) {
-    auto alg = dnnl::algorithm::convolution_direct;
-    dnnl::convolution_forward::primitive_desc hint(
-        {dnnl::prop_kind::forward_training, alg, xd, wd, bd, yd, strides, dil, padL, padR}, eng);
-    dnnl::convolution_backward_data::primitive_desc pdd({alg, xd, wd, yd, strides, dil, padL, padR},
-                                                        eng, hint);
-    dnnl::convolution_backward_weights::primitive_desc pdw(
-        {alg, xd, wd, bd, yd, strides, dil, padL, padR}, eng, hint);
-    return {dnnl::convolution_backward_data(pdd),
-            dnnl::convolution_backward_weights(pdw),
-            xd,
-            wd,
-            bd,
-            yd};
-  } else {
-    auto alg = dnnl::algorithm::deconvolution_direct;
-    dnnl::deconvolution_forward::primitive_desc hint(
-        {dnnl::prop_kind::forward_training, alg, xd, wd, bd, yd, strides, dil, padL, padR}, eng);
-    dnnl::deconvolution_backward_data::primitive_desc pdd(
-        {alg, xd, wd, yd, strides, dil, padL, padR}, eng, hint);
-    dnnl::deconvolution_backward_weights::primitive_desc pdw(
-        {alg, xd, wd, bd, yd, strides, dil, padL, padR}, eng, hint);
-    return {dnnl::deconvolution_backward_data(pdd),
-            dnnl::deconvolution_backward_weights(pdw),
-            xd,
-            wd,
-            bd,
-            yd};
-  }
+  using Fwd = std::conditional_t<T, dnnl::deconvolution_forward, dnnl::convolution_forward>;
+  using Data =
+      std::conditional_t<T, dnnl::deconvolution_backward_data, dnnl::convolution_backward_data>;
+  using Weights = std::conditional_t<T, dnnl::deconvolution_backward_weights,
+                                     dnnl::convolution_backward_weights>;
+  auto alg = T ? dnnl::algorithm::deconvolution_direct : dnnl::algorithm::convolution_direct;
+  typename Fwd::primitive_desc hint(
+      {dnnl::prop_kind::forward_training, alg, xa, wa, p.b, ya, strides, dil, padL, padR}, eng);
+  typename Data::primitive_desc pdd({alg, xa, wa, ya, strides, dil, padL, padR}, eng, hint);
+  typename Weights::primitive_desc pdw({alg, xa, wa, p.b, ya, strides, dil, padL, padR}, eng, hint);
+  p.data = Data(pdd), p.weights = Weights(pdw);
+  p.dataX = pdd.diff_src_desc(), p.dataW = pdd.weights_desc(), p.dataY = pdd.diff_dst_desc();
+  p.weightsX = pdw.src_desc(), p.weightsW = pdw.diff_weights_desc();
+  p.weightsY = pdw.diff_dst_desc();
+  return p;
 }
+
+/// The data at `ptr` (laid out as `plain`) in layout `want`: the buffer
+/// itself, or a reordered copy.
+dnnl::memory input(const dnnl::memory::desc &plain, const dnnl::memory::desc &want,
+                   const void *ptr) {
+  dnnl::memory m = du::wrap(plain, ptr);
+  if (want == plain)
+    return m;
+  dnnl::memory r(want, du::engine());
+  dnnl::reorder(m, r).execute(du::stream(), m, r);
+  return r;
+}
+
+/// Where a primitive writes a result laid out as `want` that belongs at
+/// `ptr` as `plain`; finish() reorders it there when the two differ.
+struct Output {
+  dnnl::memory plain, chosen;
+  Output(const dnnl::memory::desc &p, const dnnl::memory::desc &want, void *ptr)
+      : plain(du::wrap(p, ptr)), chosen(want == p ? plain : dnnl::memory(want, du::engine())) {}
+  void finish() {
+    if (chosen.get() != plain.get())
+      dnnl::reorder(chosen, plain).execute(du::stream(), chosen, plain);
+  }
+};
 
 template <bool T> bool conv(BackwardContext &ctx) {
   const Tensor *x = ctx.input(0), *w = ctx.input(1), *g = ctx.grad(0);
@@ -100,34 +122,36 @@ template <bool T> bool conv(BackwardContext &ctx) {
   auto &cache = static_cast<ConvBackwardState &>(*ctx.state).byShape;
   auto key = std::make_pair(x->shape(), w->shape());
   auto it = cache.find(key);
-  if (it == cache.end()) {
-    try {
+  try {
+    if (it == cache.end())
       it = cache.emplace(key, buildConvBackward<T>(*x, *w, geo)).first;
-    } catch (const dnnl::error &e) {
-      return ctx.fail("oneDNN cannot build " + ctx.node.opType + "'s backward: " + e.what());
+    const ConvBackward &p = it->second;
+    if (ctx.wants(0)) {
+      Tensor dx(ElemType::Float, x->shape());
+      Output out(p.x, p.dataX, dx.raw());
+      p.data.execute(du::stream(), {{DNNL_ARG_DIFF_DST, input(p.y, p.dataY, g->raw())},
+                                    {DNNL_ARG_WEIGHTS, input(p.w, p.dataW, w->raw())},
+                                    {DNNL_ARG_DIFF_SRC, out.chosen}});
+      out.finish();
+      ctx.inputGrads[0] = std::move(dx);
     }
+    if (ctx.wants(1) || (bias && ctx.wants(2))) {
+      Tensor dw(ElemType::Float, w->shape()), db(ElemType::Float, {geo.outShape[1]});
+      Output out(p.w, p.weightsW, dw.raw());
+      p.weights.execute(du::stream(), {{DNNL_ARG_DIFF_DST, input(p.y, p.weightsY, g->raw())},
+                                       {DNNL_ARG_SRC, input(p.x, p.weightsX, x->raw())},
+                                       {DNNL_ARG_DIFF_WEIGHTS, out.chosen},
+                                       {DNNL_ARG_DIFF_BIAS, du::wrap(p.b, db.raw())}});
+      out.finish();
+      if (ctx.wants(1))
+        ctx.inputGrads[1] = std::move(dw);
+      if (bias && ctx.wants(2))
+        ctx.inputGrads[2] = std::move(db);
+    }
+    du::stream().wait();
+  } catch (const dnnl::error &e) {
+    return ctx.fail("oneDNN cannot run " + ctx.node.opType + "'s backward: " + e.what());
   }
-  const ConvBackward &p = it->second;
-  dnnl::memory gm = du::wrap(p.y, g->raw());
-  if (ctx.wants(0)) {
-    Tensor dx(ElemType::Float, x->shape());
-    p.data.execute(du::stream(), {{DNNL_ARG_DIFF_DST, gm},
-                                  {DNNL_ARG_WEIGHTS, du::wrap(p.w, w->raw())},
-                                  {DNNL_ARG_DIFF_SRC, du::wrap(p.x, dx.raw())}});
-    ctx.inputGrads[0] = std::move(dx);
-  }
-  if (ctx.wants(1) || (bias && ctx.wants(2))) {
-    Tensor dw(ElemType::Float, w->shape()), db(ElemType::Float, {geo.outShape[1]});
-    p.weights.execute(du::stream(), {{DNNL_ARG_DIFF_DST, gm},
-                                     {DNNL_ARG_SRC, du::wrap(p.x, x->raw())},
-                                     {DNNL_ARG_DIFF_WEIGHTS, du::wrap(p.w, dw.raw())},
-                                     {DNNL_ARG_DIFF_BIAS, du::wrap(p.b, db.raw())}});
-    if (ctx.wants(1))
-      ctx.inputGrads[1] = std::move(dw);
-    if (bias && ctx.wants(2))
-      ctx.inputGrads[2] = std::move(db);
-  }
-  du::stream().wait();
   return true;
 }
 
