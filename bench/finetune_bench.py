@@ -5,8 +5,8 @@ fashion_mbv2 (float 92.46 % on the 10,000 Fashion-MNIST test images) with every
 kernel at 4 bits and then at 2 bits (imx500 extended with `override opset Conv,
 FullyConnected : [linear4]` / `[linear2]`, 8-bit activations) is quantized with its
 500 calibration images (PTQ), then fine-tuned with `tpcc finetune` for one epoch over
-the 60,000 training images with their labels (wall time, peak RSS, training
-throughput). Each QDQ model is scored on the test set with `tpcc eval`.
+the 60,000 training images with their labels (lr 1e-3, STE; wall time, peak
+RSS, training throughput). Each QDQ model is scored on the test set with `tpcc eval`.
 
 PyTorch eager (Debian's python3-torch, 2 threads) trains the same model with the same
 fake quantization in the same run: the float ONNX graph evaluated with torch
@@ -15,7 +15,8 @@ fake quantizer with a straight-through gradient, each tensor tpcc quantizes (fro
 report) behind a learnable per-tensor fake quantizer, AdamW, batch 32. Its images/s
 is the throughput target.
 
-usage: finetune_bench.py --tpcc BIN --work DIR --models DIR [--epochs N] [--torch-steps N]
+usage: finetune_bench.py --tpcc BIN --work DIR --models DIR [--epochs N] [--lr LR]
+                         [--torch-steps N]
 """
 import argparse
 import json
@@ -94,9 +95,13 @@ def torch_eager(model_path, report_path, x, y, steps, bits):
 
     opt = torch.optim.AdamW(params + [a[0] for a in acts.values()], lr=1e-4, weight_decay=1e-4)
     xs, ys = torch.from_numpy(x), torch.from_numpy(y)
-    warmup = 5
-    for step in range(warmup + steps):
-        if step == warmup:
+    # After 20 warm-up steps, the best of three windows (generous to PyTorch).
+    warmup, window = 20, max(1, steps // 3)
+    best, t0 = 0.0, None
+    for step in range(warmup + 3 * window):
+        if step >= warmup and (step - warmup) % window == 0:
+            if t0 is not None:
+                best = max(best, window * BATCH / (time.time() - t0))
             t0 = time.time()
         k = (step * BATCH) % (len(xs) - BATCH)
         env = dict(consts)
@@ -107,7 +112,7 @@ def torch_eager(model_path, report_path, x, y, steps, bits):
         opt.zero_grad()
         loss.backward()
         opt.step()
-    return steps * BATCH / (time.time() - t0)
+    return max(best, window * BATCH / (time.time() - t0))
 
 
 def main():
@@ -116,6 +121,7 @@ def main():
     p.add_argument("--work", required=True)
     p.add_argument("--models", required=True)
     p.add_argument("--epochs", default="1")
+    p.add_argument("--lr", default="1e-3")
     p.add_argument("--torch-steps", type=int, default=200)
     args = p.parse_args()
     w = args.work
@@ -131,7 +137,8 @@ def main():
     model = os.path.join(args.models, "fashion_mbv2.onnx")
     calib = os.path.join(args.models, "fashion_calib_x.npy")
     print(f"fashion_mbv2, float {FLOAT:.2f} % on the 10,000 test images; fine-tuning: "
-          f"{args.epochs} epoch(s) over the 60,000 training images, batch {BATCH}, 2 threads")
+          f"{args.epochs} epoch(s) over the 60,000 training images, batch {BATCH}, lr {args.lr}, "
+          "STE quantizers, 2 threads")
     print(f"{'kernels':8} {'PTQ':>8} {'finetuned':>10} {'vs float':>9} {'wall':>8} "
           f"{'train img/s':>12} {'torch img/s':>12} {'ratio':>6} {'peak RSS':>9}")
     for bits in (4, 2):
@@ -142,7 +149,8 @@ def main():
         out = os.path.join(w, f"ft{bits}.onnx")
         text, wall, peak = measured(
             [args.tpcc, "finetune", "--platform", platform, "--calib", calib, "--data", trx,
-             "--labels", try_, model, "-o", out, "--epochs", args.epochs, "--progress=never"])
+             "--labels", try_, model, "-o", out, "--epochs", args.epochs, "--lr", args.lr,
+             "--progress=never"])
         rate = float(re.search(r"([\d.]+) samples/s", text).group(1))
         theirs = torch_eager(model, report, np.load(trx), np.load(try_), args.torch_steps, bits)
         a0, a1 = accuracy(args, ptq, tx, ty), accuracy(args, out, tx, ty)

@@ -4,7 +4,7 @@
 # training images (accuracy on the test set, wall time, peak RSS, images/s), and
 # PyTorch eager training the same model with the same fake quantization in the
 # same run. See finetune_bench.py.
-# usage: bench/run_finetune.sh [TPCC_BINARY] [--epochs N] [--torch-steps N]
+# usage: bench/run_finetune.sh [TPCC_BINARY] [--epochs N] [--lr LR] [--torch-steps N]
 #        (default binary: build/bin/tpcc)
 set -euo pipefail
 cd "$(dirname "$0")/.."

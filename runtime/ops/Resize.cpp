@@ -21,6 +21,8 @@
 // threads over the rows of each pass.
 //
 //===----------------------------------------------------------------------===//
+#include "runtime/ops/ResizeTaps.h"
+
 #include "runtime/KernelUtil.h"
 
 #include <algorithm>
@@ -42,18 +44,6 @@ struct Options {
   double extrapolation = 0;
   /// Resize-10 and Upsample: asymmetric, floor (ceil when downsampling).
   bool legacy = false;
-};
-
-/// The taps of one axis: for output coordinate o, input indices
-/// idx[o * n + j] (in [0, inDim)) with weights w[o * n + j].
-struct AxisTaps {
-  int64_t inDim = 0, outDim = 0;
-  int n = 1;
-  std::vector<int64_t> idx;
-  std::vector<double> w;
-  std::vector<uint8_t> outside; ///< tf_crop_and_resize: extrapolate
-  bool anyOutside = false;
-  bool identity = false;
 };
 
 /// The input coordinate of output coordinate `x` (reference semantics).
@@ -348,8 +338,11 @@ void extrapolate(Tensor &y, const std::vector<AxisTaps> &axes, double value) {
   }
 }
 
-bool run(KernelContext &ctx, const Tensor &x, const Options &o, const std::vector<double> &scales,
-         const std::vector<int64_t> &sizes, const std::vector<double> &roi) {
+/// The output shape and taps of `x` resized as `o`, scales / sizes and roi
+/// say.
+bool planTaps(KernelContext &ctx, const Tensor &x, const Options &o,
+              const std::vector<double> &scales, const std::vector<int64_t> &sizes,
+              const std::vector<double> &roi, ResizeTaps &t) {
   int64_t r = x.rank();
   if (x.elem() == ElemType::String || graph::elemSize(x.elem()) == 0)
     return ctx.fail(ctx.node.opType + " does not support " + typeName(x.elem()) + " tensors");
@@ -387,20 +380,32 @@ bool run(KernelContext &ctx, const Tensor &x, const Options &o, const std::vecto
     return ctx.fail("output shape " + shapeStr(out) + " is too large");
   if (o.coord == "tf_crop_and_resize" && !o.legacy && int64_t(roi.size()) != 2 * r)
     return ctx.fail("tf_crop_and_resize needs a roi of " + std::to_string(2 * r) + " values");
-  ctx.outputs[0] = Tensor(x.elem(), out);
-  Tensor &y = ctx.outputs[0];
+  t.nearest = o.mode == Mode::Nearest;
+  t.outShape = out;
+  t.extrapolation = o.extrapolation;
+  t.axes.clear();
   if (n == 0)
     return true;
   for (int64_t k = 0; k < r; ++k)
     if (x.dim(k) == 0)
       return ctx.fail("cannot resize the empty input " + shapeStr(x.shape()));
-  std::vector<AxisTaps> axes;
   for (int64_t k = 0; k < r; ++k) {
     double rs = roi.size() == size_t(2 * r) ? roi[size_t(k)] : 0;
     double re = roi.size() == size_t(2 * r) ? roi[size_t(k + r)] : 1;
-    axes.push_back(axisTaps(o, x.dim(k), out[size_t(k)], sc[size_t(k)], rs, re));
+    t.axes.push_back(axisTaps(o, x.dim(k), out[size_t(k)], sc[size_t(k)], rs, re));
   }
-  if (o.mode == Mode::Nearest) {
+  return true;
+}
+
+/// Resizes `x` along the taps `t` into output 0.
+bool run(KernelContext &ctx, const Tensor &x, const ResizeTaps &t) {
+  ctx.outputs[0] = Tensor(x.elem(), t.outShape);
+  Tensor &y = ctx.outputs[0];
+  if (t.axes.empty())
+    return true;
+  const std::vector<AxisTaps> &axes = t.axes;
+  const Shape &out = t.outShape;
+  if (t.nearest) {
     const uint8_t *src = static_cast<const uint8_t *>(x.raw());
     uint8_t *dst = static_cast<uint8_t *>(y.raw());
     switch (graph::elemSize(x.elem())) {
@@ -439,7 +444,7 @@ bool run(KernelContext &ctx, const Tensor &x, const Options &o, const std::vecto
       break;
     }
   }
-  extrapolate(y, axes, o.extrapolation);
+  extrapolate(y, axes, t.extrapolation);
   return true;
 }
 
@@ -464,23 +469,17 @@ bool floatList(KernelContext &ctx, const Tensor *t, const char *what, std::vecto
   return true;
 }
 
-bool resizeKernel(KernelContext &ctx) {
-  const Tensor *x = ctx.input(0);
-  if (!x)
-    return ctx.fail("Resize needs an input");
-  Options o;
+/// Resize's options, scales or sizes, and roi.
+bool readResize(KernelContext &ctx, Options &o, std::vector<double> &scales,
+                std::vector<int64_t> &sizes, std::vector<double> &roi) {
   if (!readMode(ctx, o))
     return false;
-  std::vector<double> scales, roi;
-  std::vector<int64_t> sizes;
   if (ctx.opset < 11) {
     o.legacy = true;
     const Tensor *s = ctx.input(1);
     if (!s)
       return ctx.fail("Resize needs scales");
-    if (!floatList(ctx, s, "scales", scales))
-      return false;
-    return run(ctx, *x, o, scales, sizes, roi);
+    return floatList(ctx, s, "scales", scales);
   }
   o.coord = ctx.attrString("coordinate_transformation_mode", "half_pixel");
   o.nearest = ctx.attrString("nearest_mode", "round_prefer_floor");
@@ -508,34 +507,46 @@ bool resizeKernel(KernelContext &ctx) {
   }
   if (scales.empty() == sizes.empty())
     return ctx.fail("Resize needs exactly one of scales and sizes");
-  return run(ctx, *x, o, scales, sizes, roi);
+  return true;
 }
 
-bool upsampleKernel(KernelContext &ctx) {
-  const Tensor *x = ctx.input(0);
-  if (!x)
-    return ctx.fail("Upsample needs an input");
-  Options o;
+/// Upsample's options and scales (an input from opset 9, an attribute before).
+bool readUpsample(KernelContext &ctx, Options &o, std::vector<double> &scales) {
   o.legacy = true;
   if (!readMode(ctx, o))
     return false;
-  std::vector<double> scales;
   if (ctx.opset >= 9) {
     const Tensor *s = ctx.input(1);
     if (!s)
       return ctx.fail("Upsample needs scales");
-    if (!floatList(ctx, s, "scales", scales))
-      return false;
-  } else {
-    for (float f : ctx.attrFloats("scales"))
-      scales.push_back(f);
+    return floatList(ctx, s, "scales", scales);
   }
-  return run(ctx, *x, o, scales, {}, {});
+  for (float f : ctx.attrFloats("scales"))
+    scales.push_back(f);
+  return true;
+}
+
+bool resizeKernel(KernelContext &ctx) {
+  const Tensor *x = ctx.input(0);
+  if (!x)
+    return ctx.fail(ctx.node.opType + " needs an input");
+  ResizeTaps t;
+  return resizeTaps(ctx, *x, t) && run(ctx, *x, t);
 }
 
 } // namespace
 
+bool rt::resizeTaps(KernelContext &ctx, const Tensor &x, ResizeTaps &t) {
+  Options o;
+  std::vector<double> scales, roi;
+  std::vector<int64_t> sizes;
+  bool upsample = ctx.node.opType == "Upsample";
+  if (!(upsample ? readUpsample(ctx, o, scales) : readResize(ctx, o, scales, sizes, roi)))
+    return false;
+  return planTaps(ctx, x, o, scales, sizes, roi, t);
+}
+
 void rt::registerResizeKernels(KernelRegistry &r) {
   r.add("Resize", resizeKernel);
-  r.add("Upsample", upsampleKernel);
+  r.add("Upsample", resizeKernel);
 }

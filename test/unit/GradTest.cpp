@@ -642,6 +642,70 @@ TEST(Grad, MovedElements) {
   checkGradients(rs, "Resize nearest");
 }
 
+/// A Resize of x (shape `in`) by `scales` or to `sizes`, with string
+/// attributes `attrs` and, for tf_crop_and_resize, a roi.
+Net resizeNet(const rt::Shape &in, std::vector<float> scales, std::vector<int64_t> sizes,
+              std::vector<std::pair<std::string, std::string>> attrs, std::vector<float> roi = {}) {
+  Net n;
+  n.input("x", n.random(in));
+  auto floats = [&](const std::string &name, const std::vector<float> &v) {
+    auto *p = n.m.mutable_graph()->add_initializer();
+    p->set_name(name);
+    p->set_data_type(onnx::TensorProto::FLOAT);
+    p->add_dims(int64_t(v.size()));
+    for (float f : v)
+      p->add_float_data(f);
+  };
+  floats("roi", roi);
+  floats("scales", scales);
+  std::vector<std::string> ins{"x", "roi", "scales"};
+  if (!sizes.empty()) {
+    n.ints("sizes", sizes);
+    ins.push_back("sizes");
+  }
+  auto *node = n.node("Resize", ins, {"y"});
+  for (auto &[k, v] : attrs) {
+    auto *a = node->add_attribute();
+    a->set_name(k);
+    a->set_type(onnx::AttributeProto::STRING);
+    a->set_s(v);
+  }
+  n.output("y");
+  return n;
+}
+
+TEST(Grad, InterpolatingResize) {
+  // Linear and cubic: the forward's taps transposed, on every coordinate
+  // mapping, up- and downsampling, several axes at once, and a crop box
+  // whose outside takes no gradient.
+  for (const char *coord : {"half_pixel", "align_corners", "asymmetric", "pytorch_half_pixel"}) {
+    Net n = resizeNet({1, 2, 3, 4}, {1, 1, 2, 0.75f}, {},
+                      {{"mode", "linear"}, {"coordinate_transformation_mode", coord}});
+    checkGradients(n, std::string("Resize linear ") + coord);
+  }
+  Net cubic = resizeNet({2, 1, 5, 3}, {}, {2, 1, 7, 6}, {{"mode", "cubic"}});
+  checkGradients(cubic, "Resize cubic");
+  Net crop = resizeNet({1, 1, 4, 4}, {}, {1, 1, 5, 3},
+                       {{"mode", "linear"}, {"coordinate_transformation_mode", "tf_crop_and_resize"}},
+                       {0, 0, -0.2f, 0.1f, 1, 1, 0.9f, 1.3f});
+  checkGradients(crop, "Resize tf_crop_and_resize");
+  Net up(9); // Upsample, opset 9: bilinear-style linear, asymmetric
+  up.input("x", up.random({1, 2, 3, 3}));
+  auto *sc = up.m.mutable_graph()->add_initializer();
+  sc->set_name("scales");
+  sc->set_data_type(onnx::TensorProto::FLOAT);
+  sc->add_dims(4);
+  for (float f : {1.f, 1.f, 2.f, 2.f})
+    sc->add_float_data(f);
+  auto *node = up.node("Upsample", {"x", "scales"}, {"y"});
+  auto *a = node->add_attribute();
+  a->set_name("mode");
+  a->set_type(onnx::AttributeProto::STRING);
+  a->set_s("linear");
+  up.output("y");
+  checkGradients(up, "Upsample linear");
+}
+
 TEST(Grad, LayerNormalizationAndConvTranspose) {
   Net ln(17);
   ln.input("x", ln.random({2, 3, 4}));

@@ -6,11 +6,13 @@
 // permutation; Concat hands each input its slice of the gradient and Split
 // concatenates its outputs' gradients (zeros for an output nobody used).
 // Slice, Pad, Gather, Expand, Tile and nearest Resize run their forward
-// kernel on element indices to learn where each element went.
+// kernel on element indices to learn where each element went; linear and
+// cubic Resize run the forward's interpolation taps transposed.
 //
 //===----------------------------------------------------------------------===//
 #include "runtime/KernelUtil.h"
 #include "runtime/grad/Backward.h"
+#include "runtime/ops/ResizeTaps.h"
 
 #include <cstring>
 #include <numeric>
@@ -147,10 +149,6 @@ bool moved(BackwardContext &ctx) {
   for (int64_t i = 0; i < x->numel(); ++i)
     index.data<int64_t>()[i] = i + 1;
   bool pad = ctx.node.opType == "Pad";
-  if ((ctx.node.opType == "Resize" || ctx.node.opType == "Upsample") &&
-      ctx.attrString("mode", "nearest") != "nearest")
-    return ctx.fail("backward of " + ctx.node.opType + " supports mode `nearest` only, not `" +
-                    ctx.attrString("mode", "nearest") + "`");
   if (pad && ctx.opset < 11 && ctx.attrFloat("value", 0.f) != 0.f)
     return ctx.fail("backward of Pad with a nonzero `value` (before opset 11) is not supported");
   std::unique_ptr<NodeState> none;
@@ -176,11 +174,94 @@ bool moved(BackwardContext &ctx) {
   return true;
 }
 
+/// Backward of Resize and Upsample. Nearest only moves elements (moved).
+/// Linear and cubic are, along each resized axis, a linear map [outer, in,
+/// inner] -> [outer, out, inner] given by the forward's taps (ResizeTaps.h);
+/// the gradient runs each map transposed (every output row's gradient, times
+/// each tap's weight, added to the tap's input row), one outer slice per
+/// task so the sums keep one order. Outputs outside a crop box are
+/// constants: their gradient stops there.
+bool resize(BackwardContext &ctx) {
+  if (ctx.attrString("mode", "nearest") == "nearest")
+    return moved(ctx);
+  if (!ctx.wants(0))
+    return true;
+  const Tensor *x = ctx.input(0), *g = ctx.grad(0);
+  if (!isFloat(x))
+    return ctx.fail("backward of " + ctx.node.opType + " needs a float input");
+  if (!g) {
+    ctx.inputGrads[0] = zeros(x->shape());
+    return true;
+  }
+  std::unique_ptr<NodeState> none;
+  KernelContext kc(ctx.node, ctx.opset, none);
+  kc.inputs = ctx.inputs;
+  ResizeTaps t;
+  if (!resizeTaps(kc, *x, t))
+    return ctx.fail("backward of " + ctx.node.opType + ": " + kc.error);
+  if (t.outShape != g->shape())
+    return ctx.fail("backward of " + ctx.node.opType + ": the gradient has shape " +
+                    shapeStr(g->shape()) + ", not " + shapeStr(t.outShape));
+  std::vector<float> cur(g->data<float>(), g->data<float>() + g->numel());
+  if (t.axes.empty()) {
+    ctx.inputGrads[0] = zeros(x->shape());
+    return true;
+  }
+  size_t r = t.axes.size();
+  std::vector<int64_t> pos(r, 0);
+  for (size_t i = 0; i < cur.size(); ++i) { // outside the crop box
+    bool out = false;
+    for (size_t k = 0; k < r; ++k)
+      out = out || (t.axes[k].anyOutside && t.axes[k].outside[size_t(pos[k])]);
+    if (out)
+      cur[i] = 0;
+    for (size_t k = r; k-- > 0;) {
+      if (++pos[k] < t.outShape[k])
+        break;
+      pos[k] = 0;
+    }
+  }
+  Shape shape = t.outShape;
+  for (size_t k = 0; k < r; ++k) {
+    const AxisTaps &a = t.axes[k];
+    if (a.identity)
+      continue;
+    int64_t outer = 1, inner = 1, n = a.n;
+    for (size_t d = 0; d < k; ++d)
+      outer *= shape[d];
+    for (size_t d = k + 1; d < r; ++d)
+      inner *= shape[d];
+    std::vector<float> next(size_t(outer * a.inDim * inner), 0.f);
+    parallelFor(outer, a.outDim * inner * n, [&](int64_t b, int64_t e) {
+      for (int64_t o = b; o < e; ++o)
+        for (int64_t p = 0; p < a.outDim; ++p) {
+          const float *src = cur.data() + (o * a.outDim + p) * inner;
+          for (int64_t j = 0; j < n; ++j) {
+            float w = float(a.w[size_t(p * n + j)]); // as the forward multiplies
+            if (w == 0)
+              continue;
+            float *dst = next.data() + (o * a.inDim + a.idx[size_t(p * n + j)]) * inner;
+            for (int64_t i = 0; i < inner; ++i)
+              dst[i] += w * src[i];
+          }
+        }
+    });
+    cur.swap(next);
+    shape[k] = a.inDim;
+  }
+  Tensor dx(ElemType::Float, x->shape());
+  std::memcpy(dx.raw(), cur.data(), dx.bytes());
+  ctx.inputGrads[0] = std::move(dx);
+  return true;
+}
+
 } // namespace
 
 void rt::grad::registerShapeBackward(BackwardRegistry &r) {
-  for (const char *op : {"Slice", "Pad", "Gather", "Expand", "Tile", "Resize", "Upsample"})
+  for (const char *op : {"Slice", "Pad", "Gather", "Expand", "Tile"})
     r.add(op, moved);
+  r.add("Resize", resize);
+  r.add("Upsample", resize);
   // QuantizeLinear and DequantizeLinear: straight through (Backward.h).
   for (const char *op : {"Reshape", "Flatten", "Squeeze", "Unsqueeze", "Identity", "Dropout",
                          "QuantizeLinear", "DequantizeLinear"})
