@@ -148,7 +148,8 @@ LogicalResult quant::quantizeModel(const QuantizeRequest &r, QuantizeOutcome &ou
   for (const GraphEdit &e : result.edits)
     out.corrections.push_back(e.describe());
   if (failed(applyCorrections(*out.quantModel, result, diags)) ||
-      (r.beforeRewrite && failed(r.beforeRewrite(*out.quantModel, result, *floatEx, diags))) ||
+      (r.beforeRewrite &&
+       failed(r.beforeRewrite(*out.quantModel, result, out.plan, *floatEx, diags))) ||
       failed(rewriteToQDQ(*out.quantModel, result.spec, diags)) ||
       failed(graph::verifyGraph(out.quantModel->graph, r.output, diags)))
     return failure();
@@ -191,7 +192,7 @@ LogicalResult quant::writeOutcome(const QuantizeRequest &r, const QuantizeOutcom
   }
   if (!r.report.empty()) {
     ReportHeader h{r.platform->name, r.recipe.name.empty() ? "(defaults)" : r.recipe.name, r.model,
-                   r.output};
+                   r.output, r.reportExtra};
     auto write = [&](llvm::raw_ostream &os) {
       writeReport(out.result, h, out.corrections, os, out.search ? &*out.search : nullptr,
                   &out.plan);

@@ -56,10 +56,14 @@ struct QuantizeRequest {
   std::function<void(const char *)> phaseDone;
   /// Called after calibration and the corrections, before the QDQ rewrite,
   /// with the corrected model copy that becomes the QDQ model, the result
-  /// whose spec the rewrite applies and the float model's executor: what
-  /// `tpcc finetune` trains (finetune/Finetune.h). Failure stops quantizeModel.
-  std::function<LogicalResult(graph::Model &, QuantizeResult &, rt::Executor &, DiagnosticEngine &)>
+  /// whose spec the rewrite applies, the plan (its candidates) and the
+  /// float model's executor: what `tpcc finetune` trains
+  /// (finetune/Finetune.h). Failure stops quantizeModel.
+  std::function<LogicalResult(graph::Model &, QuantizeResult &, const plan::Plan &, rt::Executor &,
+                              DiagnosticEngine &)>
       beforeRewrite;
+  /// Adds sections to the report (ReportHeader::extra).
+  std::function<void(llvm::json::OStream &)> reportExtra;
 };
 
 struct QuantizeOutcome {

@@ -76,6 +76,8 @@ void quant::writeReport(const QuantizeResult &r, const ReportHeader &h,
     });
     if (search && plan)
       mixed::writeSearchJSON(*search, *plan, j);
+    if (h.extra)
+      h.extra(j);
     j.attributeArray("tensors", [&] {
       for (const TensorReport &t : r.tensors)
         j.object([&] {

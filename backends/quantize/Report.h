@@ -11,8 +11,10 @@
 #include "backends/quantize/Quantizer.h"
 #include "backends/quantize/mixed/Search.h"
 
+#include "llvm/Support/JSON.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -21,6 +23,8 @@ namespace tpcc::quant {
 /// What the report names besides the tensors.
 struct ReportHeader {
   std::string platform, recipe, model, output;
+  /// Adds sections to the report's top-level object (`tpcc finetune`'s).
+  std::function<void(llvm::json::OStream &)> extra;
 };
 
 /// The report JSON (report_version 1); `search` (with the plan it chose)

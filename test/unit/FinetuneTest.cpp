@@ -44,9 +44,9 @@ protected:
     if (!labels)
       d.labels = rt::Tensor();
     if (train)
-      r.beforeRewrite = [&](graph::Model &m, quant::QuantizeResult &res, rt::Executor &teacher,
-                            DiagnosticEngine &diags) {
-        return quant::finetune(m, res, teacher, d, fo, report, diags);
+      r.beforeRewrite = [&](graph::Model &m, quant::QuantizeResult &res, const plan::Plan &p,
+                            rt::Executor &teacher, DiagnosticEngine &diags) {
+        return quant::finetune(m, res, p, teacher, d, fo, report, diags);
       };
     EXPECT_TRUE(succeeded(quant::quantizeModel(r, out, c->diags)));
     r.beforeRewrite = nullptr;

@@ -685,9 +685,10 @@ TEST(Grad, InterpolatingResize) {
   }
   Net cubic = resizeNet({2, 1, 5, 3}, {}, {2, 1, 7, 6}, {{"mode", "cubic"}});
   checkGradients(cubic, "Resize cubic");
-  Net crop = resizeNet({1, 1, 4, 4}, {}, {1, 1, 5, 3},
-                       {{"mode", "linear"}, {"coordinate_transformation_mode", "tf_crop_and_resize"}},
-                       {0, 0, -0.2f, 0.1f, 1, 1, 0.9f, 1.3f});
+  Net crop =
+      resizeNet({1, 1, 4, 4}, {}, {1, 1, 5, 3},
+                {{"mode", "linear"}, {"coordinate_transformation_mode", "tf_crop_and_resize"}},
+                {0, 0, -0.2f, 0.1f, 1, 1, 0.9f, 1.3f});
   checkGradients(crop, "Resize tf_crop_and_resize");
   Net up(9); // Upsample, opset 9: bilinear-style linear, asymmetric
   up.input("x", up.random({1, 2, 3, 3}));

@@ -127,9 +127,11 @@ int driver::runFinetune(Compilation &c, const ir::Module &m, const Options &o) {
     fo.seed = uint32_t(ft.seed);
     fo.quantizer = *quant::parseQuantizerKind(o.quantizer.empty() ? ir::toString(ft.quantizer)
                                                                   : llvm::StringRef(o.quantizer));
-    r.beforeRewrite = [&](graph::Model &model, quant::QuantizeResult &result, rt::Executor &teacher,
-                          DiagnosticEngine &d) {
-      return quant::finetune(model, result, teacher, data, fo, report, d);
+    fo.minThreshold = r.recipe.minThreshold;
+    r.reportExtra = [&](llvm::json::OStream &j) { quant::writeFinetuneJSON(report, fo, j); };
+    r.beforeRewrite = [&](graph::Model &model, quant::QuantizeResult &result,
+                          const plan::Plan &plan, rt::Executor &teacher, DiagnosticEngine &d) {
+      return quant::finetune(model, result, plan, teacher, data, fo, report, d);
     };
     return success();
   };

@@ -82,11 +82,34 @@ std::vector<double> logSoftmax(const Tensor &logits, int64_t row) {
   return out;
 }
 
+/// The bits of every candidate config of the plan node named `node`, sorted
+/// and unique: of its weight input `input` (>= 0), else of its activation.
+/// Empty when the plan has no such node or no options.
+std::vector<int> candidateBits(const plan::Plan &plan, llvm::StringRef node, int64_t input) {
+  std::vector<int> bits;
+  for (const plan::PlanNode &pn : plan.nodes) {
+    if (!pn.node || pn.node->name != node || !pn.options.options)
+      continue;
+    const plan::PlanWeight *w = nullptr;
+    for (const plan::PlanWeight &x : pn.weights)
+      if (x.inputIndex == input)
+        w = &x;
+    if (input >= 0 && !w)
+      return bits;
+    for (const ir::OpConfig &c : pn.options.options->configs)
+      bits.push_back(w ? c.weightConfig(w->slot).bits : c.activation.bits);
+  }
+  std::sort(bits.begin(), bits.end());
+  bits.erase(std::unique(bits.begin(), bits.end()), bits.end());
+  return bits;
+}
+
 } // namespace
 
-LogicalResult quant::finetune(graph::Model &model, QuantizeResult &result, rt::Executor &teacher,
-                              const FinetuneData &data, const FinetuneOptions &options,
-                              FinetuneReport &report, DiagnosticEngine &diags) {
+LogicalResult quant::finetune(graph::Model &model, QuantizeResult &result, const plan::Plan &plan,
+                              rt::Executor &teacher, const FinetuneData &data,
+                              const FinetuneOptions &options, FinetuneReport &report,
+                              DiagnosticEngine &diags) {
   auto t0 = std::chrono::steady_clock::now();
   auto secondsSince = [](std::chrono::steady_clock::time_point from) {
     return std::chrono::duration<double>(std::chrono::steady_clock::now() - from).count();
@@ -137,6 +160,8 @@ LogicalResult quant::finetune(graph::Model &model, QuantizeResult &result, rt::E
     c.bits = wq.grids.front().bits;
     c.isSigned = wq.grids.front().isSigned;
     c.channelAxis = wq.axis;
+    c.minThreshold = options.minThreshold;
+    c.candidateBits = candidateBits(plan, wq.node, wq.inputIndex);
     c.grids = wq.grids;
     s->quantizer = trainableQuantizer(c.target, c.method, options.quantizer)(c);
     if (wq.inputIndex == 1)
@@ -168,6 +193,9 @@ LogicalResult quant::finetune(graph::Model &model, QuantizeResult &result, rt::E
     c.bits = a.grid.bits;
     c.isSigned = a.grid.isSigned;
     c.grids = {a.grid};
+    c.minThreshold = options.minThreshold;
+    if (p)
+      c.candidateBits = candidateBits(plan, p->name, -1);
     QuantizerFactory f = trainableQuantizer(c.target, c.method, options.quantizer);
     if (!f)
       continue;
@@ -372,12 +400,26 @@ LogicalResult quant::finetune(graph::Model &model, QuantizeResult &result, rt::E
     report.lastLoss += stepLoss[stepLoss.size() - tenth + k] / double(tenth);
   }
 
-  // The learned grids and weights.
-  for (ActivationSlot &a : acts)
-    result.spec.activations[a.spec].grid = a.quantizer->finalize().grids.front();
-  for (WeightSlot &s : weights) {
-    if (s.quantizer)
+  // The learned grids and weights (and what the report says of them).
+  auto record = [&](const std::string &tensor, TrainableQuantizer &q,
+                    const std::vector<QuantGrid> &grids) {
+    TrainedQuantizer t{tensor, q.config(), q.kind(), {}};
+    t.config.grids = grids;
+    for (const QuantizerParam &p : q.parameters())
+      t.parameters.push_back(p.name);
+    report.quantizers.push_back(std::move(t));
+  };
+  for (WeightSlot &s : weights)
+    if (s.quantizer) {
       result.spec.weights[s.spec].grids = s.quantizer->finalize().grids;
+      record(s.value->name, *s.quantizer, result.spec.weights[s.spec].grids);
+    }
+  for (ActivationSlot &a : acts) {
+    ActivationQDQ &spec = result.spec.activations[a.spec];
+    spec.grid = a.quantizer->finalize().grids.front();
+    record(spec.value, *a.quantizer, {spec.grid});
+  }
+  for (WeightSlot &s : weights) {
     for (const auto &init : g.initializers())
       if (init->name == s.value->name) {
         std::vector<float> f(s.w.begin(), s.w.end());
@@ -392,4 +434,55 @@ LogicalResult quant::finetune(graph::Model &model, QuantizeResult &result, rt::E
             result.spec.activations[size_t(specOf[node->input(0)->id])].grid;
   report.seconds = secondsSince(t0);
   return success();
+}
+
+void quant::writeFinetuneJSON(const FinetuneReport &report, const FinetuneOptions &options,
+                              llvm::json::OStream &j) {
+  j.attributeObject("finetune", [&] {
+    j.attribute("epochs", options.epochs);
+    j.attribute("batch", options.batch);
+    j.attribute("lr", options.lr);
+    j.attribute("weight_decay", options.weightDecay);
+    j.attribute("quantizer", toString(options.quantizer));
+    j.attribute("seed", int64_t(options.seed));
+    j.attribute("steps", report.steps);
+    j.attribute("samples", report.samples);
+    j.attribute("first_loss", report.firstLoss);
+    j.attribute("last_loss", report.lastLoss);
+    j.attribute("seconds", report.seconds);
+    j.attribute("samples_per_second",
+                report.trainSeconds > 0 ? double(report.samples) / report.trainSeconds : 0.0);
+    j.attributeArray("quantizers", [&] {
+      for (const TrainedQuantizer &t : report.quantizers)
+        j.object([&] {
+          const TrainableQuantizerConfig &c = t.config;
+          bool weights = c.target == QuantizerTarget::Weights;
+          j.attribute("tensor", t.tensor);
+          j.attribute("target", weights ? "weights" : "activation");
+          j.attribute("method", ir::toString(c.method));
+          j.attribute("bits", c.bits);
+          j.attributeArray("candidate_bits", [&] {
+            for (int b : c.candidateBits)
+              j.value(b);
+          });
+          j.attribute("enabled", c.enabled);
+          j.attribute("signed", c.isSigned);
+          j.attribute("per_channel", c.perChannel());
+          j.attribute("channel_axis", c.channelAxis);
+          j.attribute("min_threshold", c.minThreshold);
+          j.attribute("kind", toString(t.kind));
+          j.attributeArray("trained", [&] {
+            for (const std::string &p : t.parameters)
+              j.value(p);
+          });
+          j.attributeArray("ranges", [&] { // as trained, one per channel
+            for (const QuantGrid &g : c.grids)
+              j.array([&] {
+                j.value(g.lo);
+                j.value(g.hi);
+              });
+          });
+        });
+    });
+  });
 }

@@ -26,6 +26,8 @@
 #include "backends/quantize/Quantizer.h"
 #include "backends/quantize/finetune/Quantizers.h"
 
+#include "llvm/Support/JSON.h"
+
 #include <functional>
 
 namespace tpcc::quant {
@@ -37,6 +39,8 @@ struct FinetuneOptions {
   double weightDecay = 1e-4;
   QuantizerKind quantizer = QuantizerKind::Ste;
   uint32_t seed = 0;
+  /// The recipe's `min_threshold`: no trained threshold goes below it.
+  double minThreshold = ir::kDefaultMinThreshold;
   /// Called after each step: epoch (from 1), step in the epoch (from 1),
   /// steps per epoch, the step's loss, samples per second so far.
   std::function<void(int64_t, int64_t, int64_t, double, double)> progress;
@@ -52,23 +56,40 @@ struct FinetuneData {
   rt::Tensor labels; ///< integer classes, or undefined: distillation
 };
 
+/// One trained quantizer, for the report: the tensor it wraps, its config
+/// (the grids as trained) and the parameters that trained.
+struct TrainedQuantizer {
+  std::string tensor;
+  TrainableQuantizerConfig config;
+  QuantizerKind kind = QuantizerKind::Ste;
+  std::vector<std::string> parameters;
+};
+
 struct FinetuneReport {
   int64_t steps = 0, samples = 0;
   /// Mean loss of the first and of the last tenth of the steps (at least one
   /// step each).
   double firstLoss = 0, lastLoss = 0;
   size_t trainedWeights = 0, trainedActivations = 0;
-  double seconds = 0;      ///< all of it, validation included
-  double trainSeconds = 0; ///< the training steps alone (throughput)
+  double seconds = 0;                       ///< all of it, validation included
+  double trainSeconds = 0;                  ///< the training steps alone (throughput)
+  std::vector<TrainedQuantizer> quantizers; ///< weights, then activations
 };
 
+/// The report's `finetune` section: the options, the figures of `report`
+/// and every quantizer's config.
+void writeFinetuneJSON(const FinetuneReport &report, const FinetuneOptions &options,
+                       llvm::json::OStream &j);
+
 /// Trains `model` (the corrected copy the QDQ rewrite will turn into the
-/// output, whose values `result.spec` names) on `data`; `teacher` runs the
-/// float model (distillation). On success the spec's grids and the model's
-/// weights are the fine-tuned ones.
-LogicalResult finetune(graph::Model &model, QuantizeResult &result, rt::Executor &teacher,
-                       const FinetuneData &data, const FinetuneOptions &options,
-                       FinetuneReport &report, DiagnosticEngine &diags);
+/// output, whose values `result.spec` names) on `data`; `plan` gives each
+/// quantizer's mixed-precision candidates, `teacher` runs the float model
+/// (distillation). On success the spec's grids and the model's weights are
+/// the fine-tuned ones.
+LogicalResult finetune(graph::Model &model, QuantizeResult &result, const plan::Plan &plan,
+                       rt::Executor &teacher, const FinetuneData &data,
+                       const FinetuneOptions &options, FinetuneReport &report,
+                       DiagnosticEngine &diags);
 
 } // namespace tpcc::quant
 
