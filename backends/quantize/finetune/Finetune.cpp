@@ -202,6 +202,40 @@ LogicalResult quant::finetune(graph::Model &model, QuantizeResult &result, const
     actOf[v->id] = int(acts.size());
     acts.push_back({k, f(c), Tensor()});
   }
+  // The grid an activation has now: its quantizer's, or (tied) its
+  // input's, or the spec's.
+  std::function<QuantGrid(const graph::Value *)> gridNow = [&](const graph::Value *v) {
+    if (actOf[v->id] >= 0)
+      return acts[size_t(actOf[v->id])].quantizer->finalize().grids.front();
+    size_t k = size_t(specOf[v->id]);
+    if (tied[k])
+      return gridNow(v->producer->input(0));
+    return result.spec.activations[k].grid;
+  };
+  // Biases the QDQ rewrite stores in int32 on the scale s_in * s_w[c]: the
+  // forward rounds them to that grid as well (straight through), so the
+  // model that trains is the model that is written.
+  struct BiasLink {
+    size_t slot, kernel; ///< WeightSlots: the bias, the kernel whose scales apply
+    const graph::Value *input;
+  };
+  std::vector<BiasLink> biasLinks;
+  for (const BiasQDQ &b : result.spec.biases) {
+    const graph::Node *n = nullptr;
+    for (const auto &x : g.nodes())
+      if (x->name == b.node)
+        n = x.get();
+    const graph::Value *bias = n ? n->input(b.inputIndex) : nullptr;
+    const graph::Value *in = g.findValue(b.inputActivation);
+    if (!bias || slotOf[bias->id] < 0 || !in || specOf[in->id] < 0)
+      continue;
+    for (size_t k = 0; k < weights.size(); ++k) {
+      const WeightSlot &s = weights[k];
+      if (s.quantizer && result.spec.weights[s.spec].node == b.weightNode &&
+          result.spec.weights[s.spec].inputIndex == b.weightInput)
+        biasLinks.push_back({size_t(slotOf[bias->id]), k, in});
+    }
+  }
   std::vector<bool> watched(g.values().size(), false);
   for (size_t id = 0; id < watched.size(); ++id)
     watched[id] = actOf[id] >= 0;
@@ -235,6 +269,19 @@ LogicalResult quant::finetune(graph::Model &model, QuantizeResult &result, const
       s.current = toTensor(s.w, ex->constant(*s.value)->shape());
       s.read = s.quantizer ? s.quantizer->forward(s.current) : s.current;
     }
+    for (const BiasLink &l : biasLinks) {
+      WeightSlot &b = weights[l.slot];
+      float in = float(gridNow(l.input).scale);
+      std::vector<QuantGrid> kernel = weights[l.kernel].quantizer->finalize().grids;
+      b.read = Tensor(ElemType::Float, b.current.shape());
+      for (int64_t i = 0; i < b.current.numel(); ++i) {
+        // As the QDQ rewrite: the scale in float32, half to even, int32.
+        float scale = in * float(kernel[kernel.size() > 1 ? size_t(i) : 0].scale);
+        double q = std::nearbyint(double(b.current.data<float>()[i]) / double(scale));
+        q = std::clamp(q, -2147483648.0, 2147483647.0);
+        b.read.data<float>()[i] = float(q) * scale;
+      }
+    }
   };
   auto substitute = [&](const graph::Value &v) -> const Tensor * {
     return slotOf[v.id] >= 0 ? &weights[size_t(slotOf[v.id])].read : nullptr;
@@ -263,6 +310,8 @@ LogicalResult quant::finetune(graph::Model &model, QuantizeResult &result, const
       if (failed(ex->run(feed, outs, diags, ro)))
         return failure();
       const Tensor &y = outs.front();
+      if (options.validationOutputs)
+        options.validationOutputs(b0, y);
       for (int64_t r = 0; r < y.dim(0); ++r) {
         const float *row = y.data<float>() + r * y.dim(1);
         int64_t best = std::max_element(row, row + y.dim(1)) - row;

@@ -49,6 +49,9 @@ struct FinetuneOptions {
   /// Called after each epoch: the epoch, its mean loss, and the validation
   /// accuracy (correct samples; -1 without validation data).
   std::function<void(int64_t, double, int64_t)> epochDone;
+  /// Called with each validation batch's first output (the logits) and the
+  /// index of its first sample: what the model as it trains computes.
+  std::function<void(int64_t, const rt::Tensor &)> validationOutputs;
 };
 
 struct FinetuneData {
