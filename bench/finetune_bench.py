@@ -5,8 +5,10 @@ fashion_mbv2 (float 92.46 % on the 10,000 Fashion-MNIST test images) with every
 kernel at 4 bits and then at 2 bits (imx500 extended with `override opset Conv,
 FullyConnected : [linear4]` / `[linear2]`, 8-bit activations) is quantized with its
 500 calibration images (PTQ), then fine-tuned with `tpcc finetune` for one epoch over
-the 60,000 training images with their labels (lr 1e-3, STE; wall time, peak
-RSS, training throughput). Each QDQ model is scored on the test set with `tpcc eval`.
+the 60,000 training images with their labels (lr 1e-3, STE; wall time, peak RSS,
+training throughput), validating on the test set after the epoch. Each QDQ model is
+scored on the test set with `tpcc eval`: the written model's accuracy and the
+validation's agree.
 
 PyTorch eager (Debian's python3-torch, 2 threads) trains the same model with the same
 fake quantization in the same run: the float ONNX graph evaluated with torch
@@ -139,7 +141,8 @@ def main():
     print(f"fashion_mbv2, float {FLOAT:.2f} % on the 10,000 test images; fine-tuning: "
           f"{args.epochs} epoch(s) over the 60,000 training images, batch {BATCH}, lr {args.lr}, "
           "STE quantizers, 2 threads")
-    print(f"{'kernels':8} {'PTQ':>8} {'finetuned':>10} {'vs float':>9} {'wall':>8} "
+    print(f"{'kernels':8} {'PTQ':>8} {'finetuned':>10} {'vs float':>9} {'validated':>10} "
+          f"{'wall':>8} "
           f"{'train img/s':>12} {'torch img/s':>12} {'ratio':>6} {'peak RSS':>9}")
     for bits in (4, 2):
         platform = spec(w, bits)
@@ -150,12 +153,14 @@ def main():
         text, wall, peak = measured(
             [args.tpcc, "finetune", "--platform", platform, "--calib", calib, "--data", trx,
              "--labels", try_, model, "-o", out, "--epochs", args.epochs, "--lr", args.lr,
-             "--progress=never"])
+             "--validate", tx, ty, "--progress=never"])
         rate = float(re.search(r"([\d.]+) samples/s", text).group(1))
+        validated = float(re.findall(r"validation accuracy ([\d.]+) %", text)[-1])
         theirs = torch_eager(model, report, np.load(trx), np.load(try_), args.torch_steps, bits)
         a0, a1 = accuracy(args, ptq, tx, ty), accuracy(args, out, tx, ty)
-        print(f"{bits}-bit    {a0:7.2f}% {a1:9.2f}% {a1 - FLOAT:+8.2f} {wall:7.1f}s "
-              f"{rate:12.0f} {theirs:12.0f} {rate / theirs:6.2f} {peak:7.0f}MB", flush=True)
+        print(f"{bits}-bit    {a0:7.2f}% {a1:9.2f}% {a1 - FLOAT:+8.2f} {validated:9.2f}% "
+              f"{wall:7.1f}s {rate:12.0f} {theirs:12.0f} {rate / theirs:6.2f} {peak:7.0f}MB",
+              flush=True)
     print("targets: 4-bit within 0.5 point of float, 2-bit within 3 points, one epoch under "
           "600 s, throughput at least PyTorch eager's (ratio >= 1)")
 

@@ -51,6 +51,8 @@ struct PlanWeight {
   std::vector<double> scales;
   std::vector<int64_t> zeroPoints;
   std::vector<std::vector<int64_t>> luts;
+  /// Filled by `tpcc finetune`: the trained float values.
+  std::vector<float> trained;
 };
 
 struct PlanNode {

@@ -134,6 +134,8 @@ void PlanWriter::weightGrids(const PlanNode &n) {
             array(w.luts,
                   [&](const std::vector<int64_t> &t) { array(t, [&](int64_t v) { integer(v); }); });
           });
+        if (!w.trained.empty())
+          f.emplace_back("trained", [&] { array(w.trained, [&](float v) { number(double(v)); }); });
         object(f);
       });
   object(fields);

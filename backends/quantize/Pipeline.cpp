@@ -215,7 +215,8 @@ LogicalResult quant::applyPlan(const std::string &planPath, const std::string &m
   if (failed(specFromPlan((*text)->getBuffer(), planPath, *model, result, diags)))
     return failure();
   applyBiases(*model, result);
-  if (failed(rewriteToQDQ(*model, result.spec, diags)) ||
+  if (failed(applyTrainedWeights(*model, result, diags)) ||
+      failed(rewriteToQDQ(*model, result.spec, diags)) ||
       failed(graph::verifyGraph(model->graph, outputPath, diags)))
     return failure();
   std::string error;

@@ -76,6 +76,14 @@ struct QuantizeResult {
   /// by applyCorrections (on the edited copy), not by quantizePlan.
   std::vector<GraphEdit> edits;
   std::vector<ConstantEdit> kernels;
+  /// Kernels `tpcc finetune` trained: (node name, input index, values).
+  /// The plan carries them, so `tpcc apply` writes the fine-tuned model.
+  struct TrainedWeight {
+    std::string node;
+    unsigned inputIndex = 1;
+    std::vector<float> values;
+  };
+  std::vector<TrainedWeight> trainedWeights;
   int64_t samples = 0;
   /// The samples the per-tensor SQNR was measured on (measureLayers).
   int64_t sqnrSamples = 0;
@@ -138,6 +146,12 @@ void completeSpec(const graph::Model &m, QuantizeResult &result);
 /// Writes the corrected biases of `result` into `m` (a copy of the plan's
 /// model, by node names).
 void applyBiases(graph::Model &m, const QuantizeResult &result);
+
+/// Writes the trained kernels of `result` into `m`'s initializers (`tpcc
+/// apply` of a fine-tuned plan); false after diagnostics when one does not
+/// fit its input.
+LogicalResult applyTrainedWeights(graph::Model &m, const QuantizeResult &result,
+                                  DiagnosticEngine &diags);
 
 /// Writes everything the corrections changed into `m` (the QDQ copy of the
 /// plan's model, before rewriteToQDQ): corrected biases (applyBiases),

@@ -139,6 +139,10 @@ void quant::fillPlan(plan::Plan &p, const QuantizeResult &r) {
             if (!g.lut.empty())
               w.luts.push_back(g.lut);
           }
+    for (plan::PlanWeight &w : n.weights)
+      for (const QuantizeResult::TrainedWeight &t : r.trainedWeights)
+        if (t.node == n.node->name && t.inputIndex == w.inputIndex)
+          w.trained = t.values;
     for (const auto &[node, values] : r.biases)
       if (node == n.node->name)
         n.correctedBias = values;

@@ -40,6 +40,9 @@ struct Adam {
 /// A float initializer that trains: a kernel (with its quantizer) or a bias.
 struct WeightSlot {
   const graph::Value *value = nullptr;
+  std::string node;   ///< the node that reads it (the first)
+  unsigned input = 0; ///< as its input
+  bool bias = false;
   size_t spec = 0; ///< its WeightQDQ, when quantized
   std::unique_ptr<TrainableQuantizer> quantizer;
   std::vector<double> w; ///< the master copy
@@ -127,11 +130,14 @@ LogicalResult quant::finetune(graph::Model &model, QuantizeResult &result, const
   // Kernels (their quantizers) and the biases of their nodes.
   std::vector<WeightSlot> weights;
   std::vector<int> slotOf(g.values().size(), -1);
-  auto addWeight = [&](const graph::Value *v) -> WeightSlot * {
+  auto addWeight = [&](const graph::Node &n, unsigned input) -> WeightSlot * {
+    const graph::Value *v = n.input(input);
     if (!v || !v->constant || v->constant->elem != ElemType::Float || slotOf[v->id] >= 0)
       return nullptr;
     WeightSlot s;
     s.value = v;
+    s.node = n.name;
+    s.input = input;
     const Tensor &c = *ex->constant(*v);
     s.w.resize(size_t(c.numel()));
     for (int64_t i = 0; i < c.numel(); ++i)
@@ -149,7 +155,7 @@ LogicalResult quant::finetune(graph::Model &model, QuantizeResult &result, const
         n = x.get();
     if (!n || wq.grids.empty())
       continue;
-    WeightSlot *s = addWeight(n->input(wq.inputIndex));
+    WeightSlot *s = addWeight(*n, wq.inputIndex);
     if (!s)
       continue;
     s->spec = k;
@@ -165,7 +171,8 @@ LogicalResult quant::finetune(graph::Model &model, QuantizeResult &result, const
     c.grids = wq.grids;
     s->quantizer = trainableQuantizer(c.target, c.method, options.quantizer)(c);
     if (wq.inputIndex == 1)
-      addWeight(n->input(2));
+      if (WeightSlot *b = addWeight(*n, 2))
+        b->bias = true;
   }
   // Activations: not those that only carry their input's grid on (they stay
   // tied to it).
@@ -468,12 +475,23 @@ LogicalResult quant::finetune(graph::Model &model, QuantizeResult &result, const
     spec.grid = a.quantizer->finalize().grids.front();
     record(spec.value, *a.quantizer, {spec.grid});
   }
+  // The trained weights replace the float ones, and the plan gets them:
+  // kernels as trained values, biases as corrected ones (`tpcc apply`).
   for (WeightSlot &s : weights) {
+    std::vector<float> f(s.w.begin(), s.w.end());
     for (const auto &init : g.initializers())
-      if (init->name == s.value->name) {
-        std::vector<float> f(s.w.begin(), s.w.end());
+      if (init->name == s.value->name)
         init->raw.assign(reinterpret_cast<const char *>(f.data()), f.size() * sizeof(float));
-      }
+    if (!s.bias) {
+      result.trainedWeights.push_back({s.node, s.input, std::move(f)});
+      continue;
+    }
+    auto it = std::find_if(result.biases.begin(), result.biases.end(),
+                           [&](const auto &b) { return b.first == s.node; });
+    if (it == result.biases.end())
+      result.biases.emplace_back(s.node, std::move(f));
+    else
+      it->second = std::move(f);
   }
   for (const graph::Node *node : g.topologicalOrder()) // tied grids follow their input
     for (const graph::Value *out : node->outputs)

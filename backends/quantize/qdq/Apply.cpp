@@ -135,6 +135,12 @@ bool PlanReader::node(const json::Object &n) {
       if (g) {
         const json::Array *scales = g->getArray("scales"), *zps = g->getArray("zero_points");
         const json::Array *luts = g->getArray("luts");
+        if (const json::Array *trained = g->getArray("trained")) {
+          QuantizeResult::TrainedWeight tw{node->name, unsigned(index), {}};
+          for (const json::Value &v : *trained)
+            tw.values.push_back(float(v.getAsNumber().getValueOr(0)));
+          r.trainedWeights.push_back(std::move(tw));
+        }
         if (!scales || !zps || zps->size() != scales->size())
           return fail(fmt::format("node `{}` weight `{}`: weight_grids needs as many scales as "
                                   "zero points",
