@@ -157,17 +157,31 @@ private:
     return true;
   }
 
-  void applyShiftNegative(const FlatField &f) {
+  /// The field of a block field `f` (`shift_negative.ratio`: `ratio`), or ""
+  /// after reporting a block written as another value, a field not among
+  /// `fields`, or one nested deeper.
+  llvm::StringRef blockField(const FlatField &f, llvm::ArrayRef<const char *> fields) {
     if (f.path.size() == 1) {
       if (!isEmptyBlock(f.value))
         reportFieldType(c, f, "a block");
-      return;
+      return "";
     }
     llvm::StringRef name = f.name(1);
-    if (!llvm::is_contained(shiftNegativeFields, name))
-      return reportUnknownField(c, f, 1, "", shiftNegativeFields);
-    if (f.path.size() > 2)
-      return reportUnknownField(c, f, 2, "", {});
+    if (!llvm::is_contained(fields, name)) {
+      reportUnknownField(c, f, 1, "", fields);
+      return "";
+    }
+    if (f.path.size() > 2) {
+      reportUnknownField(c, f, 2, "", {});
+      return "";
+    }
+    return name;
+  }
+
+  void applyShiftNegative(const FlatField &f) {
+    llvm::StringRef name = blockField(f, shiftNegativeFields);
+    if (name.empty())
+      return;
     if (name == "ratio") {
       std::optional<double> d = readNumber(c, f, /*allowInf=*/false);
       if (d && (*d < 0 || *d > 1))
@@ -186,16 +200,9 @@ private:
       mixedSeen = true;
       mp.loc = f.path[0]->range;
     }
-    if (f.path.size() == 1) {
-      if (!isEmptyBlock(f.value))
-        reportFieldType(c, f, "a block");
+    llvm::StringRef name = blockField(f, mixedPrecisionFields);
+    if (name.empty())
       return;
-    }
-    llvm::StringRef name = f.name(1);
-    if (!llvm::is_contained(mixedPrecisionFields, name))
-      return reportUnknownField(c, f, 1, "", mixedPrecisionFields);
-    if (f.path.size() > 2)
-      return reportUnknownField(c, f, 2, "", {});
     for (ir::Resource res : {ir::Resource::WeightsMemory, ir::Resource::ActivationMemory,
                              ir::Resource::TotalMemory, ir::Resource::Bops}) {
       if (name != ir::toString(res))
@@ -230,16 +237,9 @@ private:
   }
 
   void applyFinetune(const FlatField &f) {
-    if (f.path.size() == 1) {
-      if (!isEmptyBlock(f.value))
-        reportFieldType(c, f, "a block");
+    llvm::StringRef name = blockField(f, finetuneFields);
+    if (name.empty())
       return;
-    }
-    llvm::StringRef name = f.name(1);
-    if (!llvm::is_contained(finetuneFields, name))
-      return reportUnknownField(c, f, 1, "", finetuneFields);
-    if (f.path.size() > 2)
-      return reportUnknownField(c, f, 2, "", {});
     ir::Finetune &ft = r.finetune;
     if (name == "lr") {
       readPositive(f, /*allowInf=*/false, ft.lr);

@@ -86,6 +86,14 @@ struct Net {
     if (differentiate)
       wrt.push_back(name);
   }
+  void floats(const std::string &name, const std::vector<float> &v) {
+    auto *p = m.mutable_graph()->add_initializer();
+    p->set_name(name);
+    p->set_data_type(onnx::TensorProto::FLOAT);
+    p->add_dims(int64_t(v.size()));
+    for (float f : v)
+      p->add_float_data(f);
+  }
   void ints(const std::string &name, std::vector<int64_t> v) {
     auto *p = m.mutable_graph()->add_initializer();
     p->set_name(name);
@@ -628,15 +636,8 @@ TEST(Grad, MovedElements) {
   checkGradients(ex, "Expand, Tile");
   Net rs;
   rs.input("x", rs.random({1, 2, 3, 3}));
-  rs.m.mutable_graph()->add_initializer()->set_name("roi");
-  rs.m.mutable_graph()->mutable_initializer(0)->set_data_type(onnx::TensorProto::FLOAT);
-  rs.m.mutable_graph()->mutable_initializer(0)->add_dims(0);
-  auto *sc = rs.m.mutable_graph()->add_initializer();
-  sc->set_name("scales");
-  sc->set_data_type(onnx::TensorProto::FLOAT);
-  sc->add_dims(4);
-  for (float f : {1.f, 1.f, 2.f, 1.5f})
-    sc->add_float_data(f);
+  rs.floats("roi", {});
+  rs.floats("scales", {1.f, 1.f, 2.f, 1.5f});
   rs.node("Resize", {"x", "roi", "scales"}, {"y"});
   rs.output("y");
   checkGradients(rs, "Resize nearest");
@@ -648,16 +649,8 @@ Net resizeNet(const rt::Shape &in, std::vector<float> scales, std::vector<int64_
               std::vector<std::pair<std::string, std::string>> attrs, std::vector<float> roi = {}) {
   Net n;
   n.input("x", n.random(in));
-  auto floats = [&](const std::string &name, const std::vector<float> &v) {
-    auto *p = n.m.mutable_graph()->add_initializer();
-    p->set_name(name);
-    p->set_data_type(onnx::TensorProto::FLOAT);
-    p->add_dims(int64_t(v.size()));
-    for (float f : v)
-      p->add_float_data(f);
-  };
-  floats("roi", roi);
-  floats("scales", scales);
+  n.floats("roi", roi);
+  n.floats("scales", scales);
   std::vector<std::string> ins{"x", "roi", "scales"};
   if (!sizes.empty()) {
     n.ints("sizes", sizes);
@@ -692,12 +685,7 @@ TEST(Grad, InterpolatingResize) {
   checkGradients(crop, "Resize tf_crop_and_resize");
   Net up(9); // Upsample, opset 9: bilinear-style linear, asymmetric
   up.input("x", up.random({1, 2, 3, 3}));
-  auto *sc = up.m.mutable_graph()->add_initializer();
-  sc->set_name("scales");
-  sc->set_data_type(onnx::TensorProto::FLOAT);
-  sc->add_dims(4);
-  for (float f : {1.f, 1.f, 2.f, 2.f})
-    sc->add_float_data(f);
+  up.floats("scales", {1.f, 1.f, 2.f, 2.f});
   auto *node = up.node("Upsample", {"x", "scales"}, {"y"});
   auto *a = node->add_attribute();
   a->set_name("mode");
