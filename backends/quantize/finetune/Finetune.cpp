@@ -85,6 +85,14 @@ std::vector<double> logSoftmax(const Tensor &logits, int64_t row) {
   return out;
 }
 
+/// The node of `g` named `name`, or null.
+const graph::Node *nodeNamed(const graph::Graph &g, llvm::StringRef name) {
+  for (const auto &x : g.nodes())
+    if (x->name == name)
+      return x.get();
+  return nullptr;
+}
+
 /// The bits of every candidate config of the plan node named `node`, sorted
 /// and unique: of its weight input `input` (>= 0), else of its activation.
 /// Empty when the plan has no such node or no options.
@@ -149,10 +157,7 @@ LogicalResult quant::finetune(graph::Model &model, QuantizeResult &result, const
   };
   for (size_t k = 0; k < result.spec.weights.size(); ++k) {
     const WeightQDQ &wq = result.spec.weights[k];
-    const graph::Node *n = nullptr;
-    for (const auto &x : g.nodes())
-      if (x->name == wq.node)
-        n = x.get();
+    const graph::Node *n = nodeNamed(g, wq.node);
     if (!n || wq.grids.empty())
       continue;
     WeightSlot *s = addWeight(*n, wq.inputIndex);
@@ -228,10 +233,7 @@ LogicalResult quant::finetune(graph::Model &model, QuantizeResult &result, const
   };
   std::vector<BiasLink> biasLinks;
   for (const BiasQDQ &b : result.spec.biases) {
-    const graph::Node *n = nullptr;
-    for (const auto &x : g.nodes())
-      if (x->name == b.node)
-        n = x.get();
+    const graph::Node *n = nodeNamed(g, b.node);
     const graph::Value *bias = n ? n->input(b.inputIndex) : nullptr;
     const graph::Value *in = g.findValue(b.inputActivation);
     if (!bias || slotOf[bias->id] < 0 || !in || specOf[in->id] < 0)
