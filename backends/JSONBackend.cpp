@@ -237,6 +237,13 @@ void Writer::recipe(const ir::Recipe &r) {
                      {"quantizer", [&] { string(ir::toString(ft.quantizer)); }},
                      {"seed", [&] { integer(ft.seed); }}});
            }},
+          {"gptq",
+           [&] {
+             const ir::Gptq &gq = r.gptq;
+             object({{"method", [&] { gq.method ? string(ir::toString(*gq.method)) : null(); }},
+                     {"dampening", [&] { number(gq.dampening); }},
+                     {"act_order", [&] { boolean(gq.actOrder); }}});
+           }},
           {"overrides", [&] {
              object({{"activation_bits", [&] { integerOrNull(r.activationBits); }},
                      {"weights_bits", [&] { integerOrNull(r.weightsBits); }},

@@ -151,6 +151,14 @@ std::optional<FinetuneQuantizer> ir::parseFinetuneQuantizer(llvm::StringRef s) {
   return std::nullopt;
 }
 
+const char *ir::toString(GptqMethod) { return "second_order"; }
+
+std::optional<GptqMethod> ir::parseGptqMethod(llvm::StringRef s) {
+  if (s == toString(GptqMethod::SecondOrder))
+    return GptqMethod::SecondOrder;
+  return std::nullopt;
+}
+
 const std::optional<Budget> &MixedPrecision::budget(Resource r) const {
   switch (r) {
   case Resource::WeightsMemory:

@@ -329,6 +329,19 @@ struct Finetune {
   int64_t seed = 0; ///< the sample order
 };
 
+/// How `tpcc quantize` rounds kernels beyond nearest (algorithms.md 6):
+/// layer-wise second-order rounding (GPTQ's Hessian method).
+enum class GptqMethod { SecondOrder };
+const char *toString(GptqMethod m); ///< `second_order`
+std::optional<GptqMethod> parseGptqMethod(llvm::StringRef s);
+
+/// A recipe's `gptq` block (`--gptq` wins over its method).
+struct Gptq {
+  std::optional<GptqMethod> method; ///< none: rounding to nearest
+  double dampening = 0.01;          ///< of the mean diagonal of H
+  bool actOrder = false;            ///< columns by decreasing H_ii
+};
+
 struct Recipe {
   std::string name;
   std::optional<std::string> parent;
@@ -352,6 +365,7 @@ struct Recipe {
   std::optional<bool> perChannel, quantizeActivations, quantizeWeights;
   MixedPrecision mixedPrecision;
   Finetune finetune;
+  Gptq gptq;
   SourceRange loc;
 };
 

@@ -14,6 +14,7 @@
 //     turns it off and drops the budgets (with a warning for those it sets)
 //   finetune.{epochs (1..100000), batch (1..65536), lr (positive),
 //     weight_decay (0..1), quantizer (ste | lsq), seed (0..2^32-1)}
+//   gptq.{method (second_order), dampening (positive, at most 10), act_order}
 // and the overrides of the platform's choices, each with a warning:
 //   activation_bits (1..16), weights_bits (1..32), activation_method (not a
 //   LUT method), weights_method, per_channel, quantize_activations,
@@ -50,12 +51,15 @@ const char *const recipeFields[] = {"activation_threshold",
                                     "quantize_activations",
                                     "quantize_weights",
                                     "mixed_precision",
-                                    "finetune"};
+                                    "finetune",
+                                    "gptq"};
 const char *const shiftNegativeFields[] = {"enabled", "ratio", "recompute_threshold"};
 const char *const mixedPrecisionFields[] = {
     "enabled",  "weights_memory", "activation_memory", "total_memory", "bops", "images",
     "distance", "refine",         "time_limit",        "verify"};
 const char *const finetuneFields[] = {"epochs", "batch", "lr", "weight_decay", "quantizer", "seed"};
+const char *const gptqFields[] = {"method", "dampening", "act_order"};
+const ir::GptqMethod allGptqMethods[] = {ir::GptqMethod::SecondOrder};
 const ir::FinetuneQuantizer allFinetuneQuantizers[] = {ir::FinetuneQuantizer::Ste,
                                                        ir::FinetuneQuantizer::Lsq};
 const ir::MixedDistance allDistances[] = {ir::MixedDistance::Avg, ir::MixedDistance::LastLayer,
@@ -96,6 +100,8 @@ public:
       return applyMixedPrecision(f);
     if (name == "finetune")
       return applyFinetune(f);
+    if (name == "gptq")
+      return applyGptq(f);
     if (!llvm::is_contained(recipeFields, name))
       return reportUnknownField(c, f, 0, "a recipe", recipeFields);
     if (f.path.size() > 1)
@@ -262,6 +268,28 @@ private:
         c.diags.emit(f.value->getRange(), diag::err_value_range, f.key, lo, hi, *n);
       else if (n)
         (name == "epochs" ? ft.epochs : name == "batch" ? ft.batch : ft.seed) = *n;
+    }
+  }
+
+  void applyGptq(const FlatField &f) {
+    llvm::StringRef name = blockField(f, gptqFields);
+    if (name.empty())
+      return;
+    ir::Gptq &gq = r.gptq;
+    if (name == "method") {
+      if (auto m =
+              readEnum<ir::GptqMethod>(c, f, "GPTQ method", allGptqMethods, ir::parseGptqMethod))
+        gq.method = *m;
+    } else if (name == "dampening") {
+      std::optional<double> d = readNumber(c, f, /*allowInf=*/false);
+      if (d && *d <= 0)
+        c.diags.emit(f.value->getRange(), diag::err_not_positive, f.key, formatNumber(*d));
+      else if (d && *d > 10)
+        c.diags.emit(f.value->getRange(), diag::err_value_range, f.key, 0, 10, formatNumber(*d));
+      else if (d)
+        gq.dampening = *d;
+    } else if (std::optional<bool> b = readBool(c, f)) {
+      gq.actOrder = *b;
     }
   }
 

@@ -518,7 +518,10 @@ LogicalResult Executor::runFrom(size_t first, std::vector<Tensor> values,
     c = dnnl_util::toPlain(t);
     return c;
   };
-  for (size_t s = first; s < steps.size(); ++s) {
+  // A run that stops early keeps everything (no step is fused with the next
+  // one when values are kept).
+  size_t end = options.keep ? std::min(options.stopBefore, steps.size()) : steps.size();
+  for (size_t s = first; s < end; ++s) {
     const Step &step = steps[s];
     const graph::Node &n = *step.node;
     if (absorbed[s]) { // computed by a fused step before
@@ -669,8 +672,9 @@ LogicalResult Executor::runFrom(size_t first, std::vector<Tensor> values,
         values[id] = Tensor();
   }
   outputs.clear();
-  for (const graph::Value *v : g.outputs())
-    outputs.push_back(*valueOf(v));
+  if (end == steps.size())
+    for (const graph::Value *v : g.outputs())
+      outputs.push_back(*valueOf(v));
   if (options.keep)
     *options.keep = std::move(values);
   return success();

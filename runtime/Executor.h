@@ -38,6 +38,7 @@
 #include "llvm/ADT/STLFunctionalExtras.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <map>
 #include <memory>
 #include <optional>
@@ -68,6 +69,11 @@ struct RunOptions {
   /// value id; undefined for values it did not compute): the state runFrom
   /// starts from.
   std::vector<Tensor> *keep = nullptr;
+  /// With `keep`: run only the steps before this one, leaving every value
+  /// in `keep` for a runFrom(stopBefore, ...) that goes on (the outputs stay
+  /// empty). Layer-by-layer algorithms (second-order rounding) stop at each
+  /// layer.
+  size_t stopBefore = SIZE_MAX;
   /// Accept NaN and Inf in the inputs.
   bool allowNonFinite = false;
   /// Check input shapes against the declared ones (the ONNX test suite has

@@ -147,8 +147,20 @@ LogicalResult quant::quantizeModel(const QuantizeRequest &r, QuantizeOutcome &ou
 
   for (const GraphEdit &e : result.edits)
     out.corrections.push_back(e.describe());
-  if (failed(applyCorrections(*out.quantModel, result, diags)) ||
-      (r.beforeRewrite &&
+  if (failed(applyCorrections(*out.quantModel, result, diags)))
+    return failure();
+  if (r.secondOrder) {
+    out.gptq.emplace();
+    auto progress = [&](int64_t done, int64_t total) {
+      if (r.progress)
+        r.progress("second-order rounding", done, total);
+    };
+    if (failed(secondOrderRounding(*out.quantModel, result, *data, *r.secondOrder, *out.gptq, diags,
+                                   progress)))
+      return failure();
+    phase(r, "second-order rounding");
+  }
+  if ((r.beforeRewrite &&
        failed(r.beforeRewrite(*out.quantModel, result, out.plan, *floatEx, diags))) ||
       failed(rewriteToQDQ(*out.quantModel, result.spec, diags)) ||
       failed(graph::verifyGraph(out.quantModel->graph, r.output, diags)))
@@ -192,7 +204,12 @@ LogicalResult quant::writeOutcome(const QuantizeRequest &r, const QuantizeOutcom
   }
   if (!r.report.empty()) {
     ReportHeader h{r.platform->name, r.recipe.name.empty() ? "(defaults)" : r.recipe.name, r.model,
-                   r.output, r.reportExtra};
+                   r.output, [&](llvm::json::OStream &j) {
+                     if (out.gptq && r.secondOrder)
+                       writeGptqJSON(*out.gptq, *r.secondOrder, j);
+                     if (r.reportExtra)
+                       r.reportExtra(j);
+                   }};
     auto write = [&](llvm::raw_ostream &os) {
       writeReport(out.result, h, out.corrections, os, out.search ? &*out.search : nullptr,
                   &out.plan);

@@ -19,6 +19,7 @@
 #define TPCC_BACKENDS_QUANTIZE_PIPELINE_H
 
 #include "backends/quantize/Quantizer.h"
+#include "backends/quantize/gptq/SecondOrder.h"
 #include "backends/quantize/mixed/Search.h"
 #include "transforms/Cleanup.h"
 
@@ -64,6 +65,9 @@ struct QuantizeRequest {
       beforeRewrite;
   /// Adds sections to the report (ReportHeader::extra).
   std::function<void(llvm::json::OStream &)> reportExtra;
+  /// `--gptq second_order`: round the kernels with second-order error
+  /// compensation after the corrections (gptq/SecondOrder.h).
+  std::optional<SecondOrderSettings> secondOrder;
 };
 
 struct QuantizeOutcome {
@@ -79,6 +83,8 @@ struct QuantizeOutcome {
   transforms::CleanupReport cleanup;
   /// The mixed-precision search, when budgets asked for one.
   std::optional<mixed::SearchResult> search;
+  /// What second-order rounding did, when asked for.
+  std::optional<GptqReport> gptq;
 };
 
 /// `tpcc plan --calib ...` with budgets: prepares the model as quantize does,

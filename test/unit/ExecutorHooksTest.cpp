@@ -1,7 +1,8 @@
 //===- ExecutorHooksTest.cpp - Partial runs, substitutes and transforms -----===//
 //
 // What mixed precision's sensitivity pass relies on: a kept run's values let
-// runFrom(k) reproduce the full run from any step; `substitute` changes a
+// runFrom(k) reproduce the full run from any step (and a run stopped before
+// step k goes on from it); `substitute` changes a
 // weight as its consumers read it (and only then); `transform` replaces
 // computed values before anything reads them.
 //
@@ -54,6 +55,32 @@ TEST_F(Digits, RunFromEveryStepReproducesTheRun) {
   for (size_t s = 0; s < ex->numSteps(); ++s) {
     ASSERT_TRUE(succeeded(ex->runFrom(s, kept, from, diags)));
     EXPECT_LT(maxDiff(full[0], from[0]), 1e-5f) << "from step " << s;
+  }
+}
+
+TEST_F(Digits, StoppedRunsGoOnWhereTheyStopped) {
+  // stopBefore: a run in stages (what second-order rounding does at every
+  // layer) computes what one run does, and each stage leaves the values the
+  // steps before it computed and no later one.
+  std::vector<rt::Tensor> full, out;
+  ASSERT_TRUE(succeeded(ex->run(feed, full, diags)));
+  for (size_t cut = 1; cut < ex->numSteps(); ++cut) {
+    std::vector<rt::Tensor> state;
+    rt::RunOptions first;
+    first.keep = &state;
+    first.stopBefore = cut;
+    ASSERT_TRUE(succeeded(ex->run(feed, out, diags, first)));
+    EXPECT_TRUE(out.empty()) << "stopped before step " << cut;
+    for (const auto &n : model->graph.nodes()) {
+      if (ex->stepOf(*n) < cut)
+        continue;
+      for (const graph::Value *v : n->outputs)
+        EXPECT_FALSE(state[v->id].defined()) << v->name << " before step " << cut;
+    }
+    rt::RunOptions rest;
+    ASSERT_TRUE(succeeded(ex->runFrom(cut, std::move(state), out, diags, rest)));
+    ASSERT_EQ(out.size(), 1u);
+    EXPECT_EQ(maxDiff(full[0], out[0]), 0.f) << "stopped before step " << cut;
   }
 }
 

@@ -367,7 +367,7 @@ TEST_F(JSONBackend, Recipes) {
   const json::Value *def = at(doc, P("recipes", 0));
   EXPECT_EQ(keys(def),
             (std::vector<std::string>{"activation_channel_equalization", "activation_threshold",
-                                      "bias_correction", "finetune", "input_scaling", "lp",
+                                      "bias_correction", "finetune", "gptq", "input_scaling", "lp",
                                       "min_threshold", "mixed_precision", "name", "overrides",
                                       "parent", "relu_unbound_correction", "shift_negative",
                                       "weights_threshold", "z_threshold"}));
@@ -410,6 +410,8 @@ TEST_F(JSONBackend, Recipes) {
                             {"weight_decay", 1e-4},
                             {"quantizer", "ste"},
                             {"seed", 0}}));
+  EXPECT_JSON(*def, P("gptq"),
+              (json::Object{{"method", nullptr}, {"dampening", 0.01}, {"act_order", false}}));
 
   const json::Value *c = at(doc, P("recipes", 1));
   EXPECT_JSON(*c, P("parent"), "default_recipe");

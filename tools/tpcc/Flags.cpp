@@ -87,6 +87,11 @@ const std::vector<Flag> &driver::flagTable() {
        text<&Options::planOut>},
       {"--report", Quantize | Finetune, true, "--report needs a file name", text<&Options::report>},
       {"--plan", Apply, true, "--plan needs a file", text<&Options::planFile>},
+      {"--gptq", Quantize, true, "--gptq takes second_order",
+       [](Options &o, const std::string &v) {
+         o.gptq = v;
+         return oneOf(v, {"second_order"});
+       }},
       {"--batch", Plan | Quantize | Finetune | Eval, true, "--batch takes a positive number",
        [](Options &o, const std::string &v) { return positive(v, o.batch); }},
       {"--sqnr-samples", Quantize | Finetune, true, "--sqnr-samples takes a positive number",

@@ -65,6 +65,7 @@ struct Options {
   std::string data, labels, reference; ///< eval; finetune --data, --labels
   /// finetune --epochs, --lr, --quantizer (ste or lsq); unset (and --batch
   /// 0): the recipe's `finetune` fields.
+  std::string gptq; ///< quantize --gptq: second_order (empty: the recipe's)
   std::optional<int64_t> epochs;
   std::optional<double> lr;
   std::string quantizer;

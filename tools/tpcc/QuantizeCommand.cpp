@@ -63,6 +63,12 @@ int driver::quantizeWith(Compilation &c, const ir::Module &m, const Options &o,
   r.measureSamples = o.sqnrSamples;
   r.choose = o.choose;
   r.budgets = o.budgets;
+  if (!o.gptq.empty() || r.recipe.gptq.method) {
+    quant::SecondOrderSettings s;
+    s.dampening = r.recipe.gptq.dampening;
+    s.actOrder = r.recipe.gptq.actOrder;
+    r.secondOrder = s;
+  }
   PhaseTimer timer(o.time);
   r.phaseDone = [&](const char *phase) { timer.done(phase); };
   std::unique_ptr<Progress> progress;

@@ -1,0 +1,170 @@
+//===- SecondOrderTest.cpp - Layer-wise second-order rounding --------------===//
+//
+// roundSecondOrder on synthetic layers: with uncorrelated inputs of equal
+// power (H ∝ I) there is nothing to compensate and it rounds to nearest;
+// with correlated inputs it lowers the layer loss below nearest rounding,
+// every value on its row's grid; inputs that are always zero get weight 0.
+// Then through the pipeline: the digits CNN with 4-bit kernels, where the
+// rounding brings the logits closer to the float model's than rounding to
+// nearest, never raises a layer's loss, and gives the same bytes twice.
+//
+//===----------------------------------------------------------------------===//
+#include "backends/quantize/gptq/Hessian.h"
+#include "runtime/DataIO.h"
+#include "test/unit/QuantizeFixture.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <random>
+
+using namespace tpcc;
+using namespace tpcc::quant;
+
+namespace {
+
+/// Per-row symmetric 4-bit grids for `w` (rows x cols): threshold max|w|.
+std::vector<QuantGrid> rowGrids(const std::vector<double> &w, int64_t rows, int64_t cols) {
+  std::vector<QuantGrid> gs;
+  for (int64_t r = 0; r < rows; ++r) {
+    double m = 0;
+    for (int64_t c = 0; c < cols; ++c)
+      m = std::max(m, std::fabs(w[size_t(r * cols + c)]));
+    gs.push_back(symmetricGrid(m, 4, true));
+  }
+  return gs;
+}
+
+/// X Xᵀ of `n` inputs x = A z (z standard normal): correlated when A mixes.
+std::vector<double> gramOf(int64_t cols, int64_t n, double mix, std::mt19937 &rng) {
+  std::normal_distribution<double> z;
+  std::vector<double> g(static_cast<size_t>(cols * cols), 0.0), x(static_cast<size_t>(cols));
+  for (int64_t s = 0; s < n; ++s) {
+    double common = z(rng);
+    for (int64_t c = 0; c < cols; ++c)
+      x[size_t(c)] = z(rng) + mix * common;
+    for (int64_t i = 0; i < cols; ++i)
+      for (int64_t j = 0; j < cols; ++j)
+        g[size_t(i * cols + j)] += x[size_t(i)] * x[size_t(j)];
+  }
+  return g;
+}
+
+bool onGrid(const QuantGrid &g, double v) {
+  double q = v / g.scale;
+  return std::fabs(q - std::nearbyint(q)) < 1e-9 && q >= double(g.qmin) - 1e-9 &&
+         q <= double(g.qmax) + 1e-9;
+}
+
+} // namespace
+
+TEST(SecondOrder, UncorrelatedInputsRoundToNearest) {
+  int64_t rows = 6, cols = 10;
+  std::mt19937 rng(3);
+  std::uniform_real_distribution<double> u(-1, 1);
+  std::vector<double> w(size_t(rows * cols));
+  for (double &v : w)
+    v = u(rng);
+  std::vector<QuantGrid> grids = rowGrids(w, rows, cols);
+  std::vector<double> eye(size_t(cols * cols), 0.0);
+  for (int64_t c = 0; c < cols; ++c)
+    eye[size_t(c * cols + c)] = 50;
+  std::vector<double> q = w;
+  SecondOrderResult res;
+  ASSERT_TRUE(roundSecondOrder(q, rows, cols, grids, eye, 100, {}, res));
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t c = 0; c < cols; ++c)
+      EXPECT_DOUBLE_EQ(q[size_t(r * cols + c)], grids[size_t(r)].quantize(w[size_t(r * cols + c)]));
+  EXPECT_DOUBLE_EQ(res.lossRounded, res.lossNearest);
+}
+
+TEST(SecondOrder, CorrelatedInputsLowerTheLayerLoss) {
+  int64_t rows = 16, cols = 24;
+  std::mt19937 rng(5);
+  std::uniform_real_distribution<double> u(-1, 1);
+  std::vector<double> w(size_t(rows * cols));
+  for (double &v : w)
+    v = u(rng);
+  std::vector<QuantGrid> grids = rowGrids(w, rows, cols);
+  std::vector<double> xxt = gramOf(cols, 400, 2.0, rng);
+  for (bool actOrder : {false, true}) {
+    std::vector<double> q = w;
+    SecondOrderResult res;
+    SecondOrderSettings s;
+    s.actOrder = actOrder;
+    ASSERT_TRUE(roundSecondOrder(q, rows, cols, grids, xxt, 400, s, res));
+    EXPECT_LT(res.lossRounded, 0.8 * res.lossNearest) << "act order " << actOrder;
+    for (int64_t r = 0; r < rows; ++r)
+      for (int64_t c = 0; c < cols; ++c)
+        EXPECT_TRUE(onGrid(grids[size_t(r)], q[size_t(r * cols + c)])) << r << ", " << c;
+  }
+}
+
+TEST(SecondOrder, InputsThatAreAlwaysZeroGetWeightZero) {
+  int64_t rows = 4, cols = 6;
+  std::mt19937 rng(9);
+  std::vector<double> xxt = gramOf(cols, 200, 1.0, rng);
+  for (int64_t c = 0; c < cols; ++c) // input 2 never fires
+    xxt[size_t(2 * cols + c)] = xxt[size_t(c * cols + 2)] = 0;
+  std::vector<double> w(size_t(rows * cols), 0.37);
+  std::vector<QuantGrid> grids(1, symmetricGrid(1.0, 4, true));
+  SecondOrderResult res;
+  ASSERT_TRUE(roundSecondOrder(w, rows, cols, grids, xxt, 200, {}, res));
+  EXPECT_EQ(res.deadInputs, 1);
+  for (int64_t r = 0; r < rows; ++r)
+    EXPECT_EQ(w[size_t(r * cols + 2)], 0.0);
+}
+
+namespace {
+
+class SecondOrderPipeline : public test::DigitsQuantizeTest {
+protected:
+  /// The digits CNN with 4-bit kernels (optionally with second-order
+  /// rounding): the mean squared error of its logits against the float
+  /// model's on the 450 held-out digits.
+  double logitError(quant::QuantizeOutcome &out, bool secondOrder) {
+    r.recipe.weightsBits = 4;
+    if (secondOrder)
+      r.secondOrder = SecondOrderSettings();
+    EXPECT_TRUE(succeeded(quant::quantizeModel(r, out, c->diags)));
+    r.secondOrder.reset();
+    rt::Tensor x;
+    std::string error;
+    EXPECT_TRUE(rt::readTensorFile(kExamples + "digits_test_x.npy", x, error)) << error;
+    auto q = rt::Executor::create(*out.quantModel, c->diags);
+    auto f = rt::Executor::create(*out.floatModel, c->diags);
+    std::vector<rt::Tensor> yq, yf;
+    std::string in = q->requiredInputs().front()->name;
+    EXPECT_TRUE(succeeded(q->run({{in, x}}, yq, c->diags)));
+    EXPECT_TRUE(succeeded(f->run({{in, x}}, yf, c->diags)));
+    double e = 0;
+    for (int64_t i = 0; i < yq[0].numel(); ++i)
+      e += std::pow(double(yq[0].data<float>()[i]) - yf[0].data<float>()[i], 2);
+    return e / double(yq[0].numel());
+  }
+};
+
+std::string weightBytes(const graph::Model &m) {
+  std::string s;
+  for (const auto &t : m.graph.initializers())
+    s += t->name + t->raw;
+  return s;
+}
+
+} // namespace
+
+TEST_F(SecondOrderPipeline, DigitsLogitsComeCloserToTheFloatModel) {
+  quant::QuantizeOutcome nearest, rounded, again;
+  double before = logitError(nearest, false), after = logitError(rounded, true);
+  // Measured: 0.173 -> 0.099.
+  EXPECT_LT(after, 0.8 * before) << "nearest " << before << ", second order " << after;
+  ASSERT_TRUE(rounded.gptq);
+  EXPECT_EQ(rounded.gptq->layers.size(), 4u);
+  for (const quant::GptqLayerReport &l : rounded.gptq->layers) {
+    EXPECT_LE(l.result.lossRounded, l.result.lossNearest) << l.node;
+    EXPECT_FALSE(l.singular) << l.node;
+  }
+  EXPECT_EQ(rounded.result.trainedWeights.size(), 4u); // the plan carries them
+  logitError(again, true);
+  EXPECT_EQ(weightBytes(*again.quantModel), weightBytes(*rounded.quantModel));
+}
