@@ -33,18 +33,10 @@ from onnx import numpy_helper
 
 sys.path.insert(0, os.path.dirname(__file__))
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "test", "tools"))
-from quantize_bench import idx, measured, run  # noqa: E402
+from quantize_bench import idx, kernels_at, measured, run  # noqa: E402
 
 FLOAT = 92.46  # shared/models/README.md
 BATCH = 32
-
-
-def spec(work, bits):
-    path = os.path.join(work, f"w{bits}.tpc")
-    with open(path, "w") as f:
-        f.write(f'import "imx500"\nplatform imx500_w{bits} extends imx500 {{\n'
-                f"  override opset Conv, FullyConnected : [linear{bits}]\n}}\n")
-    return path
 
 
 def accuracy(args, model, tx, ty):
@@ -145,7 +137,7 @@ def main():
           f"{'wall':>8} "
           f"{'train img/s':>12} {'torch img/s':>12} {'ratio':>6} {'peak RSS':>9}")
     for bits in (4, 2):
-        platform = spec(w, bits)
+        platform = kernels_at(w, bits)
         ptq, report = os.path.join(w, f"ptq{bits}.onnx"), os.path.join(w, f"ptq{bits}.json")
         run([args.tpcc, "quantize", "--platform", platform, "--calib", calib, model, "-o", ptq,
              "--report", report, "--progress=never"])

@@ -48,6 +48,16 @@ def evaluate(args, model, x, y, ref):
     return acc, sqnr
 
 
+def kernels_at(work, bits):
+    """A .tpc file in `work`: imx500 with every Conv and FullyConnected kernel at
+    `bits` bits (its linear<bits> config), 8-bit activations."""
+    path = os.path.join(work, f"w{bits}.tpc")
+    with open(path, "w") as f:
+        f.write(f'import "imx500"\nplatform imx500_w{bits} extends imx500 {{\n'
+                f"  override opset Conv, FullyConnected : [linear{bits}]\n}}\n")
+    return path
+
+
 def measured(cmd):
     """Runs `cmd`: (stdout, wall seconds, the child's own peak RSS in MiB); exits
     with its stderr when it fails."""

@@ -8,18 +8,7 @@
 #        (default binary: build/bin/tpcc)
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. bench/fashion.sh
 tpcc=build/bin/tpcc
 if [ $# -gt 0 ] && [ "${1#--}" = "$1" ]; then tpcc="$1"; shift; fi
-[ -x "$tpcc" ] || { echo "no tpcc binary at $tpcc; run scripts/build first" >&2; exit 2; }
-if [ ! -f /usr/share/datasets/fashion-mnist/train-images-idx3-ubyte.gz ] ||
-   ! /usr/bin/python3 -c 'import torch' 2>/dev/null; then
-  echo "installing dataset-fashion-mnist and python3-torch"
-  SUDO=""; [ "$(id -u)" -eq 0 ] || SUDO="sudo"
-  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends \
-    dataset-fashion-mnist python3-torch >/dev/null
-fi
-work="${TPCC_BENCH_DIR:-$(mktemp -d)}"
-mkdir -p "$work"
-[ -n "${TPCC_BENCH_DIR:-}" ] || trap 'rm -rf "$work"' EXIT
-exec /usr/bin/python3 bench/finetune_bench.py --tpcc "$tpcc" --work "$work" \
-  --models "${TPCC_SHARED_MODELS:-../shared/models}" "$@"
+fashion_bench bench/finetune_bench.py "$tpcc" python3-torch -- "$@"

@@ -9,15 +9,5 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 script=bench/quantize_bench.py
 [ "${1:-}" = --ort-cpu ] && { script=bench/ort_cpu_bench.py; shift; }
-tpcc="${1:-build/bin/tpcc}"
-[ -x "$tpcc" ] || { echo "no tpcc binary at $tpcc; run scripts/build first" >&2; exit 2; }
-if [ ! -f /usr/share/datasets/fashion-mnist/t10k-images-idx3-ubyte.gz ]; then
-  echo "installing dataset-fashion-mnist (the Fashion-MNIST test set)"
-  SUDO=""; [ "$(id -u)" -eq 0 ] || SUDO="sudo"
-  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends dataset-fashion-mnist >/dev/null
-fi
-work="${TPCC_BENCH_DIR:-$(mktemp -d)}"
-mkdir -p "$work"
-[ -n "${TPCC_BENCH_DIR:-}" ] || trap 'rm -rf "$work"' EXIT
-exec /usr/bin/python3 "$script" --tpcc "$tpcc" --work "$work" \
-  --models "${TPCC_SHARED_MODELS:-../shared/models}"
+. bench/fashion.sh
+fashion_bench "$script" "${1:-build/bin/tpcc}"

@@ -81,14 +81,6 @@ protected:
   quant::FinetuneData data;
 };
 
-/// The bytes of every float initializer of `m`.
-std::string weightBytes(const graph::Model &m) {
-  std::string s;
-  for (const auto &t : m.graph.initializers())
-    s += t->name + t->raw;
-  return s;
-}
-
 } // namespace
 
 TEST_F(FinetuneTest, TwoBitKernelsRecoverAccuracy) {
@@ -107,12 +99,12 @@ TEST_F(FinetuneTest, TwoBitKernelsRecoverAccuracy) {
   bool moved = false;
   for (size_t k = 0; k < tuned.result.spec.weights.size(); ++k) {
     EXPECT_EQ(tuned.result.spec.weights[k].grids.front().bits, 2);
-    moved |= weightBytes(*tuned.quantModel) != weightBytes(*ptq.quantModel);
+    moved |= test::initializerBytes(*tuned.quantModel) != test::initializerBytes(*ptq.quantModel);
   }
   EXPECT_TRUE(moved);
   // Deterministic for a fixed seed.
   run(true, again, report2);
-  EXPECT_EQ(weightBytes(*again.quantModel), weightBytes(*tuned.quantModel));
+  EXPECT_EQ(test::initializerBytes(*again.quantModel), test::initializerBytes(*tuned.quantModel));
   EXPECT_EQ(report2.lastLoss, report.lastLoss);
 }
 

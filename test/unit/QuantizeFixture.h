@@ -39,6 +39,14 @@ protected:
   quant::QuantizeRequest r;
 };
 
+/// Every initializer of `m`, name and bytes (to compare two models' weights).
+inline std::string initializerBytes(const graph::Model &m) {
+  std::string s;
+  for (const auto &t : m.graph.initializers())
+    s += t->name + t->raw;
+  return s;
+}
+
 } // namespace tpcc::test
 
 #endif

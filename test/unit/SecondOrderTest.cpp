@@ -144,13 +144,6 @@ protected:
   }
 };
 
-std::string weightBytes(const graph::Model &m) {
-  std::string s;
-  for (const auto &t : m.graph.initializers())
-    s += t->name + t->raw;
-  return s;
-}
-
 } // namespace
 
 TEST_F(SecondOrderPipeline, DigitsLogitsComeCloserToTheFloatModel) {
@@ -166,5 +159,5 @@ TEST_F(SecondOrderPipeline, DigitsLogitsComeCloserToTheFloatModel) {
   }
   EXPECT_EQ(rounded.result.trainedWeights.size(), 4u); // the plan carries them
   logitError(again, true);
-  EXPECT_EQ(weightBytes(*again.quantModel), weightBytes(*rounded.quantModel));
+  EXPECT_EQ(test::initializerBytes(*again.quantModel), test::initializerBytes(*rounded.quantModel));
 }

@@ -16,10 +16,6 @@ namespace du = tpcc::rt::dnnl_util;
 
 namespace {
 
-/// Below this many columns the Gram matrix is summed with dot products;
-/// from it on, with oneDNN's matmul.
-constexpr int64_t kMatmulColumns = 32;
-
 /// Σ a[k] b[k] over n floats, in 16 float lanes (vectorizes) and a double
 /// total.
 double dot(const float *a, const float *b, int64_t n) {
@@ -39,40 +35,21 @@ double dot(const float *a, const float *b, int64_t n) {
 
 } // namespace
 
-bool GramAccumulator::byColumn(int64_t cols) { return cols < kMatmulColumns; }
-
 void GramAccumulator::sumBlock(const float *p, int64_t n, int64_t cols, int64_t ld, Block &b) {
   b.n = n;
   b.g.assign(size_t(cols * cols), 0.f);
   b.s.assign(size_t(cols), 0.0);
   if (n <= 0)
     return;
-  if (byColumn(cols)) {
-    // Narrow layers (a depthwise 3x3 has 9 columns): one dot product per
-    // pair of columns.
-    std::vector<float> ones(static_cast<size_t>(n), 1.f);
-    for (int64_t i = 0; i < cols; ++i) {
-      b.s[size_t(i)] = dot(p + i * ld, ones.data(), n);
-      for (int64_t j = 0; j <= i; ++j) {
-        float d = float(dot(p + i * ld, p + j * ld, n));
-        b.g[size_t(i * cols + j)] = d;
-        b.g[size_t(j * cols + i)] = d;
-      }
-    }
-    return;
-  }
-  std::vector<float> colSum(static_cast<size_t>(cols), 0.f);
-  for (int64_t r = 0; r < n; ++r) // vectorizes along the row
-    for (int64_t c = 0; c < cols; ++c)
-      colSum[size_t(c)] += p[r * cols + c];
+  std::vector<float> ones(static_cast<size_t>(n), 1.f);
   for (int64_t c = 0; c < cols; ++c)
-    b.s[size_t(c)] = double(colSum[size_t(c)]);
-  // Pᵀ P through oneDNN: P is n x cols row-major, so Pᵀ is the same buffer
-  // read with transposed strides. A stream of its own: blocks run in
-  // parallel.
+    b.s[size_t(c)] = dot(p + c * ld, ones.data(), n);
+  // Pᵀ P through oneDNN: Pᵀ is `cols` x `n` with rows `ld` apart, and P the
+  // same buffer read with transposed strides. A stream of its own: blocks
+  // run in parallel.
   using dnnl::memory;
-  memory::desc pt({cols, n}, memory::data_type::f32, memory::format_tag::ba);
-  memory::desc pd({n, cols}, memory::data_type::f32, memory::format_tag::ab);
+  memory::desc pt({cols, n}, memory::data_type::f32, memory::dims{ld, 1});
+  memory::desc pd({n, cols}, memory::data_type::f32, memory::dims{1, ld});
   memory::desc gd({cols, cols}, memory::data_type::f32, memory::format_tag::ab);
   dnnl::matmul::primitive_desc pdesc(dnnl::matmul::desc(pt, pd, gd), du::engine());
   dnnl::stream stream(du::engine());

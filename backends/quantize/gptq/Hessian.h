@@ -3,8 +3,7 @@
 // For a linear layer y = W x (a Conv as its im2col patches, a Gemm or MatMul
 // as its rows), the loss ||W X - Q X||² over the calibration inputs X has
 // the Hessian H = 2 X Xᵀ / n in each row of W. GramAccumulator sums X Xᵀ
-// from the patches of a layer's inputs (oneDNN's matmul for wide layers,
-// vectorized dot products for narrow ones such as depthwise kernels);
+// from the patches of a layer's inputs (in blocks, through oneDNN's matmul);
 // roundSecondOrder quantizes W column by column onto each row's grid and
 // moves every column's rounding error onto the columns not yet quantized
 // through the inverse Hessian's Cholesky factor (Frantar et al., "Optimal
@@ -36,11 +35,8 @@ public:
     std::vector<double> s;
     int64_t n = 0;
   };
-  /// Whether sumBlock wants the patches of a `cols`-wide layer column by
-  /// column (narrow layers: dot products) rather than row by row (matmul).
-  static bool byColumn(int64_t cols);
-  /// Sums the `n` patches of `p`: row by row (`n` x `cols`), or with
-  /// byColumn(cols) column by column, column c at p + c * `ld`.
+  /// Sums the `n` patches of `p`, stored column by column: value c of patch
+  /// r at p[c * ld + r] (oneDNN's matmul).
   static void sumBlock(const float *p, int64_t n, int64_t cols, int64_t ld, Block &b);
   /// Adds a block's sums.
   void add(const Block &b);

@@ -81,8 +81,8 @@ int64_t at(const Layer &l, int64_t r, int64_t c) {
 }
 
 /// Adds the patches layer `l` reads from input `x` to the groups' sums:
-/// blocks of kChunk patches (im2col for convolutions, per group) summed in
-/// parallel, then added in block order.
+/// blocks of kChunk patches (im2col for convolutions, per group), laid out
+/// column by column, summed in parallel and added in block order.
 bool addPatches(const Layer &l, const Tensor &x, std::vector<GramAccumulator> &grams,
                 std::string &error) {
   const float *xs = x.data<float>();
@@ -93,18 +93,15 @@ bool addPatches(const Layer &l, const Tensor &x, std::vector<GramAccumulator> &g
     }
     int64_t rows = x.numel() / l.cols, blocks = (rows + kChunk - 1) / kChunk;
     std::vector<GramAccumulator::Block> sums(static_cast<size_t>(blocks));
-    bool byColumn = GramAccumulator::byColumn(l.cols);
     rt::parallelFor(blocks, kChunk * l.cols * l.cols, [&](int64_t b0, int64_t b1) {
-      std::vector<float> t(byColumn ? static_cast<size_t>(kChunk * l.cols) : 0);
+      std::vector<float> t(static_cast<size_t>(kChunk * l.cols));
       for (int64_t k = b0; k < b1; ++k) {
         const float *p = xs + k * kChunk * l.cols;
         int64_t m = std::min(kChunk, rows - k * kChunk);
-        if (byColumn) // narrow: column by column
-          for (int64_t r = 0; r < m; ++r)
-            for (int64_t c = 0; c < l.cols; ++c)
-              t[size_t(c * kChunk + r)] = p[r * l.cols + c];
-        GramAccumulator::sumBlock(byColumn ? t.data() : p, m, l.cols, byColumn ? kChunk : l.cols,
-                                  sums[size_t(k)]);
+        for (int64_t r = 0; r < m; ++r)
+          for (int64_t c = 0; c < l.cols; ++c)
+            t[size_t(c * kChunk + r)] = p[r * l.cols + c];
+        GramAccumulator::sumBlock(t.data(), m, l.cols, kChunk, sums[size_t(k)]);
       }
     });
     for (const GramAccumulator::Block &b : sums)
@@ -126,27 +123,32 @@ bool addPatches(const Layer &l, const Tensor &x, std::vector<GramAccumulator> &g
   int64_t cg = c / l.groups, cols = cg * kh * kw, positions = n * oh * ow;
   int64_t perGroup = (positions + kChunk - 1) / kChunk, blocks = l.groups * perGroup;
   std::vector<GramAccumulator::Block> sums(static_cast<size_t>(blocks));
-  // Narrow layers take their patches column by column (stride kChunk).
-  bool byColumn = GramAccumulator::byColumn(cols);
-  int64_t rowStep = byColumn ? 1 : cols, colStep = byColumn ? kChunk : 1;
   rt::parallelFor(blocks, kChunk * cols * cols, [&](int64_t b0, int64_t b1) {
     std::vector<float> buf(static_cast<size_t>(kChunk * cols));
     for (int64_t k = b0; k < b1; ++k) {
       int64_t grp = k / perGroup, p0 = (k % perGroup) * kChunk,
               p1 = std::min(positions, p0 + kChunk);
-      for (int64_t pos = p0; pos < p1; ++pos) {
-        int64_t b = pos / (oh * ow), y = pos / ow % oh, xo = pos % ow;
-        float *out = buf.data() + (pos - p0) * rowStep;
+      // One output row (b, y, x0..x1) at a time; each column of the block
+      // is written along the row.
+      for (int64_t pos = p0; pos < p1;) {
+        int64_t b = pos / (oh * ow), y = pos / ow % oh, x0 = pos % ow;
+        int64_t x1 = std::min(ow, x0 + (p1 - pos));
+        float *col = buf.data() + (pos - p0);
         for (int64_t ci = 0; ci < cg; ++ci) {
           const float *plane = xs + ((b * c) + grp * cg + ci) * ih * iw;
           for (int64_t u = 0; u < kh; ++u) {
             int64_t yy = y * sh - ph + u * dh;
-            for (int64_t v = 0; v < kw; ++v, out += colStep) {
-              int64_t xx = xo * sw - pw + v * dw;
-              *out = yy >= 0 && yy < ih && xx >= 0 && xx < iw ? plane[yy * iw + xx] : 0.f;
+            const float *line = yy >= 0 && yy < ih ? plane + yy * iw : nullptr;
+            for (int64_t v = 0; v < kw; ++v, col += kChunk) {
+              int64_t off = v * dw - pw;
+              for (int64_t xo = x0; xo < x1; ++xo) {
+                int64_t xx = xo * sw + off;
+                col[xo - x0] = line && xx >= 0 && xx < iw ? line[xx] : 0.f;
+              }
             }
           }
         }
+        pos += x1 - x0;
       }
       GramAccumulator::sumBlock(buf.data(), p1 - p0, cols, kChunk, sums[size_t(k)]);
     }
