@@ -7,11 +7,17 @@
 // Then through the pipeline: the digits CNN with 4-bit kernels, where the
 // rounding brings the logits closer to the float model's than rounding to
 // nearest, never raises a layer's loss, and gives the same bytes twice.
+// Hutchinson's activation Hessian traces against the exact ones of a linear
+// model (y = x W: the trace is ‖W‖² per image).
 //
 //===----------------------------------------------------------------------===//
 #include "backends/quantize/gptq/Hessian.h"
+#include "backends/quantize/gptq/HessianTrace.h"
+#include "ir/graph/OnnxIO.h"
 #include "runtime/DataIO.h"
+
 #include "test/unit/QuantizeFixture.h"
+#include <onnx/onnx_pb.h>
 
 #include <gtest/gtest.h>
 
@@ -160,4 +166,67 @@ TEST_F(SecondOrderPipeline, DigitsLogitsComeCloserToTheFloatModel) {
   EXPECT_EQ(rounded.result.trainedWeights.size(), 4u); // the plan carries them
   logitError(again, true);
   EXPECT_EQ(test::initializerBytes(*again.quantModel), test::initializerBytes(*rounded.quantModel));
+}
+
+TEST(HessianTrace, LinearModelsGiveTheFrobeniusNorm) {
+  // y = x W with x [6, 5] and W [5, 3]: J = Wᵀ for every image, so
+  // tr(JᵀJ) = ‖W‖²_F; z = 2y makes it 4 ‖W‖²_F at x, and 4 · 3 at y (J = 2I).
+  onnx::ModelProto m;
+  m.set_ir_version(8);
+  m.add_opset_import()->set_version(13);
+  auto *g = m.mutable_graph();
+  g->set_name("linear");
+  auto *x = g->add_input();
+  x->set_name("x");
+  x->mutable_type()->mutable_tensor_type()->set_elem_type(onnx::TensorProto::FLOAT);
+  for (int64_t d : {6, 5})
+    x->mutable_type()->mutable_tensor_type()->mutable_shape()->add_dim()->set_dim_value(d);
+  auto *w = g->add_initializer();
+  w->set_name("W");
+  w->set_data_type(onnx::TensorProto::FLOAT);
+  w->add_dims(5);
+  w->add_dims(3);
+  double norm = 0;
+  for (int i = 0; i < 15; ++i) {
+    float v = 0.1f * float((i * 7) % 11) - 0.4f;
+    w->add_float_data(v);
+    norm += double(v) * v;
+  }
+  auto *two = g->add_initializer();
+  two->set_name("two");
+  two->set_data_type(onnx::TensorProto::FLOAT);
+  two->add_float_data(2.f);
+  auto *mm = g->add_node();
+  mm->set_op_type("MatMul");
+  mm->add_input("x");
+  mm->add_input("W");
+  mm->add_output("y");
+  auto *mul = g->add_node();
+  mul->set_op_type("Mul");
+  mul->add_input("y");
+  mul->add_input("two");
+  mul->add_output("z");
+  g->add_output()->set_name("z");
+  SourceManager sm;
+  DiagnosticEngine diags(sm);
+  graph::LoadOptions lo;
+  lo.check = false;
+  auto model = graph::loadModelFromBuffer(m.SerializeAsString(), "linear", ".", diags, lo);
+  ASSERT_TRUE(model);
+  auto ex = rt::Executor::create(*model, diags);
+  ASSERT_TRUE(ex);
+  rt::Tensor in(graph::ElemType::Float, {6, 5});
+  for (int64_t i = 0; i < in.numel(); ++i)
+    in.data<float>()[i] = float(i % 4) - 1.5f;
+  std::vector<std::map<std::string, rt::Tensor>> feeds{{{"x", in}}, {{"x", in}}};
+  std::vector<double> traces;
+  int64_t probes = 0;
+  ASSERT_TRUE(succeeded(activationHessianTraces(
+      *ex, feeds, {model->graph.findValue("x"), model->graph.findValue("y")}, HutchinsonOptions(),
+      traces, probes, diags)));
+  ASSERT_EQ(traces.size(), 2u);
+  EXPECT_NEAR(traces[0], 4 * norm, 0.2 * 4 * norm);
+  EXPECT_NEAR(traces[1], 12.0, 0.2 * 12);
+  EXPECT_GE(probes, 10);
+  EXPECT_LE(probes, 100);
 }

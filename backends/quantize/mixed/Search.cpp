@@ -302,8 +302,6 @@ LogicalResult Searcher::chooseBest(AllocationProblem p, std::vector<unsigned> fi
 LogicalResult Searcher::run(const ir::Recipe &recipe, rt::Executor &floatEx, CalibrationData &data,
                             const std::function<void(const char *, int64_t, int64_t)> &progress,
                             SearchResult &out) {
-  if (s.mp.distance == ir::MixedDistance::Hessian)
-    return diags.emitAt(plan.modelName, diag::err_mixed_hessian);
   // The searched layers: nodes with a choice that changes something.
   std::vector<bool> keep = fixed;
   keep.resize(plan.nodes.size(), false);

@@ -117,6 +117,13 @@ void mixed::writeSearchJSON(const SearchResult &r, const plan::Plan &plan, llvm:
       for (const std::string &p : r.sensitivity.interestPoints)
         j.value(p);
     });
+    if (!r.sensitivity.interestWeights.empty()) {
+      j.attributeArray("interest_point_weights", [&] {
+        for (double w : r.sensitivity.interestWeights)
+          j.value(w);
+      });
+      j.attribute("hessian_probes", r.sensitivity.hessianProbes);
+    }
     j.attributeArray("output_points", [&] {
       for (const std::string &p : r.sensitivity.outputPoints)
         j.value(p);

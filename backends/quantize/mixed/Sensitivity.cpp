@@ -2,6 +2,7 @@
 #include "backends/quantize/mixed/Sensitivity.h"
 
 #include "backends/quantize/Quantizer.h"
+#include "backends/quantize/gptq/HessianTrace.h"
 #include "ir/graph/OpTraits.h"
 
 #include <fmt/format.h>
@@ -129,7 +130,8 @@ private:
   std::vector<Feed> feeds;
   int64_t images = 0;
   std::vector<Point> points;
-  std::vector<int> pointOf;                       ///< by value id: the index in `points`, -1
+  std::vector<double> weightOf; ///< per point: its weight in the metric (`hessian`)
+  std::vector<int> pointOf;     ///< by value id: the index in `points`, -1
   std::vector<std::vector<rt::Tensor>> reference; ///< per batch, per point (float)
   std::vector<std::vector<rt::Tensor>> kept;      ///< per batch: the max config's values
   std::vector<std::vector<double>> keptDistance;  ///< per batch, per point
@@ -388,9 +390,13 @@ double Measurer::metric(const std::vector<double> &sums) const {
         .push_back(sums[p] / double(std::max<int64_t>(1, images)));
   double m = 0;
   if (!interest.empty()) {
-    if (o.distance == ir::MixedDistance::LastLayer)
+    if (o.distance == ir::MixedDistance::LastLayer) {
       m += interest.back();
-    else {
+    } else if (o.distance == ir::MixedDistance::Hessian) {
+      for (size_t p = 0; p < points.size(); ++p)
+        if (!points[p].output)
+          m += weightOf[p] * sums[p] / double(std::max<int64_t>(1, images));
+    } else {
       double s = 0;
       for (double d : interest)
         s += d;
@@ -418,6 +424,28 @@ LogicalResult Measurer::run(rt::Executor &floatEx, CalibrationData &data, Sensit
     watched[v] = pointOf[v] >= 0 || (v < acts.size() && acts[v]);
   for (const Point &p : points)
     (p.output ? out.outputPoints : out.interestPoints).push_back(p.value->name);
+  if (o.distance == ir::MixedDistance::Hessian) {
+    // The interest points weighed by their activation Hessian traces on
+    // the float model, normalized to sum 1.
+    std::vector<const graph::Value *> values;
+    for (const Point &p : points)
+      if (!p.output)
+        values.push_back(p.value);
+    std::vector<double> traces;
+    if (failed(activationHessianTraces(floatEx, feeds, values, HutchinsonOptions(), traces,
+                                       out.hessianProbes, diags)))
+      return failure();
+    double total = 0;
+    for (double t : traces)
+      total += t;
+    weightOf.assign(points.size(), 0.0);
+    for (size_t p = 0, k = 0; p < points.size(); ++p)
+      if (!points[p].output) {
+        weightOf[p] = total > 0 ? traces[k] / total : 1.0 / double(values.size());
+        out.interestWeights.push_back(weightOf[p]);
+        ++k;
+      }
+  }
 
   // The float reference at every point.
   reference.resize(feeds.size());

@@ -57,6 +57,11 @@ struct Sensitivity {
   double maxConfigMetric = 0;
   bool rescaled = false;
   std::vector<std::string> interestPoints, outputPoints;
+  /// `hessian` distance: each interest point's weight, its activation
+  /// Hessian trace normalized to sum 1 (HessianTrace.h), and the most
+  /// Hutchinson probes a batch took.
+  std::vector<double> interestWeights;
+  int64_t hessianProbes = 0;
   int64_t images = 0, runs = 0;
   unsigned threads = 1;
   double seconds = 0;

@@ -1,0 +1,40 @@
+//===- HessianTrace.h - Activation Hessian traces (Hutchinson) --*- C++ -*-===//
+//
+// How much the model's output moves with each activation, as MCT measures
+// it for mixed precision's `hessian` weighting (algorithms.md 5) and GPTQ's
+// layer weights (6): for activation a and the model's first output y, the
+// trace of JᵀJ with J = ∂y/∂a, estimated with Hutchinson's method as
+// E_v ‖∂(vᵀy)/∂a‖² over standard normal probes v. One forward pass per
+// batch keeps the tape; each probe is one backward pass that gives every
+// activation's gradient at once. Probes stop when no trace moved by more
+// than `tolerance` (relative) after `minProbes`, or at `maxProbes`.
+//
+//===----------------------------------------------------------------------===//
+#ifndef TPCC_BACKENDS_QUANTIZE_GPTQ_HESSIANTRACE_H
+#define TPCC_BACKENDS_QUANTIZE_GPTQ_HESSIANTRACE_H
+
+#include "runtime/Executor.h"
+
+#include <map>
+
+namespace tpcc::quant {
+
+struct HutchinsonOptions {
+  int64_t maxProbes = 100, minProbes = 10;
+  double tolerance = 1e-3;
+  uint32_t seed = 0;
+};
+
+/// The Hessian trace of each of `points` (values of `ex`'s model), per
+/// image, averaged over the images of `feeds`; `probes` gets the most
+/// probes a batch took. Fails (with the operators named) when an operator
+/// between the points and the output has no backward kernel.
+LogicalResult activationHessianTraces(rt::Executor &ex,
+                                      const std::vector<std::map<std::string, rt::Tensor>> &feeds,
+                                      const std::vector<const graph::Value *> &points,
+                                      const HutchinsonOptions &options, std::vector<double> &traces,
+                                      int64_t &probes, DiagnosticEngine &diags);
+
+} // namespace tpcc::quant
+
+#endif
