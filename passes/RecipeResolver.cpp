@@ -189,11 +189,7 @@ private:
     if (name.empty())
       return;
     if (name == "ratio") {
-      std::optional<double> d = readNumber(c, f, /*allowInf=*/false);
-      if (d && (*d < 0 || *d > 1))
-        c.diags.emit(f.value->getRange(), diag::err_value_range, f.key, 0, 1, formatNumber(*d));
-      else if (d)
-        r.shiftNegative.ratio = *d;
+      readFraction(f, r.shiftNegative.ratio);
       return;
     }
     if (std::optional<bool> b = readBool(c, f))
@@ -250,11 +246,7 @@ private:
     if (name == "lr") {
       readPositive(f, /*allowInf=*/false, ft.lr);
     } else if (name == "weight_decay") {
-      std::optional<double> d = readNumber(c, f, /*allowInf=*/false);
-      if (d && (*d < 0 || *d > 1))
-        c.diags.emit(f.value->getRange(), diag::err_value_range, f.key, 0, 1, formatNumber(*d));
-      else if (d)
-        ft.weightDecay = *d;
+      readFraction(f, ft.weightDecay);
     } else if (name == "quantizer") {
       if (auto q = readEnum<ir::FinetuneQuantizer>(
               c, f, "trainable quantizer", allFinetuneQuantizers, ir::parseFinetuneQuantizer))
@@ -322,6 +314,15 @@ private:
     }
     out = *d;
     return true;
+  }
+
+  /// A number from 0 to 1 (a ratio, a weight decay).
+  void readFraction(const FlatField &f, double &out) {
+    std::optional<double> d = readNumber(c, f, /*allowInf=*/false);
+    if (d && (*d < 0 || *d > 1))
+      c.diags.emit(f.value->getRange(), diag::err_value_range, f.key, 0, 1, formatNumber(*d));
+    else if (d)
+      out = *d;
   }
 
   bool readBits(const FlatField &f, const char *what, int64_t hi, std::optional<int> &out) {

@@ -56,6 +56,15 @@ std::vector<double> gramOf(int64_t cols, int64_t n, double mix, std::mt19937 &rn
   return g;
 }
 
+/// `n` weights uniform in [-1, 1].
+std::vector<double> uniformWeights(int64_t n, std::mt19937 &rng) {
+  std::uniform_real_distribution<double> u(-1, 1);
+  std::vector<double> w(static_cast<size_t>(n));
+  for (double &v : w)
+    v = u(rng);
+  return w;
+}
+
 bool onGrid(const QuantGrid &g, double v) {
   double q = v / g.scale;
   return std::fabs(q - std::nearbyint(q)) < 1e-9 && q >= double(g.qmin) - 1e-9 &&
@@ -67,10 +76,7 @@ bool onGrid(const QuantGrid &g, double v) {
 TEST(SecondOrder, UncorrelatedInputsRoundToNearest) {
   int64_t rows = 6, cols = 10;
   std::mt19937 rng(3);
-  std::uniform_real_distribution<double> u(-1, 1);
-  std::vector<double> w(size_t(rows * cols));
-  for (double &v : w)
-    v = u(rng);
+  std::vector<double> w = uniformWeights(rows * cols, rng);
   std::vector<QuantGrid> grids = rowGrids(w, rows, cols);
   std::vector<double> eye(size_t(cols * cols), 0.0);
   for (int64_t c = 0; c < cols; ++c)
@@ -87,10 +93,7 @@ TEST(SecondOrder, UncorrelatedInputsRoundToNearest) {
 TEST(SecondOrder, CorrelatedInputsLowerTheLayerLoss) {
   int64_t rows = 16, cols = 24;
   std::mt19937 rng(5);
-  std::uniform_real_distribution<double> u(-1, 1);
-  std::vector<double> w(size_t(rows * cols));
-  for (double &v : w)
-    v = u(rng);
+  std::vector<double> w = uniformWeights(rows * cols, rng);
   std::vector<QuantGrid> grids = rowGrids(w, rows, cols);
   std::vector<double> xxt = gramOf(cols, 400, 2.0, rng);
   for (bool actOrder : {false, true}) {

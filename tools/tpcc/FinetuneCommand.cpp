@@ -143,8 +143,7 @@ int driver::runFinetune(Compilation &c, const ir::Module &m, const Options &o) {
         report.trainedWeights + report.trainedActivations, quant::toString(fo.quantizer),
         data.labels.defined() ? "cross-entropy with the labels"
                               : "distillation from the float model",
-        report.firstLoss, report.lastLoss,
-        report.trainSeconds > 0 ? double(report.samples) / report.trainSeconds : 0.0);
+        report.firstLoss, report.lastLoss, report.samplesPerSecond());
   };
   int status = quantizeWith(c, m, q, extend, summary);
   if (!calibFile.empty())

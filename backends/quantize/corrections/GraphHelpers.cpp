@@ -48,6 +48,14 @@ std::string edits::freshName(const graph::Graph &g, const std::string &base,
   return name;
 }
 
+void edits::overwriteInitializer(graph::Graph &g, const Value &v,
+                                 const std::vector<float> &values) {
+  for (const auto &init : g.initializers())
+    if (init->name == v.name)
+      init->raw.assign(reinterpret_cast<const char *>(values.data()),
+                       values.size() * sizeof(float));
+}
+
 void edits::setConstant(graph::Graph &g, Node &n, unsigned index, const std::vector<float> &values,
                         const std::vector<int64_t> &dims, const std::string &base) {
   auto t = std::make_unique<graph::Tensor>();

@@ -30,6 +30,9 @@ graph::Node *nodeNamed(const graph::Graph &g, llvm::StringRef name);
 std::vector<float> floatValues(const graph::Value *v);
 /// The only node reading `v` (once), or null; `index` gets the input index.
 graph::Node *singleConsumer(const graph::Value *v, unsigned *index = nullptr);
+/// New data, as many floats, for the initializer behind `v` (a kernel or
+/// bias that training or rounding changed).
+void overwriteInitializer(graph::Graph &g, const graph::Value &v, const std::vector<float> &values);
 /// Input `index` of `n` becomes a new float constant named after `base`.
 void setConstant(graph::Graph &g, graph::Node &n, unsigned index, const std::vector<float> &values,
                  const std::vector<int64_t> &dims, const std::string &base);

@@ -1,6 +1,8 @@
 //===- Finetune.cpp - Quantization-aware fine-tuning -----------------------===//
 #include "backends/quantize/finetune/Finetune.h"
 
+#include "backends/quantize/corrections/GraphHelpers.h"
+
 #include "ir/graph/OpTraits.h"
 #include "runtime/grad/Gradient.h"
 
@@ -85,14 +87,6 @@ std::vector<double> logSoftmax(const Tensor &logits, int64_t row) {
   return out;
 }
 
-/// The node of `g` named `name`, or null.
-const graph::Node *nodeNamed(const graph::Graph &g, llvm::StringRef name) {
-  for (const auto &x : g.nodes())
-    if (x->name == name)
-      return x.get();
-  return nullptr;
-}
-
 /// The bits of every candidate config of the plan node named `node`, sorted
 /// and unique: of its weight input `input` (>= 0), else of its activation.
 /// Empty when the plan has no such node or no options.
@@ -157,7 +151,7 @@ LogicalResult quant::finetune(graph::Model &model, QuantizeResult &result, const
   };
   for (size_t k = 0; k < result.spec.weights.size(); ++k) {
     const WeightQDQ &wq = result.spec.weights[k];
-    const graph::Node *n = nodeNamed(g, wq.node);
+    const graph::Node *n = edits::nodeNamed(g, wq.node);
     if (!n || wq.grids.empty())
       continue;
     WeightSlot *s = addWeight(*n, wq.inputIndex);
@@ -233,7 +227,7 @@ LogicalResult quant::finetune(graph::Model &model, QuantizeResult &result, const
   };
   std::vector<BiasLink> biasLinks;
   for (const BiasQDQ &b : result.spec.biases) {
-    const graph::Node *n = nodeNamed(g, b.node);
+    const graph::Node *n = edits::nodeNamed(g, b.node);
     const graph::Value *bias = n ? n->input(b.inputIndex) : nullptr;
     const graph::Value *in = g.findValue(b.inputActivation);
     if (!bias || slotOf[bias->id] < 0 || !in || specOf[in->id] < 0)
@@ -481,9 +475,7 @@ LogicalResult quant::finetune(graph::Model &model, QuantizeResult &result, const
   // kernels as trained values, biases as corrected ones (`tpcc apply`).
   for (WeightSlot &s : weights) {
     std::vector<float> f(s.w.begin(), s.w.end());
-    for (const auto &init : g.initializers())
-      if (init->name == s.value->name)
-        init->raw.assign(reinterpret_cast<const char *>(f.data()), f.size() * sizeof(float));
+    edits::overwriteInitializer(g, *s.value, f);
     if (!s.bias) {
       result.trainedWeights.push_back({s.node, s.input, std::move(f)});
       continue;
@@ -519,8 +511,7 @@ void quant::writeFinetuneJSON(const FinetuneReport &report, const FinetuneOption
     j.attribute("first_loss", report.firstLoss);
     j.attribute("last_loss", report.lastLoss);
     j.attribute("seconds", report.seconds);
-    j.attribute("samples_per_second",
-                report.trainSeconds > 0 ? double(report.samples) / report.trainSeconds : 0.0);
+    j.attribute("samples_per_second", report.samplesPerSecond());
     j.attributeArray("quantizers", [&] {
       for (const TrainedQuantizer &t : report.quantizers)
         j.object([&] {

@@ -74,8 +74,11 @@ struct FinetuneReport {
   /// step each).
   double firstLoss = 0, lastLoss = 0;
   size_t trainedWeights = 0, trainedActivations = 0;
-  double seconds = 0;                       ///< all of it, validation included
-  double trainSeconds = 0;                  ///< the training steps alone (throughput)
+  double seconds = 0;      ///< all of it, validation included
+  double trainSeconds = 0; ///< the training steps alone (throughput)
+  double samplesPerSecond() const {
+    return trainSeconds > 0 ? double(samples) / trainSeconds : 0.0;
+  }
   std::vector<TrainedQuantizer> quantizers; ///< weights, then activations
 };
 

@@ -40,9 +40,11 @@ struct FloatGrid {
   float s, z, lo, hi;
   explicit FloatGrid(const QuantGrid &g)
       : s(float(g.scale)), z(float(g.zeroPoint)), lo(float(g.qmin)), hi(float(g.qmax)) {}
+  /// u rounded half to even (|u| below 2^22; larger values saturate).
+  static float round(float u) { return (u + 12582912.f) - 12582912.f; }
   /// The integer of x, minus the zero point.
   float level(float x) const {
-    float q = ((x / s + 12582912.f) - 12582912.f) + z;
+    float q = round(x / s) + z;
     q = q < lo ? lo : q;
     q = q > hi ? hi : q;
     return q - z;
@@ -65,8 +67,8 @@ Tensor fakeTensor(const Tensor &x, const QuantGrid &grid) {
 }
 
 /// Calls `f(begin, end, k)` for each run of [b, e) whose elements share
-/// grid k of `grids` (channel k on `axis` of `shape`, as
-/// TrainableQuantizer::gridOf picks them).
+/// grid k of `grids`: channel k on `axis` of `shape` (the last grid for
+/// channels beyond it), or the one grid of a per-tensor quantizer.
 template <typename F>
 void gridRuns(size_t grids, int64_t axis, const rt::Shape &shape, int64_t b, int64_t e, F f) {
   if (grids == 1 || axis < 0 || size_t(axis) >= shape.size()) {
@@ -84,7 +86,7 @@ void gridRuns(size_t grids, int64_t axis, const rt::Shape &shape, int64_t b, int
   }
 }
 
-/// y[i] = f(k, x[i]) over a float tensor in parallel, k the grid of i.
+/// y[i] = f(i, k, x[i]) over a float tensor in parallel, k the grid of i.
 template <typename F> Tensor mapRuns(const Tensor &x, size_t grids, int64_t axis, F f) {
   Tensor y(ElemType::Float, x.shape());
   const float *xs = x.data<float>();
@@ -92,10 +94,20 @@ template <typename F> Tensor mapRuns(const Tensor &x, size_t grids, int64_t axis
   rt::parallelFor(x.numel(), 4, [&](int64_t b, int64_t e) {
     gridRuns(grids, axis, x.shape(), b, e, [&](int64_t b1, int64_t e1, size_t k) {
       for (int64_t i = b1; i < e1; ++i)
-        ys[i] = f(k, xs[i]);
+        ys[i] = f(i, k, xs[i]);
     });
   });
   return y;
+}
+
+/// Calls f(i, grid) for every element i of a tensor of `shape`, in order.
+template <typename F>
+void forEachGrid(const std::vector<QuantGrid> &grids, int64_t axis, const rt::Shape &shape,
+                 int64_t n, F f) {
+  gridRuns(grids.size(), axis, shape, 0, n, [&](int64_t b, int64_t e, size_t k) {
+    for (int64_t i = b; i < e; ++i)
+      f(i, grids[k]);
+  });
 }
 
 /// Runs `f(begin, end, sums)` over [0, n) in chunks of a fixed size, in
@@ -122,7 +134,7 @@ public:
   QuantizerKind kind() const override { return QuantizerKind::Ste; }
   Tensor forward(const Tensor &x) const override {
     // In double, as the QDQ rewrite quantizes weights.
-    return mapRuns(x, cfg.grids.size(), cfg.channelAxis, [&](size_t k, float v) {
+    return mapRuns(x, cfg.grids.size(), cfg.channelAxis, [&](int64_t, size_t k, float v) {
       const QuantGrid &g = cfg.grids[k];
       return float(g.lut.empty() ? fake(g, v) : g.quantize(v));
     });
@@ -259,7 +271,8 @@ public:
   }
   Tensor forward(const Tensor &x) const override {
     std::vector<FloatGrid> gs = floatGrids();
-    return mapRuns(x, gs.size(), cfg.channelAxis, [&](size_t k, float v) { return gs[k].fake(v); });
+    return mapRuns(x, gs.size(), cfg.channelAxis,
+                   [&](int64_t, size_t k, float v) { return gs[k].fake(v); });
   }
   Tensor backward(const Tensor &x, const Tensor &dy) override {
     std::vector<FloatGrid> gs = floatGrids();
@@ -278,7 +291,7 @@ public:
           // a = -zeroPoint Δ).
           float u = xs[i] / g.s + g.z;
           bool inside = u >= g.lo && u <= g.hi;
-          float dq = inside ? ((u + 12582912.f) - 12582912.f) - u : (u < g.lo ? g.lo : g.hi);
+          float dq = inside ? FloatGrid::round(u) - u : (u < g.lo ? g.lo : g.hi);
           out[i] = inside ? d : 0.f;
           step += double(d * dq);
           outside += inside ? 0.0 : double(d);
@@ -334,13 +347,13 @@ public:
       return;
     alpha.resize(size_t(w.numel()));
     galpha.assign(alpha.size(), 0.0);
-    for (int64_t i = 0; i < w.numel(); ++i) {
-      const QuantGrid &g = gridOf(cfg.grids, w.shape(), i);
-      double u = std::clamp(w.data<float>()[i] / g.scale, double(g.qmin - g.zeroPoint),
-                            double(g.qmax - g.zeroPoint));
-      double s = std::clamp((u - std::floor(u) + 0.1) / 1.2, 1e-6, 1 - 1e-6);
-      alpha[size_t(i)] = std::log(s / (1 - s));
-    }
+    forEachGrid(cfg.grids, cfg.channelAxis, w.shape(), w.numel(),
+                [&](int64_t i, const QuantGrid &g) {
+                  double u = std::clamp(w.data<float>()[i] / g.scale, double(g.qmin - g.zeroPoint),
+                                        double(g.qmax - g.zeroPoint));
+                  double s = std::clamp((u - std::floor(u) + 0.1) / 1.2, 1e-6, 1 - 1e-6);
+                  alpha[size_t(i)] = std::log(s / (1 - s));
+                });
   }
   /// The integer of weight w at rounding offset r (h, or 0 / 1).
   static double level(const QuantGrid &g, double w, double r) {
@@ -349,21 +362,17 @@ public:
   }
   Tensor forward(const Tensor &x) const override {
     initialize(x);
-    Tensor y(ElemType::Float, x.shape());
-    for (int64_t i = 0; i < x.numel(); ++i) {
-      const QuantGrid &g = gridOf(cfg.grids, x.shape(), i);
-      double v = x.data<float>()[i];
-      y.data<float>()[i] =
-          float(g.scale * (level(g, v, h(alpha[size_t(i)])) - double(g.zeroPoint)));
-    }
-    return y;
+    return mapRuns(x, cfg.grids.size(), cfg.channelAxis, [&](int64_t i, size_t k, float v) {
+      const QuantGrid &g = cfg.grids[k];
+      return float(g.scale * (level(g, v, h(alpha[size_t(i)])) - double(g.zeroPoint)));
+    });
   }
   Tensor backward(const Tensor &x, const Tensor &dy) override {
     initialize(x);
-    for (int64_t i = 0; i < x.numel(); ++i) {
-      const QuantGrid &g = gridOf(cfg.grids, x.shape(), i);
-      galpha[size_t(i)] += double(dy.data<float>()[i]) * g.scale * dh(alpha[size_t(i)]);
-    }
+    forEachGrid(cfg.grids, cfg.channelAxis, x.shape(), x.numel(),
+                [&](int64_t i, const QuantGrid &g) {
+                  galpha[size_t(i)] += double(dy.data<float>()[i]) * g.scale * dh(alpha[size_t(i)]);
+                });
     return Tensor(ElemType::Float, x.shape(), true); // the float weights stay fixed
   }
   std::vector<QuantizerParam> parameters() override { return {{"alpha", &alpha, &galpha}}; }
@@ -373,11 +382,12 @@ public:
       return f;
     initialize(*w);
     std::vector<float> out(size_t(w->numel()));
-    for (int64_t i = 0; i < w->numel(); ++i) {
-      const QuantGrid &g = gridOf(cfg.grids, w->shape(), i);
-      double r = h(alpha[size_t(i)]) >= 0.5 ? 1.0 : 0.0;
-      out[size_t(i)] = float(g.scale * (level(g, w->data<float>()[i], r) - double(g.zeroPoint)));
-    }
+    forEachGrid(cfg.grids, cfg.channelAxis, w->shape(), w->numel(),
+                [&](int64_t i, const QuantGrid &g) {
+                  double r = h(alpha[size_t(i)]) >= 0.5 ? 1.0 : 0.0;
+                  out[size_t(i)] =
+                      float(g.scale * (level(g, w->data<float>()[i], r) - double(g.zeroPoint)));
+                });
     f.weights = std::move(out);
     return f;
   }
@@ -409,17 +419,6 @@ TrainableQuantizer::~TrainableQuantizer() = default;
 void TrainableQuantizer::zeroGrad() {
   for (QuantizerParam &p : parameters())
     std::fill(p.grad->begin(), p.grad->end(), 0.0);
-}
-
-const QuantGrid &TrainableQuantizer::gridOf(const std::vector<QuantGrid> &grids,
-                                            const rt::Shape &shape, int64_t i) const {
-  if (grids.size() == 1 || cfg.channelAxis < 0 || size_t(cfg.channelAxis) >= shape.size())
-    return grids.front();
-  int64_t inner = 1;
-  for (size_t d = size_t(cfg.channelAxis) + 1; d < shape.size(); ++d)
-    inner *= shape[d];
-  int64_t c = (i / inner) % shape[size_t(cfg.channelAxis)];
-  return grids[size_t(std::min<int64_t>(c, int64_t(grids.size()) - 1))];
 }
 
 const char *quant::toString(QuantizerKind k) {

@@ -100,9 +100,6 @@ public:
   virtual FinalizedQuantizer finalize(const rt::Tensor *w = nullptr) const = 0;
 
 protected:
-  /// The grid of element i of a tensor of `shape`.
-  const QuantGrid &gridOf(const std::vector<QuantGrid> &grids, const rt::Shape &shape,
-                          int64_t i) const;
   TrainableQuantizerConfig cfg;
 };
 

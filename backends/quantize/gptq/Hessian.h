@@ -40,7 +40,6 @@ public:
   static void sumBlock(const float *p, int64_t n, int64_t cols, int64_t ld, Block &b);
   /// Adds a block's sums.
   void add(const Block &b);
-  int64_t columns() const { return cols; }
   int64_t count() const { return patches; }
   /// Σ p pᵀ, row-major `cols` x `cols` (symmetric).
   const std::vector<double> &xxt() const { return gram; }

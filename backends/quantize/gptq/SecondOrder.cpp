@@ -1,6 +1,7 @@
 //===- SecondOrder.cpp - Layer-wise second-order rounding -----------------===//
 #include "backends/quantize/gptq/SecondOrder.h"
 
+#include "backends/quantize/corrections/GraphHelpers.h"
 #include "backends/quantize/finetune/Quantizers.h"
 #include "ir/graph/NodeAttrs.h"
 #include "ir/graph/OnnxIO.h"
@@ -18,7 +19,7 @@ using rt::Tensor;
 
 namespace {
 
-/// Patches per call of GramAccumulator::add.
+/// Patches per block (GramAccumulator::sumBlock).
 constexpr int64_t kChunk = 4096;
 
 /// A quantized kernel the rounding handles: W as rows (output channels) x
@@ -33,8 +34,8 @@ struct Layer {
   rt::ConvGeometry geo;
 };
 
-/// Why `node`'s kernel (input `input`, on `grids` along `axis`) is left as
-/// rounded to nearest, or "" when the rounding takes it; fills `l`.
+/// Why the kernel `w` of `n` (quantized as `wq` says) is left as rounded to
+/// nearest, or "" when the rounding takes it; fills `l`.
 std::string classify(const graph::Model &m, const graph::Node &n, const WeightQDQ &wq,
                      const Tensor &w, Layer &l) {
   if (wq.grids.empty())
@@ -190,10 +191,7 @@ LogicalResult quant::secondOrderRounding(graph::Model &model, QuantizeResult &re
   std::vector<bool> taken(g.values().size(), false);
   for (size_t k = 0; k < result.spec.weights.size(); ++k) {
     const WeightQDQ &wq = result.spec.weights[k];
-    const graph::Node *n = nullptr;
-    for (const auto &x : g.nodes())
-      if (x->name == wq.node)
-        n = x.get();
+    const graph::Node *n = edits::nodeNamed(g, wq.node);
     const graph::Value *wv = n ? n->input(wq.inputIndex) : nullptr;
     if (!n || !wv || !wv->constant || taken[wv->id])
       continue;
@@ -331,10 +329,7 @@ LogicalResult quant::secondOrderRounding(graph::Model &model, QuantizeResult &re
     // The kernel, rounded, from here on (and in the model).
     substitutes[wv->id] = Tensor(ElemType::Float, w.shape());
     std::memcpy(substitutes[wv->id].raw(), rounded.data(), rounded.size() * sizeof(float));
-    for (const auto &init : g.initializers())
-      if (init->name == wv->name)
-        init->raw.assign(reinterpret_cast<const char *>(rounded.data()),
-                         rounded.size() * sizeof(float));
+    edits::overwriteInitializer(g, *wv, rounded);
     result.trainedWeights.push_back({l.node->name, wq.inputIndex, rounded});
     // A bias that bias correction moved for the nearest rounding's error
     // moves by the difference: b + (Q_nearest − Q) E[x].
@@ -348,9 +343,7 @@ LogicalResult quant::secondOrderRounding(graph::Model &model, QuantizeResult &re
       const std::vector<float> &b = corrected->second;
       substitutes[bv->id] = Tensor(ElemType::Float, {l.rows});
       std::memcpy(substitutes[bv->id].raw(), b.data(), b.size() * sizeof(float));
-      for (const auto &init : g.initializers())
-        if (init->name == bv->name)
-          init->raw.assign(reinterpret_cast<const char *>(b.data()), b.size() * sizeof(float));
+      edits::overwriteInitializer(g, *bv, b);
     }
     report.layers.push_back(std::move(lr));
     if (progress)

@@ -130,8 +130,9 @@ private:
   std::vector<Feed> feeds;
   int64_t images = 0;
   std::vector<Point> points;
-  std::vector<double> weightOf; ///< per point: its weight in the metric (`hessian`)
-  std::vector<int> pointOf;     ///< by value id: the index in `points`, -1
+  /// `hessian`: the interest points' weights in the metric, in their order.
+  std::vector<double> interestWeight;
+  std::vector<int> pointOf;                       ///< by value id: the index in `points`, -1
   std::vector<std::vector<rt::Tensor>> reference; ///< per batch, per point (float)
   std::vector<std::vector<rt::Tensor>> kept;      ///< per batch: the max config's values
   std::vector<std::vector<double>> keptDistance;  ///< per batch, per point
@@ -393,9 +394,8 @@ double Measurer::metric(const std::vector<double> &sums) const {
     if (o.distance == ir::MixedDistance::LastLayer) {
       m += interest.back();
     } else if (o.distance == ir::MixedDistance::Hessian) {
-      for (size_t p = 0; p < points.size(); ++p)
-        if (!points[p].output)
-          m += weightOf[p] * sums[p] / double(std::max<int64_t>(1, images));
+      for (size_t k = 0; k < interest.size(); ++k)
+        m += interestWeight[k] * interest[k];
     } else {
       double s = 0;
       for (double d : interest)
@@ -438,13 +438,9 @@ LogicalResult Measurer::run(rt::Executor &floatEx, CalibrationData &data, Sensit
     double total = 0;
     for (double t : traces)
       total += t;
-    weightOf.assign(points.size(), 0.0);
-    for (size_t p = 0, k = 0; p < points.size(); ++p)
-      if (!points[p].output) {
-        weightOf[p] = total > 0 ? traces[k] / total : 1.0 / double(values.size());
-        out.interestWeights.push_back(weightOf[p]);
-        ++k;
-      }
+    for (double t : traces)
+      interestWeight.push_back(total > 0 ? t / total : 1.0 / double(traces.size()));
+    out.interestWeights = interestWeight;
   }
 
   // The float reference at every point.

@@ -208,10 +208,7 @@ LogicalResult quant::measureLayers(rt::Executor &floatEx, rt::Executor &quantEx,
 LogicalResult quant::applyTrainedWeights(graph::Model &m, const QuantizeResult &result,
                                          DiagnosticEngine &diags) {
   for (const QuantizeResult::TrainedWeight &t : result.trainedWeights) {
-    Node *n = nullptr;
-    for (const auto &x : m.graph.nodes())
-      if (x->name == t.node)
-        n = x.get();
+    Node *n = edits::nodeNamed(m.graph, t.node);
     Value *v = n ? n->input(t.inputIndex) : nullptr;
     if (!v || !v->constant || v->constant->elem != graph::ElemType::Float ||
         v->constant->numElements() != int64_t(t.values.size()))
@@ -219,10 +216,7 @@ LogicalResult quant::applyTrainedWeights(graph::Model &m, const QuantizeResult &
                           fmt::format("the plan's trained values of input {} of node `{}` do not "
                                       "fit the model",
                                       t.inputIndex, t.node));
-    for (const auto &init : m.graph.initializers())
-      if (init->name == v->name)
-        init->raw.assign(reinterpret_cast<const char *>(t.values.data()),
-                         t.values.size() * sizeof(float));
+    edits::overwriteInitializer(m.graph, *v, t.values);
   }
   return success();
 }
