@@ -130,7 +130,8 @@ const Tensor *Backprop::valueOf(const graph::Value *v) const {
 }
 
 LogicalResult Backprop::backward(const std::vector<Tensor> &outputGrads, std::vector<Tensor> &grads,
-                                 DiagnosticEngine &diags, GradientHook hook) {
+                                 DiagnosticEngine &diags, GradientHook hook,
+                                 llvm::ArrayRef<ValueGradient> seeds) {
   const graph::Model &m = ex.model();
   const graph::Graph &g = m.graph;
   std::string where = m.path.empty() ? std::string("<model>") : m.path;
@@ -170,6 +171,16 @@ LogicalResult Backprop::backward(const std::vector<Tensor> &outputGrads, std::ve
                           fmt::format("the gradient of output `{}` must be float {}", v->name,
                                       y ? shapeStr(y->shape()) : std::string("(not computed)")));
     accumulate(v, outputGrads[k]);
+  }
+  for (const auto &[v, t] : seeds) {
+    if (!carries[v->id])
+      continue;
+    const Tensor *y = valueOf(v);
+    if (!y || t.shape() != y->shape() || t.elem() != ElemType::Float)
+      return diags.emitAt(where, diag::err_run_node,
+                          fmt::format("the gradient of `{}` must be float {}", v->name,
+                                      y ? shapeStr(y->shape()) : std::string("(not computed)")));
+    accumulate(v, t);
   }
   const BackwardRegistry &r = BackwardRegistry::get();
   for (auto it = active.rbegin(); it != active.rend(); ++it) {

@@ -49,11 +49,22 @@ public:
   /// one it was given.
   using GradientHook = llvm::function_ref<Tensor(const graph::Value &, Tensor)>;
 
+  /// A loss term's gradient with respect to a value inside the model (a
+  /// layer's output the loss compares), added to what flows into it.
+  using ValueGradient = std::pair<const graph::Value *, Tensor>;
+
   /// Backpropagates dLoss/dOutput (one tensor per graph output, shaped like
-  /// it; an undefined tensor is zero) through the last forward run: on
-  /// success `grads[i]` is dLoss/d`wrt[i]` (zeros where it has no effect).
+  /// it; an undefined tensor is zero) and dLoss/dValue for each of `seeds`
+  /// through the last forward run: on success `grads[i]` is dLoss/d`wrt[i]`
+  /// (zeros where it has no effect). A seed on a value no source reaches
+  /// changes nothing.
   LogicalResult backward(const std::vector<Tensor> &outputGrads, std::vector<Tensor> &grads,
-                         DiagnosticEngine &diags, GradientHook hook = nullptr);
+                         DiagnosticEngine &diags, GradientHook hook = nullptr,
+                         llvm::ArrayRef<ValueGradient> seeds = {});
+
+  /// What the last forward run computed for `v` (as a transform left it),
+  /// or read for it (a substitute, a constant); null when it has none.
+  const Tensor *taped(const graph::Value &v) const { return valueOf(&v); }
 
   /// The nodes that run backward, in topological order.
   const std::vector<const graph::Node *> &activeNodes() const { return active; }

@@ -3,10 +3,7 @@
 // After PTQ (the grids of QuantizeResult::spec, the corrected model copy
 // that becomes the QDQ model), finetune trains that copy with every
 // quantized weight and activation wrapped in a trainable quantizer
-// (Quantizers.h): the forward fake-quantizes weights through the executor's
-// `substitute` hook and activations through `transform`, the backward pass
-// (runtime/grad) applies each quantizer's straight-through rule in its
-// gradient hook, and Adam (decoupled weight decay on the kernels, a cosine
+// (FakeQuantModel.h, Quantizers.h), and Adam (decoupled weight decay on the kernels, a cosine
 // schedule) updates the float weights, the biases and the quantizers'
 // parameters. The loss is cross-entropy with integer labels, or without
 // labels the KL divergence from the float model's output distribution
@@ -24,7 +21,7 @@
 #define TPCC_BACKENDS_QUANTIZE_FINETUNE_FINETUNE_H
 
 #include "backends/quantize/Quantizer.h"
-#include "backends/quantize/finetune/Quantizers.h"
+#include "backends/quantize/finetune/FakeQuantModel.h"
 
 #include "llvm/Support/JSON.h"
 
@@ -57,15 +54,6 @@ struct FinetuneOptions {
 struct FinetuneData {
   rt::Tensor x;      ///< the training samples (axis 0)
   rt::Tensor labels; ///< integer classes, or undefined: distillation
-};
-
-/// One trained quantizer, for the report: the tensor it wraps, its config
-/// (the grids as trained) and the parameters that trained.
-struct TrainedQuantizer {
-  std::string tensor;
-  TrainableQuantizerConfig config;
-  QuantizerKind kind = QuantizerKind::Ste;
-  std::vector<std::string> parameters;
 };
 
 struct FinetuneReport {
