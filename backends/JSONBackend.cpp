@@ -195,64 +195,72 @@ void Writer::capabilities(const ir::Capabilities &c) {
 }
 
 void Writer::recipe(const ir::Recipe &r) {
-  object({{"name", [&] { string(r.name); }},
-          {"parent", [&] { stringOrNull(r.parent); }},
-          {"activation_threshold", [&] { string(ir::toString(r.activationThreshold)); }},
-          {"weights_threshold", [&] { string(ir::toString(r.weightsThreshold)); }},
-          {"lp", [&] { number(r.lp); }},
-          {"bias_correction", [&] { boolean(r.biasCorrection); }},
-          {"shift_negative",
-           [&] {
-             object(
-                 {{"enabled", [&] { boolean(r.shiftNegative.enabled); }},
+  object(
+      {{"name", [&] { string(r.name); }},
+       {"parent", [&] { stringOrNull(r.parent); }},
+       {"activation_threshold", [&] { string(ir::toString(r.activationThreshold)); }},
+       {"weights_threshold", [&] { string(ir::toString(r.weightsThreshold)); }},
+       {"lp", [&] { number(r.lp); }},
+       {"bias_correction", [&] { boolean(r.biasCorrection); }},
+       {"shift_negative",
+        [&] {
+          object({{"enabled", [&] { boolean(r.shiftNegative.enabled); }},
                   {"ratio", [&] { number(r.shiftNegative.ratio); }},
                   {"recompute_threshold", [&] { boolean(r.shiftNegative.recomputeThreshold); }}});
-           }},
-          {"relu_unbound_correction", [&] { boolean(r.reluUnboundCorrection); }},
-          {"activation_channel_equalization", [&] { boolean(r.activationChannelEqualization); }},
-          {"input_scaling", [&] { boolean(r.inputScaling); }},
-          {"z_threshold", [&] { number(r.zThreshold); }},
-          {"min_threshold", [&] { number(r.minThreshold); }},
-          {"mixed_precision",
-           [&] {
-             const ir::MixedPrecision &mp = r.mixedPrecision;
-             object({{"enabled", [&] { boolean(mp.enabled); }},
-                     {"weights_memory", [&] { budget(mp.weightsMemory); }},
-                     {"activation_memory", [&] { budget(mp.activationMemory); }},
-                     {"total_memory", [&] { budget(mp.totalMemory); }},
-                     {"bops", [&] { budget(mp.bops); }},
-                     {"images", [&] { integer(mp.images); }},
-                     {"distance", [&] { string(ir::toString(mp.distance)); }},
-                     {"refine", [&] { boolean(mp.refine); }},
-                     {"time_limit", [&] { number(mp.timeLimit); }},
-                     {"verify", [&] { integer(mp.verify); }}});
-           }},
-          {"finetune",
-           [&] {
-             const ir::Finetune &ft = r.finetune;
-             object({{"epochs", [&] { integer(ft.epochs); }},
-                     {"batch", [&] { integer(ft.batch); }},
-                     {"lr", [&] { number(ft.lr); }},
-                     {"weight_decay", [&] { number(ft.weightDecay); }},
-                     {"quantizer", [&] { string(ir::toString(ft.quantizer)); }},
-                     {"seed", [&] { integer(ft.seed); }}});
-           }},
-          {"gptq",
-           [&] {
-             const ir::Gptq &gq = r.gptq;
-             object({{"method", [&] { gq.method ? string(ir::toString(*gq.method)) : null(); }},
-                     {"dampening", [&] { number(gq.dampening); }},
-                     {"act_order", [&] { boolean(gq.actOrder); }}});
-           }},
-          {"overrides", [&] {
-             object({{"activation_bits", [&] { integerOrNull(r.activationBits); }},
-                     {"weights_bits", [&] { integerOrNull(r.weightsBits); }},
-                     {"activation_method", [&] { methodOrNull(r.activationMethod); }},
-                     {"weights_method", [&] { methodOrNull(r.weightsMethod); }},
-                     {"per_channel", [&] { booleanOrNull(r.perChannel); }},
-                     {"quantize_activations", [&] { booleanOrNull(r.quantizeActivations); }},
-                     {"quantize_weights", [&] { booleanOrNull(r.quantizeWeights); }}});
-           }}});
+        }},
+       {"relu_unbound_correction", [&] { boolean(r.reluUnboundCorrection); }},
+       {"activation_channel_equalization", [&] { boolean(r.activationChannelEqualization); }},
+       {"input_scaling", [&] { boolean(r.inputScaling); }},
+       {"z_threshold", [&] { number(r.zThreshold); }},
+       {"min_threshold", [&] { number(r.minThreshold); }},
+       {"mixed_precision",
+        [&] {
+          const ir::MixedPrecision &mp = r.mixedPrecision;
+          object({{"enabled", [&] { boolean(mp.enabled); }},
+                  {"weights_memory", [&] { budget(mp.weightsMemory); }},
+                  {"activation_memory", [&] { budget(mp.activationMemory); }},
+                  {"total_memory", [&] { budget(mp.totalMemory); }},
+                  {"bops", [&] { budget(mp.bops); }},
+                  {"images", [&] { integer(mp.images); }},
+                  {"distance", [&] { string(ir::toString(mp.distance)); }},
+                  {"refine", [&] { boolean(mp.refine); }},
+                  {"time_limit", [&] { number(mp.timeLimit); }},
+                  {"verify", [&] { integer(mp.verify); }}});
+        }},
+       {"finetune",
+        [&] {
+          const ir::Finetune &ft = r.finetune;
+          object({{"epochs", [&] { integer(ft.epochs); }},
+                  {"batch", [&] { integer(ft.batch); }},
+                  {"lr", [&] { number(ft.lr); }},
+                  {"weight_decay", [&] { number(ft.weightDecay); }},
+                  {"quantizer", [&] { string(ir::toString(ft.quantizer)); }},
+                  {"seed", [&] { integer(ft.seed); }}});
+        }},
+       {"gptq",
+        [&] {
+          const ir::Gptq &gq = r.gptq;
+          object(
+              {{"method", [&] { gq.method ? string(ir::toString(*gq.method)) : null(); }},
+               {"dampening", [&] { number(gq.dampening); }},
+               {"act_order", [&] { boolean(gq.actOrder); }},
+               {"epochs", [&] { gq.epochs ? integer(*gq.epochs) : null(); }},
+               {"lr", [&] { number(gq.lr); }},
+               {"bias_lr", [&] { number(gq.biasLr); }},
+               {"hessian_weights", [&] { boolean(gq.hessianWeights); }},
+               {"regularization", [&] { gq.regularization ? number(*gq.regularization) : null(); }},
+               {"per_sample_loss", [&] { boolean(gq.perSampleLoss); }},
+               {"gradual_activation", [&] { boolean(gq.gradualActivation); }}});
+        }},
+       {"overrides", [&] {
+          object({{"activation_bits", [&] { integerOrNull(r.activationBits); }},
+                  {"weights_bits", [&] { integerOrNull(r.weightsBits); }},
+                  {"activation_method", [&] { methodOrNull(r.activationMethod); }},
+                  {"weights_method", [&] { methodOrNull(r.weightsMethod); }},
+                  {"per_channel", [&] { booleanOrNull(r.perChannel); }},
+                  {"quantize_activations", [&] { booleanOrNull(r.quantizeActivations); }},
+                  {"quantize_weights", [&] { booleanOrNull(r.quantizeWeights); }}});
+        }}});
 }
 
 void Writer::module(const ir::Module &m) {

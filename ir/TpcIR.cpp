@@ -151,11 +151,22 @@ std::optional<FinetuneQuantizer> ir::parseFinetuneQuantizer(llvm::StringRef s) {
   return std::nullopt;
 }
 
-const char *ir::toString(GptqMethod) { return "second_order"; }
+const char *ir::toString(GptqMethod m) {
+  switch (m) {
+  case GptqMethod::SoftRounding:
+    return "soft_rounding";
+  case GptqMethod::Ste:
+    return "ste";
+  case GptqMethod::SecondOrder:
+    return "second_order";
+  }
+  return "?";
+}
 
 std::optional<GptqMethod> ir::parseGptqMethod(llvm::StringRef s) {
-  if (s == toString(GptqMethod::SecondOrder))
-    return GptqMethod::SecondOrder;
+  for (GptqMethod m : {GptqMethod::SoftRounding, GptqMethod::Ste, GptqMethod::SecondOrder})
+    if (s == toString(m))
+      return m;
   return std::nullopt;
 }
 

@@ -330,16 +330,28 @@ struct Finetune {
 };
 
 /// How `tpcc quantize` rounds kernels beyond nearest (algorithms.md 6):
-/// layer-wise second-order rounding (GPTQ's Hessian method).
-enum class GptqMethod { SecondOrder };
-const char *toString(GptqMethod m); ///< `second_order`
+/// GPTQ's trained soft rounding or straight-through rounding against the
+/// float model, or layer-wise second-order rounding (no backprop).
+enum class GptqMethod { SoftRounding, Ste, SecondOrder };
+const char *toString(GptqMethod m); ///< `soft_rounding`, `ste`, `second_order`
 std::optional<GptqMethod> parseGptqMethod(llvm::StringRef s);
 
-/// A recipe's `gptq` block (`--gptq` wins over its method).
+/// A recipe's `gptq` block (`--gptq` and `--gptq-epochs` win over it).
 struct Gptq {
   std::optional<GptqMethod> method; ///< none: rounding to nearest
-  double dampening = 0.01;          ///< of the mean diagonal of H
-  bool actOrder = false;            ///< columns by decreasing H_ii
+  // Second-order rounding.
+  double dampening = 0.01; ///< of the mean diagonal of H
+  bool actOrder = false;   ///< columns by decreasing H_ii
+  // Soft rounding and STE (the defaults of MCT, algorithms.md 8).
+  std::optional<int64_t> epochs; ///< required: the recipe's or --gptq-epochs
+  double lr = 3e-2;              ///< Adam, on the rounding variables
+  double biasLr = 1e-4;          ///< SGD with momentum 0.9; 0: biases stay
+  bool hessianWeights = true;
+  /// λ of soft rounding's regularizer; unset: 0.01, or 10 with
+  /// per_sample_loss.
+  std::optional<double> regularization;
+  bool perSampleLoss = false;     ///< MCT 2.4's per-sample Hessian loss
+  bool gradualActivation = false; ///< MCT 2.4's gradual activation quantization
 };
 
 struct Recipe {

@@ -14,7 +14,10 @@
 //     turns it off and drops the budgets (with a warning for those it sets)
 //   finetune.{epochs (1..100000), batch (1..65536), lr (positive),
 //     weight_decay (0..1), quantizer (ste | lsq), seed (0..2^32-1)}
-//   gptq.{method (second_order), dampening (positive, at most 10), act_order}
+//   gptq.{method (soft_rounding, ste, second_order), dampening (positive, at
+//   most 10), act_order, epochs (1..100000), lr (positive), bias_lr (0..1),
+//   hessian_weights, regularization (0..1e6), per_sample_loss,
+//   gradual_activation}
 // and the overrides of the platform's choices, each with a warning:
 //   activation_bits (1..16), weights_bits (1..32), activation_method (not a
 //   LUT method), weights_method, per_channel, quantize_activations,
@@ -58,8 +61,11 @@ const char *const mixedPrecisionFields[] = {
     "enabled",  "weights_memory", "activation_memory", "total_memory", "bops", "images",
     "distance", "refine",         "time_limit",        "verify"};
 const char *const finetuneFields[] = {"epochs", "batch", "lr", "weight_decay", "quantizer", "seed"};
-const char *const gptqFields[] = {"method", "dampening", "act_order"};
-const ir::GptqMethod allGptqMethods[] = {ir::GptqMethod::SecondOrder};
+const char *const gptqFields[] = {
+    "method",  "dampening",       "act_order",      "epochs",          "lr",
+    "bias_lr", "hessian_weights", "regularization", "per_sample_loss", "gradual_activation"};
+const ir::GptqMethod allGptqMethods[] = {ir::GptqMethod::SoftRounding, ir::GptqMethod::Ste,
+                                         ir::GptqMethod::SecondOrder};
 const ir::FinetuneQuantizer allFinetuneQuantizers[] = {ir::FinetuneQuantizer::Ste,
                                                        ir::FinetuneQuantizer::Lsq};
 const ir::MixedDistance allDistances[] = {ir::MixedDistance::Avg, ir::MixedDistance::LastLayer,
@@ -280,8 +286,28 @@ private:
         c.diags.emit(f.value->getRange(), diag::err_value_range, f.key, 0, 10, formatNumber(*d));
       else if (d)
         gq.dampening = *d;
+    } else if (name == "epochs") {
+      std::optional<int64_t> n = readInt(c, f);
+      if (n && (*n < 1 || *n > 100000))
+        c.diags.emit(f.value->getRange(), diag::err_value_range, f.key, 1, 100000, *n);
+      else if (n)
+        gq.epochs = *n;
+    } else if (name == "lr") {
+      readPositive(f, /*allowInf=*/false, gq.lr);
+    } else if (name == "bias_lr") {
+      readFraction(f, gq.biasLr);
+    } else if (name == "regularization") {
+      std::optional<double> d = readNumber(c, f, /*allowInf=*/false);
+      if (d && (*d < 0 || *d > 1e6))
+        c.diags.emit(f.value->getRange(), diag::err_value_range, f.key, 0, 1000000,
+                     formatNumber(*d));
+      else if (d)
+        gq.regularization = *d;
     } else if (std::optional<bool> b = readBool(c, f)) {
-      gq.actOrder = *b;
+      (name == "act_order"         ? gq.actOrder
+       : name == "hessian_weights" ? gq.hessianWeights
+       : name == "per_sample_loss" ? gq.perSampleLoss
+                                   : gq.gradualActivation) = *b;
     }
   }
 

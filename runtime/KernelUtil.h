@@ -14,6 +14,7 @@
 #include <limits>
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace tpcc::rt {
 
@@ -59,6 +60,23 @@ template <typename F> void parallelFor(int64_t n, int64_t costPerItem, F fn) {
     if (b < e)
       fn(b, e);
   }
+}
+
+/// Runs `f(begin, end, sums)` over [0, n) in chunks of a fixed size, in
+/// parallel, each adding into its own `width` partial sums, and adds the
+/// chunks' sums into `total` in chunk order: the same result on any number
+/// of threads.
+template <typename F> void chunkedSums(int64_t n, size_t width, double *total, F f) {
+  constexpr int64_t kChunk = 16384;
+  int64_t chunks = (n + kChunk - 1) / kChunk;
+  std::vector<double> partial(size_t(chunks) * width, 0.0);
+  parallelFor(chunks, kChunk * 8, [&](int64_t c0, int64_t c1) {
+    for (int64_t c = c0; c < c1; ++c)
+      f(c * kChunk, std::min(n, (c + 1) * kChunk), partial.data() + size_t(c) * width);
+  });
+  for (int64_t c = 0; c < chunks; ++c)
+    for (size_t k = 0; k < width; ++k)
+      total[k] += partial[size_t(c) * width + k];
 }
 
 /// `v` truncated toward zero and saturated to integer type I; NaN gives 0

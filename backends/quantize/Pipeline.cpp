@@ -160,6 +160,13 @@ LogicalResult quant::quantizeModel(const QuantizeRequest &r, QuantizeOutcome &ou
       return failure();
     phase(r, "second-order rounding");
   }
+  if (r.gradientGptq) {
+    out.gradientGptq.emplace();
+    if (failed(gradientGptq(*out.quantModel, result, out.plan, *floatEx, *data, *r.gradientGptq,
+                            *out.gradientGptq, diags)))
+      return failure();
+    phase(r, "gptq");
+  }
   if ((r.beforeRewrite &&
        failed(r.beforeRewrite(*out.quantModel, result, out.plan, *floatEx, diags))) ||
       failed(rewriteToQDQ(*out.quantModel, result.spec, diags)) ||
@@ -207,6 +214,8 @@ LogicalResult quant::writeOutcome(const QuantizeRequest &r, const QuantizeOutcom
                    r.output, [&](llvm::json::OStream &j) {
                      if (out.gptq && r.secondOrder)
                        writeGptqJSON(*out.gptq, *r.secondOrder, j);
+                     if (out.gradientGptq && r.gradientGptq)
+                       writeGradientGptqJSON(*out.gradientGptq, *r.gradientGptq, j);
                      if (r.reportExtra)
                        r.reportExtra(j);
                    }};

@@ -19,6 +19,7 @@
 #define TPCC_BACKENDS_QUANTIZE_PIPELINE_H
 
 #include "backends/quantize/Quantizer.h"
+#include "backends/quantize/gptq/Gptq.h"
 #include "backends/quantize/gptq/SecondOrder.h"
 #include "backends/quantize/mixed/Search.h"
 #include "transforms/Cleanup.h"
@@ -68,6 +69,9 @@ struct QuantizeRequest {
   /// `--gptq second_order`: round the kernels with second-order error
   /// compensation after the corrections (gptq/SecondOrder.h).
   std::optional<SecondOrderSettings> secondOrder;
+  /// `--gptq soft_rounding|ste`: train the kernels' rounding against the
+  /// float model after the corrections (gptq/Gptq.h).
+  std::optional<GptqOptions> gradientGptq;
 };
 
 struct QuantizeOutcome {
@@ -85,6 +89,8 @@ struct QuantizeOutcome {
   std::optional<mixed::SearchResult> search;
   /// What second-order rounding did, when asked for.
   std::optional<GptqReport> gptq;
+  /// What gradient GPTQ did, when asked for.
+  std::optional<GradientGptqReport> gradientGptq;
 };
 
 /// `tpcc plan --calib ...` with budgets: prepares the model as quantize does,

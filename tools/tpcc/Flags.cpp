@@ -87,10 +87,17 @@ const std::vector<Flag> &driver::flagTable() {
        text<&Options::planOut>},
       {"--report", Quantize | Finetune, true, "--report needs a file name", text<&Options::report>},
       {"--plan", Apply, true, "--plan needs a file", text<&Options::planFile>},
-      {"--gptq", Quantize, true, "--gptq takes second_order",
+      {"--gptq", Quantize, true, "--gptq takes soft_rounding, ste or second_order",
        [](Options &o, const std::string &v) {
          o.gptq = v;
-         return oneOf(v, {"second_order"});
+         return oneOf(v, {"soft_rounding", "ste", "second_order"});
+       }},
+      {"--gptq-epochs", Quantize, true, "--gptq-epochs takes a positive number",
+       [](Options &o, const std::string &v) {
+         int64_t n = 0;
+         bool ok = positive(v, n);
+         o.gptqEpochs = n;
+         return ok;
        }},
       {"--batch", Plan | Quantize | Finetune | Eval, true, "--batch takes a positive number",
        [](Options &o, const std::string &v) { return positive(v, o.batch); }},

@@ -65,7 +65,10 @@ struct Options {
   std::string data, labels, reference; ///< eval; finetune --data, --labels
   /// finetune --epochs, --lr, --quantizer (ste or lsq); unset (and --batch
   /// 0): the recipe's `finetune` fields.
-  std::string gptq; ///< quantize --gptq: second_order (empty: the recipe's)
+  /// quantize --gptq: soft_rounding, ste or second_order (empty: the
+  /// recipe's); --gptq-epochs (unset: the recipe's).
+  std::string gptq;
+  std::optional<int64_t> gptqEpochs;
   std::optional<int64_t> epochs;
   std::optional<double> lr;
   std::string quantizer;

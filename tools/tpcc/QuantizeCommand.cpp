@@ -41,6 +41,59 @@ LogicalResult driver::checkApplyArgs(Options &o) {
   return success();
 }
 
+/// The kernel rounding `--gptq` / `--gptq-epochs` or the recipe's `gptq`
+/// block asks for, into `r` (the progress bar of gradient GPTQ in `bar`).
+static LogicalResult gptqRequest(Compilation &c, const Options &o, quant::QuantizeRequest &r,
+                                 std::unique_ptr<Progress> &bar) {
+  const ir::Gptq &gq = r.recipe.gptq;
+  std::optional<ir::GptqMethod> method = o.gptq.empty() ? gq.method : ir::parseGptqMethod(o.gptq);
+  if (!method && o.gptqEpochs)
+    method = ir::GptqMethod::SoftRounding; // MCT's default method
+  if (!method)
+    return success();
+  if (*method == ir::GptqMethod::SecondOrder) {
+    if (o.gptqEpochs)
+      return c.diags.emitAt("", diag::err_usage,
+                            "--gptq-epochs is for --gptq soft_rounding or ste; second-order "
+                            "rounding takes no epochs");
+    quant::SecondOrderSettings s;
+    s.dampening = gq.dampening;
+    s.actOrder = gq.actOrder;
+    r.secondOrder = s;
+    return success();
+  }
+  quant::GptqOptions g;
+  std::optional<int64_t> epochs = o.gptqEpochs ? o.gptqEpochs : gq.epochs;
+  if (!epochs)
+    return c.diags.emitAt("", diag::err_usage,
+                          fmt::format("--gptq {} trains for a number of epochs the user gives: "
+                                      "--gptq-epochs N, or the recipe's gptq.epochs",
+                                      ir::toString(*method)));
+  g.rounding = *method == ir::GptqMethod::Ste ? quant::QuantizerKind::SteRounding
+                                              : quant::QuantizerKind::SoftRounding;
+  g.epochs = *epochs;
+  g.lr = gq.lr;
+  g.biasLr = gq.biasLr;
+  g.trainBias = gq.biasLr > 0;
+  g.hessianWeights = gq.hessianWeights;
+  g.regularization = gq.regularization;
+  g.perSampleLoss = gq.perSampleLoss;
+  g.gradualActivation = gq.gradualActivation;
+  g.minThreshold = r.recipe.minThreshold;
+  bool show = o.showProgress();
+  g.progress = [&bar, show, epochs = *epochs](int64_t epoch, int64_t step, int64_t steps,
+                                              double loss) {
+    if (!bar || step == 1)
+      bar = std::make_unique<Progress>(show, steps,
+                                       fmt::format("steps (GPTQ epoch {} of {})", epoch, epochs));
+    bar->update(step, fmt::format("loss {:.5f}", loss));
+    if (step == steps)
+      bar->finish();
+  };
+  r.gradientGptq = std::move(g);
+  return success();
+}
+
 int driver::runQuantize(Compilation &c, const ir::Module &m, const Options &o) {
   return quantizeWith(c, m, o, nullptr, nullptr);
 }
@@ -63,12 +116,9 @@ int driver::quantizeWith(Compilation &c, const ir::Module &m, const Options &o,
   r.measureSamples = o.sqnrSamples;
   r.choose = o.choose;
   r.budgets = o.budgets;
-  if (!o.gptq.empty() || r.recipe.gptq.method) {
-    quant::SecondOrderSettings s;
-    s.dampening = r.recipe.gptq.dampening;
-    s.actOrder = r.recipe.gptq.actOrder;
-    r.secondOrder = s;
-  }
+  std::unique_ptr<Progress> gptqBar;
+  if (failed(gptqRequest(c, o, r, gptqBar)))
+    return finish(c.diags, o);
   PhaseTimer timer(o.time);
   r.phaseDone = [&](const char *phase) { timer.done(phase); };
   std::unique_ptr<Progress> progress;
@@ -95,6 +145,10 @@ int driver::quantizeWith(Compilation &c, const ir::Module &m, const Options &o,
   timer.done("write");
   quant::printSummary(out.result, o.model, o.output, out.cleanup.describe(), out.corrections,
                       llvm::outs());
+  if (out.gptq)
+    quant::printSecondOrder(*out.gptq, llvm::outs());
+  if (out.gradientGptq && r.gradientGptq)
+    quant::printGradientGptq(*out.gradientGptq, *r.gradientGptq, llvm::outs());
   if (out.search)
     quant::mixed::printSearch(*out.search, out.plan, llvm::outs());
   if (summary)

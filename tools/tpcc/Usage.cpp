@@ -23,11 +23,12 @@ usage:
             --calib [NAME=]FILE|DIR... MODEL.onnx -o OUT.onnx
             [--plan-out plan.json] [--report report.json] [--batch N]
             [--sqnr-samples N] [--choose NODE=CONFIG]... [BUDGET...]
-            [--gptq second_order]
+            [--gptq soft_rounding|ste|second_order] [--gptq-epochs N]
                                        calibrate MODEL and write it in QDQ
-                                       form for the platform (--gptq: round
-                                       the kernels with second-order error
-                                       compensation)
+                                       form for the platform (--gptq: train
+                                       the kernels' rounding against MODEL
+                                       for N epochs, or round them with
+                                       second-order error compensation)
   tpcc finetune --platform NAME|FILE.tpc [--recipe NAME|FILE.tpc]
             --data X.npy [--labels Y.npy] [--calib DATA...] MODEL.onnx
             -o OUT.onnx [--epochs N] [--batch B] [--lr LR] [--quantizer ste|lsq]

@@ -6,6 +6,7 @@
 #include "runtime/KernelUtil.h"
 
 #include <cmath>
+#include <cstring>
 
 using namespace tpcc;
 using namespace tpcc::quant;
@@ -142,11 +143,15 @@ std::unique_ptr<FakeQuantModel> FakeQuantModel::create(graph::Model &model, Quan
     c.minThreshold = options.minThreshold;
     if (p)
       c.candidateBits = candidateBits(plan, p->name, -1);
-    QuantizerFactory f = trainableQuantizer(c.target, c.method, options.activations);
-    if (!f)
+    std::unique_ptr<TrainableQuantizer> q;
+    if (!options.trainActivations)
+      q = fixedQuantizer(c);
+    else if (QuantizerFactory f = trainableQuantizer(c.target, c.method, options.activations))
+      q = f(c);
+    if (!q)
       continue;
     m.actOf[v->id] = int(m.activations.size());
-    m.activations.push_back({v, k, f(c), Tensor()});
+    m.activations.push_back({v, k, std::move(q), Tensor()});
   }
   for (const BiasQDQ &b : result.spec.biases) {
     const graph::Node *n = edits::nodeNamed(g, b.node);
@@ -199,6 +204,9 @@ void FakeQuantModel::refresh() {
   for (TrainingWeight &s : weights) {
     s.current = toTensor(s.w, ex->constant(*s.value)->shape());
     s.read = s.quantizer ? s.quantizer->forward(s.current) : s.current;
+    if (s.quantizer && hard)
+      if (std::optional<std::vector<float>> w = s.quantizer->finalize(&s.current).weights)
+        std::memcpy(s.read.raw(), w->data(), w->size() * sizeof(float));
   }
   for (const BiasLink &l : biasLinks) {
     TrainingWeight &b = weights[l.bias];

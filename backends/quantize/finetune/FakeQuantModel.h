@@ -62,6 +62,8 @@ struct TrainingActivation {
 
 struct FakeQuantOptions {
   QuantizerKind weights = QuantizerKind::Ste, activations = QuantizerKind::Ste;
+  /// False: the activations keep their grids exactly (fixedQuantizer).
+  bool trainActivations = true;
   /// The recipe's `min_threshold`: no trained threshold goes below it.
   double minThreshold = ir::kDefaultMinThreshold;
 };
@@ -85,6 +87,10 @@ public:
   /// Gradual activation quantization (algorithms.md 6): a quantized
   /// activation reads (1 - f) x + f Q(x); 1 (all quantized) by default.
   double activationMix = 1;
+
+  /// Kernels read as finish() will write them (soft rounding's h rounded at
+  /// 0.5) from the next refresh() on.
+  bool hard = false;
 
   /// Fake-quantizes the weights and biases for the next run (after the
   /// caller changed them or the quantizers).

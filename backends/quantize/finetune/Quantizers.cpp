@@ -110,30 +110,18 @@ void forEachGrid(const std::vector<QuantGrid> &grids, int64_t axis, const rt::Sh
   });
 }
 
-/// Runs `f(begin, end, sums)` over [0, n) in chunks of a fixed size, in
-/// parallel, each adding into its own `width` partial sums, and adds the
-/// chunks' sums into `total` in chunk order: the same result on any number
-/// of threads.
-template <typename F> void chunkedSums(int64_t n, size_t width, double *total, F f) {
-  constexpr int64_t kChunk = 16384;
-  int64_t chunks = (n + kChunk - 1) / kChunk;
-  std::vector<double> partial(size_t(chunks) * width, 0.0);
-  rt::parallelFor(chunks, kChunk * 8, [&](int64_t c0, int64_t c1) {
-    for (int64_t c = c0; c < c1; ++c)
-      f(c * kChunk, std::min(n, (c + 1) * kChunk), partial.data() + size_t(c) * width);
-  });
-  for (int64_t c = 0; c < chunks; ++c)
-    for (size_t k = 0; k < width; ++k)
-      total[k] += partial[size_t(c) * width + k];
-}
-
-/// STE weights and LUT weights: fixed grids, gradients straight through.
+/// STE weights, LUT weights and fixed activations: fixed grids, gradients
+/// straight through.
 class FixedQuantizer : public TrainableQuantizer {
 public:
   using TrainableQuantizer::TrainableQuantizer;
   QuantizerKind kind() const override { return QuantizerKind::Ste; }
   Tensor forward(const Tensor &x) const override {
-    // In double, as the QDQ rewrite quantizes weights.
+    // Activations in float, as the QDQ model computes them; weights in
+    // double, as the QDQ rewrite quantizes them.
+    if (cfg.target == QuantizerTarget::Activation && cfg.grids.size() == 1 &&
+        cfg.grids.front().lut.empty())
+      return fakeTensor(x, cfg.grids.front());
     return mapRuns(x, cfg.grids.size(), cfg.channelAxis, [&](int64_t, size_t k, float v) {
       const QuantGrid &g = cfg.grids[k];
       return float(g.lut.empty() ? fake(g, v) : g.quantize(v));
@@ -174,7 +162,7 @@ public:
       float *out = dx.data<float>();
       const float a0 = float(g.lo), b0 = float(g.hi);
       double sums[2] = {0, 0};
-      chunkedSums(x.numel(), 2, sums, [&](int64_t b, int64_t e, double *acc) {
+      rt::chunkedSums(x.numel(), 2, sums, [&](int64_t b, int64_t e, double *acc) {
         for (int64_t i = b; i < e; ++i) {
           float v = xs[i], d = ds[i];
           bool below = v<a0, above = v> b0;
@@ -191,7 +179,7 @@ public:
     FloatGrid fg(g);
     const float inv = float(1 / span(g));
     double sum = 0;
-    chunkedSums(x.numel(), 1, &sum, [&](int64_t b, int64_t e, double *acc) {
+    rt::chunkedSums(x.numel(), 1, &sum, [&](int64_t b, int64_t e, double *acc) {
       // 16 float lanes (at most 1,024 terms each), so the loop vectorizes.
       constexpr int kLanes = 16;
       float lane[kLanes] = {};
@@ -281,7 +269,7 @@ public:
     float *out = dx.data<float>();
     size_t width = gs.size();
     std::vector<double> sums(2 * width, 0.0); // steps, then lows
-    chunkedSums(x.numel(), 2 * width, sums.data(), [&](int64_t b0, int64_t e0, double *acc) {
+    rt::chunkedSums(x.numel(), 2 * width, sums.data(), [&](int64_t b0, int64_t e0, double *acc) {
       gridRuns(width, cfg.channelAxis, x.shape(), b0, e0, [&](int64_t b, int64_t e, size_t k) {
         const FloatGrid &g = gs[k];
         double step = 0, outside = 0;
@@ -392,20 +380,75 @@ public:
     return f;
   }
   double regularizer(double beta, double lambda) {
-    double r = 0;
-    for (size_t i = 0; i < alpha.size(); ++i) {
-      double e = 2 * h(alpha[i]) - 1, ae = std::fabs(e);
-      r += 1 - std::pow(ae, beta);
-      // d/dα of -|e|^β = -β |e|^(β-1) sign(e) 2 dh/dα
-      if (ae > 0)
-        galpha[i] += lambda * -beta * std::pow(ae, beta - 1) * (e > 0 ? 1 : -1) * 2 * dh(alpha[i]);
-    }
-    return lambda * r;
+    // In float, per element (the same on any thread count), its sum in
+    // fixed chunks.
+    const float b = float(beta), scale = float(lambda * -beta * 2);
+    double sum = 0;
+    rt::chunkedSums(int64_t(alpha.size()), 1, &sum, [&](int64_t i0, int64_t i1, double *acc) {
+      double r = 0;
+      for (int64_t i = i0; i < i1; ++i) {
+        double a = alpha[size_t(i)];
+        float e = float(2 * h(a) - 1), ae = std::fabs(e);
+        float p = ae > 0 ? std::exp2(b * std::log2(ae)) : 0.f; // |e|^β
+        r += double(1 - p);
+        // d/dα of -|e|^β = -β |e|^(β-1) sign(e) 2 dh/dα
+        if (ae > 0)
+          galpha[size_t(i)] += double(scale * (p / ae) * (e > 0 ? 1.f : -1.f)) * dh(a);
+      }
+      acc[0] += r;
+    });
+    return lambda * sum;
   }
 
 private:
   // Made from the weights on first use (forward may be the first call).
   mutable std::vector<double> alpha, galpha;
+};
+
+/// GPTQ's straight-through rounding of weights: a perturbation d per
+/// element, at most one step either way, moves the rounded value:
+/// W_q = Δ clip(rnd(rnd(W/Δ) + clip(d, ±Δ)/Δ)), ∂W_q/∂d = 1; the float
+/// weights stay fixed. d is kept in steps (u = d/Δ, ∂W_q/∂u = Δ), so one
+/// learning rate suits every layer's scale.
+class SteRounding : public TrainableQuantizer {
+public:
+  using TrainableQuantizer::TrainableQuantizer;
+  QuantizerKind kind() const override { return QuantizerKind::SteRounding; }
+  /// The integer of weight w (minus the zero point) moved by u steps.
+  static double level(const QuantGrid &g, double w, double u) {
+    double q = rnd(rnd(w / g.scale) + std::clamp(u, -1.0, 1.0));
+    return std::clamp(q + double(g.zeroPoint), double(g.qmin), double(g.qmax)) -
+           double(g.zeroPoint);
+  }
+  Tensor forward(const Tensor &x) const override {
+    if (u.size() != size_t(x.numel())) {
+      u.assign(size_t(x.numel()), 0.0);
+      gu.assign(u.size(), 0.0);
+    }
+    return mapRuns(x, cfg.grids.size(), cfg.channelAxis, [&](int64_t i, size_t k, float v) {
+      const QuantGrid &g = cfg.grids[k];
+      return float(g.scale * level(g, v, u[size_t(i)]));
+    });
+  }
+  Tensor backward(const Tensor &x, const Tensor &dy) override {
+    forward(x); // sizes u on first use
+    const float *d = dy.data<float>();
+    forEachGrid(cfg.grids, cfg.channelAxis, x.shape(), x.numel(),
+                [&](int64_t i, const QuantGrid &g) { gu[size_t(i)] += double(d[i]) * g.scale; });
+    return Tensor(ElemType::Float, x.shape(), true); // the float weights stay fixed
+  }
+  std::vector<QuantizerParam> parameters() override { return {{"perturbation", &u, &gu}}; }
+  FinalizedQuantizer finalize(const Tensor *w) const override {
+    FinalizedQuantizer f{cfg.grids, {}};
+    if (!w)
+      return f;
+    Tensor q = forward(*w);
+    f.weights = std::vector<float>(q.data<float>(), q.data<float>() + q.numel());
+    return f;
+  }
+
+private:
+  mutable std::vector<double> u, gu;
 };
 
 template <typename Q> std::unique_ptr<TrainableQuantizer> make(const TrainableQuantizerConfig &c) {
@@ -429,6 +472,8 @@ const char *quant::toString(QuantizerKind k) {
     return "lsq";
   case QuantizerKind::SoftRounding:
     return "soft_rounding";
+  case QuantizerKind::SteRounding:
+    return "ste_rounding";
   }
   return "?";
 }
@@ -440,6 +485,8 @@ std::optional<QuantizerKind> quant::parseQuantizerKind(llvm::StringRef s) {
     return QuantizerKind::Lsq;
   if (s == "soft_rounding")
     return QuantizerKind::SoftRounding;
+  if (s == "ste_rounding")
+    return QuantizerKind::SteRounding;
   return std::nullopt;
 }
 
@@ -455,8 +502,14 @@ QuantizerFactory quant::trainableQuantizer(QuantizerTarget target, ir::QuantMeth
     return make<LsqQuantizer>;
   case QuantizerKind::SoftRounding:
     return weights ? make<SoftRounding> : nullptr;
+  case QuantizerKind::SteRounding:
+    return weights ? make<SteRounding> : nullptr;
   }
   return nullptr;
+}
+
+std::unique_ptr<TrainableQuantizer> quant::fixedQuantizer(const TrainableQuantizerConfig &c) {
+  return make<FixedQuantizer>(c);
 }
 
 double quant::softRoundingRegularizer(TrainableQuantizer &q, double beta, double lambda) {

@@ -27,6 +27,9 @@
 //   h = clip(1.2 σ(α) - 0.1, 0, 1) per element, α initialised so that h is
 //   the fractional part; the float weights stay fixed; the regularizer
 //   λ Σ (1 - |2h - 1|^β) pushes h to 0 or 1; finalize rounds h at 0.5.
+// - STE rounding (weights; GPTQ's option): a perturbation d per element
+//   moves the rounded value by at most a step, W_q = Δ clip(rnd(rnd(W/Δ) +
+//   clip(d, ±Δ)/Δ)), ∂W_q/∂d = 1; d starts at 0 (nearest rounding).
 // LUT methods: weights keep their k-means tables (a fixed quantizer that
 // passes gradients straight through); their activations train as above.
 //
@@ -45,7 +48,7 @@
 namespace tpcc::quant {
 
 enum class QuantizerTarget { Weights, Activation };
-enum class QuantizerKind { Ste, Lsq, SoftRounding };
+enum class QuantizerKind { Ste, Lsq, SoftRounding, SteRounding };
 
 const char *toString(QuantizerKind k);
 std::optional<QuantizerKind> parseQuantizerKind(llvm::StringRef s);
@@ -109,6 +112,10 @@ using QuantizerFactory = std::unique_ptr<TrainableQuantizer> (*)(const Trainable
 /// none (soft rounding of activations).
 QuantizerFactory trainableQuantizer(QuantizerTarget target, ir::QuantMethod method,
                                     QuantizerKind kind);
+
+/// A quantizer onto the config's grids exactly, nothing trainable,
+/// gradients straight through (activations as the QDQ model computes them).
+std::unique_ptr<TrainableQuantizer> fixedQuantizer(const TrainableQuantizerConfig &c);
 
 /// Soft rounding's regularizer λ Σ (1 - |2h - 1|^β) over `q` (a
 /// soft-rounding quantizer): its value, with its gradient added to α's.

@@ -27,13 +27,16 @@ struct HutchinsonOptions {
 
 /// The Hessian trace of each of `points` (values of `ex`'s model), per
 /// image, averaged over the images of `feeds`; `probes` gets the most
-/// probes a batch took. Fails (with the operators named) when an operator
-/// between the points and the output has no backward kernel.
+/// probes a batch took. With `perImage`, each image's traces too (one row
+/// of points per image, in order; a point without a batch axis gives every
+/// image of a batch its batch mean). Fails (with the operators named) when
+/// an operator between the points and the output has no backward kernel.
 LogicalResult activationHessianTraces(rt::Executor &ex,
                                       const std::vector<std::map<std::string, rt::Tensor>> &feeds,
                                       const std::vector<const graph::Value *> &points,
                                       const HutchinsonOptions &options, std::vector<double> &traces,
-                                      int64_t &probes, DiagnosticEngine &diags);
+                                      int64_t &probes, DiagnosticEngine &diags,
+                                      std::vector<std::vector<double>> *perImage = nullptr);
 
 } // namespace tpcc::quant
 

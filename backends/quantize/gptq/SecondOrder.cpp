@@ -182,8 +182,7 @@ LogicalResult quant::secondOrderRounding(graph::Model &model, QuantizeResult &re
       c.bits = a.grid.bits;
       c.isSigned = a.grid.isSigned;
       c.grids = {a.grid};
-      if (QuantizerFactory f = trainableQuantizer(c.target, c.method, QuantizerKind::Ste))
-        fake[v->id] = f(c);
+      fake[v->id] = fixedQuantizer(c);
     }
 
   // The layers, in the order the model runs them.
@@ -210,7 +209,7 @@ LogicalResult quant::secondOrderRounding(graph::Model &model, QuantizeResult &re
   std::stable_sort(layers.begin(), layers.end(),
                    [](const Layer &a, const Layer &b) { return a.step < b.step; });
   if (layers.empty()) {
-    diags.emitAt(where, diag::note_gptq_nothing,
+    diags.emitAt(where, diag::note_gptq_nothing, "second-order rounding",
                  report.skipped.empty()
                      ? std::string("no kernel of this model is quantized")
                      : fmt::format("{} kernels left as rounded to nearest; the first, `{}`: {}",
@@ -351,6 +350,22 @@ LogicalResult quant::secondOrderRounding(graph::Model &model, QuantizeResult &re
   }
   report.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   return success();
+}
+
+void quant::printSecondOrder(const GptqReport &report, llvm::raw_ostream &os) {
+  if (report.layers.empty())
+    return;
+  double nearest = 0, rounded = 0;
+  for (const GptqLayerReport &l : report.layers) {
+    nearest += l.result.lossNearest;
+    rounded += l.result.lossRounded;
+  }
+  os << fmt::format("  gptq: second_order over {} samples, {:.2f} s: {} layers, output error "
+                    "{:.4g} -> {:.4g} (summed over the layers){}\n",
+                    report.samples, report.seconds, report.layers.size(), nearest, rounded,
+                    report.skipped.empty() ? std::string()
+                                           : fmt::format("; {} kernels left as rounded to nearest",
+                                                         report.skipped.size()));
 }
 
 void quant::writeGptqJSON(const GptqReport &report, const SecondOrderSettings &settings,

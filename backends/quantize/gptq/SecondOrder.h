@@ -53,6 +53,9 @@ LogicalResult secondOrderRounding(graph::Model &model, QuantizeResult &result,
                                   GptqReport &report, DiagnosticEngine &diags,
                                   const std::function<void(int64_t, int64_t)> &progress = nullptr);
 
+/// One line for `tpcc quantize`'s summary.
+void printSecondOrder(const GptqReport &report, llvm::raw_ostream &os);
+
 /// The report's `gptq` section.
 void writeGptqJSON(const GptqReport &report, const SecondOrderSettings &settings,
                    llvm::json::OStream &j);

@@ -38,6 +38,8 @@ public:
   bool next(std::map<std::string, rt::Tensor> &feed, DiagnosticEngine &diags);
   bool failed() const { return error; }
   void rewind();
+  /// The samples per batch asked for (the last batch may hold fewer).
+  int64_t batchSize() const { return batch; }
   /// Samples delivered since the last rewind.
   int64_t samples() const { return delivered; }
   /// All samples: known once a full pass has been rewound (every file read
