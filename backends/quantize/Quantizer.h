@@ -76,7 +76,8 @@ struct QuantizeResult {
   /// by applyCorrections (on the edited copy), not by quantizePlan.
   std::vector<GraphEdit> edits;
   std::vector<ConstantEdit> kernels;
-  /// Kernels `tpcc finetune` trained: (node name, input index, values).
+  /// Kernels fine-tuning trained or GPTQ rounded: (node name, input index,
+  /// values).
   /// The plan carries them, so `tpcc apply` writes the fine-tuned model.
   struct TrainedWeight {
     std::string node;

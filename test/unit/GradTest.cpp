@@ -782,3 +782,54 @@ TEST(Grad, SubstitutedWeightsAndGradientHooks) {
     for (int64_t i = 0; i < ga[k].numel(); ++i)
       EXPECT_FLOAT_EQ(ga[k].data<float>()[i], 2 * gb[k].data<float>()[i]) << k << " " << i;
 }
+
+TEST(Grad, GradientsSeededAtInnerValues) {
+  // A loss term on an inner value (a layer's output) enters the backward
+  // there: seeding c with dc gives the gradients of a model whose output is
+  // c, and seeds add to the output's gradient (the backward is linear).
+  auto build = [](Net &net, const Tensor &x, const Tensor &w, bool stopAtC) {
+    net.input("x", x);
+    net.weight("w", w);
+    net.node("Conv", {"x", "w"}, {"c"});
+    net.node("Relu", {"c"}, {"r"});
+    net.node("Mul", {"r", "r"}, {"y"});
+    net.output(stopAtC ? "c" : "y");
+  };
+  Net a, b;
+  Tensor x = a.random({1, 2, 5, 5}), w = a.random({3, 2, 3, 3});
+  build(a, x, w, false);
+  build(b, x, w, true);
+  Loaded la, lb;
+  for (auto [net, l] : {std::pair{&a, &la}, std::pair{&b, &lb}}) {
+    l->model =
+        graph::loadModelFromBuffer(net->m.SerializeAsString(), "m", ".", l->diags, unchecked());
+    ASSERT_TRUE(l->model);
+    l->ex = rt::Executor::create(*l->model, l->diags);
+    ASSERT_TRUE(l->ex);
+    l->wrt = {l->model->graph.findValue("x"), l->model->graph.findValue("w")};
+    l->bp = rt::grad::Backprop::create(*l->ex, l->wrt, l->diags);
+    ASSERT_TRUE(l->bp);
+  }
+  std::vector<Tensor> ya, yb, seeded, direct, out, both;
+  ASSERT_TRUE(succeeded(la.bp->forward(a.feed, ya, la.diags)));
+  ASSERT_TRUE(succeeded(lb.bp->forward(b.feed, yb, lb.diags)));
+  const graph::Value *c = la.model->graph.findValue("c");
+  ASSERT_TRUE(la.bp->taped(*c));
+  EXPECT_EQ(la.bp->taped(*c)->shape(), yb[0].shape());
+  Tensor dc = a.random(yb[0].shape()), dy = a.random(ya[0].shape());
+  std::vector<rt::grad::Backprop::ValueGradient> seeds{{c, dc}};
+  ASSERT_TRUE(succeeded(la.bp->backward({Tensor()}, seeded, la.diags, nullptr, seeds)));
+  ASSERT_TRUE(succeeded(lb.bp->backward({dc}, direct, lb.diags)));
+  ASSERT_TRUE(succeeded(la.bp->backward({dy}, out, la.diags)));
+  ASSERT_TRUE(succeeded(la.bp->backward({dy}, both, la.diags, nullptr, seeds)));
+  for (size_t k = 0; k < 2; ++k)
+    for (int64_t i = 0; i < seeded[k].numel(); ++i) {
+      EXPECT_FLOAT_EQ(seeded[k].data<float>()[i], direct[k].data<float>()[i]) << k << " " << i;
+      EXPECT_NEAR(both[k].data<float>()[i], out[k].data<float>()[i] + seeded[k].data<float>()[i],
+                  1e-5 * (1 + std::fabs(both[k].data<float>()[i])))
+          << k << " " << i;
+    }
+  // A seed whose shape is not the value's is an error.
+  std::vector<rt::grad::Backprop::ValueGradient> bad{{c, a.random({2})}};
+  EXPECT_TRUE(failed(la.bp->backward({Tensor()}, seeded, la.diags, nullptr, bad)));
+}

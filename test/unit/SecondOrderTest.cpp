@@ -223,10 +223,19 @@ TEST(HessianTrace, LinearModelsGiveTheFrobeniusNorm) {
     in.data<float>()[i] = float(i % 4) - 1.5f;
   std::vector<std::map<std::string, rt::Tensor>> feeds{{{"x", in}}, {{"x", in}}};
   std::vector<double> traces;
+  std::vector<std::vector<double>> perImage;
   int64_t probes = 0;
   ASSERT_TRUE(succeeded(activationHessianTraces(
       *ex, feeds, {model->graph.findValue("x"), model->graph.findValue("y")}, HutchinsonOptions(),
-      traces, probes, diags)));
+      traces, probes, diags, &perImage)));
+  // Every image's traces, in order; their mean is the traces.
+  ASSERT_EQ(perImage.size(), 12u);
+  for (size_t p = 0; p < 2; ++p) {
+    double mean = 0;
+    for (const std::vector<double> &row : perImage)
+      mean += row[p] / 12;
+    EXPECT_NEAR(mean, traces[p], 1e-9 * traces[p]) << p;
+  }
   ASSERT_EQ(traces.size(), 2u);
   EXPECT_NEAR(traces[0], 4 * norm, 0.2 * 4 * norm);
   EXPECT_NEAR(traces[1], 12.0, 0.2 * 12);
