@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Second-order rounding benchmark (issue 17): PTQ against `--gptq second_order` on
+# GPTQ benchmark (issue 17): PTQ against `--gptq second_order`, `soft_rounding` and `ste` on
 # fashion_mbv2 at 4, 2 and 8 bits and digits_cnn at 4 (accuracy, time), and how the
 # time grows with the calibration set and the model. See gptq_bench.py.
 # usage: bench/run_gptq.sh [TPCC_BINARY]   (default: build/bin/tpcc)

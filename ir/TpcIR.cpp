@@ -89,13 +89,15 @@ const char *ir::toString(ThresholdMethod m) {
     return "kl";
   case ThresholdMethod::LP:
     return "lp";
+  case ThresholdMethod::HMSE:
+    return "hmse";
   }
   return "<invalid ThresholdMethod>";
 }
 
 std::optional<ThresholdMethod> ir::parseThresholdMethod(llvm::StringRef s) {
   for (ThresholdMethod m : {ThresholdMethod::NoClipping, ThresholdMethod::MSE, ThresholdMethod::MAE,
-                            ThresholdMethod::KL, ThresholdMethod::LP})
+                            ThresholdMethod::KL, ThresholdMethod::LP, ThresholdMethod::HMSE})
     if (s == toString(m))
       return m;
   return std::nullopt;

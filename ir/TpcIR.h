@@ -279,7 +279,9 @@ struct Capabilities {
   SourceRange loc;
 };
 
-enum class ThresholdMethod { NoClipping, MSE, MAE, KL, LP };
+/// Threshold selection errors (algorithms.md 2); HMSE (weights only) is the
+/// MSE weighted by each weight's Hessian diagonal (MCT's HMSE).
+enum class ThresholdMethod { NoClipping, MSE, MAE, KL, LP, HMSE };
 const char *toString(ThresholdMethod m);
 std::optional<ThresholdMethod> parseThresholdMethod(llvm::StringRef s);
 

@@ -74,9 +74,9 @@ const ir::MixedDistance allDistances[] = {ir::MixedDistance::Avg, ir::MixedDista
 constexpr int64_t kMaxImages = 100000;
 /// The most ILP solutions `mixed_precision.verify` runs as whole models.
 constexpr int64_t kMaxVerify = 1000;
-const ir::ThresholdMethod allThresholds[] = {ir::ThresholdMethod::NoClipping,
-                                             ir::ThresholdMethod::MSE, ir::ThresholdMethod::MAE,
-                                             ir::ThresholdMethod::KL, ir::ThresholdMethod::LP};
+const ir::ThresholdMethod allThresholds[] = {
+    ir::ThresholdMethod::NoClipping, ir::ThresholdMethod::MSE, ir::ThresholdMethod::MAE,
+    ir::ThresholdMethod::KL,         ir::ThresholdMethod::LP,  ir::ThresholdMethod::HMSE};
 const ir::QuantMethod allMethods[] = {ir::QuantMethod::PowerOfTwo, ir::QuantMethod::Symmetric,
                                       ir::QuantMethod::Uniform, ir::QuantMethod::LutPot,
                                       ir::QuantMethod::LutSym};
@@ -123,6 +123,10 @@ private:
     if (name == "activation_threshold" || name == "weights_threshold") {
       auto t = readEnum<ir::ThresholdMethod>(c, f, "threshold method", allThresholds,
                                              ir::parseThresholdMethod);
+      if (t == ir::ThresholdMethod::HMSE && name == "activation_threshold") {
+        c.diags.emit(f.value->getRange(), diag::err_recipe_hmse_activations);
+        return false;
+      }
       if (t)
         (name == "activation_threshold" ? r.activationThreshold : r.weightsThreshold) = *t;
       return t.has_value();

@@ -11,6 +11,8 @@
 //===----------------------------------------------------------------------===//
 #include "backends/quantize/Quantizer.h"
 
+#include "backends/quantize/gptq/HessianTrace.h"
+
 #include "backends/quantize/corrections/GraphHelpers.h"
 #include "backends/quantize/corrections/PostThreshold.h"
 #include "backends/quantize/grids/Lut.h"
@@ -42,6 +44,9 @@ struct Activation {
   int bits;
   ir::Signedness signedness;
 };
+
+/// Images whose Hessians weigh `hmse` (algorithms.md 8).
+constexpr int64_t kHmseImages = 16;
 
 /// quantizePlan's state: one plan, one recipe, one result.
 class PlanQuantizer {
@@ -79,7 +84,38 @@ private:
   std::vector<std::unique_ptr<TensorStats>> stats;
   std::map<std::string, edits::LinearAdjust> adjust; ///< by linear node name
   std::set<std::string> biasWritten;
+  /// `hmse`: the Hessian diagonal of each quantized kernel, by value id.
+  std::map<unsigned, std::vector<float>> hessians;
+  bool weightHessians(rt::Executor &ex, CalibrationData &data);
 };
+
+/// `hmse` (MCT's HMSE): the Hessian diagonals of every weight the plan
+/// quantizes with a threshold search, from 16 calibration images.
+bool PlanQuantizer::weightHessians(rt::Executor &ex, CalibrationData &data) {
+  std::vector<const Value *> weights;
+  for (const plan::PlanNode &pn : plan.nodes)
+    for (const plan::PlanWeight &pw : pn.weights) {
+      ir::AttrConfig c = withRecipeOverrides(pw.config, recipe);
+      if (pw.slot == "bias" || !pw.quantize || !pw.input || !pw.input->constant ||
+          pw.input->constant->elem != graph::ElemType::Float || ir::isLut(c.method) ||
+          std::find(weights.begin(), weights.end(), pw.input) != weights.end())
+        continue;
+      weights.push_back(pw.input);
+    }
+  if (weights.empty())
+    return true;
+  std::vector<std::map<std::string, rt::Tensor>> feeds;
+  if (failed(data.firstSamples(kHmseImages, feeds, diags)))
+    return false;
+  std::vector<std::vector<float>> diagonals;
+  int64_t probes = 0;
+  if (failed(weightHessianDiagonals(ex, feeds, weights, HutchinsonOptions(), diagonals, probes,
+                                    diags)))
+    return false;
+  for (size_t k = 0; k < weights.size(); ++k)
+    hessians[weights[k]->id] = std::move(diagonals[k]);
+  return true;
+}
 
 void PlanQuantizer::report(const plan::PlanTensor &t, const QuantGrid &g, const std::string &how) {
   TensorReport r;
@@ -145,7 +181,9 @@ bool PlanQuantizer::weights(const plan::PlanNode &pn) {
                                pw.input->name, n.displayName(), width));
       return false;
     }
-    WeightQDQ w = selectWeightGrids(t, c, pw.axis, recipe);
+    auto h = hessians.find(pw.input->id);
+    WeightQDQ w =
+        selectWeightGrids(t, c, pw.axis, recipe, h == hessians.end() ? nullptr : &h->second);
     w.node = n.name;
     w.inputIndex = unsigned(pw.inputIndex);
     int64_t channels = int64_t(w.grids.size());
@@ -257,6 +295,9 @@ bool PlanQuantizer::run(rt::Executor &ex, CalibrationData &data) {
   result.seconds[1] = since(t0);
 
   t0 = Clock::now();
+  if (recipe.weightsThreshold == ir::ThresholdMethod::HMSE && recipe.quantizeWeights != false &&
+      !weightHessians(ex, data))
+    return false;
   for (const plan::PlanNode &pn : plan.nodes)
     if (!weights(pn))
       return false;
@@ -446,7 +487,8 @@ std::vector<float> quant::fakeQuantized(const rt::Tensor &t, const WeightQDQ &w)
 }
 
 WeightQDQ quant::selectWeightGrids(const rt::Tensor &t, const ir::AttrConfig &c,
-                                   std::optional<int64_t> axis, const ir::Recipe &recipe) {
+                                   std::optional<int64_t> axis, const ir::Recipe &recipe,
+                                   const std::vector<float> *hessian) {
   WeightQDQ w;
   int64_t outer = 1, channels = 1, inner = t.numel();
   if (c.perChannel && axis && t.rank() > 0) {
@@ -463,16 +505,22 @@ WeightQDQ quant::selectWeightGrids(const rt::Tensor &t, const ir::AttrConfig &c,
   so.p = recipe.lp;
   so.minThreshold = recipe.minThreshold;
   const float *x = t.data<float>();
+  const float *hx = hessian && int64_t(hessian->size()) == t.numel() ? hessian->data() : nullptr;
   rt::parallelFor(channels, 1 << 16, [&](int64_t b, int64_t e) {
-    std::vector<float> v(size_t(outer * inner));
+    std::vector<float> v(size_t(outer * inner)), h(hx ? v.size() : 0);
+    SelectionOptions mine = so;
+    mine.hessian = hx ? h.data() : nullptr;
     for (int64_t ch = b; ch < e; ++ch) {
-      for (int64_t o = 0; o < outer; ++o)
-        std::copy(x + (o * channels + ch) * inner, x + (o * channels + ch + 1) * inner,
-                  v.begin() + o * inner);
+      for (int64_t o = 0; o < outer; ++o) {
+        int64_t from = (o * channels + ch) * inner;
+        std::copy(x + from, x + from + inner, v.begin() + o * inner);
+        if (hx)
+          std::copy(hx + from, hx + from + inner, h.begin() + o * inner);
+      }
       w.grids[size_t(ch)] =
           ir::isLut(c.method)
               ? selectLutGrid(v.data(), int64_t(v.size()), c.method, c.bits, c.lutBits.value_or(8))
-              : selectWeightGrid(v.data(), int64_t(v.size()), c.method, c.bits, w.axis >= 0, so);
+              : selectWeightGrid(v.data(), int64_t(v.size()), c.method, c.bits, w.axis >= 0, mine);
     }
   });
   return w;

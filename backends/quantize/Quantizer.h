@@ -112,10 +112,12 @@ LogicalResult selectTensorGrid(const plan::PlanTensor &t, ir::QuantMethod method
 
 /// The grids of float weight `t` under config `c` (one per channel along
 /// `axis` when `c` is per-channel), as the recipe's threshold method
-/// chooses them (LUT methods: k-means tables). `node`/`inputIndex` are left
-/// for the caller.
+/// chooses them (LUT methods: k-means tables). `hessian` (one value per
+/// element of `t`) weighs the error of `hmse`; without it `hmse` is `mse`.
+/// `node`/`inputIndex` are left for the caller.
 WeightQDQ selectWeightGrids(const rt::Tensor &t, const ir::AttrConfig &c,
-                            std::optional<int64_t> axis, const ir::Recipe &recipe);
+                            std::optional<int64_t> axis, const ir::Recipe &recipe,
+                            const std::vector<float> *hessian = nullptr);
 
 /// MCT's bias correction (algorithms.md 4) of linear node `pn` (Conv, Gemm)
 /// whose kernel `kernel` is quantized as `w`: b - sum_i E[o,i] mu_i, with E

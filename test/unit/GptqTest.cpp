@@ -13,6 +13,7 @@
 #include "QuantizeFixture.h"
 
 #include "backends/quantize/Pipeline.h"
+#include "backends/quantize/grids/Threshold.h"
 
 #include <gtest/gtest.h>
 
@@ -155,4 +156,31 @@ TEST(GptqQuantizers, RegularizerGradientMatchesCentralDifferences) {
           << "beta " << beta << " element " << i;
     }
   }
+}
+
+TEST(Hmse, TheHessianDecidesWhichWeightsTheThresholdFits) {
+  // 63 small weights and one large: MSE's threshold reaches for the large
+  // one; with its Hessian weight at zero (it moves no output) HMSE fits the
+  // small ones, and with only the large one weighted, HMSE keeps it whole.
+  std::vector<float> x(64), h(64, 1.f);
+  for (size_t i = 0; i < 63; ++i)
+    x[i] = 0.01f * float(int(i % 21) - 10);
+  x[63] = 1.0f;
+  SelectionOptions mse, hmse;
+  hmse.error = ir::ThresholdMethod::HMSE;
+  h[63] = 0;
+  hmse.hessian = h.data();
+  QuantGrid a = selectWeightGrid(x.data(), 64, ir::QuantMethod::Symmetric, 4, false, mse);
+  QuantGrid b = selectWeightGrid(x.data(), 64, ir::QuantMethod::Symmetric, 4, false, hmse);
+  EXPECT_LT(b.threshold, 0.5 * a.threshold);
+  std::vector<float> onlyLarge(64, 0.f);
+  onlyLarge[63] = 1;
+  hmse.hessian = onlyLarge.data();
+  QuantGrid c = selectWeightGrid(x.data(), 64, ir::QuantMethod::Symmetric, 4, false, hmse);
+  EXPECT_NEAR(c.quantize(1.0), 1.0, 0.02);
+  // Without weights (or with none of them positive) HMSE is MSE.
+  std::vector<float> zero(64, 0.f);
+  hmse.hessian = zero.data();
+  EXPECT_EQ(selectWeightGrid(x.data(), 64, ir::QuantMethod::Symmetric, 4, false, hmse).threshold,
+            a.threshold);
 }

@@ -241,4 +241,24 @@ TEST(HessianTrace, LinearModelsGiveTheFrobeniusNorm) {
   EXPECT_NEAR(traces[1], 12.0, 0.2 * 12);
   EXPECT_GE(probes, 10);
   EXPECT_LE(probes, 100);
+  // The weight Hessian's diagonal (hmse): ∂z_j/∂W_ij = 2 x_i, so the
+  // diagonal is 4 x_i² averaged over the images, the same in every column.
+  // Each element's estimate is a mean of squares of normal variables (100
+  // probes, two batches: about 10 % deviation); a row's three add up.
+  std::vector<std::vector<float>> diagonals;
+  HutchinsonOptions many;
+  many.minProbes = many.maxProbes = 100;
+  ASSERT_TRUE(succeeded(weightHessianDiagonals(*ex, feeds, {model->graph.findValue("W")}, many,
+                                               diagonals, probes, diags)));
+  ASSERT_EQ(diagonals.size(), 1u);
+  ASSERT_EQ(diagonals[0].size(), 15u);
+  EXPECT_EQ(probes, 100);
+  for (int64_t i = 0; i < 5; ++i) {
+    double want = 0, row = 0;
+    for (int64_t n = 0; n < 6; ++n)
+      want += 4.0 * in.data<float>()[n * 5 + i] * in.data<float>()[n * 5 + i] / 6;
+    for (int64_t j = 0; j < 3; ++j)
+      row += diagonals[0][size_t(i * 3 + j)] / 3;
+    EXPECT_NEAR(row, want, 0.2 * want + 1e-6) << i;
+  }
 }

@@ -425,6 +425,10 @@ public:
       u.assign(size_t(x.numel()), 0.0);
       gu.assign(u.size(), 0.0);
     }
+    // Past a step u changes nothing: kept within it, it turns back at once
+    // when its gradient does (a projection after each update).
+    for (double &v : u)
+      v = std::clamp(v, -1.0, 1.0);
     return mapRuns(x, cfg.grids.size(), cfg.channelAxis, [&](int64_t i, size_t k, float v) {
       const QuantGrid &g = cfg.grids[k];
       return float(g.scale * level(g, v, u[size_t(i)]));

@@ -61,22 +61,6 @@ int64_t samplesOf(const Feed &feed) {
   return t.rank() > 0 ? t.dim(0) : 1;
 }
 
-/// The first `n` samples of `feeds`, in batches as they are.
-std::vector<Feed> firstSamples(const std::vector<Feed> &feeds, int64_t n) {
-  std::vector<Feed> out;
-  for (const Feed &f : feeds) {
-    if (n <= 0)
-      break;
-    int64_t b = samplesOf(f);
-    Feed g;
-    for (const auto &[name, t] : f)
-      g[name] = b > n && t.rank() > 0 && t.dim(0) == b ? t.rows(0, n) : t;
-    out.push_back(std::move(g));
-    n -= b;
-  }
-  return out;
-}
-
 /// The loss terms of one point for one batch: adds each sample's weighted
 /// error to `loss` and its gradient (scaled by `scale`) to `seed`. Equal /
 /// mean weights: ℓ = Σ(y_q - y_f)² / Σ y_f²; per-sample: mean over samples
@@ -240,8 +224,9 @@ LogicalResult quant::gradientGptq(graph::Model &model, QuantizeResult &result,
     ho.seed = options.seed;
     std::vector<double> traces;
     std::vector<std::vector<double>> rows;
-    std::vector<Feed> some =
-        options.perSampleLoss ? feeds : firstSamples(feeds, options.hessianImages);
+    std::vector<Feed> some = feeds;
+    if (!options.perSampleLoss && failed(data.firstSamples(options.hessianImages, some, diags)))
+      return failure();
     if (failed(activationHessianTraces(teacher, some, teacherPoints, ho, traces,
                                        report.hessianProbes, diags, &rows)))
       return failure();
@@ -412,10 +397,14 @@ LogicalResult quant::gradientGptq(graph::Model &model, QuantizeResult &result,
       auto hook = [&](const graph::Value &v, Tensor gr) { return fq->gradient(v, std::move(gr)); };
       if (failed(fq->backprop().backward(noOutputGrads, grads, diags, hook, seeds)))
         return failure();
+      // STE rounding moves in whole steps: a constant rate keeps flipping
+      // values to the end, so its rate decays (cosine) to settle them.
+      double lr = options.rounding == QuantizerKind::SteRounding
+                      ? options.lr * 0.5 * (1 + std::cos(M_PI * double(t) / double(total)))
+                      : options.lr;
       for (size_t k : trained)
         for (QuantizerParam &p : fq->weights[k].quantizer->parameters())
-          adam[p.value].step(p.value->data(), p.grad->data(), p.value->size(), options.lr, 0,
-                             t + 1);
+          adam[p.value].step(p.value->data(), p.grad->data(), p.value->size(), lr, 0, t + 1);
       if (options.trainBias)
         for (size_t k = 0; k < fq->weights.size(); ++k) {
           TrainingWeight &s = fq->weights[k];

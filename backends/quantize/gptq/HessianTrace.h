@@ -1,4 +1,4 @@
-//===- HessianTrace.h - Activation Hessian traces (Hutchinson) --*- C++ -*-===//
+//===- HessianTrace.h - Activation and weight Hessians (Hutchinson) -*- C++ -*-===//
 //
 // How much the model's output moves with each activation, as MCT measures
 // it for mixed precision's `hessian` weighting (algorithms.md 5) and GPTQ's
@@ -8,6 +8,9 @@
 // batch keeps the tape; each probe is one backward pass that gives every
 // activation's gradient at once. Probes stop when no trace moved by more
 // than `tolerance` (relative) after `minProbes`, or at `maxProbes`.
+//
+// The same probes give each weight's Hessian diagonal (of JᵀJ, J = ∂y/∂W)
+// for the `hmse` weight threshold: E_v (∂(vᵀy)/∂w_i)² per element.
 //
 //===----------------------------------------------------------------------===//
 #ifndef TPCC_BACKENDS_QUANTIZE_GPTQ_HESSIANTRACE_H
@@ -37,6 +40,16 @@ LogicalResult activationHessianTraces(rt::Executor &ex,
                                       const HutchinsonOptions &options, std::vector<double> &traces,
                                       int64_t &probes, DiagnosticEngine &diags,
                                       std::vector<std::vector<double>> *perImage = nullptr);
+
+/// The Hessian diagonal of each element of each of `weights` (float
+/// initializers of `ex`'s model), per image, averaged over the images of
+/// `feeds`; the probes of a batch stop when each weight's sum settled.
+LogicalResult weightHessianDiagonals(rt::Executor &ex,
+                                     const std::vector<std::map<std::string, rt::Tensor>> &feeds,
+                                     const std::vector<const graph::Value *> &weights,
+                                     const HutchinsonOptions &options,
+                                     std::vector<std::vector<float>> &diagonals, int64_t &probes,
+                                     DiagnosticEngine &diags);
 
 } // namespace tpcc::quant
 

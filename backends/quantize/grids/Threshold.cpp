@@ -141,7 +141,12 @@ public:
   Objective(const Histogram &h, ThresholdMethod m, double p) : method(m), p(p), hist(&h) {
     prepare();
   }
-  Objective(const float *x, int64_t n, ThresholdMethod m, double p) : method(m), p(p), x(x), n(n) {
+  Objective(const float *x, int64_t n, ThresholdMethod m, double p, const float *hessian = nullptr)
+      : method(m), p(p), x(x), n(n), h(m == ThresholdMethod::HMSE ? hessian : nullptr) {
+    for (int64_t i = 0; h && i < n; ++i)
+      hsum += double(h[i]);
+    if (h && !(hsum > 0)) // no Hessian mass: plain MSE
+      h = nullptr;
     if (m == ThresholdMethod::KL) {
       own = Histogram::of(x, n);
       hist = &own;
@@ -158,6 +163,14 @@ public:
     if (!hist) {
       if (n == 0)
         return 0;
+      if (h) { // HMSE: Σ h (q(x) - x)² / Σ h
+        double s = 0;
+        for (int64_t i = 0; i < n; ++i) {
+          double d = q.value(x[i]) - double(x[i]);
+          s += double(h[i]) * d * d;
+        }
+        return s / hsum;
+      }
       if (q.lut) {
         double s = 0;
         for (int64_t i = 0; i < n; ++i)
@@ -197,6 +210,8 @@ private:
   double p;
   const float *x = nullptr;
   int64_t n = 0;
+  const float *h = nullptr; ///< HMSE's weights
+  double hsum = 0;
   const Histogram *hist = nullptr;
   Histogram own;
   std::vector<double> ev, cv; ///< lower edges and counts of non-empty bins
@@ -422,7 +437,7 @@ double quant::histogramError(const Histogram &h, const QuantGrid &g, const Selec
 
 double quant::valuesError(const float *x, int64_t n, const QuantGrid &g,
                           const SelectionOptions &o) {
-  Objective obj(x, n, o.error, o.p);
+  Objective obj(x, n, o.error, o.p, o.hessian);
   if (o.error != ThresholdMethod::KL)
     return obj(quantizerOf(g), 0, 0);
   // MCT's tensor KL quantizes the histogram edges on a uniform grid over the
@@ -497,7 +512,7 @@ QuantGrid quant::selectWeightGrid(const float *x, int64_t n, QuantMethod method,
     return selectLutGrid(x, n, method, bits, kLutMultiplierBits);
   auto [mn, mx] = valueRange(x, n);
   bool noClip = o.error == ThresholdMethod::NoClipping || n == 0;
-  Objective obj(x, n, o.error, o.p);
+  Objective obj(x, n, o.error, o.p, o.hessian);
   const SearchSchedule &sch = perChannel ? kS.weightsPerChannel : kS.weightsPerTensor;
 
   if (method == QuantMethod::Uniform) {

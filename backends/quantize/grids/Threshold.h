@@ -2,7 +2,7 @@
 //
 // Chooses the grid of one activation tensor (from its histogram) or of one
 // weight tensor or channel (from its values), for every threshold method of
-// the recipe (no_clipping, mse, mae, lp, kl) and every quantization method
+// the recipe (no_clipping, mse, mae, lp, kl; hmse for weights) and every quantization method
 // (power_of_two, symmetric, uniform; LUT methods in Lut.h), exactly as MCT
 // defines the searches, so results are comparable.
 //
@@ -73,7 +73,10 @@ struct SelectionOptions {
   ir::ThresholdMethod error = ir::ThresholdMethod::MSE;
   double p = 2;                                   ///< lp
   double minThreshold = ir::kDefaultMinThreshold; ///< every threshold is floored here
-  SearchTrace *trace = nullptr;                   ///< optional: receives what the search did
+  /// HMSE: each value's weight (its Hessian diagonal), parallel to the
+  /// values; without it HMSE is MSE.
+  const float *hessian = nullptr;
+  SearchTrace *trace = nullptr; ///< optional: receives what the search did
 };
 
 /// The error of quantizing the histogram `h` (bin lower edges as values)

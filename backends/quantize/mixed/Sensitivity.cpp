@@ -165,24 +165,11 @@ private:
 };
 
 LogicalResult Measurer::readImages(CalibrationData &data) {
-  data.rewind();
-  Feed feed;
-  while (images < o.images && data.next(feed, diags)) {
-    int64_t n = 0;
-    for (auto &[name, t] : feed)
-      n = t.rank() > 0 ? t.dim(0) : 1;
-    if (images + n > o.images) {
-      int64_t keep = o.images - images;
-      for (auto &[name, t] : feed)
-        t = t.rows(0, keep);
-      n = keep;
-    }
-    images += n;
-    feeds.push_back(feed);
-  }
-  if (data.failed())
+  if (failed(data.firstSamples(o.images, feeds, diags)))
     return failure();
-  data.rewind();
+  images = 0;
+  for (const Feed &f : feeds)
+    images += f.empty() || f.begin()->second.rank() == 0 ? 1 : f.begin()->second.dim(0);
   return success();
 }
 

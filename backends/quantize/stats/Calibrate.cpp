@@ -118,6 +118,31 @@ std::unique_ptr<CalibrationData> CalibrationData::open(const std::vector<std::st
   return ok ? std::move(d) : nullptr;
 }
 
+LogicalResult CalibrationData::firstSamples(int64_t n,
+                                            std::vector<std::map<std::string, rt::Tensor>> &feeds,
+                                            DiagnosticEngine &diags) {
+  feeds.clear();
+  rewind();
+  int64_t have = 0;
+  std::map<std::string, rt::Tensor> feed;
+  while (have < n && next(feed, diags)) {
+    int64_t b = 1;
+    for (auto &[name, t] : feed)
+      b = t.rank() > 0 ? t.dim(0) : 1;
+    if (have + b > n) {
+      for (auto &[name, t] : feed)
+        t = t.rows(0, n - have);
+      b = n - have;
+    }
+    have += b;
+    feeds.push_back(feed);
+  }
+  if (failed())
+    return failure();
+  rewind();
+  return success();
+}
+
 void CalibrationData::rewind() {
   for (Source &s : sources) {
     s.file = 0;
