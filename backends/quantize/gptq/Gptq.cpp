@@ -36,7 +36,8 @@ double beta(int64_t t, int64_t total) {
   return end + (start - end) * std::max(0.0, 1 - rel);
 }
 
-/// Runs `ex` on `feed`, leaving the values of `points` (by index) in `out`.
+/// Runs `ex` on `feed`, leaving the values of `points` (by index) in `out`
+/// and after them the model's first output.
 LogicalResult runPoints(rt::Executor &ex, const Feed &feed, rt::RunOptions ro,
                         const std::vector<bool> &watched,
                         const std::vector<const graph::Value *> &points, std::vector<Tensor> &out,
@@ -52,7 +53,20 @@ LogicalResult runPoints(rt::Executor &ex, const Feed &feed, rt::RunOptions ro,
   ro.observe = observe;
   ro.watched = &watched;
   std::vector<Tensor> outs;
-  return ex.run(feed, outs, diags, ro);
+  if (failed(ex.run(feed, outs, diags, ro)))
+    return failure();
+  out.push_back(outs.empty() ? Tensor() : outs.front());
+  return success();
+}
+
+/// Σ (q - f)² and Σ f² over two float tensors of one shape, added to `num`
+/// and `den`.
+void addError(const Tensor &q, const Tensor &f, double &num, double &den) {
+  for (int64_t i = 0; i < q.numel(); ++i) {
+    double a = q.data<float>()[i], b = f.data<float>()[i];
+    num += (a - b) * (a - b);
+    den += b * b;
+  }
 }
 
 /// The samples in `feed` (its first input's leading dimension).
@@ -290,9 +304,10 @@ LogicalResult quant::gradientGptq(graph::Model &model, QuantizeResult &result,
     }
     return runPoints(teacher, feeds[b], {}, teacherWatched, teacherPoints, out, diags);
   };
-  // ℓ_i over the whole calibration set, the student as it is now.
+  // ℓ_i over the whole calibration set, the student as it is now, and the
+  // same of the model's first output (the last entry).
   auto measure = [&](bool before) -> LogicalResult {
-    std::vector<double> num(np, 0.0), den(np, 0.0);
+    std::vector<double> num(np + 1, 0.0), den(np + 1, 0.0);
     size_t bytes = 0;
     for (size_t b = 0; b < feeds.size(); ++b) {
       std::vector<Tensor> yf, yq;
@@ -305,20 +320,21 @@ LogicalResult quant::gradientGptq(graph::Model &model, QuantizeResult &result,
                               fmt::format("gradient GPTQ: `{}` has no value to compare with the "
                                           "float model's",
                                           points[p]->name));
-        for (int64_t i = 0; i < yq[p].numel(); ++i) {
-          double q = yq[p].data<float>()[i], f = yf[p].data<float>()[i];
-          num[p] += (q - f) * (q - f);
-          den[p] += f * f;
-        }
+        addError(yq[p], yf[p], num[p], den[p]);
         bytes += yf[p].bytes();
       }
+      const Tensor &oq = yq[np], &of = yf[np];
+      if (oq.defined() && of.defined() && oq.shape() == of.shape() &&
+          oq.elem() == ElemType::Float && of.elem() == ElemType::Float)
+        addError(oq, of, num[np], den[np]);
       if (before && b == cache.size() && bytes / (b + 1) * feeds.size() <= kTeacherCacheBytes)
         cache.push_back(std::move(yf));
     }
     if (before && cache.size() != feeds.size())
       cache.clear();
-    for (size_t p = 0; p < np; ++p)
-      (before ? report.points[p].lossBefore : report.points[p].lossAfter) =
+    for (size_t p = 0; p <= np; ++p)
+      (p == np ? (before ? report.outputLossBefore : report.outputLossAfter)
+               : (before ? report.points[p].lossBefore : report.points[p].lossAfter)) =
           den[p] > 0 ? num[p] / den[p] : 0.0;
     return success();
   };
@@ -439,12 +455,16 @@ LogicalResult quant::gradientGptq(graph::Model &model, QuantizeResult &result,
     before += p.weight * p.lossBefore;
     after += p.weight * p.lossAfter;
   }
-  if (after > before) { // never worse than nearest rounding
-    diags.emitAt(where, diag::warn_gptq_worse, before, after, report.steps);
+  // Never worse than nearest rounding: not in the loss it trains, not at
+  // the model's output.
+  if (after > before || report.outputLossAfter > report.outputLossBefore) {
+    diags.emitAt(where, diag::warn_gptq_worse, before, after, report.outputLossBefore,
+                 report.outputLossAfter, report.steps);
     eachState([&](std::vector<double> &v, size_t i) { v = initial[i]; });
     fq->refresh();
     for (GptqPoint &p : report.points)
       p.lossAfter = p.lossBefore;
+    report.outputLossAfter = report.outputLossBefore;
     report.reverted = true;
   }
   for (size_t k : trained) {
@@ -472,12 +492,13 @@ void quant::printGradientGptq(const GradientGptqReport &report, const GptqOption
   }
   weights = weights > 0 ? weights : 1;
   os << fmt::format("  gptq: {}, {} epoch{} ({} steps) over {} samples, {:.1f} s: layer loss "
-                    "{:.4g} -> {:.4g} (Hessian-weighted mean of {} layers); {} of {} kernel "
-                    "values rounded away from nearest\n",
+                    "{:.4g} -> {:.4g} (weighted mean of {} layers), output error {:.4g} -> "
+                    "{:.4g}; {} of {} kernel values rounded away from nearest\n",
                     options.rounding == QuantizerKind::SteRounding ? "ste" : "soft_rounding",
                     options.epochs, options.epochs == 1 ? "" : "s", report.steps, report.samples,
                     report.seconds, before / weights, after / weights, report.points.size(),
-                    report.flipped, report.elements);
+                    report.outputLossBefore, report.outputLossAfter, report.flipped,
+                    report.elements);
 }
 
 void quant::writeGradientGptqJSON(const GradientGptqReport &report, const GptqOptions &options,
@@ -500,6 +521,8 @@ void quant::writeGradientGptqJSON(const GradientGptqReport &report, const GptqOp
     j.attribute("flipped", report.flipped);
     j.attribute("elements", report.elements);
     j.attribute("teacher_cached", report.teacherCached);
+    j.attribute("output_loss_before", report.outputLossBefore);
+    j.attribute("output_loss_after", report.outputLossAfter);
     j.attribute("reverted", report.reverted);
     j.attribute("seconds", report.seconds);
     j.attribute("train_seconds", report.trainSeconds);

@@ -14,9 +14,9 @@
 // perturbation of at most one step. Adam on those, SGD with momentum on the
 // biases; one step per calibration batch, in the calibration order. At the
 // end h is rounded at 0.5 and the hard-rounded kernels replace the float
-// ones, unless they raise the Hessian-weighted loss over the calibration
-// set (too few steps for the regularizer to settle h): then, with a
-// warning, rounding stays nearest (exact grid values, so the QDQ rewrite stores the same integers;
+// ones, unless they raise the Hessian-weighted loss or the model output's
+// error over the calibration set (too few steps for the regularizer to
+// settle h): then, with a warning, rounding stays nearest (exact grid values, so the QDQ rewrite stores the same integers;
 // the plan carries them for `tpcc apply`).
 //
 // MCT 2.4's options: the per-sample loss (each image's squared error,
@@ -84,8 +84,11 @@ struct GradientGptqReport {
   /// Kernel elements whose hard rounding differs from nearest.
   int64_t flipped = 0, elements = 0;
   bool teacherCached = false;
-  /// The trained rounding raised the weighted loss: nearest rounding and
-  /// the corrected biases were kept.
+  /// The model's first output: Σ(y_q - y_f)² / Σ y_f² over the calibration
+  /// set, before and after.
+  double outputLossBefore = 0, outputLossAfter = 0;
+  /// The trained rounding raised the weighted loss or the output's error:
+  /// nearest rounding and the corrected biases were kept.
   bool reverted = false;
   double seconds = 0, trainSeconds = 0;
 };
