@@ -190,8 +190,7 @@ LogicalResult quant::gradientGptq(graph::Model &model, QuantizeResult &result,
     if (!s.quantizer)
       continue;
     if (s.quantizer->kind() != options.rounding) {
-      report.skipped.emplace_back(s.node, "a look-up-table method (its table is fitted to the "
-                                          "weights as they are)");
+      report.skipped.emplace_back(s.node, kLutSkipReason);
       continue;
     }
     trained.push_back(k);
@@ -208,12 +207,7 @@ LogicalResult quant::gradientGptq(graph::Model &model, QuantizeResult &result,
   }
   report.roundedKernels = trained.size();
   if (trained.empty() || points.empty()) {
-    diags.emitAt(where, diag::note_gptq_nothing, method,
-                 report.skipped.empty()
-                     ? std::string("no kernel of this model is quantized")
-                     : fmt::format("{} kernels left as rounded to nearest; the first, `{}`: {}",
-                                   report.skipped.size(), report.skipped.front().first,
-                                   report.skipped.front().second));
+    noteNothingToRound(diags, where, method, report.skipped);
     return success();
   }
 
@@ -536,12 +530,6 @@ void quant::writeGradientGptqJSON(const GradientGptqReport &report, const GptqOp
           j.attribute("loss_after", p.lossAfter);
         });
     });
-    j.attributeArray("skipped", [&] {
-      for (const auto &[node, why] : report.skipped)
-        j.object([&] {
-          j.attribute("node", node);
-          j.attribute("reason", why);
-        });
-    });
+    writeSkippedJSON(report.skipped, j);
   });
 }

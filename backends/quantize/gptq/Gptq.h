@@ -16,8 +16,8 @@
 // end h is rounded at 0.5 and the hard-rounded kernels replace the float
 // ones, unless they raise the Hessian-weighted loss or the model output's
 // error over the calibration set (too few steps for the regularizer to
-// settle h): then, with a warning, rounding stays nearest (exact grid values, so the QDQ rewrite stores the same integers;
-// the plan carries them for `tpcc apply`).
+// settle h): then, with a warning, rounding stays nearest (exact grid values, so the QDQ rewrite
+// stores the same integers; the plan carries them for `tpcc apply`).
 //
 // MCT 2.4's options: the per-sample loss (each image's squared error,
 // summed over channels and averaged over the rest, weighted by that image's
@@ -33,6 +33,7 @@
 
 #include "backends/quantize/Quantizer.h"
 #include "backends/quantize/finetune/Quantizers.h"
+#include "backends/quantize/gptq/Skipped.h"
 #include "backends/quantize/stats/Calibrate.h"
 
 #include "llvm/Support/JSON.h"
@@ -76,7 +77,7 @@ struct GptqPoint {
 struct GradientGptqReport {
   std::vector<GptqPoint> points;
   /// Quantized kernels left as rounded to nearest, and why.
-  std::vector<std::pair<std::string, std::string>> skipped;
+  SkippedKernels skipped;
   size_t roundedKernels = 0;
   int64_t samples = 0, steps = 0, hessianProbes = 0;
   /// Mean loss of the first and of the last tenth of the steps.

@@ -41,7 +41,7 @@ std::string classify(const graph::Model &m, const graph::Node &n, const WeightQD
   if (wq.grids.empty())
     return "no grid";
   if (ir::isLut(wq.grids.front().method))
-    return "a look-up-table method (its table is fitted to the weights as they are)";
+    return kLutSkipReason;
   if (wq.inputIndex != 1 || w.elem() != ElemType::Float)
     return "not a float kernel";
   graph::NodeAttrs a = graph::attrsOf(m, n);
@@ -209,12 +209,7 @@ LogicalResult quant::secondOrderRounding(graph::Model &model, QuantizeResult &re
   std::stable_sort(layers.begin(), layers.end(),
                    [](const Layer &a, const Layer &b) { return a.step < b.step; });
   if (layers.empty()) {
-    diags.emitAt(where, diag::note_gptq_nothing, "second-order rounding",
-                 report.skipped.empty()
-                     ? std::string("no kernel of this model is quantized")
-                     : fmt::format("{} kernels left as rounded to nearest; the first, `{}`: {}",
-                                   report.skipped.size(), report.skipped.front().first,
-                                   report.skipped.front().second));
+    noteNothingToRound(diags, where, "second-order rounding", report.skipped);
     return success();
   }
 
@@ -390,12 +385,6 @@ void quant::writeGptqJSON(const GptqReport &report, const SecondOrderSettings &s
           j.attribute("singular", l.singular);
         });
     });
-    j.attributeArray("skipped", [&] {
-      for (const auto &[node, why] : report.skipped)
-        j.object([&] {
-          j.attribute("node", node);
-          j.attribute("reason", why);
-        });
-    });
+    writeSkippedJSON(report.skipped, j);
   });
 }

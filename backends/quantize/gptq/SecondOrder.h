@@ -20,6 +20,7 @@
 
 #include "backends/quantize/Quantizer.h"
 #include "backends/quantize/gptq/Hessian.h"
+#include "backends/quantize/gptq/Skipped.h"
 #include "backends/quantize/stats/Calibrate.h"
 
 #include "llvm/Support/JSON.h"
@@ -40,7 +41,7 @@ struct GptqLayerReport {
 struct GptqReport {
   std::vector<GptqLayerReport> layers;
   /// Quantized kernels left as rounded to nearest, and why.
-  std::vector<std::pair<std::string, std::string>> skipped;
+  SkippedKernels skipped;
   int64_t samples = 0;
   double seconds = 0;
 };
