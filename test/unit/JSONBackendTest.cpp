@@ -411,7 +411,16 @@ TEST_F(JSONBackend, Recipes) {
                             {"quantizer", "ste"},
                             {"seed", 0}}));
   EXPECT_JSON(*def, P("gptq"),
-              (json::Object{{"method", nullptr}, {"dampening", 0.01}, {"act_order", false}}));
+              (json::Object{{"method", nullptr},
+                            {"dampening", 0.01},
+                            {"act_order", false},
+                            {"epochs", nullptr},
+                            {"lr", 0.03},
+                            {"bias_lr", 1e-4},
+                            {"hessian_weights", true},
+                            {"regularization", nullptr},
+                            {"per_sample_loss", false},
+                            {"gradual_activation", false}}));
 
   const json::Value *c = at(doc, P("recipes", 1));
   EXPECT_JSON(*c, P("parent"), "default_recipe");
