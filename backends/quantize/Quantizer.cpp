@@ -45,6 +45,13 @@ struct Activation {
   ir::Signedness signedness;
 };
 
+/// A weight the plan quantizes that gets grids here: a float constant, not
+/// a bias (biases follow their kernel's scales).
+bool floatKernel(const plan::PlanWeight &pw) {
+  return pw.slot != "bias" && pw.quantize && pw.input && pw.input->constant &&
+         pw.input->constant->elem == graph::ElemType::Float;
+}
+
 /// Images whose Hessians weigh `hmse` (algorithms.md 8).
 constexpr int64_t kHmseImages = 16;
 
@@ -95,9 +102,7 @@ bool PlanQuantizer::weightHessians(rt::Executor &ex, CalibrationData &data) {
   std::vector<const Value *> weights;
   for (const plan::PlanNode &pn : plan.nodes)
     for (const plan::PlanWeight &pw : pn.weights) {
-      ir::AttrConfig c = withRecipeOverrides(pw.config, recipe);
-      if (pw.slot == "bias" || !pw.quantize || !pw.input || !pw.input->constant ||
-          pw.input->constant->elem != graph::ElemType::Float || ir::isLut(c.method) ||
+      if (!floatKernel(pw) || ir::isLut(withRecipeOverrides(pw.config, recipe).method) ||
           std::find(weights.begin(), weights.end(), pw.input) != weights.end())
         continue;
       weights.push_back(pw.input);
@@ -155,13 +160,10 @@ bool PlanQuantizer::activationGrid(const plan::PlanTensor &t, TensorStats *s) {
 bool PlanQuantizer::weights(const plan::PlanNode &pn) {
   const Node &n = *pn.node;
   for (const plan::PlanWeight &pw : pn.weights) {
-    if (pw.slot == "bias" || !pw.quantize || !pw.input || !pw.input->constant ||
-        recipe.quantizeWeights == false)
+    if (!floatKernel(pw) || recipe.quantizeWeights == false)
       continue;
     ir::AttrConfig c = withRecipeOverrides(pw.config, recipe);
     rt::Tensor t = rt::Tensor::fromGraph(*pw.input->constant);
-    if (t.elem() != graph::ElemType::Float)
-      continue;
     auto adj = adjust.find(n.name);
     const edits::LinearAdjust *a = adj == adjust.end() ? nullptr : &adj->second;
     if (a && a->kernel && pw.inputIndex == 1 && int64_t(a->kernel->size()) == t.numel())

@@ -11,6 +11,7 @@
 
 #include <chrono>
 #include <cmath>
+#include <limits>
 #include <map>
 
 using namespace tpcc;
@@ -213,12 +214,9 @@ LogicalResult quant::gradientGptq(graph::Model &model, QuantizeResult &result,
 
   // The calibration batches.
   std::vector<Feed> feeds;
-  data.rewind();
-  for (Feed feed; data.next(feed, diags);)
-    feeds.push_back(feed);
-  if (data.failed())
+  if (failed(data.firstSamples(std::numeric_limits<int64_t>::max(), feeds, diags)))
     return failure();
-  report.samples = data.samples();
+  report.samples = data.total();
   if (feeds.empty())
     return diags.emitAt(where, diag::err_run_node, "gradient GPTQ: no calibration samples");
   if (report.samples < data.batchSize())

@@ -11,6 +11,7 @@
 #include <fmt/format.h>
 
 #include <chrono>
+#include <limits>
 
 using namespace tpcc;
 using namespace tpcc::quant;
@@ -215,12 +216,9 @@ LogicalResult quant::secondOrderRounding(graph::Model &model, QuantizeResult &re
 
   // The calibration batches, and the last step that reads each value.
   std::vector<std::map<std::string, Tensor>> feeds;
-  data.rewind();
-  for (std::map<std::string, Tensor> feed; data.next(feed, diags);)
-    feeds.push_back(feed);
-  if (data.failed())
+  if (failed(data.firstSamples(std::numeric_limits<int64_t>::max(), feeds, diags)))
     return failure();
-  report.samples = data.samples();
+  report.samples = data.total();
   std::vector<int64_t> lastRead(g.values().size(), -1);
   for (const auto &n : g.nodes())
     for (const graph::Value *in : n->inputs)

@@ -39,7 +39,8 @@ public:
   bool failed() const { return error; }
   void rewind();
   /// The batches of the first `n` samples (the last one cut to fit), from
-  /// the start; rewinds before and after. Failure after a read error.
+  /// the start; rewinds before and after (a full pass makes total() known).
+  /// Failure after a read error.
   LogicalResult firstSamples(int64_t n, std::vector<std::map<std::string, rt::Tensor>> &feeds,
                              DiagnosticEngine &diags);
   /// The samples per batch asked for (the last batch may hold fewer).
