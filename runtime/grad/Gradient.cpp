@@ -152,7 +152,9 @@ LogicalResult Backprop::backward(const std::vector<Tensor> &outputGrads, std::ve
       a = std::move(t);
       return;
     }
-    Tensor sum(ElemType::Float, a.shape());
+    // In place when nothing else holds the sum so far (a gradient this
+    // pass made), else into a new tensor.
+    Tensor sum = a.sole() ? a : Tensor(ElemType::Float, a.shape());
     const float *x = a.data<float>(), *y = t.data<float>();
     float *s = sum.data<float>();
     parallelFor(a.numel(), 1, [&](int64_t b, int64_t e) {

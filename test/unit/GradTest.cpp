@@ -297,7 +297,10 @@ TEST(Grad, Convolutions) {
   for (const Case &c :
        {Case{{2, 4, 7, 7}, {6, 4, 3, 3}, 1, 2, 1, 1}, Case{{1, 4, 6, 5}, {6, 2, 3, 3}, 2, 1, 1, 1},
         Case{{2, 4, 6, 6}, {4, 1, 3, 3}, 4, 1, 1, 2}, Case{{1, 3, 5, 5}, {2, 3, 1, 1}, 1, 1, 0, 1},
-        Case{{2, 2, 9}, {3, 2, 3}, 1, 2, 1, 1}}) {
+        Case{{2, 2, 9}, {3, 2, 3}, 1, 2, 1, 1},
+        // depthwise 5x5, strided, odd sizes (the weight gradient is ours)
+        Case{{2, 3, 9, 8}, {3, 1, 5, 5}, 3, 2, 2, 1},
+        Case{{1, 2, 7, 6}, {2, 1, 3, 3}, 2, 3, 0, 1}}) {
     Net net;
     net.input("x", net.random(c.x));
     net.weight("w", net.random(c.w));

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 using namespace tpcc;
 using namespace tpcc::quant;
@@ -322,10 +323,20 @@ public:
   using TrainableQuantizer::TrainableQuantizer;
   QuantizerKind kind() const override { return QuantizerKind::SoftRounding; }
   static double sigmoid(double a) { return 1 / (1 + std::exp(-a)); }
-  static double h(double a) { return std::clamp(1.2 * sigmoid(a) - 0.1, 0.0, 1.0); }
+  /// σ(α_i), computed again only when α_i changed since it last was (the
+  /// forward, the backward and the regularizer all read it once per step;
+  /// each element is touched by one thread).
+  double sig(size_t i) const {
+    if (sigAt[i] != alpha[i]) {
+      sigAt[i] = alpha[i];
+      sigOf[i] = sigmoid(alpha[i]);
+    }
+    return sigOf[i];
+  }
+  double h(size_t i) const { return std::clamp(1.2 * sig(i) - 0.1, 0.0, 1.0); }
   /// dh/dα (0 where the clip is active).
-  static double dh(double a) {
-    double s = sigmoid(a), v = 1.2 * s - 0.1;
+  double dh(size_t i) const {
+    double s = sig(i), v = 1.2 * s - 0.1;
     return v > 0 && v < 1 ? 1.2 * s * (1 - s) : 0.0;
   }
   /// α from the weights (once): h = the fractional part of w/Δ, clipped to
@@ -335,6 +346,8 @@ public:
       return;
     alpha.resize(size_t(w.numel()));
     galpha.assign(alpha.size(), 0.0);
+    sigAt.assign(alpha.size(), std::numeric_limits<double>::quiet_NaN());
+    sigOf.assign(alpha.size(), 0.0);
     forEachGrid(cfg.grids, cfg.channelAxis, w.shape(), w.numel(),
                 [&](int64_t i, const QuantGrid &g) {
                   double u = std::clamp(w.data<float>()[i] / g.scale, double(g.qmin - g.zeroPoint),
@@ -352,14 +365,14 @@ public:
     initialize(x);
     return mapRuns(x, cfg.grids.size(), cfg.channelAxis, [&](int64_t i, size_t k, float v) {
       const QuantGrid &g = cfg.grids[k];
-      return float(g.scale * (level(g, v, h(alpha[size_t(i)])) - double(g.zeroPoint)));
+      return float(g.scale * (level(g, v, h(size_t(i))) - double(g.zeroPoint)));
     });
   }
   Tensor backward(const Tensor &x, const Tensor &dy) override {
     initialize(x);
     forEachGrid(cfg.grids, cfg.channelAxis, x.shape(), x.numel(),
                 [&](int64_t i, const QuantGrid &g) {
-                  galpha[size_t(i)] += double(dy.data<float>()[i]) * g.scale * dh(alpha[size_t(i)]);
+                  galpha[size_t(i)] += double(dy.data<float>()[i]) * g.scale * dh(size_t(i));
                 });
     return Tensor(ElemType::Float, x.shape(), true); // the float weights stay fixed
   }
@@ -372,7 +385,7 @@ public:
     std::vector<float> out(size_t(w->numel()));
     forEachGrid(cfg.grids, cfg.channelAxis, w->shape(), w->numel(),
                 [&](int64_t i, const QuantGrid &g) {
-                  double r = h(alpha[size_t(i)]) >= 0.5 ? 1.0 : 0.0;
+                  double r = h(size_t(i)) >= 0.5 ? 1.0 : 0.0;
                   out[size_t(i)] =
                       float(g.scale * (level(g, w->data<float>()[i], r) - double(g.zeroPoint)));
                 });
@@ -387,13 +400,12 @@ public:
     rt::chunkedSums(int64_t(alpha.size()), 1, &sum, [&](int64_t i0, int64_t i1, double *acc) {
       double r = 0;
       for (int64_t i = i0; i < i1; ++i) {
-        double a = alpha[size_t(i)];
-        float e = float(2 * h(a) - 1), ae = std::fabs(e);
+        float e = float(2 * h(size_t(i)) - 1), ae = std::fabs(e);
         float p = ae > 0 ? std::exp2(b * std::log2(ae)) : 0.f; // |e|^β
         r += double(1 - p);
         // d/dα of -|e|^β = -β |e|^(β-1) sign(e) 2 dh/dα
         if (ae > 0)
-          galpha[size_t(i)] += double(scale * (p / ae) * (e > 0 ? 1.f : -1.f)) * dh(a);
+          galpha[size_t(i)] += double(scale * (p / ae) * (e > 0 ? 1.f : -1.f)) * dh(size_t(i));
       }
       acc[0] += r;
     });
@@ -403,6 +415,7 @@ public:
 private:
   // Made from the weights on first use (forward may be the first call).
   mutable std::vector<double> alpha, galpha;
+  mutable std::vector<double> sigAt, sigOf; ///< σ(sigAt[i]) = sigOf[i]
 };
 
 /// GPTQ's straight-through rounding of weights: a perturbation d per

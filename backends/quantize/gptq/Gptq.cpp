@@ -347,6 +347,14 @@ LogicalResult quant::gradientGptq(graph::Model &model, QuantizeResult &result,
         f(s.w, i++);
   };
   eachState([&](std::vector<double> &v, size_t) { initial.push_back(v); });
+  auto eachBias = [&](auto f) {
+    size_t i = 0;
+    for (TrainingWeight &s : fq->weights)
+      if (s.bias)
+        f(s.w, i++);
+  };
+  std::vector<std::vector<double>> initialBias;
+  eachBias([&](std::vector<double> &v, size_t) { initialBias.push_back(v); });
 
   // Training: one step per calibration batch.
   std::vector<double> pointWeight(np);
@@ -439,25 +447,66 @@ LogicalResult quant::gradientGptq(graph::Model &model, QuantizeResult &result,
   // Hard rounding: the loss after, the flips, and the kernels written back.
   fq->activationMix = 1;
   fq->hard = true;
-  fq->refresh();
-  if (failed(measure(/*before=*/false)))
-    return failure();
-  double before = 0, after = 0;
-  for (const GptqPoint &p : report.points) {
+  struct Outcome {
+    std::vector<double> layers; ///< ℓ_i after
+    double weighted = 0, output = 0;
+  };
+  auto evaluate = [&](Outcome &o) -> LogicalResult {
+    fq->refresh();
+    if (failed(measure(/*before=*/false)))
+      return failure();
+    for (const GptqPoint &p : report.points) {
+      o.layers.push_back(p.lossAfter);
+      o.weighted += p.weight * p.lossAfter;
+    }
+    o.output = report.outputLossAfter;
+    return success();
+  };
+  double before = 0;
+  for (const GptqPoint &p : report.points)
     before += p.weight * p.lossBefore;
-    after += p.weight * p.lossAfter;
-  }
   // Never worse than nearest rounding: not in the loss it trains, not at
   // the model's output.
-  if (after > before || report.outputLossAfter > report.outputLossBefore) {
-    diags.emitAt(where, diag::warn_gptq_worse, before, after, report.outputLossBefore,
-                 report.outputLossAfter, report.steps);
+  auto passes = [&](const Outcome &o) {
+    return o.weighted <= before && o.output <= report.outputLossBefore;
+  };
+  Outcome joint, corrected;
+  if (failed(evaluate(joint)))
+    return failure();
+  // The trained rounding with the biases it started from (bias correction's)
+  // is the other candidate: where nearest rounding was already close (8
+  // bits), the trained biases overshoot, and the corrected ones score better
+  // in both measures. The better one that passes is kept.
+  bool useCorrected = false;
+  if (options.trainBias && !initialBias.empty()) {
+    std::vector<std::vector<double>> trainedBias;
+    eachBias([&](std::vector<double> &v, size_t i) {
+      trainedBias.push_back(v);
+      v = initialBias[i];
+    });
+    if (failed(evaluate(corrected)))
+      return failure();
+    useCorrected = passes(corrected) && (!passes(joint) || corrected.weighted < joint.weighted);
+    report.biasCandidates = {joint.weighted, joint.output, corrected.weighted, corrected.output};
+    if (!useCorrected)
+      eachBias([&](std::vector<double> &v, size_t i) { v = trainedBias[i]; });
+  }
+  const Outcome &chosen = useCorrected ? corrected : joint;
+  for (size_t p = 0; p < report.points.size(); ++p)
+    report.points[p].lossAfter = chosen.layers[p];
+  report.outputLossAfter = chosen.output;
+  report.biasesTrained = options.trainBias && !initialBias.empty() && !useCorrected;
+  fq->refresh();
+  if (!passes(chosen)) {
+    diags.emitAt(where, diag::warn_gptq_worse, before, joint.weighted, report.outputLossBefore,
+                 joint.output, report.steps);
     eachState([&](std::vector<double> &v, size_t i) { v = initial[i]; });
     fq->refresh();
     for (GptqPoint &p : report.points)
       p.lossAfter = p.lossBefore;
     report.outputLossAfter = report.outputLossBefore;
     report.reverted = true;
+    report.biasesTrained = false;
   }
   for (size_t k : trained) {
     const TrainingWeight &s = fq->weights[k];
@@ -485,12 +534,15 @@ void quant::printGradientGptq(const GradientGptqReport &report, const GptqOption
   weights = weights > 0 ? weights : 1;
   os << fmt::format("  gptq: {}, {} epoch{} ({} steps) over {} samples, {:.1f} s: layer loss "
                     "{:.4g} -> {:.4g} (weighted mean of {} layers), output error {:.4g} -> "
-                    "{:.4g}; {} of {} kernel values rounded away from nearest\n",
+                    "{:.4g}; {} of {} kernel values rounded away from nearest{}\n",
                     options.rounding == QuantizerKind::SteRounding ? "ste" : "soft_rounding",
                     options.epochs, options.epochs == 1 ? "" : "s", report.steps, report.samples,
                     report.seconds, before / weights, after / weights, report.points.size(),
                     report.outputLossBefore, report.outputLossAfter, report.flipped,
-                    report.elements);
+                    report.elements,
+                    report.biasCandidates && !report.biasesTrained && !report.reverted
+                        ? "; the corrected biases kept (better than the trained ones)"
+                        : "");
 }
 
 void quant::writeGradientGptqJSON(const GradientGptqReport &report, const GptqOptions &options,
@@ -516,6 +568,15 @@ void quant::writeGradientGptqJSON(const GradientGptqReport &report, const GptqOp
     j.attribute("output_loss_before", report.outputLossBefore);
     j.attribute("output_loss_after", report.outputLossAfter);
     j.attribute("reverted", report.reverted);
+    j.attribute("biases_trained", report.biasesTrained);
+    if (const auto &c = report.biasCandidates)
+      j.attributeObject("bias_candidates", [&] {
+        for (int k : {0, 2})
+          j.attributeObject(k ? "corrected" : "trained", [&] {
+            j.attribute("layer_loss", (*c)[size_t(k)]);
+            j.attribute("output_loss", (*c)[size_t(k + 1)]);
+          });
+      });
     j.attribute("seconds", report.seconds);
     j.attribute("train_seconds", report.trainSeconds);
     j.attributeArray("layers", [&] {

@@ -38,7 +38,9 @@
 
 #include "llvm/Support/JSON.h"
 
+#include <array>
 #include <functional>
+#include <optional>
 
 namespace tpcc::quant {
 
@@ -91,6 +93,13 @@ struct GradientGptqReport {
   /// The trained rounding raised the weighted loss or the output's error:
   /// nearest rounding and the corrected biases were kept.
   bool reverted = false;
+  /// The trained biases were kept; false: the corrected ones (the trained
+  /// rounding scored better with them) or no bias trained.
+  bool biasesTrained = false;
+  /// With trained biases: the weighted layer loss and the output error of
+  /// the trained rounding with the trained and with the corrected biases
+  /// (the two candidates), or empty.
+  std::optional<std::array<double, 4>> biasCandidates;
   double seconds = 0, trainSeconds = 0;
 };
 

@@ -17,6 +17,7 @@
 #include "runtime/ops/Dnnl.h"
 
 #include <map>
+#include <optional>
 #include <type_traits>
 
 using namespace tpcc;
@@ -34,6 +35,7 @@ struct ConvBackward {
   dnnl::memory::desc x, w, b, y;                   // plain
   dnnl::memory::desc dataX, dataW, dataY;          // backward-data's diff_src, weights, diff_dst
   dnnl::memory::desc weightsX, weightsW, weightsY; // backward-weights' src, diff_weights, diff_dst
+  bool gemmWeights = false; ///< backward-weights fell back to a GEMM (im2col) kernel
 };
 
 struct ConvBackwardState : NodeState {
@@ -71,6 +73,7 @@ ConvBackward buildConvBackward(const Tensor &x, const Tensor &w, const ConvGeome
   p.dataX = pdd.diff_src_desc(), p.dataW = pdd.weights_desc(), p.dataY = pdd.diff_dst_desc();
   p.weightsX = pdw.src_desc(), p.weightsW = pdw.diff_weights_desc();
   p.weightsY = pdw.diff_dst_desc();
+  p.gemmWeights = std::string(pdw.impl_info_str()).find("gemm") != std::string::npos;
   return p;
 }
 
@@ -97,6 +100,81 @@ struct Output {
       dnnl::reorder(chosen, plain).execute(du::stream(), chosen, plain);
   }
 };
+
+/// Whether a Conv on `x` with weights `w` is a 2-D depthwise one (one
+/// filter per channel, group = channels) whose weight gradient
+/// depthwiseWeightGrad computes.
+bool depthwise2D(const Shape &x, const Shape &w, const ConvGeometry &geo) {
+  return x.size() == 4 && w.size() == 4 && geo.group == x[1] && w[0] == x[1] && w[1] == 1 &&
+         geo.outShape[1] == x[1];
+}
+
+/// dW and dB of a 2-D depthwise Conv, on the plain tensors: per channel
+/// (one task each, sums in a fixed order), dW[c, i, j] = Σ dY[n, c, oh, ow]
+/// · X[n, c, oh·s − p + i·d, ow·s − p + j·d] over the outputs whose tap
+/// lands inside X. Used where oneDNN's depthwise backward-weights falls back
+/// to its GEMM kernel (strided 5×5 filters), which is slower.
+void depthwiseWeightGrad(const Tensor &x, const Tensor &g, const ConvGeometry &geo, Tensor &dw,
+                         Tensor *db) {
+  constexpr int64_t L = 8; // channels per task, the innermost (vectorized) loop
+  int64_t N = x.dim(0), C = x.dim(1), H = x.dim(2), W = x.dim(3);
+  int64_t OH = geo.outShape[2], OW = geo.outShape[3], KH = geo.kernel[0], KW = geo.kernel[1];
+  int64_t sh = geo.strides[0], sw = geo.strides[1], dh = geo.dilations[0], dwl = geo.dilations[1];
+  int64_t ph = geo.padBegin[0], pw = geo.padBegin[1];
+  // X zero-padded so that every tap of every output lands inside.
+  int64_t HP = std::max(H + ph, (OH - 1) * sh + (KH - 1) * dh + 1),
+          WP = std::max(W + pw, (OW - 1) * sw + (KW - 1) * dwl + 1);
+  const float *xs = x.data<float>(), *gs = g.data<float>();
+  float *out = dw.data<float>();
+  int64_t blocks = (C + L - 1) / L;
+  parallelFor(blocks, N * OH * OW * KH * KW * L, [&](int64_t b0, int64_t b1) {
+    // One image of the block's channels, channels innermost: xb[h][w][l], gb[oh][ow][l].
+    std::vector<float> xb(static_cast<size_t>(HP * WP * L)), gb(static_cast<size_t>(OH * OW * L)),
+        acc(static_cast<size_t>(KH * KW * L));
+    std::vector<double> sum(static_cast<size_t>(KH * KW * L)), bias(static_cast<size_t>(L));
+    for (int64_t blk = b0; blk < b1; ++blk) {
+      int64_t c0 = blk * L, nc = std::min(L, C - c0);
+      std::fill(sum.begin(), sum.end(), 0.0);
+      std::fill(bias.begin(), bias.end(), 0.0);
+      std::fill(xb.begin(), xb.end(), 0.f);
+      std::fill(gb.begin(), gb.end(), 0.f);
+      for (int64_t n = 0; n < N; ++n) {
+        for (int64_t l = 0; l < nc; ++l) {
+          const float *xp = xs + (n * C + c0 + l) * H * W, *gp = gs + (n * C + c0 + l) * OH * OW;
+          for (int64_t h = 0; h < H; ++h)
+            for (int64_t w = 0; w < W; ++w)
+              xb[size_t(((h + ph) * WP + w + pw) * L + l)] = xp[h * W + w];
+          float bs = 0;
+          for (int64_t o = 0; o < OH * OW; ++o) {
+            gb[size_t(o * L + l)] = gp[o];
+            bs += gp[o];
+          }
+          bias[size_t(l)] += bs;
+        }
+        std::fill(acc.begin(), acc.end(), 0.f);
+        for (int64_t oh = 0; oh < OH; ++oh)
+          for (int64_t ow = 0; ow < OW; ++ow) {
+            const float *gv = &gb[size_t((oh * OW + ow) * L)];
+            for (int64_t i = 0; i < KH; ++i) {
+              const float *xr = &xb[size_t(((oh * sh + i * dh) * WP + ow * sw) * L)];
+              float *ar = &acc[size_t(i * KW * L)];
+              for (int64_t j = 0; j < KW; ++j)
+                for (int64_t l = 0; l < L; ++l)
+                  ar[j * L + l] += gv[l] * xr[j * dwl * L + l];
+            }
+          }
+        for (size_t k = 0; k < acc.size(); ++k)
+          sum[k] += acc[k];
+      }
+      for (int64_t l = 0; l < nc; ++l) {
+        for (int64_t k = 0; k < KH * KW; ++k)
+          out[(c0 + l) * KH * KW + k] = float(sum[size_t(k * L + l)]);
+        if (db)
+          db->data<float>()[c0 + l] = float(bias[size_t(l)]);
+      }
+    }
+  });
+}
 
 template <bool T> bool conv(BackwardContext &ctx) {
   const Tensor *x = ctx.input(0), *w = ctx.input(1), *g = ctx.grad(0);
@@ -126,19 +204,33 @@ template <bool T> bool conv(BackwardContext &ctx) {
     if (it == cache.end())
       it = cache.emplace(key, buildConvBackward<T>(*x, *w, geo)).first;
     const ConvBackward &p = it->second;
+    // dY in backward-data's layout, reused by backward-weights when it
+    // wants the same one (one reorder instead of two).
+    std::optional<dnnl::memory> dyData;
     if (ctx.wants(0)) {
       Tensor dx(ElemType::Float, x->shape());
       Output out(p.x, p.dataX, dx.raw());
-      p.data.execute(du::stream(), {{DNNL_ARG_DIFF_DST, input(p.y, p.dataY, g->raw())},
+      dyData = input(p.y, p.dataY, g->raw());
+      p.data.execute(du::stream(), {{DNNL_ARG_DIFF_DST, *dyData},
                                     {DNNL_ARG_WEIGHTS, input(p.w, p.dataW, w->raw())},
                                     {DNNL_ARG_DIFF_SRC, out.chosen}});
       out.finish();
       ctx.inputGrads[0] = std::move(dx);
     }
-    if (ctx.wants(1) || (bias && ctx.wants(2))) {
+    if ((ctx.wants(1) || (bias && ctx.wants(2))) && !T && p.gemmWeights &&
+        depthwise2D(x->shape(), w->shape(), geo)) {
+      Tensor dw(ElemType::Float, w->shape()), db(ElemType::Float, {geo.outShape[1]});
+      depthwiseWeightGrad(*x, *g, geo, dw, bias && ctx.wants(2) ? &db : nullptr);
+      if (ctx.wants(1))
+        ctx.inputGrads[1] = std::move(dw);
+      if (bias && ctx.wants(2))
+        ctx.inputGrads[2] = std::move(db);
+    } else if (ctx.wants(1) || (bias && ctx.wants(2))) {
       Tensor dw(ElemType::Float, w->shape()), db(ElemType::Float, {geo.outShape[1]});
       Output out(p.w, p.weightsW, dw.raw());
-      p.weights.execute(du::stream(), {{DNNL_ARG_DIFF_DST, input(p.y, p.weightsY, g->raw())},
+      dnnl::memory dy =
+          dyData && p.weightsY == p.dataY ? *dyData : input(p.y, p.weightsY, g->raw());
+      p.weights.execute(du::stream(), {{DNNL_ARG_DIFF_DST, dy},
                                        {DNNL_ARG_SRC, input(p.x, p.weightsX, x->raw())},
                                        {DNNL_ARG_DIFF_WEIGHTS, out.chosen},
                                        {DNNL_ARG_DIFF_BIAS, du::wrap(p.b, db.raw())}});
