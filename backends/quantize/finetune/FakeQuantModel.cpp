@@ -215,7 +215,8 @@ void FakeQuantModel::refresh() {
     b.read = Tensor(ElemType::Float, b.current.shape());
     for (int64_t i = 0; i < b.current.numel(); ++i) {
       // As the QDQ rewrite: the scale in float32, half to even, int32.
-      float scale = in * float(kernel[kernel.size() > 1 ? size_t(i) : 0].scale);
+      // (A grouped ConvTranspose's groups share the kernel's per-channel grids.)
+      float scale = in * float(kernel[size_t(i) % kernel.size()].scale);
       double q = std::nearbyint(double(b.current.data<float>()[i]) / double(scale));
       q = std::clamp(q, -2147483648.0, 2147483647.0);
       b.read.data<float>()[i] = float(q) * scale;

@@ -3,6 +3,8 @@
 
 #include "backends/quantize/corrections/GraphHelpers.h"
 #include "backends/quantize/finetune/Quantizers.h"
+#include "backends/quantize/gptq/LutRefit.h"
+#include "backends/quantize/gptq/Patches.h"
 #include "ir/graph/NodeAttrs.h"
 #include "ir/graph/OnnxIO.h"
 #include "runtime/KernelUtil.h"
@@ -29,9 +31,10 @@ struct Layer {
   const graph::Node *node = nullptr;
   size_t spec = 0;         ///< its WeightQDQ
   size_t step = 0;         ///< the executor's step that runs it
-  bool conv = false;       ///< else Gemm / MatMul: one row of the input per patch
+  bool conv = false;       ///< Conv / ConvTranspose (`kernel`); else Gemm / MatMul
   bool transposed = false; ///< Gemm/MatMul weight stored K x N (column r of W is row r)
   int64_t rows = 0, cols = 0, groups = 1;
+  ConvRows kernel;
   rt::ConvGeometry geo;
 };
 
@@ -41,21 +44,25 @@ std::string classify(const graph::Model &m, const graph::Node &n, const WeightQD
                      const Tensor &w, Layer &l) {
   if (wq.grids.empty())
     return "no grid";
-  if (ir::isLut(wq.grids.front().method))
-    return kLutSkipReason;
+  for (const QuantGrid &g : wq.grids)
+    if (ir::isLut(g.method) && g.lut.empty())
+      return "a look-up-table grid without a table";
   if (wq.inputIndex != 1 || w.elem() != ElemType::Float)
     return "not a float kernel";
   graph::NodeAttrs a = graph::attrsOf(m, n);
   bool perChannel = wq.grids.size() > 1;
-  if (n.opType == "Conv") {
-    if (w.rank() < 3 || w.rank() > 4 || (perChannel && wq.axis != 0))
-      return "a Conv other than 1-D or 2-D with per-output-channel grids";
+  if (n.opType == "Conv" || n.opType == "ConvTranspose") {
+    bool t = n.opType == "ConvTranspose";
+    // Per-channel grids go along the output channels: axis 0 of a Conv's
+    // kernel, axis 1 (the group's outputs) of a ConvTranspose's.
+    if (w.rank() < 3 || w.rank() > 4 || (perChannel && wq.axis != (t ? 1 : 0)))
+      return "a " + n.opType + " other than 1-D or 2-D with per-output-channel grids";
+    if (!l.kernel.init(w.shape(), a.getInt("group", 1), t))
+      return "its groups do not divide its channels";
     l.conv = true;
-    l.groups = a.getInt("group", 1);
-    l.rows = w.dim(0);
-    l.cols = w.numel() / l.rows;
-    if (l.groups < 1 || l.rows % l.groups)
-      return "its groups do not divide its output channels";
+    l.groups = l.kernel.groups;
+    l.rows = l.kernel.rows;
+    l.cols = l.kernel.cols;
     return "";
   }
   if (w.rank() != 2)
@@ -67,7 +74,7 @@ std::string classify(const graph::Model &m, const graph::Node &n, const WeightQD
   } else if (n.opType == "MatMul") {
     l.transposed = true;
   } else {
-    return "a " + n.opType + " (only Conv, Gemm and MatMul kernels)";
+    return "a " + n.opType + " (only Conv, ConvTranspose, Gemm and MatMul kernels)";
   }
   int64_t rowAxis = l.transposed ? 1 : 0;
   if (perChannel && wq.axis != rowAxis)
@@ -79,7 +86,17 @@ std::string classify(const graph::Model &m, const graph::Node &n, const WeightQD
 
 /// Index of element (row r, column c) of layer `l`'s kernel.
 int64_t at(const Layer &l, int64_t r, int64_t c) {
+  if (l.conv)
+    return l.kernel.at(r, c);
   return l.transposed ? c * l.rows + r : r * l.cols + c;
+}
+
+/// The grid of row `r` of layer `l` among `grids` (one, or one per output
+/// channel of a group: a grouped ConvTranspose's groups share them).
+const QuantGrid &gridOfRow(const Layer &l, const std::vector<QuantGrid> &grids, int64_t r) {
+  if (grids.size() == 1)
+    return grids.front();
+  return grids[size_t(l.conv && l.kernel.transposed ? r % l.kernel.rowsPerGroup : r)];
 }
 
 /// Adds the patches layer `l` reads from input `x` to the groups' sums:
@@ -110,19 +127,14 @@ bool addPatches(const Layer &l, const Tensor &x, std::vector<GramAccumulator> &g
       grams.front().add(b);
     return true;
   }
-  // Convolutions, 1-D as 2-D with a height of one.
-  const rt::ConvGeometry &g = l.geo;
-  bool oneD = x.rank() == 3;
-  int64_t n = x.dim(0), c = x.dim(1), ih = oneD ? 1 : x.dim(2), iw = x.dim(x.rank() - 1);
-  int64_t oh = oneD ? 1 : g.outShape[2], ow = g.outShape.back();
-  auto pick = [&](const std::vector<int64_t> &v, size_t d, int64_t unit) {
-    return oneD ? (d == 0 ? unit : v[0]) : v[d];
-  };
-  int64_t kh = pick(g.kernel, 0, 1), kw = pick(g.kernel, 1, 1);
-  int64_t sh = pick(g.strides, 0, 1), sw = pick(g.strides, 1, 1);
-  int64_t dh = pick(g.dilations, 0, 1), dw = pick(g.dilations, 1, 1);
-  int64_t ph = pick(g.padBegin, 0, 0), pw = pick(g.padBegin, 1, 0);
-  int64_t cg = c / l.groups, cols = cg * kh * kw, positions = n * oh * ow;
+  // Convolutions: the patches of each group's output positions.
+  if (x.rank() != int64_t(l.geo.kernel.size()) + 2 ||
+      x.dim(1) != l.kernel.channelsPerGroup * l.groups) {
+    error = "its input does not have the kernel's " +
+            std::to_string(l.kernel.channelsPerGroup * l.groups) + " channels";
+    return false;
+  }
+  int64_t positions = ConvRows::positions(l.geo, x.dim(0)), cols = l.cols;
   int64_t perGroup = (positions + kChunk - 1) / kChunk, blocks = l.groups * perGroup;
   std::vector<GramAccumulator::Block> sums(static_cast<size_t>(blocks));
   rt::parallelFor(blocks, kChunk * cols * cols, [&](int64_t b0, int64_t b1) {
@@ -130,28 +142,7 @@ bool addPatches(const Layer &l, const Tensor &x, std::vector<GramAccumulator> &g
     for (int64_t k = b0; k < b1; ++k) {
       int64_t grp = k / perGroup, p0 = (k % perGroup) * kChunk,
               p1 = std::min(positions, p0 + kChunk);
-      // One output row (b, y, x0..x1) at a time; each column of the block
-      // is written along the row.
-      for (int64_t pos = p0; pos < p1;) {
-        int64_t b = pos / (oh * ow), y = pos / ow % oh, x0 = pos % ow;
-        int64_t x1 = std::min(ow, x0 + (p1 - pos));
-        float *col = buf.data() + (pos - p0);
-        for (int64_t ci = 0; ci < cg; ++ci) {
-          const float *plane = xs + ((b * c) + grp * cg + ci) * ih * iw;
-          for (int64_t u = 0; u < kh; ++u) {
-            int64_t yy = y * sh - ph + u * dh;
-            const float *line = yy >= 0 && yy < ih ? plane + yy * iw : nullptr;
-            for (int64_t v = 0; v < kw; ++v, col += kChunk) {
-              int64_t off = v * dw - pw;
-              for (int64_t xo = x0; xo < x1; ++xo) {
-                int64_t xx = xo * sw + off;
-                col[xo - x0] = line && xx >= 0 && xx < iw ? line[xx] : 0.f;
-              }
-            }
-          }
-        }
-        pos += x1 - x0;
-      }
+      convPatches(l.kernel, l.geo, x, grp, p0, p1, buf.data(), kChunk);
       GramAccumulator::sumBlock(buf.data(), p1 - p0, cols, kChunk, sums[size_t(k)]);
     }
   });
@@ -263,7 +254,8 @@ LogicalResult quant::secondOrderRounding(graph::Model &model, QuantizeResult &re
       if (l.conv && b == 0) {
         std::unique_ptr<rt::NodeState> none;
         rt::KernelContext kc(*l.node, model.opsetVersion("").value_or(1), none);
-        if (!rt::convGeometry(kc, x.shape(), w.shape(), l.geo))
+        if (!(l.kernel.transposed ? rt::deconvGeometry(kc, x.shape(), w.shape(), l.geo)
+                                  : rt::convGeometry(kc, x.shape(), w.shape(), l.geo)))
           return diags.emitAt(graph::describeNode(where, *l.node), diag::err_run_node,
                               "second-order rounding: " + kc.error);
       }
@@ -284,37 +276,73 @@ LogicalResult quant::secondOrderRounding(graph::Model &model, QuantizeResult &re
     lr.cols = l.cols;
     lr.groups = l.groups;
     int64_t rowsPer = l.rows / l.groups;
-    std::vector<float> rounded(size_t(w.numel()));
-    std::vector<double> meanShift(size_t(l.rows), 0.0); // (nearest − rounded) · E[x]
+    // The kernel as rows x columns: as it was, and rounded.
+    std::vector<double> original(size_t(l.rows * l.cols)), quantized(original.size());
+    auto gridOf = [&](int64_t row) -> const QuantGrid & { return gridOfRow(l, wq.grids, row); };
     for (int64_t grp = 0; grp < l.groups; ++grp) {
       std::vector<double> wg(size_t(rowsPer * l.cols));
       std::vector<QuantGrid> grids;
       for (int64_t r = 0; r < rowsPer; ++r) {
         int64_t row = grp * rowsPer + r;
-        grids.push_back(wq.grids.size() > 1 ? wq.grids[size_t(row)] : wq.grids.front());
+        grids.push_back(gridOf(row));
         for (int64_t c = 0; c < l.cols; ++c)
           wg[size_t(r * l.cols + c)] = double(w.data<float>()[at(l, row, c)]);
       }
+      std::copy(wg.begin(), wg.end(), original.begin() + grp * rowsPer * l.cols);
       const GramAccumulator &gram = grams[size_t(grp)];
       SecondOrderResult res;
-      std::vector<double> original = wg;
       lr.singular |=
           !roundSecondOrder(wg, rowsPer, l.cols, grids, gram.xxt(), gram.count(), settings, res);
       lr.result.lossNearest += res.lossNearest * double(rowsPer) / double(l.rows);
       lr.result.lossRounded += res.lossRounded * double(rowsPer) / double(l.rows);
       lr.result.dampening = std::max(lr.result.dampening, res.dampening);
       lr.result.deadInputs += res.deadInputs;
-      for (int64_t r = 0; r < rowsPer; ++r) {
-        int64_t row = grp * rowsPer + r;
-        for (int64_t c = 0; c < l.cols; ++c) {
-          double q = wg[size_t(r * l.cols + c)];
-          rounded[size_t(at(l, row, c))] = float(q);
-          double nearest = grids[size_t(r)].quantize(original[size_t(r * l.cols + c)]);
-          meanShift[size_t(row)] +=
-              (nearest - q) * gram.total()[size_t(c)] / double(std::max<int64_t>(1, gram.count()));
-        }
+      std::copy(wg.begin(), wg.end(), quantized.begin() + grp * rowsPer * l.cols);
+    }
+    // LUT kernels: each table refitted to the rounded weights that use it.
+    std::vector<QuantGrid> refitted = wq.grids;
+    if (ir::isLut(wq.grids.front().method)) {
+      std::vector<std::vector<double>> hs(static_cast<size_t>(l.groups));
+      for (int64_t grp = 0; grp < l.groups; ++grp) {
+        const GramAccumulator &gram = grams[size_t(grp)];
+        for (double v : gram.xxt())
+          hs[size_t(grp)].push_back(2 * v / double(std::max<int64_t>(1, gram.count())));
+      }
+      auto rowOf = [&](int64_t row) {
+        return LutRow{&original[size_t(row * l.cols)], &quantized[size_t(row * l.cols)],
+                      hs[size_t(row / rowsPer)].data()};
+      };
+      // The rows each table serves (a shared grid: all of them).
+      std::vector<std::vector<LutRow>> served(refitted.size());
+      for (int64_t row = 0; row < l.rows; ++row)
+        served[size_t(&gridOfRow(l, refitted, row) - refitted.data())].push_back(rowOf(row));
+      std::vector<LutRefit> fits(refitted.size());
+      rt::parallelFor(int64_t(fits.size()), l.cols * l.cols * l.rows / int64_t(fits.size()),
+                      [&](int64_t t0, int64_t t1) {
+                        for (int64_t t = t0; t < t1; ++t)
+                          fits[size_t(t)] =
+                              refitLutTable(refitted[size_t(t)], served[size_t(t)], l.cols);
+                      });
+      for (const LutRefit &f : fits) {
+        lr.result.lossRounded -= (f.lossBefore - f.lossAfter) / double(l.rows);
+        lr.lutRefitted += f.refitted;
+      }
+      lr.lutTables = int64_t(fits.size());
+    }
+    // The kernel in the model's layout; a corrected bias's shift, below.
+    std::vector<float> rounded(size_t(w.numel()));
+    std::vector<double> meanShift(size_t(l.rows), 0.0); // (nearest − rounded) · E[x]
+    for (int64_t row = 0; row < l.rows; ++row) {
+      const GramAccumulator &gram = grams[size_t(row / rowsPer)];
+      for (int64_t c = 0; c < l.cols; ++c) {
+        double q = quantized[size_t(row * l.cols + c)];
+        rounded[size_t(at(l, row, c))] = float(q);
+        double nearest = gridOf(row).quantize(original[size_t(row * l.cols + c)]);
+        meanShift[size_t(row)] +=
+            (nearest - q) * gram.total()[size_t(c)] / double(std::max<int64_t>(1, gram.count()));
       }
     }
+    result.spec.weights[l.spec].grids = std::move(refitted);
     if (grams.front().count() < l.cols)
       diags.emitAt(graph::describeNode(where, *l.node), diag::note_gptq_singular,
                    grams.front().count(), l.cols, lr.result.dampening);
@@ -381,6 +409,11 @@ void quant::writeGptqJSON(const GptqReport &report, const SecondOrderSettings &s
           j.attribute("dampening", l.result.dampening);
           j.attribute("dead_inputs", l.result.deadInputs);
           j.attribute("singular", l.singular);
+          if (l.lutTables > 0)
+            j.attributeObject("lut", [&] {
+              j.attribute("tables", l.lutTables);
+              j.attribute("refitted", l.lutRefitted);
+            });
         });
     });
     writeSkippedJSON(report.skipped, j);

@@ -36,6 +36,8 @@ struct GptqLayerReport {
   /// Some group's H did not factor even dampened (non-finite inputs): that
   /// group is rounded to nearest.
   bool singular = false;
+  /// LUT kernels: their tables, and how many were refitted (LutRefit.h).
+  int64_t lutTables = 0, lutRefitted = 0;
 };
 
 struct GptqReport {

@@ -9,6 +9,7 @@
 //===----------------------------------------------------------------------===//
 #include "backends/quantize/qdq/QDQ.h"
 
+#include "ir/graph/NodeAttrs.h"
 #include "ir/graph/OnnxIO.h"
 
 #include <fmt/format.h>
@@ -248,11 +249,16 @@ bool Rewriter::checkBias(const BiasQDQ &b) {
                            "quantized",
                            b.weightInput, b.weightNode));
   if (w->grids.size() > 1) {
-    // One scale per channel: the bias must have exactly one axis of C.
-    int64_t c = int64_t(w->grids.size()), found = 0;
+    // One scale per channel: the bias must have exactly one axis of C, or
+    // of C times the groups of a grouped ConvTranspose (whose groups share
+    // the per-channel grids of the kernel's axis 1).
+    int64_t c = int64_t(w->grids.size()), k = t.numElements(), found = 0;
     for (int64_t d : t.dims)
-      found += d == c ? 1 : d == 1 ? 0 : 2;
-    if (t.numElements() != c || found != 1)
+      found += d == k ? 1 : d == 1 ? 0 : 2;
+    const Node *wn = nodeNamed(b.weightNode);
+    bool grouped = wn && wn->opType == "ConvTranspose" && w->axis == 1 && k % c == 0 &&
+                   graph::attrsOf(m, *wn).getInt("group", 1) == k / c;
+    if ((k != c && !grouped) || found != 1)
       return bad(fmt::format("`{}` has shape [{}], but the weight has {} channels", t.name,
                              fmt::join(t.dims, ", "), c));
   }
@@ -418,9 +424,12 @@ void Rewriter::rewriteBias(const BiasQDQ &b) {
   const Tensor &t = *n->inputs[b.inputIndex]->constant;
   const WeightQDQ &w = *weightOf(b.weightNode, b.weightInput);
   float sIn = float(activationGrid[b.inputActivation]->scale);
+  // In float32, as ONNX Runtime computes it; one per bias channel (a
+  // grouped ConvTranspose's groups repeat the kernel's grids).
   std::vector<double> scales;
-  for (const QuantGrid &q : w.grids)
-    scales.push_back(sIn * float(q.scale)); // in float32, as ONNX Runtime computes it
+  size_t channels0 = w.grids.size() > 1 ? size_t(t.numElements()) : 1;
+  for (size_t i = 0; i < channels0; ++i)
+    scales.push_back(sIn * float(w.grids[i % w.grids.size()].scale));
   int64_t axis = -1, channels = int64_t(scales.size());
   for (size_t d = 0; channels > 1 && d < t.dims.size(); ++d)
     if (t.dims[d] == channels)
