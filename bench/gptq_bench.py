@@ -7,7 +7,8 @@ with its 500 calibration images for imx500 with every kernel at 4 bits, at 2 bit
 (`override opset Conv, FullyConnected : [linear4]` / `[linear2]`) and as shipped
 (8-bit kernels), with plain PTQ, second-order rounding, and gradient GPTQ (soft
 rounding and STE, 20 epochs as MCT's figure): test accuracy, the share of PTQ's loss
-recovered, wall time and seconds per epoch. digits_cnn at 4 bits the same (accuracy on
+recovered, wall time and seconds per epoch. LUT kernels (imx500_lut at 4 and 2 bits)
+with PTQ and second-order rounding. digits_cnn at 4 bits the same (accuracy on
 its 450 held-out digits and logit SQNR). Then the time as the calibration set grows
 (100 / 500 / 5,000 Fashion-MNIST training images) and across models of growing size
 (digits_cnn, fashion_cnn, fashion_mbv2, the zoo's SqueezeNet on random CIFAR-sized
@@ -90,6 +91,22 @@ def main():
           "2 s end to end; gradient GPTQ 5x faster per epoch than MCT; at 8 bits no loss "
           "against PTQ. MCT 2.2.2 GPTQ (issue 17): 0.2 of 3.0 points in 20 epochs (29 s, "
           "1.45 s/epoch), 0.6 in 100 epochs (82 s)")
+
+    print("\nLUT kernels (imx500_lut: lut_sym tables of 2^bits entries per channel): PTQ and "
+          "second order (tables refitted after rounding)")
+    for bits in (4, 2):
+        accs = []
+        for method, flags in (("PTQ", ()), ("second_order", SECOND)):
+            out = os.path.join(w, f"lut{bits}_{method}.onnx")
+            wall, _, g = quantize(args, kernels_at(w, bits, "imx500_lut"), mbv2, calib, out,
+                                  flags)
+            acc, sqnr = evaluate(args, out, tx, ty, mbv2)
+            accs.append(acc)
+            refit = (f", {sum(l['lut']['refitted'] for l in g['layers'])} of "
+                     f"{sum(l['lut']['tables'] for l in g['layers'])} tables refitted"
+                     if g else "")
+            print(f"  {bits}-bit {method:14} {acc:6.2f} %, logit SQNR {sqnr} dB, quantize "
+                  f"{wall:.2f} s{refit}", flush=True)
 
     digits = os.path.join(args.models, "digits_cnn.onnx")
     dcal = os.path.join(args.models, "digits_calib_x.npy")

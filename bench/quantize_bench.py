@@ -48,12 +48,13 @@ def evaluate(args, model, x, y, ref):
     return acc, sqnr
 
 
-def kernels_at(work, bits):
-    """A .tpc file in `work`: imx500 with every Conv and FullyConnected kernel at
-    `bits` bits (its linear<bits> config), 8-bit activations."""
-    path = os.path.join(work, f"w{bits}.tpc")
+def kernels_at(work, bits, base="imx500"):
+    """A .tpc file in `work`: `base` (imx500, or its LUT variant imx500_lut) with
+    every Conv and FullyConnected kernel at `bits` bits (its linear<bits> config),
+    8-bit activations."""
+    path = os.path.join(work, f"w{bits}_{base}.tpc")
     with open(path, "w") as f:
-        f.write(f'import "imx500"\nplatform imx500_w{bits} extends imx500 {{\n'
+        f.write(f'import "imx500"\nplatform {base}_w{bits} extends {base} {{\n'
                 f"  override opset Conv, FullyConnected : [linear{bits}]\n}}\n")
     return path
 

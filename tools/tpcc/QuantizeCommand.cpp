@@ -133,6 +133,18 @@ int driver::quantizeWith(Compilation &c, const ir::Module &m, const Options &o,
     }
     progress->update(done);
   };
+  // Gradient GPTQ's bar starts on a line of its own: the calibration bar
+  // before it ends first.
+  if (r.gradientGptq && r.gradientGptq->progress)
+    r.gradientGptq->progress = [&, inner = r.gradientGptq->progress](
+                                   int64_t epoch, int64_t step, int64_t steps, double loss) {
+      if (progress) {
+        progress->finish();
+        progress.reset();
+        phase.clear();
+      }
+      inner(epoch, step, steps, loss);
+    };
   if (extend && failed(extend(r)))
     return finish(c.diags, o);
   quant::QuantizeOutcome out;
