@@ -50,6 +50,8 @@ const KernelRegistry &KernelRegistry::get() {
     registerQuantizeKernels(r);
     registerShapeKernels(r);
     registerDataMovementKernels(r);
+    registerIndexingKernels(r);
+    registerRecurrentKernels(r);
     registerResizeKernels(r);
     registerConvKernels(r);
     registerGemmKernels(r);

@@ -134,6 +134,8 @@ void registerReduceKernels(KernelRegistry &r);
 void registerQuantizeKernels(KernelRegistry &r);
 void registerShapeKernels(KernelRegistry &r);
 void registerDataMovementKernels(KernelRegistry &r);
+void registerIndexingKernels(KernelRegistry &r);
+void registerRecurrentKernels(KernelRegistry &r);
 void registerResizeKernels(KernelRegistry &r);
 void registerConvKernels(KernelRegistry &r);
 void registerGemmKernels(KernelRegistry &r);

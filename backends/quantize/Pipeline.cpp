@@ -9,14 +9,49 @@
 
 #include "llvm/Support/MemoryBuffer.h"
 
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <map>
+
 using namespace tpcc;
 using namespace tpcc::quant;
+
+std::string quant::quantizedOperators(const graph::Model &m) {
+  std::map<std::string, int64_t> count;
+  const graph::Node *first = nullptr;
+  for (const graph::Node *n : m.graph.topologicalOrder()) {
+    llvm::StringRef op = n->opType;
+    bool onnx = n->domain.empty() || n->domain == "ai.onnx", ms = n->domain == "com.microsoft";
+    bool quantized =
+        (onnx || ms) && (op.contains_insensitive("quantize") || op.startswith("QLinear") ||
+                         op.endswith("Integer") || op.endswith("IntegerToFloat") ||
+                         (ms && (op == "QGemm" || op == "QAttention")));
+    if (!quantized)
+      continue;
+    ++count[(ms ? "com.microsoft." : "") + n->opType];
+    first = first ? first : n;
+  }
+  if (count.empty())
+    return "";
+  std::vector<std::pair<std::string, int64_t>> byCount(count.begin(), count.end());
+  std::stable_sort(byCount.begin(), byCount.end(),
+                   [](const auto &a, const auto &b) { return a.second > b.second; });
+  std::string s;
+  for (const auto &[op, k] : byCount)
+    s += fmt::format("{}{} {}", s.empty() ? "" : ", ", k, op);
+  return s + fmt::format(" (first: `{}`)", first->displayName());
+}
 
 std::unique_ptr<graph::Model> quant::prepareModel(const std::string &path, DiagnosticEngine &diags,
                                                   bool warn, transforms::CleanupReport *cleanup) {
   std::unique_ptr<graph::Model> m = graph::loadModel(path, diags);
   if (!m || diags.hasErrors())
     return nullptr;
+  if (std::string ops = quantizedOperators(*m); !ops.empty()) {
+    diags.emitAt(path, diag::err_quant_already_quantized, ops);
+    return nullptr;
+  }
   int64_t opset = m->opsetVersion("").value_or(1);
   if (opset < 13) {
     if (warn)

@@ -99,7 +99,15 @@ struct QuantizeOutcome {
 /// `r.batch`, `r.choose`, `r.recipe`, `r.budgets` and the spec fields are read.
 LogicalResult searchPlan(const QuantizeRequest &r, QuantizeOutcome &out, DiagnosticEngine &diags);
 
-/// Loads `path` and prepares it as quantize and apply both do: converted to
+/// The quantized operators of `m` (QuantizeLinear, DequantizeLinear,
+/// DynamicQuantizeLinear, QLinear*, *Integer, ONNX Runtime's contrib
+/// quantized ops) with their node counts and the first node, as "12
+/// DequantizeLinear, 6 QuantizeLinear (first: `name`)"; empty for a float
+/// model.
+std::string quantizedOperators(const graph::Model &m);
+
+/// Loads `path` and prepares it as quantize and apply both do: refused when
+/// it is already quantized (quantizedOperators), converted to
 /// opset 13 when older (per-axis DequantizeLinear needs it; warns when
 /// `warn`), then cleaned up (transforms/Cleanup.h; what changed goes to
 /// `cleanup` when given). Null after an error.

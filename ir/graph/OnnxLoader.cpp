@@ -23,7 +23,9 @@
 #include <onnx/shape_inference/implementation.h>
 
 #include <fstream>
+#include <queue>
 #include <thread>
+#include <unordered_map>
 
 using namespace tpcc;
 using namespace tpcc::graph;
@@ -474,10 +476,71 @@ bool Loader::libonnxApplies(const onnx::ModelProto &proto, const Model &m) {
   return true;
 }
 
-/// The first line of a libonnx message (it appends a "==> Context:" dump).
+/// A libonnx message on one line: without the "==> Context:" dump it
+/// appends, its lines joined (a node it names is printed over several),
+/// at most 400 characters.
 static std::string firstLine(const char *what) {
   std::string msg = what;
-  return msg.substr(0, msg.find('\n'));
+  msg = msg.substr(0, msg.find("==> Context:"));
+  std::string out;
+  for (char c : msg) {
+    bool space = c == '\n' || c == '\r' || c == '\t' || c == ' ';
+    if (space && (out.empty() || out.back() == ' '))
+      continue;
+    out += space ? ' ' : c;
+  }
+  while (!out.empty() && out.back() == ' ')
+    out.pop_back();
+  if (out.size() > 400)
+    out = out.substr(0, 397) + "...";
+  return out;
+}
+
+/// Puts the nodes of `g` in dependency order (Kahn's algorithm, the file's
+/// order among ready nodes) when the file has a node before the producer of
+/// one of its inputs: ONNX requires the order, ONNX Runtime does not. True
+/// when it reordered; a cycle is left for the verifier to name.
+static bool sortNodes(onnx::GraphProto &g) {
+  int n = g.node_size();
+  std::unordered_map<std::string, int> producer;
+  for (int i = 0; i < n; ++i)
+    for (const std::string &o : g.node(i).output())
+      if (!o.empty())
+        producer.emplace(o, i);
+  std::vector<std::vector<int>> readers(static_cast<size_t>(n));
+  std::vector<int> waiting(static_cast<size_t>(n), 0);
+  bool sorted = true;
+  for (int i = 0; i < n; ++i)
+    for (const std::string &in : g.node(i).input()) {
+      auto it = in.empty() ? producer.end() : producer.find(in);
+      if (it == producer.end() || it->second == i)
+        continue;
+      sorted &= it->second < i;
+      readers[size_t(it->second)].push_back(i);
+      ++waiting[size_t(i)];
+    }
+  if (sorted)
+    return false;
+  std::priority_queue<int, std::vector<int>, std::greater<int>> ready;
+  for (int i = 0; i < n; ++i)
+    if (!waiting[size_t(i)])
+      ready.push(i);
+  std::vector<int> order;
+  while (!ready.empty()) {
+    int i = ready.top();
+    ready.pop();
+    order.push_back(i);
+    for (int r : readers[size_t(i)])
+      if (--waiting[size_t(r)] == 0)
+        ready.push(r);
+  }
+  if (int(order.size()) != n)
+    return false; // a cycle
+  google::protobuf::RepeatedPtrField<onnx::NodeProto> nodes;
+  for (int i : order)
+    *nodes.Add() = g.node(i);
+  g.mutable_node()->Swap(&nodes);
+  return true;
 }
 
 template <typename F> bool Loader::forEachTensor(onnx::GraphProto &g, F f) {
@@ -533,6 +596,8 @@ std::unique_ptr<Model> Loader::load(llvm::StringRef bytes, const LoadOptions &op
         return inlineExternalData(t, where);
       }))
     return nullptr;
+  if (sortNodes(*proto.mutable_graph()))
+    diags.emitAt(name, diag::note_model_unsorted);
   bool libonnx = (opts.check || opts.inferShapes) && libonnxApplies(proto, *m);
   // libonnx's checker reads the proto while our graph is built from it (both
   // only read); its verdict counts only when our own checks pass, since ours

@@ -238,6 +238,8 @@ def bad_models():
     yield "huge_shape", edited(initializer([1 << 20, 1 << 20], bytes(16)))
     yield "external_outside", edited(initializer([8, 4, 3, 3], external="../../secret.bin"))
     yield "checker_fails", edited(lambda m: setattr(m.graph.node[1], "op_type", "NoSuchOp"))
+    # relu before the conv that feeds it: out of the topological order ONNX requires.
+    yield "unsorted", edited(lambda m: m.graph.node.sort(key=lambda n: n.op_type != "Relu"))
     yield "output_undefined", edited(lambda m: setattr(m.graph.output[0], "name", "nowhere"))
     yield "no_graph", edited(lambda m: m.ClearField("graph"))
     yield "sparse_initializer", edited(

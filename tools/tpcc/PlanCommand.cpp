@@ -81,6 +81,8 @@ int driver::runPlan(Compilation &c, const ir::Module &m, const Options &o) {
     timer.done("load");
     if (!model || c.diags.hasErrors())
       return finish(c.diags, o);
+    if (std::string ops = quant::quantizedOperators(*model); !ops.empty())
+      c.diags.emitAt(o.model, diag::warn_plan_already_quantized, ops);
     p = plan::buildPlan(m, *platform, *caps, m.findFramework(caps->framework), *model, c.diags,
                         o.choose);
     timer.done("plan");

@@ -136,8 +136,8 @@ int driver::quantizeWith(Compilation &c, const ir::Module &m, const Options &o,
   // Gradient GPTQ's bar starts on a line of its own: the calibration bar
   // before it ends first.
   if (r.gradientGptq && r.gradientGptq->progress)
-    r.gradientGptq->progress = [&, inner = r.gradientGptq->progress](
-                                   int64_t epoch, int64_t step, int64_t steps, double loss) {
+    r.gradientGptq->progress = [&, inner = r.gradientGptq->progress](int64_t epoch, int64_t step,
+                                                                     int64_t steps, double loss) {
       if (progress) {
         progress->finish();
         progress.reset();
