@@ -43,6 +43,24 @@ std::string quant::quantizedOperators(const graph::Model &m) {
   return s + fmt::format(" (first: `{}`)", first->displayName());
 }
 
+void quant::warnSubgraphs(const graph::Model &m, DiagnosticEngine &diags) {
+  std::map<std::string, int64_t> holders;
+  int64_t inside = 0;
+  const graph::Node *first = nullptr;
+  for (const graph::Node *n : m.graph.topologicalOrder())
+    if (n->hasSubgraphs()) {
+      ++holders[n->opType];
+      inside += graph::subgraphNodeCount(*n);
+      first = first ? first : n;
+    }
+  if (!first)
+    return;
+  std::string which;
+  for (const auto &[op, k] : holders)
+    which += fmt::format("{}{} {} node{}", which.empty() ? "" : ", ", k, op, k == 1 ? "" : "s");
+  diags.emitAt(m.path, diag::warn_plan_subgraphs, which, inside, first->displayName());
+}
+
 std::unique_ptr<graph::Model> quant::prepareModel(const std::string &path, DiagnosticEngine &diags,
                                                   bool warn, transforms::CleanupReport *cleanup) {
   std::unique_ptr<graph::Model> m = graph::loadModel(path, diags);
@@ -112,6 +130,7 @@ LogicalResult loadAndPlan(const QuantizeRequest &r, QuantizeOutcome &out, const 
   out.floatModel = prepareModel(r.model, diags, /*warn=*/true, &out.cleanup);
   if (!out.floatModel)
     return failure();
+  warnSubgraphs(*out.floatModel, diags);
   phase(r, "load");
   out.plan = plan::buildPlan(*r.module, *r.platform, *r.capabilities, fw, *out.floatModel, diags,
                              r.choose);

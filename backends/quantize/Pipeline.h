@@ -106,6 +106,10 @@ LogicalResult searchPlan(const QuantizeRequest &r, QuantizeOutcome &out, Diagnos
 /// model.
 std::string quantizedOperators(const graph::Model &m);
 
+/// Warns once when nodes of `m` hold subgraphs (If, Loop, Scan): the plan
+/// does not enter them, so nothing inside is quantized.
+void warnSubgraphs(const graph::Model &m, DiagnosticEngine &diags);
+
 /// Loads `path` and prepares it as quantize and apply both do: refused when
 /// it is already quantized (quantizedOperators), converted to
 /// opset 13 when older (per-axis DequantizeLinear needs it; warns when

@@ -58,6 +58,10 @@ bool serializeModel(const Model &m, std::string &bytes, std::string &error);
 /// Writes the model to `path` atomically.
 bool writeModel(const Model &m, llvm::StringRef path, std::string &error);
 
+/// The nodes inside `n`'s subgraphs (If branches, Loop and Scan bodies),
+/// nested ones included; 0 for a node without subgraphs.
+int64_t subgraphNodeCount(const Node &n);
+
 /// `model.onnx: node 'conv1' (Conv)` — how diagnostics name a node.
 std::string describeNode(llvm::StringRef modelName, const Node &n);
 

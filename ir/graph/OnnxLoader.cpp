@@ -496,6 +496,33 @@ static std::string firstLine(const char *what) {
   return out;
 }
 
+static int64_t countNodes(const onnx::GraphProto &g) {
+  int64_t n = g.node_size();
+  for (const onnx::NodeProto &node : g.node())
+    for (const onnx::AttributeProto &a : node.attribute()) {
+      if (a.has_g())
+        n += countNodes(a.g());
+      for (const onnx::GraphProto &sub : a.graphs())
+        n += countNodes(sub);
+    }
+  return n;
+}
+
+int64_t graph::subgraphNodeCount(const Node &n) {
+  int64_t count = 0;
+  for (const Attribute &a : n.attributes) {
+    onnx::AttributeProto p; // kept serialized as the file has it
+    if ((a.type != ir::OnnxAttrType::Graph && a.type != ir::OnnxAttrType::Graphs) ||
+        !p.ParseFromString(a.raw))
+      continue;
+    if (p.has_g())
+      count += countNodes(p.g());
+    for (const onnx::GraphProto &g : p.graphs())
+      count += countNodes(g);
+  }
+  return count;
+}
+
 /// Puts the nodes of `g` in dependency order (Kahn's algorithm, the file's
 /// order among ready nodes) when the file has a node before the producer of
 /// one of its inputs: ONNX requires the order, ONNX Runtime does not. True

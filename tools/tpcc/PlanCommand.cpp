@@ -83,6 +83,7 @@ int driver::runPlan(Compilation &c, const ir::Module &m, const Options &o) {
       return finish(c.diags, o);
     if (std::string ops = quant::quantizedOperators(*model); !ops.empty())
       c.diags.emitAt(o.model, diag::warn_plan_already_quantized, ops);
+    quant::warnSubgraphs(*model, c.diags);
     p = plan::buildPlan(m, *platform, *caps, m.findFramework(caps->framework), *model, c.diags,
                         o.choose);
     timer.done("plan");
