@@ -396,6 +396,22 @@ struct Scatterer {
   }
 };
 
+/// The element offset in `data` of index tuple `t` (`last` indices from
+/// `idx`, for the dimensions from `first` on; `st`: data's strides), added to
+/// `off`; false (with `ctx.fail` naming `op`) when an index is out of range.
+bool tupleOffset(KernelContext &ctx, const char *op, const Tensor &data,
+                 const std::vector<int64_t> &idx, int64_t t, int64_t last, int64_t first,
+                 const std::vector<int64_t> &st, int64_t &off) {
+  for (int64_t k = 0; k < last; ++k) {
+    int64_t dim = data.dim(first + k), i = idx[size_t(t * last + k)];
+    if (i < -dim || i >= dim)
+      return ctx.fail(std::string(op) + ": index " + std::to_string(i) +
+                      " is out of range for a dimension of " + std::to_string(dim));
+    off += (i < 0 ? i + dim : i) * st[size_t(first + k)];
+  }
+  return true;
+}
+
 bool gatherNDKernel(KernelContext &ctx) {
   const Tensor *data = ctx.input(0), *it = ctx.input(1);
   std::vector<int64_t> idx;
@@ -423,13 +439,8 @@ bool gatherNDKernel(KernelContext &ctx) {
   size_t es = graph::elemSize(data->elem());
   for (int64_t t = 0; t < tuples; ++t) {
     int64_t off = (t / perBatch) * perBatchData;
-    for (int64_t k = 0; k < last; ++k) {
-      int64_t dim = data->dim(b + k), i = idx[size_t(t * last + k)];
-      if (i < -dim || i >= dim)
-        return ctx.fail("GatherND: index " + std::to_string(i) + " is out of range for a " +
-                        "dimension of " + std::to_string(dim));
-      off += (i < 0 ? i + dim : i) * st[size_t(b + k)];
-    }
+    if (!tupleOffset(ctx, "GatherND", *data, idx, t, last, b, st, off))
+      return false;
     std::memcpy(static_cast<uint8_t *>(out.raw()) + size_t(t * slice) * es,
                 static_cast<const uint8_t *>(data->raw()) + size_t(off) * es, size_t(slice) * es);
   }
@@ -461,13 +472,8 @@ bool scatterNDKernel(KernelContext &ctx) {
   Scatterer s{out, *upd, red, graph::elemSize(data->elem())};
   for (int64_t t = 0; t < tuples; ++t) {
     int64_t off = 0;
-    for (int64_t k = 0; k < last; ++k) {
-      int64_t dim = data->dim(k), i = idx[size_t(t * last + k)];
-      if (i < -dim || i >= dim)
-        return ctx.fail("ScatterND: index " + std::to_string(i) + " is out of range for a " +
-                        "dimension of " + std::to_string(dim));
-      off += (i < 0 ? i + dim : i) * st[size_t(k)];
-    }
+    if (!tupleOffset(ctx, "ScatterND", *data, idx, t, last, 0, st, off))
+      return false;
     for (int64_t e = 0; e < slice; ++e)
       if (!s.apply(off + e, t * slice + e))
         return ctx.fail("ScatterND: unsupported element type " + typeName(data->elem()));
