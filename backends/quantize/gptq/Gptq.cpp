@@ -336,25 +336,26 @@ LogicalResult quant::gradientGptq(graph::Model &model, QuantizeResult &result,
 
   // What training starts from (nearest rounding, the corrected biases):
   // restored when the trained rounding turns out worse.
+  // `initial` holds the rounding parameters, then the biases (from `firstBias`).
   std::vector<std::vector<double>> initial;
-  auto eachState = [&](auto f) {
-    size_t i = 0;
-    for (size_t k : trained)
-      for (QuantizerParam &p : fq->weights[k].quantizer->parameters())
-        f(*p.value, i++);
-    for (TrainingWeight &s : fq->weights)
-      if (s.bias)
-        f(s.w, i++);
-  };
-  eachState([&](std::vector<double> &v, size_t) { initial.push_back(v); });
   auto eachBias = [&](auto f) {
     size_t i = 0;
     for (TrainingWeight &s : fq->weights)
       if (s.bias)
         f(s.w, i++);
   };
-  std::vector<std::vector<double>> initialBias;
-  eachBias([&](std::vector<double> &v, size_t) { initialBias.push_back(v); });
+  size_t firstBias = 0;
+  for (size_t k : trained)
+    firstBias += fq->weights[k].quantizer->parameters().size();
+  auto eachState = [&](auto f) {
+    size_t i = 0;
+    for (size_t k : trained)
+      for (QuantizerParam &p : fq->weights[k].quantizer->parameters())
+        f(*p.value, i++);
+    eachBias([&](std::vector<double> &v, size_t j) { f(v, firstBias + j); });
+  };
+  eachState([&](std::vector<double> &v, size_t) { initial.push_back(v); });
+  bool hasBias = initial.size() > firstBias;
 
   // Training: one step per calibration batch.
   std::vector<double> pointWeight(np);
@@ -478,16 +479,17 @@ LogicalResult quant::gradientGptq(graph::Model &model, QuantizeResult &result,
   // bits), the trained biases overshoot, and the corrected ones score better
   // in both measures. The better one that passes is kept.
   bool useCorrected = false;
-  if (options.trainBias && !initialBias.empty()) {
+  if (options.trainBias && hasBias) {
     std::vector<std::vector<double>> trainedBias;
     eachBias([&](std::vector<double> &v, size_t i) {
       trainedBias.push_back(v);
-      v = initialBias[i];
+      v = initial[firstBias + i];
     });
     if (failed(evaluate(corrected)))
       return failure();
     useCorrected = passes(corrected) && (!passes(joint) || corrected.weighted < joint.weighted);
-    report.biasCandidates = {joint.weighted, joint.output, corrected.weighted, corrected.output};
+    report.biasCandidates =
+        BiasCandidates{{joint.weighted, joint.output}, {corrected.weighted, corrected.output}};
     if (!useCorrected)
       eachBias([&](std::vector<double> &v, size_t i) { v = trainedBias[i]; });
   }
@@ -495,7 +497,7 @@ LogicalResult quant::gradientGptq(graph::Model &model, QuantizeResult &result,
   for (size_t p = 0; p < report.points.size(); ++p)
     report.points[p].lossAfter = chosen.layers[p];
   report.outputLossAfter = chosen.output;
-  report.biasesTrained = options.trainBias && !initialBias.empty() && !useCorrected;
+  report.biasesTrained = options.trainBias && hasBias && !useCorrected;
   fq->refresh();
   if (!passes(chosen)) {
     diags.emitAt(where, diag::warn_gptq_worse, before, joint.weighted, report.outputLossBefore,
@@ -571,10 +573,11 @@ void quant::writeGradientGptqJSON(const GradientGptqReport &report, const GptqOp
     j.attribute("biases_trained", report.biasesTrained);
     if (const auto &c = report.biasCandidates)
       j.attributeObject("bias_candidates", [&] {
-        for (int k : {0, 2})
-          j.attributeObject(k ? "corrected" : "trained", [&] {
-            j.attribute("layer_loss", (*c)[size_t(k)]);
-            j.attribute("output_loss", (*c)[size_t(k + 1)]);
+        for (const auto &[name, losses] :
+             {std::pair{"trained", c->trained}, std::pair{"corrected", c->corrected}})
+          j.attributeObject(name, [&] {
+            j.attribute("layer_loss", losses.layer);
+            j.attribute("output_loss", losses.output);
           });
       });
     j.attribute("seconds", report.seconds);

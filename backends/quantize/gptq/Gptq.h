@@ -38,7 +38,6 @@
 
 #include "llvm/Support/JSON.h"
 
-#include <array>
 #include <functional>
 #include <optional>
 
@@ -76,6 +75,15 @@ struct GptqPoint {
   double lossBefore = 0, lossAfter = 0; ///< ℓ_i over the calibration set
 };
 
+/// The trained rounding's weighted layer loss and output error with each of
+/// the two bias candidates (GradientGptqReport::biasCandidates).
+struct BiasCandidates {
+  struct Losses {
+    double layer = 0, output = 0;
+  };
+  Losses trained, corrected;
+};
+
 struct GradientGptqReport {
   std::vector<GptqPoint> points;
   /// Quantized kernels left as rounded to nearest, and why.
@@ -99,7 +107,7 @@ struct GradientGptqReport {
   /// With trained biases: the weighted layer loss and the output error of
   /// the trained rounding with the trained and with the corrected biases
   /// (the two candidates), or empty.
-  std::optional<std::array<double, 4>> biasCandidates;
+  std::optional<BiasCandidates> biasCandidates;
   double seconds = 0, trainSeconds = 0;
 };
 
