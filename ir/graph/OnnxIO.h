@@ -48,6 +48,12 @@ std::string serializeTensor(const Tensor &t);
 /// and sets the graph's topological order. `where` prefixes diagnostics.
 LogicalResult verifyGraph(Graph &g, llvm::StringRef where, DiagnosticEngine &diags);
 
+/// Kahn's algorithm over `readers` (for each of n nodes, the nodes reading
+/// one of its outputs, once per read): a dependency order that takes the
+/// smallest index among the ready nodes (deterministic, as close to the
+/// file's order as the dependencies allow). Shorter than n on a cycle.
+std::vector<unsigned> dependencyOrder(const std::vector<std::vector<unsigned>> &readers);
+
 /// `m` converted to ai.onnx opset `version` by libonnx's version converter
 /// (it adapts each operator across versions), loaded again; null after a
 /// diagnostic (an operator the converter cannot move).

@@ -23,7 +23,6 @@
 #include <onnx/shape_inference/implementation.h>
 
 #include <fstream>
-#include <queue>
 #include <thread>
 #include <unordered_map>
 
@@ -523,10 +522,10 @@ int64_t graph::subgraphNodeCount(const Node &n) {
   return count;
 }
 
-/// Puts the nodes of `g` in dependency order (Kahn's algorithm, the file's
-/// order among ready nodes) when the file has a node before the producer of
-/// one of its inputs: ONNX requires the order, ONNX Runtime does not. True
-/// when it reordered; a cycle is left for the verifier to name.
+/// Puts the nodes of `g` in dependency order (graph::dependencyOrder) when
+/// the file has a node before the producer of one of its inputs: ONNX
+/// requires the order, ONNX Runtime does not. True when it reordered; a
+/// cycle is left for the verifier to name.
 static bool sortNodes(onnx::GraphProto &g) {
   int n = g.node_size();
   std::unordered_map<std::string, int> producer;
@@ -534,8 +533,7 @@ static bool sortNodes(onnx::GraphProto &g) {
     for (const std::string &o : g.node(i).output())
       if (!o.empty())
         producer.emplace(o, i);
-  std::vector<std::vector<int>> readers(static_cast<size_t>(n));
-  std::vector<int> waiting(static_cast<size_t>(n), 0);
+  std::vector<std::vector<unsigned>> readers(static_cast<size_t>(n));
   bool sorted = true;
   for (int i = 0; i < n; ++i)
     for (const std::string &in : g.node(i).input()) {
@@ -543,29 +541,16 @@ static bool sortNodes(onnx::GraphProto &g) {
       if (it == producer.end() || it->second == i)
         continue;
       sorted &= it->second < i;
-      readers[size_t(it->second)].push_back(i);
-      ++waiting[size_t(i)];
+      readers[size_t(it->second)].push_back(unsigned(i));
     }
   if (sorted)
     return false;
-  std::priority_queue<int, std::vector<int>, std::greater<int>> ready;
-  for (int i = 0; i < n; ++i)
-    if (!waiting[size_t(i)])
-      ready.push(i);
-  std::vector<int> order;
-  while (!ready.empty()) {
-    int i = ready.top();
-    ready.pop();
-    order.push_back(i);
-    for (int r : readers[size_t(i)])
-      if (--waiting[size_t(r)] == 0)
-        ready.push(r);
-  }
+  std::vector<unsigned> order = graph::dependencyOrder(readers);
   if (int(order.size()) != n)
     return false; // a cycle
   google::protobuf::RepeatedPtrField<onnx::NodeProto> nodes;
-  for (int i : order)
-    *nodes.Add() = g.node(i);
+  for (unsigned i : order)
+    *nodes.Add() = g.node(int(i));
   g.mutable_node()->Swap(&nodes);
   return true;
 }

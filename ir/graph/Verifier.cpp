@@ -50,6 +50,26 @@ static std::string findCycle(const Graph &g, const std::vector<bool> &pending) {
   return cycle;
 }
 
+std::vector<unsigned> graph::dependencyOrder(const std::vector<std::vector<unsigned>> &readers) {
+  std::vector<unsigned> waiting(readers.size(), 0), order;
+  for (const std::vector<unsigned> &r : readers)
+    for (unsigned k : r)
+      ++waiting[k];
+  std::priority_queue<unsigned, std::vector<unsigned>, std::greater<>> ready;
+  for (unsigned i = 0; i < readers.size(); ++i)
+    if (!waiting[i])
+      ready.push(i);
+  while (!ready.empty()) {
+    unsigned i = ready.top();
+    ready.pop();
+    order.push_back(i);
+    for (unsigned k : readers[i])
+      if (--waiting[k] == 0)
+        ready.push(k);
+  }
+  return order;
+}
+
 LogicalResult graph::verifyGraph(Graph &g, llvm::StringRef where, DiagnosticEngine &diags) {
   bool ok = true;
   for (const Value *v : g.outputs())
@@ -75,27 +95,13 @@ LogicalResult graph::verifyGraph(Graph &g, llvm::StringRef where, DiagnosticEngi
     g.setTopologicalOrder(std::move(order));
     return success();
   }
-  // Kahn's algorithm, smallest file position first (deterministic, and as
-  // close to the file's order as the dependencies allow).
-  std::vector<unsigned> waiting(nodes.size(), 0);
+  std::vector<std::vector<unsigned>> readers(nodes.size());
   for (const auto &n : nodes)
     for (const Value *v : n->inputs)
       if (v && v->producer)
-        ++waiting[n->id];
-  std::priority_queue<unsigned, std::vector<unsigned>, std::greater<>> ready;
-  for (const auto &n : nodes)
-    if (!waiting[n->id])
-      ready.push(n->id);
-  while (!ready.empty()) {
-    Node *n = nodes[ready.top()].get();
-    ready.pop();
-    order.push_back(n);
-    for (const Value *out : n->outputs)
-      if (out)
-        for (const Use &u : out->uses)
-          if (--waiting[u.node->id] == 0)
-            ready.push(u.node->id);
-  }
+        readers[v->producer->id].push_back(n->id);
+  for (unsigned id : dependencyOrder(readers))
+    order.push_back(nodes[id].get());
   if (order.size() != nodes.size()) {
     std::vector<bool> pending(nodes.size(), true);
     for (const Node *n : order)
