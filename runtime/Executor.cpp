@@ -25,17 +25,25 @@ static std::string typeStr(ElemType e, const Shape &s) {
   return fmt::format("{}{}", graph::toString(e), shapeStr(s));
 }
 
-std::vector<std::pair<std::string, const graph::Node *>>
-Executor::unsupportedOperators(const graph::Model &model) {
+std::vector<Executor::Missing> Executor::unsupportedOperators(const graph::Model &model) {
   const KernelRegistry &reg = KernelRegistry::get();
-  std::vector<std::pair<std::string, const graph::Node *>> missing;
-  std::set<std::string> seen;
+  std::vector<Missing> missing;
+  std::map<std::string, size_t> index;
+  auto need = [&](llvm::StringRef domain, llvm::StringRef op, const graph::Node &n, bool inside) {
+    if (reg.find(domain, op))
+      return;
+    std::string name =
+        domain.empty() || domain == "ai.onnx" ? op.str() : domain.str() + "." + op.str();
+    auto [it, fresh] = index.emplace(name, missing.size());
+    if (fresh)
+      missing.push_back(Missing{name, &n, inside, 0});
+    ++missing[it->second].nodes;
+  };
   for (const auto &n : model.graph.nodes()) {
-    if (reg.find(n->domain, n->opType))
-      continue;
-    std::string op = n->domain.empty() ? n->opType : n->domain + "." + n->opType;
-    if (seen.insert(op).second)
-      missing.emplace_back(op, n.get());
+    need(n->domain, n->opType, *n, false);
+    if (n->hasSubgraphs())
+      for (const graph::SubgraphNode &s : graph::subgraphNodes(*n))
+        need(s.domain, s.opType, *n, true);
   }
   return missing;
 }
@@ -48,12 +56,12 @@ std::unique_ptr<Executor> Executor::create(const graph::Model &model, Diagnostic
   bool ok = true;
 
   // One error per missing operator, at its first node.
-  for (const auto &[op, first] : unsupportedOperators(model)) {
-    unsigned uses = 0;
-    for (const auto &n : g.nodes())
-      uses += (n->domain.empty() ? n->opType : n->domain + "." + n->opType) == op;
-    diags.emitAt(graph::describeNode(ex->where, *first), diag::err_run_unsupported_op, op,
-                 uses == 1 ? std::string() : fmt::format(" ({} nodes use it)", uses));
+  for (const Missing &e : unsupportedOperators(model)) {
+    std::string detail = e.inSubgraph ? " in a subgraph of this node" : "";
+    if (e.nodes > 1)
+      detail += fmt::format(" ({} nodes use it)", e.nodes);
+    diags.emitAt(graph::describeNode(ex->where, *e.first), diag::err_run_unsupported_op, e.op,
+                 detail);
     ok = false;
   }
 
@@ -611,6 +619,7 @@ LogicalResult Executor::runFrom(size_t first, std::vector<Tensor> values,
       continue;
     }
     KernelContext ctx(n, step.opset, states[s]);
+    ctx.model = &m;
     const Fusion *fused = step.fusion && fusable(step, options) ? &*step.fusion : nullptr;
     if (fused) {
       ctx.post = fused->post;

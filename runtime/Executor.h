@@ -161,10 +161,18 @@ public:
     return v.id < constants.size() && constants[v.id].defined() ? &constants[v.id] : nullptr;
   }
 
-  /// The operators of `model` the executor lacks, each with its first node;
+  /// An operator the executor lacks: `domain.op` outside ai.onnx, the first
+  /// node of the graph that needs it (itself, or the If/Loop/Scan whose
+  /// subgraph holds it), and how many nodes use it (subgraphs included).
+  struct Missing {
+    std::string op;
+    const graph::Node *first = nullptr;
+    bool inSubgraph = false; ///< `first` holds it in a subgraph
+    unsigned nodes = 0;
+  };
+  /// The operators of `model` the executor lacks, in order of first use;
   /// empty when every node can run.
-  static std::vector<std::pair<std::string, const graph::Node *>>
-  unsupportedOperators(const graph::Model &model);
+  static std::vector<Missing> unsupportedOperators(const graph::Model &model);
 
 private:
   explicit Executor(const graph::Model &m) : m(m) {}

@@ -52,6 +52,7 @@ const KernelRegistry &KernelRegistry::get() {
     registerDataMovementKernels(r);
     registerIndexingKernels(r);
     registerRecurrentKernels(r);
+    registerControlFlowKernels(r);
     registerResizeKernels(r);
     registerConvKernels(r);
     registerGemmKernels(r);

@@ -58,6 +58,9 @@ struct PostOp {
 struct KernelContext {
   const graph::Node &node;
   int64_t opset;
+  /// The model of the node (its opsets, its name), when the kernel runs in
+  /// an executor; control-flow kernels load their subgraphs with it.
+  const graph::Model *model = nullptr;
   std::vector<const Tensor *> inputs;
   std::vector<Tensor> outputs;
   std::unique_ptr<NodeState> &state;
@@ -136,6 +139,7 @@ void registerShapeKernels(KernelRegistry &r);
 void registerDataMovementKernels(KernelRegistry &r);
 void registerIndexingKernels(KernelRegistry &r);
 void registerRecurrentKernels(KernelRegistry &r);
+void registerControlFlowKernels(KernelRegistry &r);
 void registerResizeKernels(KernelRegistry &r);
 void registerConvKernels(KernelRegistry &r);
 void registerGemmKernels(KernelRegistry &r);

@@ -10,7 +10,8 @@
 // constant tensors; pointers between them stay valid for the graph's life.
 // Node order is the file's order; `topologicalOrder()` is computed by the
 // verifier. Subgraphs (`If`, `Loop`, `Scan` bodies) are kept as serialized
-// attributes: kept intact, not entered.
+// attributes, not entered; the outer values they read are inputs of their
+// node (Node::captures).
 //
 // The header is plain C++/LLVM: protobuf and ONNX stay in the .cpp files.
 //
@@ -165,10 +166,20 @@ public:
   std::vector<Value *> inputs, outputs;
   std::vector<Attribute> attributes; ///< file order
   unsigned id = 0;                   ///< index in file order
+  /// The values of this node's graph that its subgraphs read (If branches,
+  /// Loop and Scan bodies may read any outer value by name): they are the
+  /// last `captures.size()` entries of `inputs`, so that every pass sees the
+  /// reads (order, liveness, uses), and these are the names the subgraphs
+  /// read them by. A transform may replace such an input like any other;
+  /// the writer then renames the subgraphs' reads, and writes only the
+  /// node's own inputs.
+  std::vector<std::string> captures;
 
   const Attribute *attr(llvm::StringRef n) const;
   /// Input `i` if present.
   Value *input(size_t i) const { return i < inputs.size() ? inputs[i] : nullptr; }
+  /// The inputs the file lists (without the captures).
+  size_t numOwnInputs() const { return inputs.size() - captures.size(); }
   /// Whether some attribute holds a subgraph (If/Loop/Scan bodies).
   bool hasSubgraphs() const;
   /// The name, or `<op_type>_<id>` for an unnamed node.

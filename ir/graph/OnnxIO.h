@@ -17,6 +17,10 @@
 #include "ir/graph/Graph.h"
 #include "support/Diagnostics.h"
 
+#include "llvm/ADT/ArrayRef.h"
+
+#include <optional>
+
 namespace tpcc::graph {
 
 struct LoadOptions {
@@ -67,6 +71,30 @@ bool writeModel(const Model &m, llvm::StringRef path, std::string &error);
 /// The nodes inside `n`'s subgraphs (If branches, Loop and Scan bodies),
 /// nested ones included; 0 for a node without subgraphs.
 int64_t subgraphNodeCount(const Node &n);
+
+struct SubgraphNode {
+  std::string domain, opType, name;
+};
+/// Those nodes, depth first in file order.
+std::vector<SubgraphNode> subgraphNodes(const Node &n);
+
+/// A subgraph loaded as a model of its own.
+struct Subgraph {
+  /// Its inputs: the subgraph's own (a Loop body's iteration number,
+  /// condition and loop-carried values, ...), then the outer values it reads.
+  std::unique_ptr<Model> model;
+  size_t numOwnInputs = 0;
+  /// For each outer value the subgraph reads (inputs numOwnInputs on): its
+  /// index in the node's inputs (among `Node::captures`).
+  std::vector<unsigned> captureInputs;
+};
+/// The GRAPH attribute `attr` of `n` (an If branch, a Loop or Scan body)
+/// with the given opsets, verified and converted as a file is (libonnx has
+/// already checked it with the whole model). `where` names it in
+/// diagnostics; none after one.
+std::optional<Subgraph> loadSubgraph(const Node &n, llvm::StringRef attr,
+                                     llvm::ArrayRef<OpsetImport> opsets, int64_t irVersion,
+                                     llvm::StringRef where, DiagnosticEngine &diags);
 
 /// `model.onnx: node 'conv1' (Conv)` — how diagnostics name a node.
 std::string describeNode(llvm::StringRef modelName, const Node &n);

@@ -11,6 +11,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "ir/graph/OnnxIO.h"
+#include "ir/graph/SubgraphProto.h"
 #include "support/AtomicFile.h"
 
 #include "llvm/Support/FileSystem.h"
@@ -366,6 +367,9 @@ bool Loader::buildGraph(const onnx::GraphProto &gp, Model &m) {
     }
     for (const std::string &in : np.input())
       n->inputs.push_back(in.empty() ? nullptr : g.getOrCreateValue(in));
+    n->captures = proto::captures(np);
+    for (const std::string &in : n->captures)
+      n->inputs.push_back(g.getOrCreateValue(in));
     for (const std::string &out : np.output()) {
       Value *v = out.empty() ? nullptr : g.getOrCreateValue(out);
       if (v)
@@ -423,14 +427,17 @@ bool Loader::buildGraph(const onnx::GraphProto &gp, Model &m) {
       continue;
     n->outputs[0]->constant = g.addDerivedTensor(std::move(t));
   }
-  // Inputs that nothing defines. (Subgraphs may use outer values; they are
-  // opaque here, so only the top graph's nodes are checked.)
+  // Inputs that nothing defines, subgraph reads (captures) included.
   unsigned reported = 0;
   for (const auto &n : g.nodes())
     for (unsigned k = 0; k < n->inputs.size(); ++k) {
       Value *v = n->inputs[k];
-      if (v && (v->id >= defined.size() || !defined[v->id]) && reported++ < 20)
+      if (!v || (v->id < defined.size() && defined[v->id]) || reported++ >= 20)
+        continue;
+      if (k < n->numOwnInputs())
         diags.emitAt(describeNode(name, *n), diag::err_model_undefined_value, k, v->name);
+      else
+        diags.emitAt(describeNode(name, *n), diag::err_model_undefined_capture, v->name);
     }
   return reported == 0;
 }
@@ -495,33 +502,6 @@ static std::string firstLine(const char *what) {
   return out;
 }
 
-static int64_t countNodes(const onnx::GraphProto &g) {
-  int64_t n = g.node_size();
-  for (const onnx::NodeProto &node : g.node())
-    for (const onnx::AttributeProto &a : node.attribute()) {
-      if (a.has_g())
-        n += countNodes(a.g());
-      for (const onnx::GraphProto &sub : a.graphs())
-        n += countNodes(sub);
-    }
-  return n;
-}
-
-int64_t graph::subgraphNodeCount(const Node &n) {
-  int64_t count = 0;
-  for (const Attribute &a : n.attributes) {
-    onnx::AttributeProto p; // kept serialized as the file has it
-    if ((a.type != ir::OnnxAttrType::Graph && a.type != ir::OnnxAttrType::Graphs) ||
-        !p.ParseFromString(a.raw))
-      continue;
-    if (p.has_g())
-      count += countNodes(p.g());
-    for (const onnx::GraphProto &g : p.graphs())
-      count += countNodes(g);
-  }
-  return count;
-}
-
 /// Puts the nodes of `g` in dependency order (graph::dependencyOrder) when
 /// the file has a node before the producer of one of its inputs: ONNX
 /// requires the order, ONNX Runtime does not. True when it reordered; a
@@ -535,14 +515,19 @@ static bool sortNodes(onnx::GraphProto &g) {
         producer.emplace(o, i);
   std::vector<std::vector<unsigned>> readers(static_cast<size_t>(n));
   bool sorted = true;
-  for (int i = 0; i < n; ++i)
-    for (const std::string &in : g.node(i).input()) {
-      auto it = in.empty() ? producer.end() : producer.find(in);
-      if (it == producer.end() || it->second == i)
-        continue;
-      sorted &= it->second < i;
-      readers[size_t(it->second)].push_back(unsigned(i));
-    }
+  auto read = [&](int i, const std::string &in) {
+    auto it = in.empty() ? producer.end() : producer.find(in);
+    if (it == producer.end() || it->second == i)
+      return;
+    sorted &= it->second < i;
+    readers[size_t(it->second)].push_back(unsigned(i));
+  };
+  for (int i = 0; i < n; ++i) {
+    for (const std::string &in : g.node(i).input())
+      read(i, in);
+    for (const std::string &in : proto::captures(g.node(i)))
+      read(i, in);
+  }
   if (sorted)
     return false;
   std::vector<unsigned> order = graph::dependencyOrder(readers);

@@ -1,6 +1,7 @@
 //===- OnnxWriter.cpp - Model IR -> ONNX protobuf ---------------------------===//
 
 #include "ir/graph/OnnxIO.h"
+#include "ir/graph/SubgraphProto.h"
 #include "support/AtomicFile.h"
 
 #include <onnx/onnx_pb.h>
@@ -89,6 +90,23 @@ static bool writeValueInfo(const Value &v, onnx::ValueInfoProto &p) {
   return true;
 }
 
+/// A transform may have replaced a value a subgraph of `n` reads: the
+/// subgraphs then read the new name.
+static void renameCaptures(const Node &n, onnx::NodeProto &np) {
+  std::map<std::string, std::string> renames;
+  for (size_t k = 0; k < n.captures.size(); ++k)
+    if (const Value *v = n.inputs[n.numOwnInputs() + k]; v && v->name != n.captures[k])
+      renames.emplace(n.captures[k], v->name);
+  if (renames.empty())
+    return;
+  for (onnx::AttributeProto &a : *np.mutable_attribute()) {
+    if (a.has_g())
+      proto::renameReads(*a.mutable_g(), renames);
+    for (onnx::GraphProto &g : *a.mutable_graphs())
+      proto::renameReads(g, renames);
+  }
+}
+
 std::string graph::serializeTensor(const Tensor &t) {
   onnx::TensorProto p;
   writeTensor(t, p);
@@ -143,8 +161,8 @@ bool graph::serializeModel(const Model &m, std::string &bytes, std::string &erro
   }
   for (const Node *n : order) {
     auto *np = gp->add_node();
-    for (const Value *v : n->inputs)
-      np->add_input(v ? v->name : "");
+    for (size_t k = 0; k < n->numOwnInputs(); ++k)
+      np->add_input(n->inputs[k] ? n->inputs[k]->name : "");
     for (const Value *v : n->outputs)
       np->add_output(v ? v->name : "");
     if (!n->name.empty())
@@ -156,6 +174,7 @@ bool graph::serializeModel(const Model &m, std::string &bytes, std::string &erro
       np->set_doc_string(n->docString);
     for (const Attribute &a : n->attributes)
       ok &= writeAttribute(a, *np->add_attribute());
+    renameCaptures(*n, *np);
   }
   for (const Value *v : g.outputs())
     ok &= writeValueInfo(*v, *gp->add_output());

@@ -156,7 +156,7 @@ static Outcome runCase(const std::string &dir, std::string &why) {
   if (!missing.empty()) {
     std::vector<std::string> ops;
     for (auto &e : missing)
-      ops.push_back(e.first);
+      ops.push_back(e.op);
     why = "not implemented: " + fmt::format("{}", fmt::join(ops, ", "));
     return Outcome::Skip;
   }
