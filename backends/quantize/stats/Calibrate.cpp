@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <set>
 
 using namespace tpcc;
 using namespace tpcc::quant;
@@ -110,12 +111,14 @@ std::unique_ptr<CalibrationData> CalibrationData::open(const std::vector<std::st
     }
     ok = false;
   }
-  // A batch size the model fixes wins over --batch.
-  for (const Source &s : d->sources)
-    if (s.input->type.shape && !s.input->type.shape->empty() && (*s.input->type.shape)[0].known() &&
-        (*s.input->type.shape)[0].value > 0)
-      d->batch = (*s.input->type.shape)[0].value;
   return ok ? std::move(d) : nullptr;
+}
+
+/// The size the model fixes for axis `i` of `in`, or -1.
+static int64_t fixedDim(const graph::Value &in, size_t i) {
+  return in.type.shape && i < in.type.shape->size() && (*in.type.shape)[i].known()
+             ? (*in.type.shape)[i].value
+             : -1;
 }
 
 LogicalResult CalibrationData::firstSamples(int64_t n,
@@ -126,12 +129,11 @@ LogicalResult CalibrationData::firstSamples(int64_t n,
   int64_t have = 0;
   std::map<std::string, rt::Tensor> feed;
   while (have < n && next(feed, diags)) {
-    int64_t b = 1;
-    for (auto &[name, t] : feed)
-      b = t.rank() > 0 ? t.dim(0) : 1;
+    int64_t b = delivered - have;
     if (have + b > n) {
-      for (auto &[name, t] : feed)
-        t = t.rows(0, n - have);
+      for (const Source &s : sources)
+        if (s.layout == Layout::Rows)
+          feed[s.input->name] = feed[s.input->name].rows(0, n - have);
       b = n - have;
     }
     have += b;
@@ -152,6 +154,14 @@ void CalibrationData::rewind() {
   if (!error && delivered > knownTotal)
     knownTotal = delivered;
   delivered = 0;
+  constantFed = false;
+}
+
+bool CalibrationData::mismatch(const std::string &path, const graph::Value &in,
+                               const std::string &why, DiagnosticEngine &diags) {
+  diags.emitAt(path, diag::err_calib_mismatch, path, in.name, why);
+  error = true;
+  return false;
 }
 
 /// Loads the next file of `s` that has rows left; false at the end.
@@ -169,42 +179,86 @@ bool CalibrationData::fill(Source &s, DiagnosticEngine &diags) {
     }
     const graph::Value &in = *s.input;
     size_t rank = in.type.shape ? in.type.shape->size() : t.shape().size();
-    if (t.elem() != in.type.elem && in.type.elem != graph::ElemType::Undefined) {
-      diags.emitAt(path, diag::err_calib_mismatch, path, in.name,
-                   fmt::format("its elements are {}, the input's are {}", graph::toString(t.elem()),
-                               graph::toString(in.type.elem)));
-      error = true;
-      return false;
-    }
-    if (t.shape().size() + 1 == rank) { // one sample
-      rt::Shape one = t.shape();
-      one.insert(one.begin(), 1);
-      t = t.reshaped(one);
-    } else if (t.shape().size() != rank) {
-      diags.emitAt(path, diag::err_calib_mismatch, path, in.name,
-                   fmt::format("shape {} is neither one sample nor a batch of {}",
-                               rt::shapeStr(t.shape()), in.type.str()));
-      error = true;
-      return false;
-    }
-    if (in.type.shape) // the sample dimensions the model fixes
-      for (size_t i = 1; i < rank; ++i) {
-        const graph::Dim &d = (*in.type.shape)[i];
-        if (d.known() && d.value != t.dim(int64_t(i))) {
-          diags.emitAt(path, diag::err_calib_mismatch, path, in.name,
-                       fmt::format("its samples are {}, the input's are {}",
-                                   rt::shapeStr(rt::Shape(t.shape().begin() + 1, t.shape().end())),
-                                   in.type.str()));
-          error = true;
-          return false;
-        }
+    if (t.elem() != in.type.elem && in.type.elem != graph::ElemType::Undefined)
+      return mismatch(path, in,
+                      fmt::format("its elements are {}, the input's are {}",
+                                  graph::toString(t.elem()), graph::toString(in.type.elem)),
+                      diags);
+    // Axis 0 is a batch unless the model fixes it above 1; then a file of
+    // batches of that size (more than one) still holds rows.
+    int64_t fixed0 = fixedDim(in, 0);
+    size_t r = t.shape().size();
+    bool rows = rank >= 1 &&
+                (r + 1 == rank ||
+                 (r == rank && (fixed0 <= 1 || (t.dim(0) > fixed0 && t.dim(0) % fixed0 == 0))));
+    rt::Shape want(in.type.shape ? in.type.shape->size() : 0);
+    if (rows) {
+      if (r + 1 == rank) { // one sample
+        rt::Shape one = t.shape();
+        one.insert(one.begin(), 1);
+        t = t.reshaped(one);
       }
+      for (size_t i = 1; i < rank; ++i) // the sample dimensions the model fixes
+        if (fixedDim(in, i) >= 0 && fixedDim(in, i) != t.dim(int64_t(i)))
+          return mismatch(
+              path, in,
+              fmt::format("its samples are {}, the input's are {}",
+                          rt::shapeStr(rt::Shape(t.shape().begin() + 1, t.shape().end())),
+                          in.type.str()),
+              diags);
+    } else {
+      if (r == rank) { // one whole tensor
+        rt::Shape one = t.shape();
+        one.insert(one.begin(), 1);
+        t = t.reshaped(one);
+      } else if (r != rank + 1) {
+        return mismatch(path, in,
+                        fmt::format("shape {} is neither one sample nor a batch of {}",
+                                    rt::shapeStr(t.shape()), in.type.str()),
+                        diags);
+      }
+      for (size_t i = 0; i < rank; ++i)
+        if (fixedDim(in, i) >= 0 && fixedDim(in, i) != t.dim(int64_t(i) + 1))
+          return mismatch(
+              path, in,
+              fmt::format("it holds {} of {}, the input is {}", t.dim(0),
+                          rt::shapeStr(rt::Shape(t.shape().begin() + 1, t.shape().end())),
+                          in.type.str()),
+              diags);
+    }
     if (t.rank() == 0 || t.dim(0) == 0)
       continue;
+    s.layout = rows ? Layout::Rows : Layout::Whole;
+    s.constant = !rows && s.files.size() == 1 && t.dim(0) == 1;
     s.current = t;
     s.row = 0;
   }
   return true;
+}
+
+void CalibrationData::findBatchAxes() {
+  std::set<std::string> batchNames;
+  for (const Source &s : sources)
+    if (s.layout == Layout::Rows && s.input->type.shape && !s.input->type.shape->empty() &&
+        !(*s.input->type.shape)[0].param.empty())
+      batchNames.insert((*s.input->type.shape)[0].param);
+  for (Source &s : sources) {
+    s.batchAxis = -1;
+    if (s.layout != Layout::Whole || !s.input->type.shape)
+      continue;
+    const std::vector<graph::Dim> &dims = *s.input->type.shape;
+    int open = -1, opens = 0;
+    for (size_t i = 0; i < dims.size(); ++i) {
+      if (!dims[i].param.empty() && batchNames.count(dims[i].param)) {
+        s.batchAxis = int(i);
+        break;
+      }
+      if (!dims[i].known())
+        open = int(i), ++opens;
+    }
+    if (s.batchAxis < 0 && opens == 1)
+      s.batchAxis = open;
+  }
 }
 
 bool CalibrationData::next(std::map<std::string, rt::Tensor> &feed, DiagnosticEngine &diags) {
@@ -212,18 +266,41 @@ bool CalibrationData::next(std::map<std::string, rt::Tensor> &feed, DiagnosticEn
   if (error)
     return false;
   int64_t rows = -1;
+  bool streams = false;
   for (Source &s : sources) {
     if (!fill(s, diags))
       return false;
-    int64_t e = std::min(s.current.dim(0), s.row + batch);
-    rows = rows < 0 ? e - s.row : std::min(rows, e - s.row);
+    if (s.layout == Layout::Rows) {
+      int64_t limit = fixedDim(*s.input, 0) > 0 ? fixedDim(*s.input, 0) : batch;
+      int64_t e = std::min(s.current.dim(0), s.row + limit);
+      rows = rows < 0 ? e - s.row : std::min(rows, e - s.row);
+    }
+    streams |= s.layout == Layout::Whole && !s.constant;
+  }
+  if (delivered == 0)
+    findBatchAxes();
+  // Whole tensors fix the batch they were made for.
+  for (const Source &s : sources)
+    if (s.layout == Layout::Whole && s.batchAxis >= 0 && rows > 0)
+      rows = std::min(rows, std::max<int64_t>(1, s.current.dim(s.batchAxis + 1)));
+  if (rows < 0 && !streams) { // every input constant: one feed
+    if (constantFed)
+      return false;
+    constantFed = true;
   }
   for (Source &s : sources) {
+    if (s.layout == Layout::Rows) {
+      feed[s.input->name] =
+          s.row == 0 && rows == s.current.dim(0) ? s.current : s.current.rows(s.row, s.row + rows);
+      s.row += rows;
+      continue;
+    }
+    rt::Tensor one = s.current.dim(0) == 1 ? s.current : s.current.rows(s.row, s.row + 1);
     feed[s.input->name] =
-        s.row == 0 && rows == s.current.dim(0) ? s.current : s.current.rows(s.row, s.row + rows);
-    s.row += rows;
+        one.reshaped(rt::Shape(s.current.shape().begin() + 1, s.current.shape().end()));
+    s.row += !s.constant;
   }
-  delivered += rows;
+  delivered += rows > 0 ? rows : 1;
   return true;
 }
 

@@ -34,7 +34,9 @@ public:
                                                const rt::Executor &ex, int64_t batch,
                                                DiagnosticEngine &diags);
   /// The next batch (every input fed), or false at the end or after an error
-  /// (`failed()` tells which; errors go to `diags`).
+  /// (`failed()` tells which; errors go to `diags`). Each input's data
+  /// follows its own layout (Layout below); the rows of a batch are the
+  /// fewest any Rows input gives, or what its whole-tensor inputs hold.
   bool next(std::map<std::string, rt::Tensor> &feed, DiagnosticEngine &diags);
   bool failed() const { return error; }
   void rewind();
@@ -52,18 +54,36 @@ public:
   int64_t total() const { return knownTotal; }
 
 private:
+  /// How a file's data feeds its input (each file is read on its own):
+  /// - Rows: the input's axis 0 is a batch (not a fixed size above 1): the
+  ///   file holds rows of it (or one sample without the axis), cut into
+  ///   batches;
+  /// - Whole: every feed gets whole input tensors: the file holds one of the
+  ///   input's shape, or a stack of them (one more axis in front). A source
+  ///   of a single file holding one tensor is constant: it goes with every
+  ///   batch (a sample rate, an initial recurrent state).
+  enum class Layout { Rows, Whole };
   struct Source {
     const graph::Value *input;
     std::vector<std::string> files;
     size_t file = 0;
-    rt::Tensor current; ///< the file being cut into batches (batch-shaped)
+    rt::Tensor current; ///< the file: Rows batch-shaped, Whole stacked
     int64_t row = 0;
+    Layout layout = Layout::Rows;
+    bool constant = false;
+    /// Whole: the input's axis that holds the batch (named as another
+    /// input's axis 0, or its one dimension of no fixed size), or -1.
+    int batchAxis = -1;
   };
   bool fill(Source &s, DiagnosticEngine &diags);
+  bool mismatch(const std::string &path, const graph::Value &in, const std::string &why,
+                DiagnosticEngine &diags);
+  void findBatchAxes();
   std::vector<Source> sources;
   int64_t batch = 32;
   int64_t delivered = 0, knownTotal = 0;
   bool error = false;
+  bool constantFed = false; ///< every source constant: their one feed was given
 };
 
 /// What to collect for one tensor.
