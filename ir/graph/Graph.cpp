@@ -342,6 +342,28 @@ Value *Graph::addConstant(std::unique_ptr<Tensor> t) {
 }
 
 void Graph::eraseUnusedInitializers(bool inputsToo) {
+  // Constant nodes are initializers in node form (exporters store weights
+  // so): those nothing reads go too, and the order stays the verified one.
+  std::vector<bool> dead(nodeList.size(), false);
+  bool any = false;
+  for (const auto &n : nodeList) {
+    if (n->opType != "Constant" || !n->inDefaultDomain())
+      continue;
+    bool unread = true;
+    for (const Value *out : n->outputs)
+      unread &= !out || (out->uses.empty() && !out->isGraphOutput);
+    dead[n->id] = unread;
+    any |= unread;
+  }
+  if (any) {
+    std::vector<Node *> order;
+    for (Node *n : topo)
+      if (!dead[n->id])
+        order.push_back(n);
+    eraseNodes(dead);
+    relink();
+    topo = std::move(order);
+  }
   std::vector<std::unique_ptr<Tensor>> kept;
   for (auto &t : initList) {
     Value *v = findValue(t->name);

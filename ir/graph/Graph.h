@@ -247,7 +247,8 @@ public:
   void eraseNodes(const std::vector<bool> &dead);
   /// Adds initializer `t` as the constant of the value of its name.
   Value *addConstant(std::unique_ptr<Tensor> t);
-  /// Removes initializers that no node and no graph output uses. A graph
+  /// Removes initializers, and Constant nodes, that no node and no graph
+  /// output uses (the verified order stays, without those nodes). A graph
   /// input with a default keeps its initializer, unless `inputsToo` (models
   /// before IR version 4, which list every initializer as an input): then
   /// the input goes with it.
