@@ -2,6 +2,7 @@
 #include "runtime/Executor.h"
 
 #include "ir/graph/OnnxIO.h"
+#include "runtime/OrtSoftmax.h"
 #include "runtime/ops/Dnnl.h"
 
 #include <fmt/format.h>
@@ -287,12 +288,16 @@ void Executor::findIntegerGroups() {
     if (step.precomputed)
       continue;
     step.integer = integerGroupOf(*step.node);
+    if (step.integer && !ortFuses(*step.integer))
+      step.integer.reset(); // ORT runs it in float
     if (!step.integer) {
       step.lookup = lookupChainOf(*step.node, constant);
       if (step.lookup && !buildTable(step))
         step.lookup.reset();
       if (!step.lookup)
         step.lookup = codeChainOf(*step.node, constant);
+      if (!step.lookup)
+        step.lookup = softmaxChainOf(*step.node, constant);
       if (step.lookup) {
         step.integerAbsorbed = {stepIndex[step.lookup->q->id]};
         step.integerSkipped = {step.node->outputs[0]};
@@ -594,6 +599,21 @@ LogicalResult Executor::runFrom(size_t first, std::vector<Tensor> values,
                       pool && !plainOut)) {
           diags.emitAt(graph::describeNode(where, n), diag::err_run_node,
                        error.empty() ? "it did not run on its input's 8-bit codes" : error);
+          return failure();
+        }
+      } else if (step.lookup && step.lookup->softmax) {
+        const LookupChain &c = *step.lookup;
+        const Tensor *zero = c.q->input(2) ? &constants[c.q->input(2)->id] : nullptr;
+        const graph::Attribute *axis = n.attr("axis");
+        if (!ortSoftmax(plainCopy(*xq), constants[c.dq[0]->input(1)->id].data<float>()[0],
+                        constants[c.q->input(1)->id].data<float>()[0],
+                        zero && zero->defined() ? zero->elem() : graph::ElemType::UInt8,
+                        zero && zero->defined() ? int(zero->intAt(0)) : 0,
+                        axis              ? axis->i
+                        : step.opset < 13 ? 1
+                                          : -1,
+                        step.opset, yq)) {
+          diags.emitAt(graph::describeNode(where, n), diag::err_run_node, "axis out of range");
           return failure();
         }
       } else if (step.lookup) {

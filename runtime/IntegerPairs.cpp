@@ -150,6 +150,29 @@ bool biasOf(const graph::Node &n, IntegerGroup &g, const std::vector<float> &wSc
 
 } // namespace
 
+bool ortUnsignedCodes(const graph::Value &codes) {
+  const graph::Node *q = producerOf(&codes, "QuantizeLinear");
+  if (!q)
+    return codes.type.elem == graph::ElemType::UInt8;
+  const graph::Tensor *zero = scalarInput(*q, 2);
+  if (!q->input(2) || (zero && zero->elem == graph::ElemType::UInt8))
+    return true; // uint8 codes (a QuantizeLinear without zero point gives uint8)
+  if (!zero || zero->elem != graph::ElemType::Int8 || codes.isGraphOutput || codes.uses.size() != 1)
+    return false;
+  const graph::Node *dq = codes.uses[0].node;
+  // One reader of the DequantizeLinear's output: a node, or the graph's outputs.
+  return dq->opType == "DequantizeLinear" && dq->inDefaultDomain() && codes.uses[0].index == 0 &&
+         !dq->outputs.empty() && dq->outputs[0] &&
+         dq->outputs[0]->uses.size() + dq->outputs[0]->isGraphOutput <= 1;
+}
+
+bool ortFuses(const IntegerGroup &g) {
+  const graph::Node *dqx = producerOf(g.node->input(0), "DequantizeLinear"),
+                    *q = quantizerAfter(g.node->outputs.empty() ? nullptr : g.node->outputs[0]);
+  return dqx && dqx->input(0) && q && !q->outputs.empty() && q->outputs[0] &&
+         ortUnsignedCodes(*dqx->input(0)) && ortUnsignedCodes(*q->outputs[0]);
+}
+
 std::optional<IntegerGroup> integerGroupOf(const graph::Node &n) {
   if (!n.inDefaultDomain() || (n.opType != "Conv" && n.opType != "Gemm" && n.opType != "MatMul"))
     return std::nullopt;
@@ -212,7 +235,7 @@ std::optional<IntegerGroup> integerGroupOf(const graph::Node &n) {
 std::vector<IntegerGroup> saturatingGroups(const graph::Graph &g) {
   std::vector<IntegerGroup> out;
   for (const auto &n : g.nodes())
-    if (auto grp = integerGroupOf(*n); grp && grp->canSaturate)
+    if (auto grp = integerGroupOf(*n); grp && grp->canSaturate && ortFuses(*grp))
       out.push_back(std::move(*grp));
   return out;
 }

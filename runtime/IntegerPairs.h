@@ -52,9 +52,26 @@ struct IntegerGroup {
   bool canSaturate = false;
 };
 
-/// The group `n` is the node of, or none (not fused by ORT, or a form this
-/// does not cover: Gemm with transA, alpha or beta other than 1).
+/// Whether ORT's x86-64 CPU kernels see the 8-bit tensor `codes` as uint8:
+/// it is uint8, or int8 from a QuantizeLinear (not a graph output) read by
+/// one DequantizeLinear that one node (or the graph's outputs) reads, which
+/// ORT's QDQS8ToU8
+/// moves to uint8 (zero point + 128). A DequantizeLinear with several
+/// readers gets a copy per reader first (EnsureUniqueDQForNodeUnit), and a
+/// QuantizeLinear with several readers keeps int8. ORT fuses a QDQ group
+/// on x86-64 only where its activations are uint8 this way: around other
+/// int8 activations the group stays float.
+bool ortUnsignedCodes(const graph::Value &codes);
+
+/// The group `n` is the node of, or none (not a form ORT fuses, or one this
+/// does not cover: Gemm with transA, alpha or beta other than 1). Whether
+/// ORT's x86-64 kernels fuse it also depends on its activations' codes
+/// (ortFuses).
 std::optional<IntegerGroup> integerGroupOf(const graph::Node &n);
+
+/// Whether ORT's x86-64 CPU kernels run the group as an integer kernel: its
+/// input and output codes are uint8 there (ortUnsignedCodes).
+bool ortFuses(const IntegerGroup &g);
 
 /// Every integer group of `g` whose weights can overflow an int16 pair.
 std::vector<IntegerGroup> saturatingGroups(const graph::Graph &g);

@@ -1,6 +1,7 @@
 //===- LookupTable.cpp - 8-bit element-wise chains as one lookup ------------===//
 #include "runtime/LookupTable.h"
 
+#include "runtime/IntegerPairs.h"
 #include "runtime/KernelUtil.h"
 #include "runtime/Simd.h"
 #include "runtime/ops/Dnnl.h"
@@ -88,6 +89,31 @@ std::optional<LookupChain> rt::codeChainOf(const graph::Node &op, ConstantFn con
     return std::nullopt;
   LookupChain c;
   c.onCodes = true;
+  c.dq[0] = dq;
+  c.input[0] = dq->input(0);
+  c.op = &op;
+  c.q = q;
+  c.output = q->outputs[0];
+  return c;
+}
+
+std::optional<LookupChain>
+rt::softmaxChainOf(const graph::Node &op,
+                   llvm::function_ref<const Tensor *(const graph::Value &)> constant) {
+  if (!op.inDefaultDomain() || op.opType != "Softmax" || op.inputs.size() != 1 || !op.inputs[0] ||
+      op.outputs.size() != 1 || !op.outputs[0])
+    return std::nullopt;
+  const graph::Value *mid = op.outputs[0], *x = op.inputs[0];
+  if (mid->isGraphOutput || mid->uses.size() != 1 || constant(*x))
+    return std::nullopt;
+  const graph::Node *dq = x->producer, *q = mid->uses[0].node;
+  // (ORT moves int8 codes to uint8 first where the types differ.)
+  if (!dq || dq->opType != "DequantizeLinear" || !perTensor(*dq, constant) || !dq->input(0) ||
+      q->opType != "QuantizeLinear" || !perTensor(*q, constant) || q->outputs.empty() ||
+      !q->outputs[0] || !ortUnsignedCodes(*dq->input(0)) || !ortUnsignedCodes(*q->outputs[0]))
+    return std::nullopt;
+  LookupChain c;
+  c.softmax = true;
   c.dq[0] = dq;
   c.input[0] = dq->input(0);
   c.op = &op;

@@ -32,6 +32,9 @@ struct LookupChain {
   const graph::Value *output = nullptr; ///< the QuantizeLinear's output
   /// No table: the node runs on the codes themselves (codeChainOf).
   bool onCodes = false;
+  /// No table: a Softmax computed from the codes as ONNX Runtime's
+  /// QLinearSoftmax computes it (softmaxChainOf, OrtSoftmax.h).
+  bool softmax = false;
 };
 
 /// The chain whose element-wise node is `op`, if any. `constant(v)` gives
@@ -51,6 +54,14 @@ lookupChainOf(const graph::Node &op,
 std::optional<LookupChain>
 codeChainOf(const graph::Node &op,
             llvm::function_ref<const Tensor *(const graph::Value &)> constant);
+
+/// DequantizeLinear -> Softmax -> QuantizeLinear, 8-bit per-tensor grids on
+/// both ends that ORT sees as uint8 (ortUnsignedCodes): ORT runs it as com.microsoft's
+/// QLinearSoftmax, whose arithmetic (a table of exponentials, a float sum)
+/// is not the float Softmax's.
+std::optional<LookupChain>
+softmaxChainOf(const graph::Node &op,
+               llvm::function_ref<const Tensor *(const graph::Value &)> constant);
 
 /// Bytes a pair table holds after its 65,536 entries so that the vector
 /// path may read four bytes at every index (it is taken only with them).

@@ -79,3 +79,17 @@ const OpTraits &graph::opTraits(llvm::StringRef domain, llvm::StringRef opType) 
   auto it = table.find(opType);
   return it == table.end() ? none : it->second;
 }
+
+const OpTraits &graph::opTraits(const Node &n) {
+  static const OpTraits moves{true, false, false, false, false};
+  if (n.opType != "Pad" || !n.inDefaultDomain())
+    return opTraits(n.domain, n.opType);
+  const Attribute *mode = n.attr("mode");
+  if (mode && mode->s != "constant")
+    return moves;
+  const Attribute *value = n.attr("value"); // before opset 11
+  const Value *input = n.input(2);          // since
+  bool zero =
+      value ? value->f == 0 : !input || (input->constant && input->constant->scalar() == 0.0);
+  return zero ? moves : opTraits(n.domain, n.opType);
+}

@@ -66,7 +66,10 @@ struct OpTraits {
 /// The traits of `opType` in `domain` (all false for unknown operators and
 /// other domains).
 const OpTraits &opTraits(llvm::StringRef domain, llvm::StringRef opType);
-inline const OpTraits &opTraits(const Node &n) { return opTraits(n.domain, n.opType); }
+/// The traits of node `n`: its operator's, and where they depend on the
+/// node, its own — a Pad moves values when it pads with its input's values
+/// (edge, reflect) or with zero (on every grid tpcc makes).
+const OpTraits &opTraits(const Node &n);
 
 } // namespace tpcc::graph
 

@@ -38,6 +38,18 @@ ORT_RUN = os.path.join(ROOT, "test", "ort", "ort_run.js")
 PLATFORMS = ("imx500", "imx500_v4", "tflite", "default")
 TOLERANCE = 1e-4  # of max |ort|
 FLOOR = 1e-6  # absolute
+CALIB_SAMPLES = 8
+# A quantized model's outputs left float (after the last DequantizeLinear): tpcc and
+# ORT agree on the integer groups; the float ops after them round apart.
+Q_TOLERANCE = 1e-3
+sys.path.insert(0, HERE)
+from ort_quantized import host_has_vnni  # noqa: E402
+
+VNNI = host_has_vnni() and os.environ.get("TPCC_TEST_HOST_CPU") != "haswell"
+
+
+def path_of(m):
+    return os.path.join(MODELS, m["id"] + ".onnx")
 
 
 def make_input(recipe, seed):
@@ -103,23 +115,25 @@ def ort(args, level, model, prefix, feeds):
     return [(n, np.load(f"{prefix}{k}.npy")) for k, n in enumerate(names)], None
 
 
-def check(args, m):
-    """(status, detail, worst relative error or None)."""
-    path = os.path.join(MODELS, m["id"] + ".onnx")
-    work = os.path.join(args.work, m["id"])
-    os.makedirs(work, exist_ok=True)
-    for p in PLATFORMS:
-        code, _, err = run([args.tpcc, "plan", "--platform", p, path])
-        if code:
-            return "FAIL", f"tpcc plan --platform {p}: {err.splitlines()[-1] if err else code}", None
+def test_inputs(m, work):
     feeds = []
     for k, (name, recipe) in enumerate(m["inputs"].items()):
         f = os.path.join(work, f"input{k}.npy")
         np.save(f, make_input(recipe, k))
         feeds.append((name, f))
+    return feeds
+
+
+def check(args, m, work, feeds):
+    """(status, detail, worst relative error or None, ORT's outputs or None)."""
+    path = path_of(m)
+    for p in PLATFORMS:
+        code, _, err = run([args.tpcc, "plan", "--platform", p, path])
+        if code:
+            return "FAIL", f"tpcc plan --platform {p}: {err.splitlines()[-1] if err else code}", None, None
     want, err = ort(args, "basic", path, os.path.join(work, "ort"), feeds)
     if err:
-        return "FAIL", err, None
+        return "FAIL", err, None, None
     cmd = [args.tpcc, "run", path]
     for n, f in feeds:
         cmd += ["--input", f"{n}={f}"]
@@ -129,17 +143,18 @@ def check(args, m):
     if code:
         status = "blocked" if m["needs"] else "FAIL"
         last = err.splitlines()[-1] if err else f"exit {code}"
-        return status, last.replace(path + ": ", ""), None
+        return status, last.replace(path + ": ", ""), None, None
     if m["needs"]:
-        return "FAIL", f"runs although the manifest says it needs {', '.join(m['needs'])}", None
+        return ("FAIL", f"runs although the manifest says it needs {', '.join(m['needs'])}",
+                None, None)
     plain, err = ort(args, "disabled", path, os.path.join(work, "ort_plain"), feeds)
     if err:
-        return "FAIL", err, None
+        return "FAIL", err, None, None
     worst, notes = 0.0, []
     for k, ((name, w), (_, p)) in enumerate(zip(want, plain)):
         got = np.load(os.path.join(work, f"tpcc{k}.npy"))
         if got.shape != w.shape:
-            return "FAIL", f"output `{name}`: shape {got.shape}, ORT {w.shape}", None
+            return "FAIL", f"output `{name}`: shape {got.shape}, ORT {w.shape}", None, None
         scale = float(np.max(np.abs(w))) or 1.0
         diff = float(np.max(np.abs(got.astype(np.float64) - w))) if w.size else 0.0
         own = float(np.max(np.abs(p.astype(np.float64) - w))) if w.size else 0.0
@@ -148,12 +163,92 @@ def check(args, m):
         if diff > max(TOLERANCE * scale + FLOOR, 2 * own):
             detail = (f"output `{name}`: relative error {rel:.2e} (ORT's own levels differ by "
                       f"{own / scale:.2e})")
-            return ("known gap" if m.get("xfail") else "FAIL"), detail, worst
+            return ("known gap" if m.get("xfail") else "FAIL"), detail, worst, want
         if diff > TOLERANCE * scale + FLOOR:
             notes.append(f"`{name}` {rel:.1e}, within ORT's own {own / scale:.1e}")
     if m.get("xfail"): # not strict: the gap may close on another CPU
         notes.append("passes here although the manifest marks it xfail")
-    return "ok", "; ".join(notes), worst
+    return "ok", "; ".join(notes), worst, want
+
+
+def calibration_set(m, work):
+    """The calibration files of a model: CALIB_SAMPLES samples of each input's recipe
+    (other seeds than the test input's) stacked on axis 0; a `zeros` or `constant`
+    input (a recurrent state, a sample rate) is one whole tensor fed with every batch."""
+    feeds = []
+    for k, (name, recipe) in enumerate(m["inputs"].items()):
+        if recipe["data"] in ("zeros", "constant"):
+            x = make_input(recipe, k)
+        else:
+            x = np.concatenate([make_input(recipe, 1000 + 100 * k + s)
+                                for s in range(CALIB_SAMPLES)], axis=0)
+        f = os.path.join(work, f"calib{k}.npy")
+        np.save(f, x)
+        feeds.append((name, f))
+    return feeds
+
+
+def sqnr_db(ref, x):
+    noise = float(np.sum((x.astype(np.float64) - ref) ** 2))
+    signal = float(np.sum(ref.astype(np.float64) ** 2))
+    return float("inf") if noise == 0 else 10 * np.log10(max(signal, 1e-30) / noise)
+
+
+def quantize_check(args, m, work, feeds, floats):
+    """`tpcc quantize` for the model's platform on a small calibration set; the QDQ
+    model must pass the ONNX checker, run in ONNX Runtime (its integer kernels) and
+    agree with `tpcc run` computing them as ORT does on this CPU: within one step of
+    each quantized output, or the float-run tolerance for outputs left float.
+    Returns (status, detail, min output SQNR in dB against the float model or None)."""
+    import onnx
+    platform = m.get("platform", "imx500")
+    out, report = os.path.join(work, "q.onnx"), os.path.join(work, "report.json")
+    cmd = [args.tpcc, "quantize", "--platform", platform, path_of(m), "-o", out,
+           "--report", report, "--progress=never"]
+    for n, f in calibration_set(m, work):
+        cmd += ["--calib", f"{n}={f}"]
+    code, _, err = run(cmd)
+    if code:
+        return "FAIL", f"tpcc quantize --platform {platform}: {err.splitlines()[-1] if err else code}", None
+    qmodel = onnx.load(out)
+    notes = []
+    if qmodel.ir_version > onnx.IR_VERSION:
+        notes.append(f"IR version {qmodel.ir_version} is newer than this onnx's checker")
+    else:
+        try:
+            onnx.checker.check_model(qmodel, full_check=True)
+        except Exception as e:  # the checker's own exceptions
+            return "FAIL", f"the QDQ model fails the ONNX checker: {str(e).splitlines()[0]}", None
+    steps = {t["name"]: t["scale"] for t in json.load(open(report))["tensors"]
+             if t["kind"] == "activation" and t.get("scale")}
+    got, err = ort(args, "extended", out, os.path.join(work, "ortq"), feeds)
+    if err:
+        return "FAIL", err, None
+    cmd = [args.tpcc, "run", out, "--ort-cpu", "vnni" if VNNI else "no-vnni"]
+    for n, f in feeds:
+        cmd += ["--input", f"{n}={f}"]
+    for k, (n, _) in enumerate(got):
+        cmd += ["--output", f"{n}={os.path.join(work, f'tpccq{k}.npy')}"]
+    code, _, err = run(cmd)
+    if code:
+        return "FAIL", f"tpcc run of the QDQ model: {err.splitlines()[-1] if err else code}", None
+    sqnrs, gap = [], None
+    for k, ((name, q), (_, f)) in enumerate(zip(got, floats)):
+        mine = np.load(os.path.join(work, f"tpccq{k}.npy"))
+        diff = float(np.max(np.abs(mine.astype(np.float64) - q))) if q.size else 0.0
+        if name in steps and diff / steps[name] > 1.001:
+            gap = gap or f"output `{name}`: tpcc and ORT differ by {diff / steps[name]:.2f} steps"
+        elif name not in steps and diff > Q_TOLERANCE * (float(np.max(np.abs(q))) or 1.0) + FLOOR:
+            gap = gap or (f"float output `{name}`: tpcc and ORT differ by "
+                          f"{diff / (float(np.max(np.abs(q))) or 1.0):.2e} of its range")
+        sqnrs.append(sqnr_db(f, q))
+        notes.append(f"`{name}` {sqnrs[-1]:.1f} dB")
+    worst = min(sqnrs) if sqnrs else None
+    if gap:
+        if m.get("quantized_xfail"):  # why the deployed model cannot be matched
+            return "known gap", f"{gap} ({m['quantized_xfail']}); " + ", ".join(notes), worst
+        return "FAIL", gap, None
+    return "ok", ", ".join(notes), worst
 
 
 def main():
@@ -163,6 +258,7 @@ def main():
     ap.add_argument("--work", required=True)
     ap.add_argument("--markdown")
     ap.add_argument("--only")
+    ap.add_argument("--float-only", action="store_true", help="plan and run, no quantize")
     args = ap.parse_args()
     if not shutil.which("node"):
         print("corpus_check: skipped, Node.js is not installed")
@@ -181,24 +277,39 @@ def main():
         return 77
     rows, failed = [], 0
     for m in models:
-        status, detail, worst = check(args, m)
+        work = os.path.join(args.work, m["id"])
+        os.makedirs(work, exist_ok=True)
+        feeds = test_inputs(m, work)
+        status, detail, worst, want = check(args, m, work, feeds)
         failed += status == "FAIL"
         rel = f"{worst:.1e}" if worst is not None else "-"
         print(f"{status:9} {m['id']:45} {m['family']:20} {rel:>8}  {detail}", flush=True)
-        rows.append((m, status, rel, detail))
-    ok = sum(1 for _, s, _, _ in rows if s == "ok")
-    blocked = sum(1 for _, s, _, _ in rows if s == "blocked")
-    known = sum(1 for _, s, _, _ in rows if s == "known gap")
+        q = ("-", "", None)
+        if want is not None and not args.float_only:
+            q = quantize_check(args, m, work, feeds, want)
+            failed += q[0] == "FAIL"
+            db = f"{q[2]:.1f} dB" if q[2] is not None else "-"
+            print(f"  {'quantized' if q[0] == 'ok' else q[0]:9} {m.get('platform', 'imx500'):10} "
+                  f"{db:>9}  {q[1]}", flush=True)
+        rows.append((m, status, rel, detail, q))
+    ok = sum(1 for r in rows if r[1] == "ok")
+    blocked = sum(1 for r in rows if r[1] == "blocked")
+    known = sum(1 for r in rows if r[1] == "known gap")
+    quantized = [r[4] for r in rows if r[4][0] in ("ok", "known gap")]
+    above = sum(1 for q in quantized if q[2] is not None and q[2] >= 20)
     print(f"corpus: {ok} ok, {blocked} blocked, {known} known gaps, {failed} failed of "
-          f"{len(rows)} models")
+          f"{len(rows)} models; {len(quantized)} quantized, {above} at 20 dB or more")
     if args.markdown:
         with open(args.markdown, "w") as f:
             f.write("| model | family | package | plan (4 platforms) | run vs ORT (max rel.) | "
-                    "note |\n|---|---|---|---|---|---|\n")
-            for m, s, rel, d in rows:
+                    "quantized for | output SQNR (dB) | note |\n|---|---|---|---|---|---|---|---|\n")
+            for m, s, rel, d, q in rows:
+                db = f"{q[2]:.1f}" if q[2] is not None else q[0]
+                note = "; ".join(x for x in (d, q[1]) if x).replace("|", "/")
                 f.write(f"| {m['id']} | {m['family']} | {m['package']}@{m['version']} | "
                         f"{'ok' if s != 'FAIL' or 'plan' not in d else 'FAIL'} | "
-                        f"{rel if s == 'ok' else s} | {d.replace('|', '/')} |\n")
+                        f"{rel if s == 'ok' else s} | {m.get('platform', 'imx500')} | {db} | "
+                        f"{note} |\n")
     return 1 if failed else 0
 
 

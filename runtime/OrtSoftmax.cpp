@@ -1,0 +1,116 @@
+//===- OrtSoftmax.cpp - Softmax on 8-bit codes as ONNX Runtime computes it ---===//
+#include "runtime/OrtSoftmax.h"
+
+#include "runtime/KernelUtil.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+using namespace tpcc;
+using namespace tpcc::rt;
+
+namespace {
+
+/// The table, indexed by the code's byte after the row's offset.
+std::vector<float> table(float xScale, int64_t rowLength, bool isSigned) {
+  double shift = std::log(double(std::numeric_limits<float>::max() / float(rowLength)));
+  shift = std::max(0.0, shift - 5) / double(xScale);
+  std::vector<float> t(256);
+  for (int i = 0; i < 256; ++i) {
+    double e = std::exp((double(i) - 255 + shift) * double(xScale));
+    t[uint8_t(isSigned ? i - 128 : i)] = float(e);
+  }
+  return t;
+}
+
+/// Rows of `d` contiguous codes.
+template <typename In, typename Out>
+void rows(const In *x, Out *y, int64_t n, int64_t d, const std::vector<float> &t, float yScale,
+          int yZero) {
+  parallelFor(n, 3 * d, [&](int64_t b, int64_t e) {
+    for (int64_t r = b; r < e; ++r) {
+      const In *xr = x + r * d;
+      Out *yr = y + r * d;
+      In xmax = *std::max_element(xr, xr + d);
+      // uint8: the table read from 255 - max on; int8: the codes moved by
+      // 127 - max (wrapping in a byte), the table indexed by that byte.
+      auto entry = [&](In v) {
+        if constexpr (std::is_same_v<In, uint8_t>)
+          return t[size_t(255 - xmax) + v];
+        else
+          return t[uint8_t(int32_t(127) - xmax + v)];
+      };
+      float sum = 0;
+      for (int64_t i = 0; i < d; ++i)
+        sum += entry(xr[i]);
+      if (sum == 0)
+        continue;
+      for (int64_t i = 0; i < d; ++i) {
+        float v = std::nearbyintf(entry(xr[i]) * yScale / sum);
+        if constexpr (std::is_same_v<Out, uint8_t>) {
+          uint32_t q = uint32_t(v) + uint32_t(yZero);
+          yr[i] = q > 255 ? 255 : uint8_t(q);
+        } else {
+          int32_t q = int32_t(v) + yZero;
+          yr[i] = q > 255 ? int8_t(-1) : int8_t(q); // as ORT: a byte, wrapping
+        }
+      }
+    }
+  });
+}
+
+template <typename In>
+void rowsTo(const Tensor &in, Tensor &out, int64_t d, const std::vector<float> &t, float ys,
+            int yZero) {
+  if (out.elem() == graph::ElemType::Int8)
+    rows(in.data<In>(), out.data<int8_t>(), in.numel() / d, d, t, ys, yZero);
+  else
+    rows(in.data<In>(), out.data<uint8_t>(), in.numel() / d, d, t, ys, yZero);
+}
+
+/// `x` with axes `a` and the last one swapped (or back).
+Tensor swapLast(const Tensor &x, int64_t a) {
+  std::vector<int64_t> perm(size_t(x.rank()));
+  for (size_t i = 0; i < perm.size(); ++i)
+    perm[i] = int64_t(i);
+  std::swap(perm[size_t(a)], perm.back());
+  Shape s = x.shape();
+  for (size_t i = 0; i < perm.size(); ++i)
+    s[i] = x.dim(perm[i]);
+  Tensor out(x.elem(), s);
+  std::vector<int64_t> in(size_t(x.rank()), 1);
+  for (int64_t i = x.rank() - 2; i >= 0; --i)
+    in[size_t(i)] = in[size_t(i) + 1] * x.dim(i + 1);
+  std::vector<int64_t> strides(perm.size());
+  for (size_t i = 0; i < perm.size(); ++i)
+    strides[i] = in[size_t(perm[i])];
+  stridedCopy(x, out, 0, strides);
+  return out;
+}
+
+} // namespace
+
+bool rt::ortSoftmax(const Tensor &x, float xScale, float yScale, graph::ElemType yType, int yZero,
+                    int64_t axis, int64_t opset, Tensor &y) {
+  std::optional<int64_t> a = normalizeAxis(axis, x.rank());
+  if (!a || x.numel() == 0) {
+    y = Tensor(yType, x.shape());
+    return a.has_value();
+  }
+  bool isSigned = x.elem() == graph::ElemType::Int8;
+  float ys = std::floor(1.0f / yScale);
+  bool last = *a == x.rank() - 1 || opset < 13;
+  Tensor in = last ? x : swapLast(x, *a);
+  int64_t d = 1;
+  for (int64_t i = opset < 13 ? *a : in.rank() - 1; i < in.rank(); ++i)
+    d *= in.dim(i);
+  Tensor out(yType, in.shape());
+  std::vector<float> t = table(xScale, d, isSigned);
+  if (isSigned)
+    rowsTo<int8_t>(in, out, d, t, ys, yZero);
+  else
+    rowsTo<uint8_t>(in, out, d, t, ys, yZero);
+  y = last ? out : swapLast(out, *a);
+  return true;
+}
