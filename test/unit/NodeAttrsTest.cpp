@@ -11,6 +11,8 @@
 
 #include <gtest/gtest.h>
 
+#include <optional>
+
 using namespace tpcc;
 using namespace tpcc::graph;
 
@@ -82,4 +84,44 @@ TEST(OpTraits, TheTableTheQuantizerReads) {
   Node n;
   n.opType = "Reshape";
   EXPECT_TRUE(opTraits(n).movesValues);
+}
+
+TEST(OpTraits, PadMovesValuesWhenItAddsNoNewOnes) {
+  // A Pad with zeros (on every grid tpcc makes), or with its input's own
+  // values (edge, reflect), keeps the input's grid; another constant does not.
+  Graph g;
+  auto pad = [&](const char *mode, std::optional<float> attrValue, std::optional<float> input) {
+    auto n = std::make_unique<Node>();
+    n->opType = "Pad";
+    if (mode) {
+      Attribute a;
+      a.name = "mode";
+      a.type = ir::OnnxAttrType::String;
+      a.s = mode;
+      n->attributes.push_back(a);
+    }
+    if (attrValue) {
+      Attribute a;
+      a.name = "value";
+      a.type = ir::OnnxAttrType::Float;
+      a.f = *attrValue;
+      n->attributes.push_back(a);
+    }
+    n->inputs = {g.getOrCreateValue("x"), g.getOrCreateValue("pads")};
+    if (input) {
+      auto t = std::make_unique<Tensor>();
+      t->name = "c" + std::to_string(*input);
+      t->elem = ElemType::Float;
+      t->raw.assign(reinterpret_cast<const char *>(&*input), sizeof(float));
+      n->inputs.push_back(g.addConstant(std::move(t)));
+    }
+    return opTraits(*n).movesValues;
+  };
+  EXPECT_TRUE(pad(nullptr, std::nullopt, std::nullopt)); // Pad-11+, no constant: 0
+  EXPECT_TRUE(pad("constant", std::nullopt, 0.0f));
+  EXPECT_FALSE(pad("constant", std::nullopt, 0.5f));
+  EXPECT_TRUE(pad(nullptr, 0.0f, std::nullopt)); // Pad-2's attribute
+  EXPECT_FALSE(pad(nullptr, -1.0f, std::nullopt));
+  EXPECT_TRUE(pad("reflect", std::nullopt, 0.5f));
+  EXPECT_TRUE(pad("edge", std::nullopt, std::nullopt));
 }

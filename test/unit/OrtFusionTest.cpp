@@ -1,0 +1,189 @@
+//===- OrtFusionTest.cpp - Which QDQ groups ONNX Runtime fuses, and its QLinearSoftmax -===//
+//
+// The expectations were observed with ONNX Runtime 1.30 (onnxruntime-node) on
+// x86-64: a DequantizeLinear -> Conv -> QuantizeLinear group is a QLinearConv in
+// its optimized graph only where both ends are uint8 there (test/ort's
+// ort_optimized.js prints the ops).
+
+#include "ir/graph/OnnxIO.h"
+#include "runtime/IntegerPairs.h"
+#include "runtime/OrtSoftmax.h"
+
+#include <gtest/gtest.h>
+#include <onnx/onnx_pb.h>
+
+#include <cmath>
+
+using namespace tpcc;
+using graph::ElemType;
+
+namespace {
+
+struct Case {
+  bool signedIn, quantizeBefore; ///< int8 codes; made by a QuantizeLinear in the graph
+  bool signedOut, dequantizeAfter;
+  bool sharedDq = false; ///< the input's DequantizeLinear also feeds a Shape
+};
+
+void scalar(onnx::GraphProto &g, const std::string &name, int type, double v) {
+  auto *t = g.add_initializer();
+  t->set_name(name);
+  t->set_data_type(type);
+  if (type == onnx::TensorProto::FLOAT)
+    t->add_float_data(float(v));
+  else
+    t->add_int32_data(int32_t(v));
+}
+
+onnx::NodeProto *node(onnx::GraphProto &g, const std::string &op, std::vector<std::string> in,
+                      const std::string &out) {
+  auto *n = g.add_node();
+  n->set_op_type(op);
+  n->set_name(out);
+  for (auto &s : in)
+    n->add_input(s);
+  n->add_output(out);
+  return n;
+}
+
+void io(onnx::ValueInfoProto *v, const std::string &name, int type, std::vector<int64_t> dims) {
+  v->set_name(name);
+  v->mutable_type()->mutable_tensor_type()->set_elem_type(type);
+  for (int64_t d : dims)
+    v->mutable_type()->mutable_tensor_type()->mutable_shape()->add_dim()->set_dim_value(d);
+}
+
+/// x -> [Q] -> DQ -> Conv(W int8 per channel) -> Q -> [DQ]; whether ortFuses.
+bool fuses(const Case &c) {
+  onnx::ModelProto m;
+  m.set_ir_version(8);
+  m.add_opset_import()->set_version(13);
+  onnx::GraphProto &g = *m.mutable_graph();
+  g.set_name("g");
+  int in8 = c.signedIn ? onnx::TensorProto::INT8 : onnx::TensorProto::UINT8;
+  int out8 = c.signedOut ? onnx::TensorProto::INT8 : onnx::TensorProto::UINT8;
+  scalar(g, "xs", onnx::TensorProto::FLOAT, 0.05);
+  scalar(g, "xz", in8, 0);
+  scalar(g, "ys", onnx::TensorProto::FLOAT, 0.1);
+  scalar(g, "yz", out8, 0);
+  auto *w = g.add_initializer();
+  w->set_name("w");
+  w->set_data_type(onnx::TensorProto::INT8);
+  for (int64_t d : {4, 3, 1, 1})
+    w->add_dims(d);
+  for (int k = 0; k < 12; ++k)
+    w->add_int32_data(k % 5 - 2);
+  auto *ws = g.add_initializer();
+  ws->set_name("ws");
+  ws->set_data_type(onnx::TensorProto::FLOAT);
+  ws->add_dims(4);
+  for (int k = 0; k < 4; ++k)
+    ws->add_float_data(0.1f);
+  if (c.quantizeBefore) {
+    io(g.add_input(), "xin", onnx::TensorProto::FLOAT, {1, 3, 4, 4});
+    node(g, "QuantizeLinear", {"xin", "xs", "xz"}, "x");
+  } else {
+    io(g.add_input(), "x", in8, {1, 3, 4, 4});
+  }
+  node(g, "DequantizeLinear", {"x", "xs", "xz"}, "xf");
+  node(g, "DequantizeLinear", {"w", "ws"}, "wf");
+  node(g, "Conv", {"xf", "wf"}, "yf");
+  node(g, "QuantizeLinear", {"yf", "ys", "yz"}, "yq");
+  if (c.dequantizeAfter) {
+    node(g, "DequantizeLinear", {"yq", "ys", "yz"}, "y");
+    io(g.add_output(), "y", onnx::TensorProto::FLOAT, {1, 4, 4, 4});
+  } else {
+    io(g.add_output(), "yq", out8, {1, 4, 4, 4});
+  }
+  if (c.sharedDq) {
+    node(g, "Shape", {"xf"}, "shape");
+    io(g.add_output(), "shape", onnx::TensorProto::INT64, {4});
+  }
+  SourceManager sm;
+  DiagnosticEngine diags(sm);
+  auto model = graph::loadModelFromBuffer(m.SerializeAsString(), "m.onnx", ".", diags);
+  EXPECT_TRUE(model);
+  if (!model)
+    return false;
+  for (const auto &n : model->graph.nodes())
+    if (n->opType == "Conv") {
+      auto grp = rt::integerGroupOf(*n);
+      EXPECT_TRUE(grp) << "every case has the group's form";
+      return grp && rt::ortFuses(*grp);
+    }
+  return false;
+}
+
+} // namespace
+
+TEST(OrtFusion, OnlyAroundActivationsOrtSeesAsUint8) {
+  EXPECT_TRUE(fuses({false, false, false, false}));  // u8 -> u8
+  EXPECT_FALSE(fuses({true, false, true, false}));   // s8 graph input, s8 output
+  EXPECT_TRUE(fuses({true, true, true, true}));      // Q/DQ pairs ORT moves to u8
+  EXPECT_FALSE(fuses({false, false, true, false}));  // u8 in, s8 out: types differ
+  EXPECT_FALSE(fuses({true, false, true, true}));    // the s8 input stays s8
+  EXPECT_TRUE(fuses({false, false, true, true}));    // u8 in, s8 out made u8
+  // A DequantizeLinear read by two nodes is copied per reader, so its
+  // QuantizeLinear feeds two and keeps int8: float (PaddleOCR's attention).
+  EXPECT_FALSE(fuses({true, true, true, true, /*sharedDq=*/true}));
+  EXPECT_TRUE(fuses({false, true, true, true, /*sharedDq=*/true})); // u8 needs no move
+}
+
+namespace {
+
+rt::Tensor codes(ElemType t, rt::Shape shape, std::vector<int> v) {
+  rt::Tensor x(t, std::move(shape));
+  for (size_t i = 0; i < v.size(); ++i) {
+    if (t == ElemType::Int8)
+      x.data<int8_t>()[i] = int8_t(v[i]);
+    else
+      x.data<uint8_t>()[i] = uint8_t(v[i]);
+  }
+  return x;
+}
+
+int at(const rt::Tensor &y, int64_t i) {
+  return y.elem() == ElemType::Int8 ? int(y.data<int8_t>()[i]) : int(y.data<uint8_t>()[i]);
+}
+
+} // namespace
+
+TEST(OrtSoftmax, SoftmaxOfCodesAsQLinearSoftmax) {
+  // Two rows of 4 codes, scale 0.25: each output is the row's softmax on the
+  // 1/256 grid, within the float table's rounding of the exact value.
+  std::vector<int> v = {10, 12, 14, 16, 100, 100, 90, 50};
+  rt::Tensor x = codes(ElemType::UInt8, {2, 4}, v), y;
+  ASSERT_TRUE(rt::ortSoftmax(x, 0.25f, 1.0f / 256, ElemType::UInt8, 0, -1, 13, y));
+  for (int r = 0; r < 2; ++r) {
+    double sum = 0;
+    for (int i = 0; i < 4; ++i)
+      sum += std::exp(0.25 * v[size_t(r * 4 + i)]);
+    for (int i = 0; i < 4; ++i)
+      EXPECT_NEAR(at(y, r * 4 + i), 256 * std::exp(0.25 * v[size_t(r * 4 + i)]) / sum, 0.5001)
+          << r << "," << i;
+  }
+  // int8 codes give what their uint8 codes (+128) give: ORT moves them so.
+  std::vector<int> s(v.size());
+  for (size_t i = 0; i < v.size(); ++i)
+    s[i] = v[i] - 128;
+  rt::Tensor ys;
+  ASSERT_TRUE(rt::ortSoftmax(codes(ElemType::Int8, {2, 4}, s), 0.25f, 1.0f / 256, ElemType::UInt8,
+                             0, 1, 13, ys));
+  for (int64_t i = 0; i < 8; ++i)
+    EXPECT_EQ(at(ys, i), at(y, i)) << i;
+  // Over axis 0 (transposed to the last and back).
+  rt::Tensor y0;
+  ASSERT_TRUE(rt::ortSoftmax(x, 0.25f, 1.0f / 256, ElemType::UInt8, 0, 0, 13, y0));
+  for (int i = 0; i < 4; ++i)
+    EXPECT_EQ(at(y0, i) + at(y0, 4 + i) >= 255, true) << "column " << i << " sums to one";
+  // ORT's quirks, kept: an element that holds the whole row is 256 codes
+  // (floor(1 / y_scale)), clamped to 255 as uint8 and wrapped past 127 as
+  // int8 (zero point -128).
+  rt::Tensor one = codes(ElemType::UInt8, {1, 2}, {255, 0}), u, w;
+  ASSERT_TRUE(rt::ortSoftmax(one, 0.5f, 1.0f / 256, ElemType::UInt8, 0, -1, 13, u));
+  EXPECT_EQ(at(u, 0), 255);
+  EXPECT_EQ(at(u, 1), 0);
+  ASSERT_TRUE(rt::ortSoftmax(one, 0.5f, 1.0f / 256, ElemType::Int8, -128, -1, 13, w));
+  EXPECT_EQ(at(w, 0), -128);
+  EXPECT_FALSE(rt::ortSoftmax(one, 0.5f, 1.0f / 256, ElemType::UInt8, 0, 2, 13, u)); // no axis 2
+}
