@@ -55,6 +55,17 @@ bool keepsValues(const graph::Node &n) {
       .Default(false);
 }
 
+/// DequantizeLinear `dq` -> `op` -> QuantizeLinear `q`.
+LookupChain unaryChain(const graph::Node &dq, const graph::Node &op, const graph::Node &q) {
+  LookupChain c;
+  c.dq[0] = &dq;
+  c.input[0] = dq.input(0);
+  c.op = &op;
+  c.q = &q;
+  c.output = q.outputs[0];
+  return c;
+}
+
 } // namespace
 
 std::optional<LookupChain> rt::codeChainOf(const graph::Node &op, ConstantFn constant) {
@@ -87,13 +98,8 @@ std::optional<LookupChain> rt::codeChainOf(const graph::Node &op, ConstantFn con
   };
   if (zero(*dq) != zero(*q) || zero(*dq).first != dq->input(0)->type.elem)
     return std::nullopt;
-  LookupChain c;
+  LookupChain c = unaryChain(*dq, op, *q);
   c.onCodes = true;
-  c.dq[0] = dq;
-  c.input[0] = dq->input(0);
-  c.op = &op;
-  c.q = q;
-  c.output = q->outputs[0];
   return c;
 }
 
@@ -112,13 +118,8 @@ rt::softmaxChainOf(const graph::Node &op,
       q->opType != "QuantizeLinear" || !perTensor(*q, constant) || q->outputs.empty() ||
       !q->outputs[0] || !ortUnsignedCodes(*dq->input(0)) || !ortUnsignedCodes(*q->outputs[0]))
     return std::nullopt;
-  LookupChain c;
+  LookupChain c = unaryChain(*dq, op, *q);
   c.softmax = true;
-  c.dq[0] = dq;
-  c.input[0] = dq->input(0);
-  c.op = &op;
-  c.q = q;
-  c.output = q->outputs[0];
   return c;
 }
 

@@ -115,6 +115,18 @@ def ort(args, level, model, prefix, feeds):
     return [(n, np.load(f"{prefix}{k}.npy")) for k, n in enumerate(names)], None
 
 
+def tpcc_run(args, model, flags, feeds, outputs, work, prefix):
+    """`tpcc run` of `model` on `feeds`, output k (named as in `outputs`) written to
+    work/<prefix>k.npy; (exit code, stderr)."""
+    cmd = [args.tpcc, "run", model, *flags]
+    for n, f in feeds:
+        cmd += ["--input", f"{n}={f}"]
+    for k, (n, _) in enumerate(outputs):
+        cmd += ["--output", f"{n}={os.path.join(work, f'{prefix}{k}.npy')}"]
+    code, _, err = run(cmd)
+    return code, err
+
+
 def test_inputs(m, work):
     feeds = []
     for k, (name, recipe) in enumerate(m["inputs"].items()):
@@ -134,12 +146,7 @@ def check(args, m, work, feeds):
     want, err = ort(args, "basic", path, os.path.join(work, "ort"), feeds)
     if err:
         return "FAIL", err, None, None
-    cmd = [args.tpcc, "run", path]
-    for n, f in feeds:
-        cmd += ["--input", f"{n}={f}"]
-    for k, (n, _) in enumerate(want):
-        cmd += ["--output", f"{n}={os.path.join(work, f'tpcc{k}.npy')}"]
-    code, _, err = run(cmd)
+    code, err = tpcc_run(args, path, [], feeds, want, work, "tpcc")
     if code:
         status = "blocked" if m["needs"] else "FAIL"
         last = err.splitlines()[-1] if err else f"exit {code}"
@@ -224,12 +231,8 @@ def quantize_check(args, m, work, feeds, floats):
     got, err = ort(args, "extended", out, os.path.join(work, "ortq"), feeds)
     if err:
         return "FAIL", err, None
-    cmd = [args.tpcc, "run", out, "--ort-cpu", "vnni" if VNNI else "no-vnni"]
-    for n, f in feeds:
-        cmd += ["--input", f"{n}={f}"]
-    for k, (n, _) in enumerate(got):
-        cmd += ["--output", f"{n}={os.path.join(work, f'tpccq{k}.npy')}"]
-    code, _, err = run(cmd)
+    code, err = tpcc_run(args, out, ["--ort-cpu", "vnni" if VNNI else "no-vnni"], feeds, got, work,
+                         "tpccq")
     if code:
         return "FAIL", f"tpcc run of the QDQ model: {err.splitlines()[-1] if err else code}", None
     sqnrs, gap = [], None

@@ -109,6 +109,20 @@ private:
   std::string batch;
 };
 
+/// Appends node `op` (named `name`, or after its output) reading `in` and
+/// writing `out` to `g`.
+inline onnx::NodeProto *addNode(onnx::GraphProto &g, const std::string &op,
+                                std::vector<std::string> in, const std::string &out,
+                                const std::string &name = "") {
+  auto *n = g.add_node();
+  n->set_op_type(op);
+  n->set_name(name.empty() ? out + "_node" : name);
+  for (auto &s : in)
+    n->add_input(s);
+  n->add_output(out);
+  return n;
+}
+
 } // namespace tpcc::test
 
 #endif

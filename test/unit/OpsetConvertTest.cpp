@@ -5,6 +5,7 @@
 // cannot adapt the node: convertOpset does, and the converted model computes
 // what the original does (the executor runs both opsets).
 
+#include "GraphBuilder.h"
 #include "ir/graph/OnnxIO.h"
 #include "runtime/Executor.h"
 
@@ -14,26 +15,9 @@
 #include <cmath>
 
 using namespace tpcc;
+using tpcc::test::addNode;
 
 namespace {
-
-onnx::NodeProto *node(onnx::GraphProto &g, const std::string &op, std::vector<std::string> in,
-                      const std::string &out) {
-  onnx::NodeProto *n = g.add_node();
-  n->set_op_type(op);
-  n->set_name(out + "_node");
-  for (auto &s : in)
-    n->add_input(s);
-  n->add_output(out);
-  return n;
-}
-
-void intAttr(onnx::NodeProto *n, const std::string &name, int64_t v) {
-  auto *a = n->add_attribute();
-  a->set_name(name);
-  a->set_type(onnx::AttributeProto::INT);
-  a->set_i(v);
-}
 
 /// y = op(Reshape(x, Concat(Shape(x)[0:1], [-1, 4])), axis) at opset 9; x [2,3,4] (the
 /// rank after the Reshape unknown to shape inference).
@@ -54,8 +38,8 @@ std::string model(const std::string &op, int64_t axis) {
   rest->add_dims(2);
   rest->add_int64_data(-1);
   rest->add_int64_data(4);
-  node(g, "Shape", {"x"}, "shape");
-  onnx::NodeProto *slice = node(g, "Slice", {"shape"}, "batch");
+  addNode(g, "Shape", {"x"}, "shape");
+  onnx::NodeProto *slice = addNode(g, "Slice", {"shape"}, "batch");
   auto *axes = slice->add_attribute();
   axes->set_name("starts");
   axes->set_type(onnx::AttributeProto::INTS);
@@ -64,9 +48,9 @@ std::string model(const std::string &op, int64_t axis) {
   ends->set_name("ends");
   ends->set_type(onnx::AttributeProto::INTS);
   ends->add_ints(1);
-  intAttr(node(g, "Concat", {"batch", "rest"}, "target"), "axis", 0);
-  node(g, "Reshape", {"x", "target"}, "r");
-  intAttr(node(g, op, {"r"}, "y"), "axis", axis);
+  test::GraphBuilder::intAttr(addNode(g, "Concat", {"batch", "rest"}, "target"), "axis", 0);
+  addNode(g, "Reshape", {"x", "target"}, "r");
+  test::GraphBuilder::intAttr(addNode(g, op, {"r"}, "y"), "axis", axis);
   auto *y = g.add_output();
   y->set_name("y");
   y->mutable_type()->mutable_tensor_type()->set_elem_type(onnx::TensorProto::FLOAT);

@@ -5,6 +5,7 @@
 // its optimized graph only where both ends are uint8 there (test/ort's
 // ort_optimized.js prints the ops).
 
+#include "GraphBuilder.h"
 #include "ir/graph/OnnxIO.h"
 #include "runtime/IntegerPairs.h"
 #include "runtime/OrtSoftmax.h"
@@ -16,6 +17,7 @@
 
 using namespace tpcc;
 using graph::ElemType;
+using tpcc::test::addNode;
 
 namespace {
 
@@ -33,17 +35,6 @@ void scalar(onnx::GraphProto &g, const std::string &name, int type, double v) {
     t->add_float_data(float(v));
   else
     t->add_int32_data(int32_t(v));
-}
-
-onnx::NodeProto *node(onnx::GraphProto &g, const std::string &op, std::vector<std::string> in,
-                      const std::string &out) {
-  auto *n = g.add_node();
-  n->set_op_type(op);
-  n->set_name(out);
-  for (auto &s : in)
-    n->add_input(s);
-  n->add_output(out);
-  return n;
 }
 
 void io(onnx::ValueInfoProto *v, const std::string &name, int type, std::vector<int64_t> dims) {
@@ -81,22 +72,22 @@ bool fuses(const Case &c) {
     ws->add_float_data(0.1f);
   if (c.quantizeBefore) {
     io(g.add_input(), "xin", onnx::TensorProto::FLOAT, {1, 3, 4, 4});
-    node(g, "QuantizeLinear", {"xin", "xs", "xz"}, "x");
+    addNode(g, "QuantizeLinear", {"xin", "xs", "xz"}, "x");
   } else {
     io(g.add_input(), "x", in8, {1, 3, 4, 4});
   }
-  node(g, "DequantizeLinear", {"x", "xs", "xz"}, "xf");
-  node(g, "DequantizeLinear", {"w", "ws"}, "wf");
-  node(g, "Conv", {"xf", "wf"}, "yf");
-  node(g, "QuantizeLinear", {"yf", "ys", "yz"}, "yq");
+  addNode(g, "DequantizeLinear", {"x", "xs", "xz"}, "xf");
+  addNode(g, "DequantizeLinear", {"w", "ws"}, "wf");
+  addNode(g, "Conv", {"xf", "wf"}, "yf");
+  addNode(g, "QuantizeLinear", {"yf", "ys", "yz"}, "yq");
   if (c.dequantizeAfter) {
-    node(g, "DequantizeLinear", {"yq", "ys", "yz"}, "y");
+    addNode(g, "DequantizeLinear", {"yq", "ys", "yz"}, "y");
     io(g.add_output(), "y", onnx::TensorProto::FLOAT, {1, 4, 4, 4});
   } else {
     io(g.add_output(), "yq", out8, {1, 4, 4, 4});
   }
   if (c.sharedDq) {
-    node(g, "Shape", {"xf"}, "shape");
+    addNode(g, "Shape", {"xf"}, "shape");
     io(g.add_output(), "shape", onnx::TensorProto::INT64, {4});
   }
   SourceManager sm;
@@ -117,12 +108,12 @@ bool fuses(const Case &c) {
 } // namespace
 
 TEST(OrtFusion, OnlyAroundActivationsOrtSeesAsUint8) {
-  EXPECT_TRUE(fuses({false, false, false, false}));  // u8 -> u8
-  EXPECT_FALSE(fuses({true, false, true, false}));   // s8 graph input, s8 output
-  EXPECT_TRUE(fuses({true, true, true, true}));      // Q/DQ pairs ORT moves to u8
-  EXPECT_FALSE(fuses({false, false, true, false}));  // u8 in, s8 out: types differ
-  EXPECT_FALSE(fuses({true, false, true, true}));    // the s8 input stays s8
-  EXPECT_TRUE(fuses({false, false, true, true}));    // u8 in, s8 out made u8
+  EXPECT_TRUE(fuses({false, false, false, false})); // u8 -> u8
+  EXPECT_FALSE(fuses({true, false, true, false}));  // s8 graph input, s8 output
+  EXPECT_TRUE(fuses({true, true, true, true}));     // Q/DQ pairs ORT moves to u8
+  EXPECT_FALSE(fuses({false, false, true, false})); // u8 in, s8 out: types differ
+  EXPECT_FALSE(fuses({true, false, true, true}));   // the s8 input stays s8
+  EXPECT_TRUE(fuses({false, false, true, true}));   // u8 in, s8 out made u8
   // A DequantizeLinear read by two nodes is copied per reader, so its
   // QuantizeLinear feeds two and keeps int8: float (PaddleOCR's attention).
   EXPECT_FALSE(fuses({true, true, true, true, /*sharedDq=*/true}));

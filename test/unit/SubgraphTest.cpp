@@ -1,5 +1,6 @@
 //===- SubgraphTest.cpp - Captures of If/Loop/Scan subgraphs in the IR ----===//
 
+#include "GraphBuilder.h"
 #include "ir/graph/OnnxIO.h"
 
 #include <gtest/gtest.h>
@@ -14,18 +15,6 @@ void setType(onnx::ValueInfoProto &v, const std::string &name, int elem) {
   v.set_name(name);
   v.mutable_type()->mutable_tensor_type()->set_elem_type(elem);
   v.mutable_type()->mutable_tensor_type()->mutable_shape()->add_dim()->set_dim_value(2);
-}
-
-onnx::NodeProto &addNode(onnx::GraphProto &g, const std::string &op, std::vector<std::string> in,
-                         std::vector<std::string> out, const std::string &name = "") {
-  onnx::NodeProto &n = *g.add_node();
-  n.set_op_type(op);
-  n.set_name(name);
-  for (auto &s : in)
-    n.add_input(s);
-  for (auto &s : out)
-    n.add_output(s);
-  return n;
 }
 
 onnx::GraphProto &addGraph(onnx::NodeProto &n, const std::string &attr) {
@@ -51,22 +40,22 @@ onnx::ModelProto ifModel(bool unsorted = false, const std::string &thenReads = "
   c.mutable_type()->mutable_tensor_type()->set_elem_type(onnx::TensorProto::BOOL);
   c.mutable_type()->mutable_tensor_type()->mutable_shape();
   if (!unsorted)
-    addNode(g, "Relu", {"x"}, {"r"}, "relu");
-  onnx::NodeProto &iff = addNode(g, "If", {"c"}, {"y"}, "choose");
+    test::addNode(g, "Relu", {"x"}, "r", "relu");
+  onnx::NodeProto &iff = *test::addNode(g, "If", {"c"}, "y", "choose");
   onnx::GraphProto &then = addGraph(iff, "then_branch");
-  addNode(then, "Neg", {thenReads}, {"t"});
+  test::addNode(then, "Neg", {thenReads}, "t");
   setType(*then.add_output(), "t", onnx::TensorProto::FLOAT);
   onnx::GraphProto &els = addGraph(iff, "else_branch");
-  onnx::NodeProto &inner = addNode(els, "If", {"c"}, {"e"});
+  onnx::NodeProto &inner = *test::addNode(els, "If", {"c"}, "e");
   onnx::GraphProto &innerThen = addGraph(inner, "then_branch");
-  addNode(innerThen, "Abs", {"x"}, {"a"});
+  test::addNode(innerThen, "Abs", {"x"}, "a");
   setType(*innerThen.add_output(), "a", onnx::TensorProto::FLOAT);
   onnx::GraphProto &innerElse = addGraph(inner, "else_branch");
-  addNode(innerElse, "Neg", {"x"}, {"b"});
+  test::addNode(innerElse, "Neg", {"x"}, "b");
   setType(*innerElse.add_output(), "b", onnx::TensorProto::FLOAT);
   setType(*els.add_output(), "e", onnx::TensorProto::FLOAT);
   if (unsorted)
-    addNode(g, "Relu", {"x"}, {"r"}, "relu");
+    test::addNode(g, "Relu", {"x"}, "r", "relu");
   setType(*g.add_output(), "y", onnx::TensorProto::FLOAT);
   return m;
 }
