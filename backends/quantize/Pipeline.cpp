@@ -2,6 +2,7 @@
 #include "backends/quantize/Pipeline.h"
 
 #include "backends/plan/Resources.h"
+#include "backends/quantize/Diagnose.h"
 #include "backends/quantize/Report.h"
 #include "backends/quantize/qdq/Apply.h"
 #include "ir/graph/OnnxIO.h"
@@ -230,6 +231,7 @@ LogicalResult quant::quantizeModel(const QuantizeRequest &r, QuantizeOutcome &ou
   std::unique_ptr<rt::Executor> quantEx = rt::Executor::create(*out.quantModel, diags);
   if (!quantEx || failed(measureLayers(*floatEx, *quantEx, *data, r.measureSamples, result, diags)))
     return failure();
+  warnPoorTensors(result, out.plan, r.model, diags);
   phase(r, "measure");
   fillPlan(out.plan, result);
   out.plan.corrections = out.corrections;

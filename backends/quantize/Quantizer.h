@@ -58,6 +58,11 @@ struct TensorReport {
   double lo = 0, hi = 0; ///< the grid's range
   double sqnr = 0;       ///< dB, filled by measureLayers (inf: exact)
   bool measured = false;
+  /// Also from measureLayers, of the float model's values: RMS, largest
+  /// magnitude, the share outside the grid [lo, hi], and the SQNR of this
+  /// tensor's own grid on them (what quantizing it alone loses, without the
+  /// error the tensors before it bring).
+  double rms = 0, maxAbs = 0, clipped = 0, ownSqnr = 0;
   /// When a correction moved the tensor (shift_negative adds delta,
   /// input_scaling multiplies), it is measured against the float model's
   /// `reference` (empty: `tensor` itself) times `refScale` plus `refOffset`.

@@ -81,10 +81,20 @@ void quant::writeReport(const QuantizeResult &r, const ReportHeader &h,
     j.attributeArray("tensors", [&] {
       for (const TensorReport &t : r.tensors)
         j.object([&] {
-          auto sqnr = [&] { // null: identical
-            if (t.measured)
-              j.attribute("sqnr_db", std::isinf(t.sqnr) ? llvm::json::Value(nullptr)
-                                                        : llvm::json::Value(t.sqnr));
+          auto db = [](double v) { // null: identical
+            return std::isinf(v) ? llvm::json::Value(nullptr) : llvm::json::Value(v);
+          };
+          auto sqnr = [&] {
+            if (!t.measured)
+              return;
+            j.attribute("sqnr_db", db(t.sqnr));
+            // The float values and what the tensor's own grid does to them.
+            j.attribute("rms", t.rms);
+            j.attribute("max_abs", t.maxAbs);
+            if (t.quantized) {
+              j.attribute("own_sqnr_db", db(t.ownSqnr));
+              j.attribute("clipped", t.clipped);
+            }
           };
           j.attribute("name", t.tensor);
           j.attribute("kind", t.weight ? "weight" : t.quantized ? "activation" : "float output");

@@ -12,6 +12,7 @@
 #include "ir/graph/OpTraits.h"
 #include "runtime/Metrics.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <limits>
@@ -142,7 +143,10 @@ LogicalResult quant::measureLayers(rt::Executor &floatEx, rt::Executor &quantEx,
       wanted[r.tensor] = i;
       references.insert(r.reference.empty() ? r.tensor : r.reference);
     }
-  std::vector<rt::Sqnr> sqnr(result.tensors.size());
+  std::vector<rt::Sqnr> sqnr(result.tensors.size()), own(result.tensors.size());
+  std::vector<double> maxAbs(result.tensors.size(), 0), squares(result.tensors.size(), 0);
+  std::vector<int64_t> count(result.tensors.size(), 0), outside(result.tensors.size(), 0);
+  std::vector<float> alone;
   std::map<std::string, rt::Tensor> ref;
   std::vector<float> moved;
   auto keep = [&](const graph::Value &v, const rt::Tensor &t) {
@@ -164,7 +168,25 @@ LogicalResult quant::measureLayers(rt::Executor &floatEx, rt::Executor &quantEx,
         moved[k] = float(double(expected[k]) * row.refScale + row.refOffset);
       expected = moved.data();
     }
-    sqnr[w->second].add(expected, t.data<float>(), t.numel());
+    size_t i = w->second;
+    sqnr[i].add(expected, t.data<float>(), t.numel());
+    // The float values on their own: their size and what this grid alone
+    // does to them.
+    alone.resize(size_t(t.numel()));
+    for (int64_t k = 0; k < t.numel(); ++k) {
+      double x = expected[k];
+      maxAbs[i] = std::max(maxAbs[i], std::fabs(x));
+      squares[i] += x * x;
+      outside[i] += row.quantized && row.scale > 0 && (x < row.lo || x > row.hi);
+      alone[size_t(k)] =
+          row.quantized && row.scale > 0
+              ? float(row.lo +
+                      std::nearbyint((std::clamp(x, row.lo, row.hi) - row.lo) / row.scale) *
+                          row.scale)
+              : float(x);
+    }
+    count[i] += t.numel();
+    own[i].add(expected, alone.data(), t.numel());
   };
   // Only these values: the others may run fused.
   auto mask = [](const graph::Graph &g, auto &&names) {
@@ -200,6 +222,10 @@ LogicalResult quant::measureLayers(rt::Executor &floatEx, rt::Executor &quantEx,
       continue;
     r.measured = true;
     r.sqnr = sqnr[i].dB();
+    r.ownSqnr = own[i].dB();
+    r.maxAbs = maxAbs[i];
+    r.rms = count[i] ? std::sqrt(squares[i] / double(count[i])) : 0;
+    r.clipped = count[i] ? double(outside[i]) / double(count[i]) : 0;
   }
   result.seconds[3] = since(t0);
   return success();

@@ -1,0 +1,38 @@
+//===- Diagnose.h - A quantizer that says where it fails and why --*- C++ -*-===//
+//
+// After measuring, every tensor whose SQNR against the float model is below
+// kPoorSqnrDb (20 dB) is named in a warning, worst first, with the likely
+// cause read from the float values and the tensor's own grid:
+//   - the grid clips a share of the values (1 % or more outside [lo, hi]);
+//   - the values are mostly below one step of the grid (RMS under a step:
+//     tiny probabilities, sparse heat maps);
+//   - the grid itself loses little (its own SQNR, quantizing the float values
+//     alone, is 20 dB or more): the error comes from the tensors before it;
+//   - otherwise the range is too wide for the grid's bits (a power spectrum);
+// and what the platform offers there: a candidate config of the node with
+// more activation bits, or one that leaves it float (`--choose NODE=CONFIG`),
+// else a threshold that does not clip (`activation_threshold: no_clipping`)
+// when clipping is the cause. At most kMaxPoorTensors are listed; a note
+// gives the count of the others.
+//
+//===----------------------------------------------------------------------===//
+#ifndef TPCC_BACKENDS_QUANTIZE_DIAGNOSE_H
+#define TPCC_BACKENDS_QUANTIZE_DIAGNOSE_H
+
+#include "backends/plan/Plan.h"
+#include "backends/quantize/Quantizer.h"
+#include "support/Diagnostics.h"
+
+namespace tpcc::quant {
+
+constexpr double kPoorSqnrDb = 20;
+constexpr size_t kMaxPoorTensors = 8;
+
+/// Warns about the measured tensors of `r` below kPoorSqnrDb (`where`: the
+/// model, for the diagnostics' location).
+void warnPoorTensors(const QuantizeResult &r, const plan::Plan &plan, llvm::StringRef where,
+                     DiagnosticEngine &diags);
+
+} // namespace tpcc::quant
+
+#endif
