@@ -145,7 +145,7 @@ public:
     for (const Step &step : steps) {
       s.channelsLast += step.channelsLastOut;
       s.quantizeSkipped += step.quantizedOutput != nullptr;
-      s.tables += step.lookup && !step.lookup->onCodes;
+      s.tables += step.lookup && !step.lookup->onCodes && !step.lookup->softmax;
       s.onCodes += step.lookup && step.lookup->onCodes;
       s.pairTables += step.lookup && step.lookup->arity == 2;
     }

@@ -11,18 +11,34 @@ using namespace tpcc::quant;
 
 namespace {
 
-std::string cause(const TensorReport &t) {
-  if (t.quantized && t.clipped >= 0.01)
+enum class Cause { Clipped, BelowStep, Inherited, Range };
+
+Cause causeOf(const TensorReport &t) {
+  if (!t.quantized)
+    return Cause::Inherited;
+  if (t.clipped >= 0.01)
+    return Cause::Clipped;
+  if (t.rms < t.scale)
+    return Cause::BelowStep;
+  return t.ownSqnr >= kPoorSqnrDb ? Cause::Inherited : Cause::Range;
+}
+
+std::string describe(const TensorReport &t) {
+  switch (causeOf(t)) {
+  case Cause::Clipped:
     return fmt::format("its grid [{:.4g}, {:.4g}] clips {:.1f} % of its values (largest {:.4g})",
                        t.lo, t.hi, 100 * t.clipped, t.maxAbs);
-  if (t.quantized && t.rms < t.scale)
+  case Cause::BelowStep:
     return fmt::format("its values are mostly below one step of its grid (RMS {:.3g}, step {:.3g})",
                        t.rms, t.scale);
-  if (!t.quantized || t.ownSqnr >= kPoorSqnrDb)
+  case Cause::Inherited:
     return fmt::format("{}the error comes from the tensors or quantized weights before it",
                        t.quantized
                            ? fmt::format("its own grid loses little ({:.1f} dB): ", t.ownSqnr)
                            : std::string("it is a float output: "));
+  case Cause::Range:
+    break;
+  }
   return fmt::format("{} bits do not hold its range (largest {:.4g}, RMS {:.3g}; its own grid "
                      "alone gives {:.1f} dB)",
                      t.bits, t.maxAbs, t.rms, t.ownSqnr);
@@ -46,7 +62,9 @@ std::string offer(const TensorReport &t, const plan::Plan &plan) {
         return fmt::format("the platform can leave it float: --choose {}={}", t.node,
                            pn->options.configId(i));
   }
-  if (t.quantized && t.clipped >= 0.01)
+  if (!t.quantized)
+    return "see the tensors before it";
+  if (causeOf(t) == Cause::Clipped)
     return "a threshold that does not clip keeps the range: a recipe with "
            "`activation_threshold: no_clipping`";
   return "the platform offers no wider grid for it";
@@ -62,16 +80,14 @@ void quant::warnPoorTensors(const QuantizeResult &r, const plan::Plan &plan, llv
       poor.push_back(&t);
   // Tensors whose own grid is the cause first (where to act), then those
   // that inherit the error; worst first within each.
-  auto inherits = [](const TensorReport *t) {
-    return !t->quantized || (t->clipped < 0.01 && t->rms >= t->scale && t->ownSqnr >= kPoorSqnrDb);
-  };
+  auto inherits = [](const TensorReport *t) { return causeOf(*t) == Cause::Inherited; };
   std::stable_sort(poor.begin(), poor.end(), [&](const TensorReport *a, const TensorReport *b) {
     return std::make_pair(inherits(a), a->sqnr) < std::make_pair(inherits(b), b->sqnr);
   });
   for (size_t k = 0; k < poor.size() && k < kMaxPoorTensors; ++k) {
     const TensorReport &t = *poor[k];
     diags.emitAt(where.str(), diag::warn_quant_poor_tensor, t.tensor, fmt::format("{:.1f}", t.sqnr),
-                 kPoorSqnrDb, cause(t), offer(t, plan));
+                 kPoorSqnrDb, describe(t), offer(t, plan));
   }
   if (poor.size() > kMaxPoorTensors)
     diags.emitAt(where.str(), diag::note_quant_more_poor_tensors, poor.size() - kMaxPoorTensors,

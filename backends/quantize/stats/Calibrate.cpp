@@ -191,7 +191,6 @@ bool CalibrationData::fill(Source &s, DiagnosticEngine &diags) {
     bool rows = rank >= 1 &&
                 (r + 1 == rank ||
                  (r == rank && (fixed0 <= 1 || (t.dim(0) > fixed0 && t.dim(0) % fixed0 == 0))));
-    rt::Shape want(in.type.shape ? in.type.shape->size() : 0);
     if (rows) {
       if (r + 1 == rank) { // one sample
         rt::Shape one = t.shape();
