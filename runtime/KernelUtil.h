@@ -127,6 +127,9 @@ std::optional<int64_t> normalizeAxis(int64_t axis, int64_t rank);
 /// found in data (16 GiB); false otherwise. (ops/DataMovement.cpp)
 bool checkedNumel(const Shape &s, ElemType elem, int64_t &n);
 
+/// Row-major strides of `s`, in elements. (ops/DataMovement.cpp)
+std::vector<int64_t> contiguousStrides(const Shape &s);
+
 /// Copies into `out` (dense) the elements of `in` found at `base` plus the
 /// output index times `strides` (in elements of `in`; one stride per
 /// dimension of `out`, 0 to broadcast, negative to walk backwards): the one

@@ -79,9 +79,7 @@ Tensor swapLast(const Tensor &x, int64_t a) {
   for (size_t i = 0; i < perm.size(); ++i)
     s[i] = x.dim(perm[i]);
   Tensor out(x.elem(), s);
-  std::vector<int64_t> in(size_t(x.rank()), 1);
-  for (int64_t i = x.rank() - 2; i >= 0; --i)
-    in[size_t(i)] = in[size_t(i) + 1] * x.dim(i + 1);
+  std::vector<int64_t> in = contiguousStrides(x.shape());
   std::vector<int64_t> strides(perm.size());
   for (size_t i = 0; i < perm.size(); ++i)
     strides[i] = in[size_t(perm[i])];

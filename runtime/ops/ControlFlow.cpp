@@ -151,17 +151,12 @@ template <typename T> Tensor scalarFor(const graph::Value &input, ElemType elem,
 /// Slice `i` of `t` along `axis` (the axis dropped).
 Tensor sliceAlong(const Tensor &t, int64_t axis, int64_t i) {
   Shape s = t.shape();
-  int64_t len = s[size_t(axis)];
+  std::vector<int64_t> st = contiguousStrides(s);
+  int64_t base = i * st[size_t(axis)];
   s.erase(s.begin() + axis);
+  st.erase(st.begin() + axis);
   Tensor out(t.elem(), s);
-  int64_t outer = 1;
-  for (int64_t k = 0; k < axis; ++k)
-    outer *= t.dim(k);
-  size_t inner = out.numel() && outer ? out.bytes() / size_t(outer) : 0;
-  const uint8_t *src = static_cast<const uint8_t *>(t.raw());
-  uint8_t *dst = static_cast<uint8_t *>(out.raw());
-  for (int64_t o = 0; o < outer && inner; ++o)
-    std::memcpy(dst + size_t(o) * inner, src + (size_t(o * len + i)) * inner, inner);
+  stridedCopy(t, out, base, st);
   return out;
 }
 

@@ -183,7 +183,7 @@ bool rt::stridedCopy(const Tensor &in, Tensor &out, int64_t base, std::vector<in
   return true;
 }
 
-static std::vector<int64_t> contiguousStrides(const Shape &s) {
+std::vector<int64_t> rt::contiguousStrides(const Shape &s) {
   std::vector<int64_t> st(s.size(), 1);
   for (size_t k = s.size(); k-- > 1;)
     st[k - 1] = st[k] * s[k];

@@ -35,14 +35,6 @@ bool indicesOf(const Tensor &t, std::vector<int64_t> &out) {
   return true;
 }
 
-/// Row-major strides of `s` (in elements).
-std::vector<int64_t> stridesOf(const Shape &s) {
-  std::vector<int64_t> st(s.size(), 1);
-  for (size_t i = s.size(); i-- > 1;)
-    st[i - 1] = st[i] * s[i];
-  return st;
-}
-
 /// A fixed-size element type (not strings, not undefined).
 bool fixedSize(const Tensor &t) { return graph::elemSize(t.elem()) > 0; }
 
@@ -293,7 +285,7 @@ bool nonZeroKernel(KernelContext &ctx) {
     return ctx.fail("unsupported element type " + typeName(x->elem()));
   int64_t rank = x->rank(), count = int64_t(hits.size());
   Tensor out(ElemType::Int64, {rank, count});
-  std::vector<int64_t> st = stridesOf(x->shape());
+  std::vector<int64_t> st = contiguousStrides(x->shape());
   for (int64_t j = 0; j < count; ++j)
     for (int64_t d = 0; d < rank; ++d)
       out.data<int64_t>()[d * count + j] = hits[size_t(j)] / st[size_t(d)] % x->dim(d);
@@ -432,7 +424,7 @@ bool gatherNDKernel(KernelContext &ctx) {
     batches *= data->dim(d);
   for (int64_t d = b + last; d < r; ++d)
     slice *= data->dim(d);
-  std::vector<int64_t> st = stridesOf(data->shape());
+  std::vector<int64_t> st = contiguousStrides(data->shape());
   int64_t perBatchData = b > 0 ? st[size_t(b - 1)] : data->numel();
   int64_t tuples = it->numel() / last, perBatch = tuples / std::max<int64_t>(1, batches);
   Tensor out(data->elem(), os);
@@ -466,7 +458,7 @@ bool scatterNDKernel(KernelContext &ctx) {
   int64_t tuples = it->numel() / last;
   if (upd->numel() != tuples * slice)
     return ctx.fail("ScatterND: updates do not have the shape the indices ask for");
-  std::vector<int64_t> st = stridesOf(data->shape());
+  std::vector<int64_t> st = contiguousStrides(data->shape());
   Tensor out(data->elem(), data->shape());
   std::memcpy(out.raw(), data->raw(), data->bytes());
   Scatterer s{out, *upd, red, graph::elemSize(data->elem())};
@@ -495,7 +487,7 @@ bool scatterElementsKernel(KernelContext &ctx) {
   std::optional<int64_t> axis = normalizeAxis(ctx.attrInt("axis", 0), data->rank());
   if (!axis || data->rank() == 0)
     return ctx.fail("ScatterElements' axis is out of range");
-  std::vector<int64_t> st = stridesOf(data->shape()), ist = stridesOf(it->shape());
+  std::vector<int64_t> st = contiguousStrides(data->shape()), ist = contiguousStrides(it->shape());
   Tensor out(data->elem(), data->shape());
   std::memcpy(out.raw(), data->raw(), data->bytes());
   Scatterer s{out, *upd, red, graph::elemSize(data->elem())};

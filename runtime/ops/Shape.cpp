@@ -134,9 +134,7 @@ bool transposeKernel(KernelContext &ctx) {
       return ctx.fail("perm " + shapeStr(perm) + " is not a permutation");
     seen[size_t(p)] = true;
   }
-  std::vector<int64_t> inSt(static_cast<size_t>(r), 1), st(static_cast<size_t>(r));
-  for (int64_t k = r - 1; k > 0; --k)
-    inSt[size_t(k - 1)] = inSt[size_t(k)] * x->dim(k);
+  std::vector<int64_t> inSt = contiguousStrides(x->shape()), st(static_cast<size_t>(r));
   Shape out(static_cast<size_t>(r));
   // Whether the axes that are not 1 keep their order: then it is a reshape.
   bool view = true;
