@@ -3,6 +3,7 @@
 
 #include "ir/graph/OnnxIO.h"
 #include "runtime/DataIO.h"
+#include "runtime/KernelUtil.h"
 #include "runtime/MicroBatch.h"
 
 #include "llvm/Support/FileSystem.h"
@@ -25,21 +26,29 @@ void phase(const std::function<void(const char *)> &f, const char *name) {
 }
 
 /// Reads a tensor file; a missing file is err_cannot_open_file.
-LogicalResult readData(const std::string &path, Tensor &t, DiagnosticEngine &diags) {
+/// Reads a data file; a float16 file is widened to float when `model` was
+/// (a float16 model computed in float32).
+LogicalResult readData(const std::string &path, Tensor &t, DiagnosticEngine &diags,
+                       const graph::Model *model = nullptr) {
   if (!llvm::sys::fs::exists(path) || llvm::sys::fs::is_directory(path))
     return diags.emitAt("", diag::err_cannot_open_file, path,
                         llvm::sys::fs::exists(path) ? "is a directory"
                                                     : "No such file or directory");
   std::string error;
-  if (readTensorFile(path, t, error))
+  if (readTensorFile(path, t, error)) {
+    if (model && model->widenedFloat16 && t.elem() == graph::ElemType::Float16)
+      t = widenToFloat(t);
     return success();
+  }
   return diags.emitAt(path, diag::err_data_file, error);
 }
 
 /// Loads the model and prepares its executor; null after errors.
 std::unique_ptr<Executor> load(const std::string &path, std::unique_ptr<graph::Model> &model,
                                DiagnosticEngine &diags) {
-  model = graph::loadModel(path, diags);
+  graph::LoadOptions options;
+  options.widenFloat16 = true;
+  model = graph::loadModel(path, diags, options);
   if (!model || diags.hasErrors())
     return nullptr;
   return Executor::create(*model, diags);
@@ -64,7 +73,7 @@ LogicalResult rt::runOnFiles(const RunRequest &r, RunOutcome &out, DiagnosticEng
       n = required.front()->name;
     }
     Tensor t;
-    if (succeeded(readData(file, t, diags)))
+    if (succeeded(readData(file, t, diags, out.model.get())))
       inputs[n] = std::move(t);
     else
       ok = false;
@@ -135,7 +144,7 @@ LogicalResult rt::evaluateModel(const EvalRequest &r, EvalOutcome &out, Diagnost
     return diags.emitAt("", diag::err_usage,
                         fmt::format("the reference `{}` must have one input", r.reference));
   Tensor data, labels;
-  if (failed(readData(r.data, data, diags)) ||
+  if (failed(readData(r.data, data, diags, out.model.get())) ||
       (!r.labels.empty() && failed(readData(r.labels, labels, diags))))
     return failure();
   if (data.rank() < 1 || data.dim(0) == 0)

@@ -70,7 +70,7 @@ std::optional<int64_t> rt::normalizeAxis(int64_t axis, int64_t rank) {
 
 bool rt::isHalf(ElemType e) { return e == ElemType::Float16 || e == ElemType::BFloat16; }
 
-static Tensor widen(const Tensor &t) {
+Tensor rt::widenToFloat(const Tensor &t) {
   Tensor r(ElemType::Float, t.shape());
   const uint16_t *s = t.data<uint16_t>();
   float *d = r.data<float>();
@@ -96,7 +96,7 @@ bool rt::viaFloat(KernelContext &ctx, KernelFn fn, size_t typeInput) {
   for (size_t i = 0; i < ctx.inputs.size(); ++i) {
     const Tensor *t = ctx.input(i);
     if (t && isHalf(t->elem())) {
-      wide[i] = widen(*t);
+      wide[i] = widenToFloat(*t);
       t = &wide[i];
     }
     sub.inputs.push_back(t);

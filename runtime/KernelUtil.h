@@ -92,6 +92,8 @@ template <typename I> I saturate(double v) {
 }
 
 bool isHalf(ElemType e);
+/// A float16 or bfloat16 tensor as float.
+Tensor widenToFloat(const Tensor &t);
 /// Runs `fn` on float copies of the float16/bfloat16 inputs; its float
 /// outputs go back to the half type of input `typeInput` when that one is
 /// half (the kernels compute in float and round once, as ONNX's reference).

@@ -15,6 +15,7 @@
 #define TPCC_RUNTIME_TENSOR_H
 
 #include "ir/graph/Graph.h"
+#include "support/HalfFloat.h"
 
 #include <cstdint>
 #include <cstring>
@@ -85,12 +86,6 @@ private:
   std::shared_ptr<const BlockedLayout> layout;
   std::vector<std::string> strs;
 };
-
-/// Half-precision conversions (IEEE binary16 and bfloat16), round to nearest even.
-float halfToFloat(uint16_t h);
-uint16_t floatToHalf(float f);
-float bfloat16ToFloat(uint16_t h);
-uint16_t floatToBfloat16(float f);
 
 } // namespace tpcc::rt
 

@@ -64,7 +64,10 @@ void quant::warnSubgraphs(const graph::Model &m, DiagnosticEngine &diags) {
 
 std::unique_ptr<graph::Model> quant::prepareModel(const std::string &path, DiagnosticEngine &diags,
                                                   bool warn, transforms::CleanupReport *cleanup) {
-  std::unique_ptr<graph::Model> m = graph::loadModel(path, diags);
+  graph::LoadOptions options;
+  options.widenFloat16 = true;
+  options.notes = warn;
+  std::unique_ptr<graph::Model> m = graph::loadModel(path, diags, options);
   if (!m || diags.hasErrors())
     return nullptr;
   if (std::string ops = quantizedOperators(*m); !ops.empty()) {

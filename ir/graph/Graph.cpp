@@ -1,6 +1,8 @@
 //===- Graph.cpp - The model IR -------------------------------------------===//
 
 #include "ir/graph/Graph.h"
+#include "support/HalfFloat.h"
+
 #include <algorithm>
 
 #include <fmt/format.h>
@@ -114,18 +116,6 @@ int64_t Tensor::numElements() const {
   return n;
 }
 
-static float halfToFloat(uint16_t h) {
-  uint32_t sign = (h >> 15) & 1, exp = (h >> 10) & 0x1F, frac = h & 0x3FF;
-  float v;
-  if (exp == 0)
-    v = std::ldexp(float(frac), -24);
-  else if (exp == 31)
-    v = frac ? NAN : INFINITY;
-  else
-    v = std::ldexp(float(frac | 0x400), int(exp) - 25);
-  return sign ? -v : v;
-}
-
 template <typename T> static T load(const std::string &raw, int64_t i) {
   T v;
   std::memcpy(&v, raw.data() + i * sizeof(T), sizeof(T));
@@ -158,12 +148,8 @@ double Tensor::at(int64_t i) const {
     return double(load<uint64_t>(raw, i));
   case ElemType::Float16:
     return halfToFloat(load<uint16_t>(raw, i));
-  case ElemType::BFloat16: {
-    uint32_t bits = uint32_t(load<uint16_t>(raw, i)) << 16;
-    float f;
-    std::memcpy(&f, &bits, 4);
-    return f;
-  }
+  case ElemType::BFloat16:
+    return bfloat16ToFloat(load<uint16_t>(raw, i));
   default:
     return NAN;
   }

@@ -282,6 +282,8 @@ struct Model {
   /// Serialized `FunctionProto`s and training info, kept as they are.
   std::vector<std::string> functions, trainingInfo;
   Graph graph;
+  /// Loaded from a float16 model as float32 (LoadOptions::widenFloat16).
+  bool widenedFloat16 = false;
 
   /// The opset version imported for `domain` ("" and "ai.onnx" are the same),
   /// or none.

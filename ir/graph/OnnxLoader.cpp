@@ -10,6 +10,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "ir/graph/Float16Proto.h"
 #include "ir/graph/OnnxIO.h"
 #include "ir/graph/SubgraphProto.h"
 #include "support/AtomicFile.h"
@@ -593,7 +594,12 @@ std::unique_ptr<Model> Loader::load(llvm::StringRef bytes, const LoadOptions &op
         return inlineExternalData(t, where);
       }))
     return nullptr;
-  if (sortNodes(*proto.mutable_graph()))
+  if (opts.widenFloat16 && proto::widenFloat16(*proto.mutable_graph())) {
+    m->widenedFloat16 = true;
+    if (opts.notes)
+      diags.emitAt(name, diag::note_model_float16);
+  }
+  if (sortNodes(*proto.mutable_graph()) && opts.notes)
     diags.emitAt(name, diag::note_model_unsorted);
   bool libonnx = (opts.check || opts.inferShapes) && libonnxApplies(proto, *m);
   // libonnx's checker reads the proto while our graph is built from it (both

@@ -208,7 +208,7 @@ def quantize_check(args, m, work, feeds, floats):
     each quantized output, or the float-run tolerance for outputs left float.
     Returns (status, detail, min output SQNR in dB against the float model or None)."""
     import onnx
-    platform = m.get("platform", "imx500")
+    platform = args.platform or m.get("platform", "imx500")
     out, report = os.path.join(work, "q.onnx"), os.path.join(work, "report.json")
     cmd = [args.tpcc, "quantize", "--platform", platform, path_of(m), "-o", out,
            "--report", report, "--progress=never"]
@@ -264,6 +264,7 @@ def main():
     ap.add_argument("--markdown")
     ap.add_argument("--only")
     ap.add_argument("--float-only", action="store_true", help="plan and run, no quantize")
+    ap.add_argument("--platform", help="quantize for this platform instead of the manifest's")
     args = ap.parse_args()
     if not shutil.which("node"):
         print("corpus_check: skipped, Node.js is not installed")
@@ -294,7 +295,7 @@ def main():
             q = quantize_check(args, m, work, feeds, want)
             failed += q[0] == "FAIL"
             db = f"{q[2]:.1f} dB" if q[2] is not None else "-"
-            print(f"  {'quantized' if q[0] == 'ok' else q[0]:9} {m.get('platform', 'imx500'):10} "
+            print(f"  {'quantized' if q[0] == 'ok' else q[0]:9} {args.platform or m.get('platform', 'imx500'):10} "
                   f"{db:>9}  {q[1]}", flush=True)
         rows.append((m, status, rel, detail, q))
     ok = sum(1 for r in rows if r[1] == "ok")

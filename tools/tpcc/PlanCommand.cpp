@@ -77,7 +77,9 @@ int driver::runPlan(Compilation &c, const ir::Module &m, const Options &o) {
     model = std::move(searched.floatModel);
     timer.done("search");
   } else {
-    model = graph::loadModel(o.model, c.diags);
+    graph::LoadOptions options;
+    options.widenFloat16 = true;
+    model = graph::loadModel(o.model, c.diags, options);
     timer.done("load");
     if (!model || c.diags.hasErrors())
       return finish(c.diags, o);

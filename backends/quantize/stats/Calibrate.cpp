@@ -2,6 +2,7 @@
 #include "backends/quantize/stats/Calibrate.h"
 
 #include "runtime/DataIO.h"
+#include "runtime/KernelUtil.h"
 
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Path.h"
@@ -179,6 +180,8 @@ bool CalibrationData::fill(Source &s, DiagnosticEngine &diags) {
     }
     const graph::Value &in = *s.input;
     size_t rank = in.type.shape ? in.type.shape->size() : t.shape().size();
+    if (rt::isHalf(t.elem()) && in.type.elem == graph::ElemType::Float)
+      t = rt::widenToFloat(t); // float16 data (of a float16 model computed in float32)
     if (t.elem() != in.type.elem && in.type.elem != graph::ElemType::Undefined)
       return mismatch(path, in,
                       fmt::format("its elements are {}, the input's are {}",
