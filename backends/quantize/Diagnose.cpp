@@ -52,11 +52,11 @@ std::string offer(const TensorReport &t, const plan::Plan &plan) {
       pn = &n;
   if (pn && t.quantized) {
     const ir::Options &o = *pn->options.options;
-    int bits = pn->config().activation.bits;
-    for (unsigned i = 0; i < o.configs.size(); ++i)
-      if (o.configs[i].activation.quantize && o.configs[i].activation.bits > bits)
-        return fmt::format("the platform offers {}-bit activations here: --choose {}={}",
-                           o.configs[i].activation.bits, t.node, pn->options.configId(i));
+    if (std::optional<unsigned> i = widerCandidate(*pn))
+      return fmt::format("the platform offers {}-bit activations here: --choose {}={} (or "
+                         "`--min-sqnr {}` chooses such candidates)",
+                         o.configs[*i].activation.bits, t.node, pn->options.configId(*i),
+                         kPoorSqnrDb);
     for (unsigned i = 0; i < o.configs.size(); ++i)
       if (!o.configs[i].activation.quantize)
         return fmt::format("the platform can leave it float: --choose {}={}", t.node,
@@ -71,6 +71,25 @@ std::string offer(const TensorReport &t, const plan::Plan &plan) {
 }
 
 } // namespace
+
+bool quant::ownGridIsPoor(const TensorReport &t) { return causeOf(t) != Cause::Inherited; }
+
+std::optional<unsigned> quant::widerCandidate(const plan::PlanNode &node) {
+  if (!node.options.options)
+    return std::nullopt;
+  const ir::OpConfig &chosen = node.config();
+  const std::vector<ir::OpConfig> &configs = node.options.options->configs;
+  std::optional<unsigned> best;
+  for (unsigned i = 0; i < configs.size(); ++i) {
+    const ir::OpConfig &c = configs[i];
+    if (!c.activation.quantize || c.activation.bits <= chosen.activation.bits ||
+        !(c.weights == chosen.weights) || c.slots != chosen.slots)
+      continue;
+    if (!best || c.activation.bits < configs[*best].activation.bits)
+      best = i;
+  }
+  return best;
+}
 
 void quant::warnPoorTensors(const QuantizeResult &r, const plan::Plan &plan, llvm::StringRef where,
                             DiagnosticEngine &diags) {

@@ -23,10 +23,22 @@
 #include "backends/quantize/Quantizer.h"
 #include "support/Diagnostics.h"
 
+#include <optional>
+
 namespace tpcc::quant {
 
 constexpr double kPoorSqnrDb = 20;
 constexpr size_t kMaxPoorTensors = 8;
+
+/// Whether a measured activation's own grid is a cause of its low SQNR
+/// (clipping, values below one step, a range too wide for its bits), rather
+/// than the error of the tensors before it.
+bool ownGridIsPoor(const TensorReport &t);
+
+/// The candidate of `node`'s options with the fewest activation bits above
+/// those of its chosen config, with the chosen config's weights; none
+/// when the options have no such candidate.
+std::optional<unsigned> widerCandidate(const plan::PlanNode &node);
 
 /// Warns about the measured tensors of `r` below kPoorSqnrDb (`where`: the
 /// model, for the diagnostics' location).

@@ -212,6 +212,7 @@ def quantize_check(args, m, work, feeds, floats):
     out, report = os.path.join(work, "q.onnx"), os.path.join(work, "report.json")
     cmd = [args.tpcc, "quantize", "--platform", platform, path_of(m), "-o", out,
            "--report", report, "--progress=never"]
+    cmd += (args.quantize_flags or m.get("quantize_flags", "")).split()
     for n, f in calibration_set(m, work):
         cmd += ["--calib", f"{n}={f}"]
     code, _, err = run(cmd)
@@ -265,6 +266,8 @@ def main():
     ap.add_argument("--only")
     ap.add_argument("--float-only", action="store_true", help="plan and run, no quantize")
     ap.add_argument("--platform", help="quantize for this platform instead of the manifest's")
+    ap.add_argument("--quantize-flags", default="",
+                    help="flags for tpcc quantize instead of the manifest's (`--min-sqnr 20`)")
     args = ap.parse_args()
     if not shutil.which("node"):
         print("corpus_check: skipped, Node.js is not installed")

@@ -103,6 +103,15 @@ const std::vector<Flag> &driver::flagTable() {
        [](Options &o, const std::string &v) { return positive(v, o.batch); }},
       {"--sqnr-samples", Quantize | Finetune, true, "--sqnr-samples takes a positive number",
        [](Options &o, const std::string &v) { return positive(v, o.sqnrSamples); }},
+      {"--min-sqnr", Quantize, true, "--min-sqnr takes a number of dB (20, 25.5)",
+       [](Options &o, const std::string &v) {
+         char *end = nullptr;
+         double db = std::strtod(v.c_str(), &end);
+         if (v.empty() || *end || !std::isfinite(db) || db <= 0 || db > 200)
+           return false;
+         o.minSqnr = db;
+         return true;
+       }},
       {"--progress", Plan | Quantize | Finetune | Run | Eval, true,
        "--progress takes auto, always or never",
        [](Options &o, const std::string &v) {

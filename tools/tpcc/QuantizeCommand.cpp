@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 #include "backends/quantize/Pipeline.h"
 #include "backends/quantize/Report.h"
+#include "backends/quantize/Target.h"
 #include "runtime/Evaluate.h"
 #include "tools/tpcc/Driver.h"
 
@@ -23,6 +24,9 @@ LogicalResult driver::checkQuantizeArgs(Options &o) {
     return usageError("quantize needs an output model: -o OUT.onnx");
   if (o.calib.empty())
     return usageError("quantize needs calibration data: --calib FILE|DIR");
+  if (o.minSqnr && o.budgets.enabled)
+    return usageError("--min-sqnr and the budgets (--weights-memory, ...) both choose the "
+                      "candidates: give one of them");
   completeQuantizeArgs(o);
   return success();
 }
@@ -148,7 +152,9 @@ int driver::quantizeWith(Compilation &c, const ir::Module &m, const Options &o,
   if (extend && failed(extend(r)))
     return finish(c.diags, o);
   quant::QuantizeOutcome out;
-  LogicalResult ok = quant::quantizeModel(r, out, c.diags);
+  quant::TargetResult target;
+  LogicalResult ok = o.minSqnr ? quant::quantizeToTarget(r, *o.minSqnr, out, target, c.diags)
+                               : quant::quantizeModel(r, out, c.diags);
   if (progress)
     progress->finish();
   if (failed(ok) || failed(quant::writeOutcome(r, out, c.diags)))
@@ -163,6 +169,8 @@ int driver::quantizeWith(Compilation &c, const ir::Module &m, const Options &o,
     quant::printGradientGptq(*out.gradientGptq, *r.gradientGptq, llvm::outs());
   if (out.search)
     quant::mixed::printSearch(*out.search, out.plan, llvm::outs());
+  if (o.minSqnr)
+    quant::printTarget(target, llvm::outs());
   if (summary)
     summary();
   llvm::outs() << rt::saturationNote(out.quantModel->graph);

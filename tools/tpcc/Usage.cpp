@@ -23,7 +23,8 @@ usage:
             --calib [NAME=]FILE|DIR... MODEL.onnx -o OUT.onnx
             [--plan-out plan.json] [--report report.json] [--batch N]
             [--sqnr-samples N] [--choose NODE=CONFIG]... [BUDGET...]
-            [--gptq soft_rounding|ste|second_order] [--gptq-epochs N]
+            [--min-sqnr DB] [--gptq soft_rounding|ste|second_order]
+            [--gptq-epochs N]
                                        calibrate MODEL and write it in QDQ
                                        form for the platform (--gptq: train
                                        the kernels' rounding against MODEL
@@ -108,6 +109,10 @@ options:
   --batch N           (plan, quantize) calibration batch size (default 32)
   --sqnr-samples N    (quantize) the calibration samples the per-tensor SQNR
                       report runs (default 64)
+  --min-sqnr DB       (quantize) a quality target: while the outputs keep less
+                      than DB against the float model, widen the activation
+                      grids that lose most to the platform's wider candidates
+                      (imx500_v4's 16-bit configs) and quantize again
   --progress=auto|always|never
                       (plan, quantize) progress bar on stderr (auto: on a
                       terminal)

@@ -1,0 +1,68 @@
+//===- Target.h - Quantize to a quality target (--min-sqnr) ------*- C++ -*-===//
+//
+// `tpcc quantize --min-sqnr DB`: the platform's candidates chosen by the
+// measurement the quantizer already makes (Diagnose.h) instead of a memory
+// budget. It quantizes; while the model's outputs keep less than DB of the
+// float model's signal (the lowest output SQNR on the measured samples), the
+// node of every activation whose own grid keeps less than DB takes the
+// candidate with the next wider activation grid and the same weights
+// (imx500_v4's 16-bit configs), provided every node that reads the tensor
+// accepts inputs of that width; then it quantizes again. When no grid is
+// below DB on its own, the bar rises by kTargetStepDb until some grid is
+// under it: the errors of many grids add up, and a layer may amplify the
+// error of its input (a depthwise convolution's weak channels). A grid below
+// DB that cannot widen (no wider candidate, a reader that takes 8 bits only)
+// caps what widening can reach: the bar then stays at DB.
+//
+// It stops when the outputs meet the target, nothing can widen, or after
+// kMaxTargetRounds rounds. The rounds before the last are quiet: the last
+// one reports as `quantize` always does, with its choices in the plan
+// (`--plan-out`) and the summary.
+//===----------------------------------------------------------------------===//
+#ifndef TPCC_BACKENDS_QUANTIZE_TARGET_H
+#define TPCC_BACKENDS_QUANTIZE_TARGET_H
+
+#include "backends/quantize/Pipeline.h"
+
+#include "llvm/Support/raw_ostream.h"
+
+#include <string>
+#include <vector>
+
+namespace tpcc::quant {
+
+constexpr int kMaxTargetRounds = 6;
+/// How far the bar on the own grids rises at a time.
+constexpr double kTargetStepDb = 10;
+
+/// One widening the target made.
+struct TargetChoice {
+  std::string tensor, node, config; ///< config: the candidate's id
+  int fromBits = 8, toBits = 16;
+  double sqnrBefore = 0; ///< its own grid's SQNR (dB) in the round that chose it
+  int round = 1;
+};
+
+struct TargetResult {
+  double target = 0;  ///< dB
+  int rounds = 0;     ///< quantizations run, the last one included
+  double reached = 0; ///< the lowest output SQNR (dB) of the last one
+  std::vector<TargetChoice> choices;
+  /// Tensors whose own grid keeps less than the target and cannot widen (no
+  /// wider candidate, a reader that does not take the width, a node the
+  /// user chose for).
+  std::vector<std::string> stuck;
+};
+
+/// Quantizes `r` to the target `db` (see above): `out` is the last round's
+/// outcome, `result` what the rounds chose. `r.choose` (the user's) is kept
+/// and never overridden.
+LogicalResult quantizeToTarget(QuantizeRequest r, double db, QuantizeOutcome &out,
+                               TargetResult &result, DiagnosticEngine &diags);
+
+/// The summary lines of `result`.
+void printTarget(const TargetResult &result, llvm::raw_ostream &os);
+
+} // namespace tpcc::quant
+
+#endif
