@@ -2,6 +2,7 @@
 #include "runtime/Executor.h"
 
 #include "ir/graph/OnnxIO.h"
+#include "runtime/OrtBinary.h"
 #include "runtime/OrtSoftmax.h"
 #include "runtime/ops/Dnnl.h"
 
@@ -362,8 +363,43 @@ bool Executor::runAlone(const graph::Node &n, llvm::ArrayRef<const Tensor *> x, 
   return y.defined() && (blockedOutput || !y.blocked());
 }
 
-/// The table of a lookup chain: its kernels run on every code (pair).
+/// The pair table of an Add or Mul that ONNX Runtime fuses into QLinearAdd
+/// or QLinearMul (its inputs and output of one code type in ORT's terms),
+/// computed as ORT's kernels do (OrtBinary.h); false when ORT runs it in
+/// float.
+bool Executor::ortBinaryTable(Step &step) {
+  const LookupChain &c = *step.lookup;
+  if (c.arity != 2 || (c.op->opType != "Add" && c.op->opType != "Mul"))
+    return false;
+  const graph::Node *nodes[3] = {c.dq[0], c.dq[1], c.q};
+  const graph::Value *codes[3] = {c.input[0], c.input[1], c.output};
+  OrtGrid grid[3];
+  bool native[3];
+  for (int k = 0; k < 3; ++k) {
+    const Tensor &scale = constants[nodes[k]->input(1)->id];
+    const graph::Value *zv = nodes[k]->input(2);
+    const Tensor *zero = zv && constants[zv->id].defined() ? &constants[zv->id] : nullptr;
+    graph::ElemType elem = zero ? zero->elem() : codes[k]->type.elem;
+    if (scale.elem() != graph::ElemType::Float || scale.numel() != 1)
+      return false;
+    native[k] = elem == graph::ElemType::Int8;
+    grid[k].scale = scale.data<float>()[0];
+    grid[k].isSigned = native[k] && !ortUnsignedCodes(*codes[k]);
+    grid[k].zero = int32_t(zero ? zero->intAt(0) : 0) + (native[k] && !grid[k].isSigned ? 128 : 0);
+  }
+  if (grid[0].isSigned != grid[1].isSigned || grid[1].isSigned != grid[2].isSigned)
+    return false;
+  step.table = rt::ortBinaryTable(c.op->opType, grid[0], grid[1], grid[2], native);
+  step.table.resize(step.table.size() + kPairTablePadding, 0);
+  step.tableType = native[2] ? graph::ElemType::Int8 : graph::ElemType::UInt8;
+  return true;
+}
+
+/// The table of a lookup chain: ORT's arithmetic for the Add and Mul it
+/// fuses, else its kernels run on every code (pair).
 bool Executor::buildTable(Step &step) {
+  if (ortBinaryTable(step))
+    return true;
   const LookupChain &c = *step.lookup;
   const int64_t n = c.arity == 2 ? 65536 : 256;
   BufferPool::Scope system(nullptr);

@@ -223,6 +223,7 @@ private:
   void findKernelOnlyInputs();
   void findChannelsLastOutputs();
   bool buildTable(Step &step);
+  bool ortBinaryTable(Step &step);
   bool runAlone(const graph::Node &n, llvm::ArrayRef<const Tensor *> x, Tensor &y,
                 std::string *err = nullptr, std::unique_ptr<NodeState> *state = nullptr,
                 bool blockedOutput = false);

@@ -201,14 +201,13 @@ def sqnr_db(ref, x):
     return float("inf") if noise == 0 else 10 * np.log10(max(signal, 1e-30) / noise)
 
 
-def quantize_check(args, m, work, feeds, floats):
+def quantize_check(args, m, work, feeds, floats, platform):
     """`tpcc quantize` for the model's platform on a small calibration set; the QDQ
     model must pass the ONNX checker, run in ONNX Runtime (its integer kernels) and
     agree with `tpcc run` computing them as ORT does on this CPU: within one step of
     each quantized output, or the float-run tolerance for outputs left float.
     Returns (status, detail, min output SQNR in dB against the float model or None)."""
     import onnx
-    platform = args.platform or m.get("platform", "imx500")
     out, report = os.path.join(work, "q.onnx"), os.path.join(work, "report.json")
     cmd = [args.tpcc, "quantize", "--platform", platform, path_of(m), "-o", out,
            "--report", report, "--progress=never"]
@@ -294,12 +293,19 @@ def main():
         rel = f"{worst:.1e}" if worst is not None else "-"
         print(f"{status:9} {m['id']:45} {m['family']:20} {rel:>8}  {detail}", flush=True)
         q = ("-", "", None)
-        if want is not None and not args.float_only:
-            q = quantize_check(args, m, work, feeds, want)
-            failed += q[0] == "FAIL"
-            db = f"{q[2]:.1f} dB" if q[2] is not None else "-"
-            print(f"  {'quantized' if q[0] == 'ok' else q[0]:9} {args.platform or m.get('platform', 'imx500'):10} "
-                  f"{db:>9}  {q[1]}", flush=True)
+        # The model's platform, then the manifest's `also_platforms` (agreement with
+        # ORT on other grids: tflite's are not powers of two).
+        platforms = [args.platform or m.get("platform", "imx500")]
+        platforms += [] if args.platform else m.get("also_platforms", [])
+        for k, platform in enumerate(platforms if want is not None and not args.float_only else []):
+            pwork = work if k == 0 else os.path.join(work, platform)
+            os.makedirs(pwork, exist_ok=True)
+            r = quantize_check(args, m, pwork, feeds, want, platform)
+            q = r if k == 0 else q
+            failed += r[0] == "FAIL"
+            db = f"{r[2]:.1f} dB" if r[2] is not None else "-"
+            print(f"  {'quantized' if r[0] == 'ok' else r[0]:9} {platform:10} {db:>9}  {r[1]}",
+                  flush=True)
         rows.append((m, status, rel, detail, q))
     ok = sum(1 for r in rows if r[1] == "ok")
     blocked = sum(1 for r in rows if r[1] == "blocked")
