@@ -9,6 +9,7 @@ const DTYPES = {
   '<f4': ['float32', Float32Array], '<f8': ['float64', Float64Array],
   '<i8': ['int64', BigInt64Array], '<i4': ['int32', Int32Array],
   '|u1': ['uint8', Uint8Array], '|i1': ['int8', Int8Array],
+  '<i2': ['int16', Int16Array], '<u2': ['uint16', Uint16Array],
 };
 
 function readNpy(path) {
