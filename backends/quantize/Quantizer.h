@@ -19,6 +19,7 @@
 #include "backends/quantize/qdq/QDQ.h"
 #include "backends/quantize/stats/Calibrate.h"
 
+#include <cmath>
 #include <functional>
 #include <map>
 #include <memory>
@@ -63,6 +64,12 @@ struct TensorReport {
   /// tensor's own grid on them (what quantizing it alone loses, without the
   /// error the tensors before it bring).
   double rms = 0, maxAbs = 0, clipped = 0, ownSqnr = 0;
+  /// The lowest SQNR (dB) over the measured samples (the slices along axis
+  /// 0 of each batch; slices without signal skipped), of the tensor and of
+  /// its own grid alone: a probability that is tiny on some inputs keeps
+  /// little there while the pooled figures, which the large values
+  /// dominate, look fine. +inf: no sliced sample lost anything.
+  double worstSampleSqnr = INFINITY, worstSampleOwnSqnr = INFINITY;
   /// When a correction moved the tensor (shift_negative adds delta,
   /// input_scaling multiplies), it is measured against the float model's
   /// `reference` (empty: `tensor` itself) times `refScale` plus `refOffset`.

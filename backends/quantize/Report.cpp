@@ -91,8 +91,10 @@ void quant::writeReport(const QuantizeResult &r, const ReportHeader &h,
             // The float values and what the tensor's own grid does to them.
             j.attribute("rms", t.rms);
             j.attribute("max_abs", t.maxAbs);
+            j.attribute("worst_sample_sqnr_db", db(t.worstSampleSqnr));
             if (t.quantized) {
               j.attribute("own_sqnr_db", db(t.ownSqnr));
+              j.attribute("worst_sample_own_sqnr_db", db(t.worstSampleOwnSqnr));
               j.attribute("clipped", t.clipped);
             }
           };

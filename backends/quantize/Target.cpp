@@ -39,13 +39,14 @@ const plan::PlanNode *producerOf(const plan::Plan &plan, const TensorReport &t) 
 
 } // namespace
 
-/// The lowest SQNR of the model's outputs (every output is measured).
+/// The lowest SQNR of the model's outputs on any measured sample (every
+/// output is measured).
 static double outputSqnr(const QuantizeOutcome &out) {
   double worst = INFINITY;
   for (const graph::Value *v : out.floatModel->graph.outputs())
     for (const TensorReport &t : out.result.tensors)
       if (!t.weight && t.measured && t.tensor == v->name)
-        worst = std::min(worst, t.sqnr);
+        worst = std::min({worst, t.sqnr, t.worstSampleSqnr});
   return worst;
 }
 
@@ -58,7 +59,8 @@ static std::vector<TargetChoice> widenings(const QuantizeOutcome &out, double ow
   std::vector<TargetChoice> widened;
   stuck.clear();
   for (const TensorReport &t : out.result.tensors) {
-    if (t.weight || !t.measured || !t.quantized || std::isinf(t.ownSqnr) || t.ownSqnr >= own)
+    double ownDb = std::min(t.ownSqnr, t.worstSampleOwnSqnr);
+    if (t.weight || !t.measured || !t.quantized || std::isinf(ownDb) || ownDb >= own)
       continue;
     const plan::PlanNode *pn = producerOf(out.plan, t);
     std::optional<unsigned> wider = pn ? widerCandidate(*pn) : std::nullopt;

@@ -3,8 +3,9 @@
 // `tpcc quantize --min-sqnr DB`: the platform's candidates chosen by the
 // measurement the quantizer already makes (Diagnose.h) instead of a memory
 // budget. It quantizes; while the model's outputs keep less than DB of the
-// float model's signal (the lowest output SQNR on the measured samples), the
-// node of every activation whose own grid keeps less than DB takes the
+// float model's signal (the lowest output SQNR, pooled or on any one measured
+// sample: a probability tiny on some inputs), the node of every activation
+// whose own grid keeps less than DB (pooled or on one sample) takes the
 // candidate with the next wider activation grid and the same weights
 // (imx500_v4's 16-bit configs), provided every node that reads the tensor
 // accepts inputs of that width; then it quantizes again. When no grid is
@@ -39,14 +40,16 @@ constexpr double kTargetStepDb = 10;
 struct TargetChoice {
   std::string tensor, node, config; ///< config: the candidate's id
   int fromBits = 8, toBits = 16;
-  double sqnrBefore = 0; ///< its own grid's SQNR (dB) in the round that chose it
+  /// Its own grid's SQNR (dB; the lower of pooled and worst sample) in the
+  /// round that chose it.
+  double sqnrBefore = 0;
   int round = 1;
 };
 
 struct TargetResult {
   double target = 0;  ///< dB
   int rounds = 0;     ///< quantizations run, the last one included
-  double reached = 0; ///< the lowest output SQNR (dB) of the last one
+  double reached = 0; ///< the lowest output SQNR (dB, any sample) of the last one
   std::vector<TargetChoice> choices;
   /// Tensors whose own grid keeps less than the target and cannot widen (no
   /// wider candidate, a reader that does not take the width, a node the

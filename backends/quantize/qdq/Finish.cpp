@@ -144,6 +144,8 @@ LogicalResult quant::measureLayers(rt::Executor &floatEx, rt::Executor &quantEx,
       references.insert(r.reference.empty() ? r.tensor : r.reference);
     }
   std::vector<rt::Sqnr> sqnr(result.tensors.size()), own(result.tensors.size());
+  std::vector<double> worst(result.tensors.size(), INFINITY),
+      worstOwn(result.tensors.size(), INFINITY);
   std::vector<double> maxAbs(result.tensors.size(), 0), squares(result.tensors.size(), 0);
   std::vector<int64_t> count(result.tensors.size(), 0), outside(result.tensors.size(), 0);
   std::vector<float> alone;
@@ -187,6 +189,17 @@ LogicalResult quant::measureLayers(rt::Executor &floatEx, rt::Executor &quantEx,
     }
     count[i] += t.numel();
     own[i].add(expected, alone.data(), t.numel());
+    // Sample by sample: the slices along axis 0.
+    int64_t rows = t.rank() ? t.dim(0) : 1, per = rows ? t.numel() / rows : 0;
+    for (int64_t r = 0; r < rows && per; ++r) {
+      rt::Sqnr mine, alone1;
+      mine.add(expected + r * per, t.data<float>() + r * per, per);
+      alone1.add(expected + r * per, alone.data() + r * per, per);
+      if (mine.hasSignal()) {
+        worst[i] = std::min(worst[i], mine.dB());
+        worstOwn[i] = std::min(worstOwn[i], alone1.dB());
+      }
+    }
   };
   // Only these values: the others may run fused.
   auto mask = [](const graph::Graph &g, auto &&names) {
@@ -223,6 +236,8 @@ LogicalResult quant::measureLayers(rt::Executor &floatEx, rt::Executor &quantEx,
     r.measured = true;
     r.sqnr = sqnr[i].dB();
     r.ownSqnr = own[i].dB();
+    r.worstSampleSqnr = worst[i];
+    r.worstSampleOwnSqnr = worstOwn[i];
     r.maxAbs = maxAbs[i];
     r.rms = count[i] ? std::sqrt(squares[i] / double(count[i])) : 0;
     r.clipped = count[i] ? double(outside[i]) / double(count[i]) : 0;
