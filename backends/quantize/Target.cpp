@@ -71,7 +71,7 @@ static std::vector<TargetChoice> widenings(const QuantizeOutcome &out, double ow
       continue;
     }
     widened.push_back(
-        TargetChoice{t.tensor, t.node, pn->options.configId(*wider), t.bits, bits, t.ownSqnr, 0});
+        TargetChoice{t.tensor, t.node, pn->options.configId(*wider), t.bits, bits, ownDb, 0});
   }
   return widened;
 }
