@@ -13,12 +13,16 @@ using namespace tpcc::quant;
 namespace {
 
 /// Whether every node reading `v` takes `bits`-bit inputs: a float node
-/// does; a quantizing or preserving one when its config lists the width
-/// (a composite's inner nodes as their root).
+/// does, and so do an If, Loop or Scan (its subgraphs, which the plan does
+/// not enter, compute in float) and a Shape or Size (it reads no values); a
+/// quantizing or preserving one when its config lists the width (a
+/// composite's inner nodes as their root).
 bool readersAccept(const plan::Plan &plan, const graph::Value &v, int bits) {
   for (const graph::Use &u : v.uses) {
     const plan::PlanNode &reader = plan.elementOf(plan.nodes[u.node->id]);
-    if (!reader.options.options)
+    bool noValues =
+        u.node->inDefaultDomain() && (u.node->opType == "Shape" || u.node->opType == "Size");
+    if (!reader.options.options || u.node->hasSubgraphs() || noValues)
       continue;
     const ir::OpConfig &c = reader.config();
     if (!c.activation.quantize && !c.preserving)
