@@ -48,9 +48,17 @@ std::unique_ptr<Backprop> Backprop::create(Executor &ex, std::vector<const graph
     bool any = false;
     for (const graph::Value *in : n->inputs)
       any |= in && fromSource[in->id];
-    if (any)
+    // Only float values carry a gradient: a Shape's or an ArgMax's integer
+    // output is constant under small changes of its input. QuantizeLinear's
+    // codes are the exception: the straight-through estimator passes them.
+    bool straightThrough = n->opType == "QuantizeLinear";
+    bool integerOut = n->inDefaultDomain() &&
+                      (n->opType == "Shape" || n->opType == "Size" || n->opType == "ArgMax" ||
+                       n->opType == "ArgMin" || n->opType == "NonZero");
+    if (any && !integerOut)
       for (const graph::Value *out : n->outputs)
-        if (out)
+        if (out && (straightThrough || out->type.elem == graph::ElemType::Undefined ||
+                    graph::isFloatingPoint(out->type.elem)))
           fromSource[out->id] = true;
   }
   for (const graph::Value *v : g.outputs())

@@ -211,7 +211,9 @@ def quantize_check(args, m, work, feeds, floats, platform):
     out, report = os.path.join(work, "q.onnx"), os.path.join(work, "report.json")
     cmd = [args.tpcc, "quantize", "--platform", platform, path_of(m), "-o", out,
            "--report", report, "--progress=never"]
-    cmd += (args.quantize_flags or m.get("quantize_flags", "")).split()
+    # `{corpus}` in the manifest's flags: test/corpus (its recipes).
+    flags = args.quantize_flags or m.get("quantize_flags", "")
+    cmd += flags.replace("{corpus}", os.path.dirname(MANIFEST)).split()
     for n, f in calibration_set(m, work):
         cmd += ["--calib", f"{n}={f}"]
     code, _, err = run(cmd)
