@@ -25,9 +25,9 @@ void phase(const std::function<void(const char *)> &f, const char *name) {
     f(name);
 }
 
-/// Reads a tensor file; a missing file is err_cannot_open_file.
-/// Reads a data file; a float16 file is widened to float when `model` was
-/// (a float16 model computed in float32).
+/// Reads a tensor file (a missing file is err_cannot_open_file); a float16
+/// file is widened to float when `model` was (a float16 model computed in
+/// float32).
 LogicalResult readData(const std::string &path, Tensor &t, DiagnosticEngine &diags,
                        const graph::Model *model = nullptr) {
   if (!llvm::sys::fs::exists(path) || llvm::sys::fs::is_directory(path))

@@ -55,8 +55,7 @@ struct IntegerGroup {
 /// Whether ORT's x86-64 CPU kernels see the 8-bit tensor `codes` as uint8:
 /// it is uint8, or int8 from a QuantizeLinear (not a graph output) read by
 /// one DequantizeLinear that one node (or the graph's outputs) reads, which
-/// ORT's QDQS8ToU8
-/// moves to uint8 (zero point + 128). A DequantizeLinear with several
+/// ORT's QDQS8ToU8 moves to uint8 (zero point + 128). A DequantizeLinear with several
 /// readers gets a copy per reader first (EnsureUniqueDQForNodeUnit), and a
 /// QuantizeLinear with several readers keeps int8. ORT fuses a QDQ group
 /// on x86-64 only where its activations are uint8 this way: around other

@@ -22,6 +22,11 @@ public:
   void add(const float *ref, const float *x, int64_t n);
   /// Adds two tensors of the same element count (any numeric type).
   void add(const Tensor &ref, const Tensor &x);
+  /// Adds what `o` measured (a part measured on its own).
+  void add(const Sqnr &o) {
+    signal += o.signal;
+    noise += o.noise;
+  }
   /// Whether the reference had any energy (an all-zero one has no ratio).
   bool hasSignal() const { return signal != 0; }
   /// The ratio in dB; +inf when the tensors were identical.

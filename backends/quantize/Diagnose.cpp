@@ -46,11 +46,8 @@ std::string describe(const TensorReport &t) {
 
 /// What the node's options offer instead of its chosen config.
 std::string offer(const TensorReport &t, const plan::Plan &plan) {
-  const plan::PlanNode *pn = nullptr;
-  for (const plan::PlanNode &n : plan.nodes)
-    if (n.node && n.node->name == t.node && n.options.options)
-      pn = &n;
-  if (pn && t.quantized) {
+  const plan::PlanNode *pn = producerOf(plan, t);
+  if (pn && pn->options.options && t.quantized) {
     const ir::Options &o = *pn->options.options;
     if (std::optional<unsigned> i = widerCandidate(*pn))
       return fmt::format("the platform offers {}-bit activations here: --choose {}={} (or "
@@ -73,6 +70,13 @@ std::string offer(const TensorReport &t, const plan::Plan &plan) {
 } // namespace
 
 bool quant::ownGridIsPoor(const TensorReport &t) { return causeOf(t) != Cause::Inherited; }
+
+const plan::PlanNode *quant::producerOf(const plan::Plan &plan, const TensorReport &t) {
+  for (const plan::PlanNode &n : plan.nodes)
+    if (n.node && n.node->name == t.node && !n.innerOfChain)
+      return &n;
+  return nullptr;
+}
 
 std::optional<unsigned> quant::widerCandidate(const plan::PlanNode &node) {
   if (!node.options.options)

@@ -35,6 +35,9 @@ constexpr size_t kMaxPoorTensors = 8;
 /// than the error of the tensors before it.
 bool ownGridIsPoor(const TensorReport &t);
 
+/// The plan node that produces tensor `t` (a composite's root), or null.
+const plan::PlanNode *producerOf(const plan::Plan &plan, const TensorReport &t);
+
 /// The candidate of `node`'s options with the fewest activation bits above
 /// those of its chosen config, with the chosen config's weights; none
 /// when the options have no such candidate.

@@ -33,19 +33,9 @@ bool readersAccept(const plan::Plan &plan, const graph::Value &v, int bits) {
   return true;
 }
 
-/// The plan node whose output `t` is (a chain's root for a composite).
-const plan::PlanNode *producerOf(const plan::Plan &plan, const TensorReport &t) {
-  for (const plan::PlanNode &n : plan.nodes)
-    if (n.node && n.node->name == t.node && !n.innerOfChain)
-      return &n;
-  return nullptr;
-}
-
-} // namespace
-
 /// The lowest SQNR of the model's outputs on any measured sample (every
 /// output is measured).
-static double outputSqnr(const QuantizeOutcome &out) {
+double outputSqnr(const QuantizeOutcome &out) {
   double worst = INFINITY;
   for (const graph::Value *v : out.floatModel->graph.outputs())
     for (const TensorReport &t : out.result.tensors)
@@ -57,9 +47,9 @@ static double outputSqnr(const QuantizeOutcome &out) {
 /// The activations of `out` whose own grid keeps less than `own` dB, as
 /// widenings; in `stuck`, those that cannot widen (no wider candidate, a
 /// reader that does not take the width, a node already chosen for).
-static std::vector<TargetChoice> widenings(const QuantizeOutcome &out, double own,
-                                           const std::set<std::string> &fixed,
-                                           std::vector<std::string> &stuck) {
+std::vector<TargetChoice> widenings(const QuantizeOutcome &out, double own,
+                                    const std::set<std::string> &fixed,
+                                    std::vector<std::string> &stuck) {
   std::vector<TargetChoice> widened;
   stuck.clear();
   for (const TensorReport &t : out.result.tensors) {
@@ -79,6 +69,8 @@ static std::vector<TargetChoice> widenings(const QuantizeOutcome &out, double ow
   }
   return widened;
 }
+
+} // namespace
 
 LogicalResult quant::quantizeToTarget(QuantizeRequest r, double db, QuantizeOutcome &out,
                                       TargetResult &result, DiagnosticEngine &diags) {

@@ -456,32 +456,17 @@ TEST(Grad, QuantizeDequantizePassGradientsStraightThrough) {
 }
 
 TEST(Grad, IntegerValuesCarryNoGradient) {
-  // x -> Shape -> Reshape(x, shape): the Shape's integer output does not
-  // depend on x's values, so no gradient passes it (and it needs no backward
-  // kernel); x's gradient is the Reshape's.
+  // x -> Shape -> Reshape(Relu(x), shape): the Shape's integer output does
+  // not depend on x's values, so no gradient passes it (and it needs no
+  // backward kernel); x's gradient is the Reshape's, against central
+  // differences.
   Net net;
   net.input("x", net.random({2, 6}));
   net.node("Shape", {"x"}, {"s"});
   net.node("Relu", {"x"}, {"r"});
   net.node("Reshape", {"r", "s"}, {"y"});
   net.output("y");
-  Loaded l;
-  l.model =
-      graph::loadModelFromBuffer(net.m.SerializeAsString(), "shape", ".", l.diags, unchecked());
-  ASSERT_TRUE(l.model);
-  l.ex = rt::Executor::create(*l.model, l.diags);
-  ASSERT_TRUE(l.ex);
-  l.bp = rt::grad::Backprop::create(*l.ex, {l.model->graph.findValue("x")}, l.diags);
-  ASSERT_TRUE(l.bp) << messages(l.diags);
-  std::vector<Tensor> ys, grads;
-  ASSERT_TRUE(succeeded(l.bp->forward(net.feed, ys, l.diags)));
-  Tensor dy = net.random(ys[0].shape());
-  ASSERT_TRUE(succeeded(l.bp->backward({dy}, grads, l.diags))) << messages(l.diags);
-  ASSERT_EQ(grads.size(), 1u);
-  const float *x = net.feed.at("x").data<float>(), *g = grads[0].data<float>(),
-              *d = dy.data<float>();
-  for (int64_t i = 0; i < dy.numel(); ++i)
-    EXPECT_EQ(g[i], x[i] > 0 ? d[i] : 0.0f) << i;
+  checkGradients(net, "Shape");
 }
 
 TEST(Grad, AnOperatorWithoutBackwardIsNamedBeforeAnyWork) {

@@ -171,7 +171,6 @@ LogicalResult quant::measureLayers(rt::Executor &floatEx, rt::Executor &quantEx,
       expected = moved.data();
     }
     size_t i = w->second;
-    sqnr[i].add(expected, t.data<float>(), t.numel());
     // The float values on their own: their size and what this grid alone
     // does to them.
     alone.resize(size_t(t.numel()));
@@ -188,8 +187,7 @@ LogicalResult quant::measureLayers(rt::Executor &floatEx, rt::Executor &quantEx,
               : float(x);
     }
     count[i] += t.numel();
-    own[i].add(expected, alone.data(), t.numel());
-    // Sample by sample: the slices along axis 0.
+    // Sample by sample (the slices along axis 0), then pooled.
     int64_t rows = t.rank() ? t.dim(0) : 1, per = rows ? t.numel() / rows : 0;
     for (int64_t r = 0; r < rows && per; ++r) {
       rt::Sqnr mine, alone1;
@@ -199,6 +197,8 @@ LogicalResult quant::measureLayers(rt::Executor &floatEx, rt::Executor &quantEx,
         worst[i] = std::min(worst[i], mine.dB());
         worstOwn[i] = std::min(worstOwn[i], alone1.dB());
       }
+      sqnr[i].add(mine);
+      own[i].add(alone1);
     }
   };
   // Only these values: the others may run fused.
