@@ -1,13 +1,16 @@
 //===- Cleanup.cpp - Model clean-up before calibration ----------------------===//
 #include "transforms/Cleanup.h"
 
+#include "ir/graph/NodeAttrs.h"
 #include "ir/graph/OnnxIO.h"
 #include "runtime/Kernel.h"
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <limits>
 
 using namespace tpcc;
 using namespace tpcc::rt;
@@ -282,6 +285,41 @@ unsigned transforms::foldBatchNorms(graph::Model &m) {
 /// left to run time: Expand or Tile of a small constant would bloat the file.
 constexpr size_t kMaxFoldBytes = size_t(16) << 20;
 
+/// The dimensions a `Shape` node returns (its `start` and `end` applied) as
+/// far as its input's type knows them; none when the rank is unknown.
+static std::optional<std::vector<graph::Dim>> shapeDims(const graph::Model &m, const Node &shape) {
+  const Value *x = shape.input(0);
+  if (!x || !x->type.shape)
+    return std::nullopt;
+  std::vector<graph::Dim> dims = *x->type.shape;
+  int64_t r = int64_t(dims.size()), start = 0, end = r;
+  if (opsetOf(m, shape) >= 15) {
+    graph::NodeAttrs attrs(shape, nullptr);
+    start = attrs.getInt("start", 0);
+    end = attrs.getInt("end", r);
+    start = std::clamp<int64_t>(start < 0 ? start + r : start, 0, r);
+    end = std::clamp<int64_t>(end < 0 ? end + r : end, start, r);
+  }
+  return std::vector<graph::Dim>(dims.begin() + start, dims.begin() + end);
+}
+
+/// The value of a `Shape` node as its input's type knows it: the known
+/// dimensions, and `kUnknownDim` for each of the others (or for every one when
+/// the rank is unknown: none).
+constexpr int64_t kUnknownDim = std::numeric_limits<int64_t>::min();
+static std::optional<Tensor> partialShape(const graph::Model &m, const Value *v) {
+  const Node *shape = v ? v->producer : nullptr;
+  if (!shape || shape->opType != "Shape" || !shape->inDefaultDomain())
+    return std::nullopt;
+  std::optional<std::vector<graph::Dim>> dims = shapeDims(m, *shape);
+  if (!dims)
+    return std::nullopt;
+  Tensor t(graph::ElemType::Int64, Shape{int64_t(dims->size())});
+  for (size_t k = 0; k < dims->size(); ++k)
+    t.data<int64_t>()[k] = (*dims)[k].known() ? (*dims)[k].value : kUnknownDim;
+  return t;
+}
+
 LogicalResult transforms::foldConstants(graph::Model &m, DiagnosticEngine &diags,
                                         CleanupReport &report) {
   graph::Graph &g = m.graph;
@@ -305,10 +343,10 @@ LogicalResult transforms::foldConstants(graph::Model &m, DiagnosticEngine &diags
       held.push_back(t ? Tensor::fromGraph(*t) : Tensor());
       inputBytes += t ? t->raw.size() : 0;
     }
-    // Shape of a value whose shape is known.
+    // Shape or Size of a value whose shape is known.
     bool staticShape = false;
-    if (!allConstant && n->opType == "Shape" && n->domain.empty() && n->input(0) &&
-        n->input(0)->type.shape) {
+    if (!allConstant && (n->opType == "Shape" || n->opType == "Size") && n->inDefaultDomain() &&
+        n->input(0) && n->input(0)->type.shape) {
       staticShape = true;
       for (const graph::Dim &d : *n->input(0)->type.shape)
         staticShape &= d.known();
@@ -322,7 +360,16 @@ LogicalResult transforms::foldConstants(graph::Model &m, DiagnosticEngine &diags
                               dims));
       }
     }
-    if (!allConstant && !staticShape)
+    // Gather of a Shape whose gathered dimensions are known (the others need
+    // not be): the batch-independent dimension an exporter's `If` tests.
+    bool gatheredDims = false;
+    if (!allConstant && !staticShape && n->opType == "Gather" && n->inDefaultDomain() &&
+        constantOf(m, n->input(1)))
+      if (std::optional<Tensor> dims = partialShape(m, n->input(0))) {
+        gatheredDims = true;
+        held.assign({*dims, Tensor::fromGraph(*constantOf(m, n->input(1)))});
+      }
+    if (!allConstant && !staticShape && !gatheredDims)
       continue;
     std::unique_ptr<NodeState> state;
     KernelContext ctx(*n, opsetOf(m, *n), state);
@@ -332,6 +379,12 @@ LogicalResult transforms::foldConstants(graph::Model &m, DiagnosticEngine &diags
     if (!kernel(ctx)) {
       diags.emitAt(graph::describeNode(m.path, *n), diag::err_run_node, ctx.error);
       return failure();
+    }
+    if (gatheredDims) {
+      const Tensor &t = ctx.outputs[0];
+      const int64_t *d = t.data<int64_t>();
+      if (std::find(d, d + t.numel(), kUnknownDim) != d + t.numel())
+        continue; // it gathers a dimension the type does not know
     }
     size_t outBytes = 0;
     for (const Tensor &t : ctx.outputs)
@@ -384,17 +437,25 @@ std::string CleanupReport::describe() const {
     if (n)
       s += (s.empty() ? "" : ", ") + std::to_string(n) + " " + what;
   };
+  for (const auto &[name, value] : fixed)
+    s += fmt::format("{}input `{}` fixed to {}", s.empty() ? "" : ", ", name, value);
   add(batchNorms, batchNorms == 1 ? "BatchNormalization folded" : "BatchNormalizations folded");
   add(identities, "Identity/Dropout removed");
   add(folded, folded == 1 ? "node computed into a constant" : "nodes computed into constants");
   add(dead, dead == 1 ? "unused node removed" : "unused nodes removed");
+  add(branches, branches == 1 ? "If replaced by the branch its constant condition takes"
+                              : "Ifs replaced by the branches their constant conditions take");
   return s;
 }
 
 LogicalResult transforms::cleanupModel(graph::Model &m, DiagnosticEngine &diags,
                                        CleanupReport &report) {
-  if (failed(foldConstants(m, diags, report)))
-    return failure();
+  // A branch inlined may fold further (and hold an If of its own).
+  for (unsigned before = ~0u; before != report.branches;) {
+    before = report.branches;
+    if (failed(foldConstants(m, diags, report)) || failed(inlineConstantIfs(m, diags, report)))
+      return failure();
+  }
   report.identities += removeIdentities(m);
   report.batchNorms += foldBatchNorms(m);
   return success();

@@ -11,7 +11,11 @@
 //  - foldConstants: a node whose inputs are all constants (and a Shape of a
 //    value whose shape is fully known) is computed once, by the executor's own
 //    kernel, and replaced by an initializer; nodes whose outputs nothing uses
-//    are removed.
+//    are removed. A Gather of a Shape folds too when the dimensions it
+//    gathers are known (the others need not be).
+//  - inlineConstantIfs: an If whose condition is a constant is replaced by
+//    the branch it takes; fixInputs makes inputs the user fixes constants
+//    first (Specialize.cpp).
 //
 // Each transform relinks and re-verifies the graph; new initializers get
 // fresh names, so weights shared with other nodes are never changed.
@@ -24,14 +28,21 @@
 #include "support/Diagnostics.h"
 
 #include <string>
+#include <utility>
+#include <vector>
 
 namespace tpcc::transforms {
 
+/// Inputs the user fixes (`--fix-input NAME=VALUE`): name, value.
+using FixedInputs = std::vector<std::pair<std::string, double>>;
+
 struct CleanupReport {
+  FixedInputs fixed;       ///< inputs made constants (fixInputs)
   unsigned identities = 0; ///< Identity/Dropout nodes removed
   unsigned batchNorms = 0; ///< BatchNormalization nodes folded
   unsigned folded = 0;     ///< nodes computed into constants
   unsigned dead = 0;       ///< nodes removed because nothing used them
+  unsigned branches = 0;   ///< If nodes replaced by the branch they take
 
   /// "1 BatchNormalization folded, 2 Identity/Dropout removed, ..." (only
   /// the non-zero counts); "" when nothing changed.
@@ -42,8 +53,18 @@ unsigned removeIdentities(graph::Model &m);
 unsigned foldBatchNorms(graph::Model &m);
 /// Returns false when a kernel failed on constant data (reported).
 LogicalResult foldConstants(graph::Model &m, DiagnosticEngine &diags, CleanupReport &report);
-/// All of the above, in the order constant folding, identities, batch norms
-/// (folding first turns computed weights into constants).
+/// Makes each input of `fixed` a constant holding its value (of the input's
+/// type, one element; an error for an input that holds more, a value the
+/// type cannot hold, or a name that is no input). Clean-up then folds what
+/// it decides, and inlineConstantIfs the branches it picks.
+LogicalResult fixInputs(graph::Model &m, const FixedInputs &fixed, DiagnosticEngine &diags);
+/// Replaces each If whose condition is a constant by the nodes of the
+/// branch it takes (the branch's constants become initializers, its names
+/// are kept unless the graph has them); false after a diagnostic.
+LogicalResult inlineConstantIfs(graph::Model &m, DiagnosticEngine &diags, CleanupReport &report);
+/// All of the above, in the order constant folding and If inlining (until no
+/// condition is left to fold), identities, batch norms (folding first turns
+/// computed weights into constants).
 LogicalResult cleanupModel(graph::Model &m, DiagnosticEngine &diags, CleanupReport &report);
 
 } // namespace tpcc::transforms

@@ -141,6 +141,9 @@ struct Plan {
   /// model (key `corrections`, absent when empty); `tpcc apply` does not
   /// replay them and refuses such plans.
   std::vector<std::string> corrections;
+  /// Filled by `tpcc quantize`: the inputs `--fix-input` made constants
+  /// (key `fixed_inputs`, absent when none); `tpcc apply` fixes them too.
+  std::vector<std::pair<std::string, double>> fixedInputs;
   /// Filled when a mixed-precision search chose the configs.
   std::optional<MixedPrecisionRecord> mixedPrecision;
 

@@ -336,6 +336,14 @@ void PlanWriter::write() {
   // Written when a mixed-precision search chose the configs.
   if (const std::optional<MixedPrecisionRecord> &mp = plan.mixedPrecision)
     fields.push_back({"mixed_precision", [&] { mixedPrecision(*mp); }});
+  // Written by `tpcc quantize` only when the user fixed inputs.
+  if (!plan.fixedInputs.empty())
+    fields.push_back({"fixed_inputs", [&] {
+                        j.objectBegin();
+                        for (const auto &[name, value] : plan.fixedInputs)
+                          j.attribute(name, value);
+                        j.objectEnd();
+                      }});
   // Written by `tpcc quantize` only when a correction changed the model.
   if (!plan.corrections.empty())
     fields.push_back({"corrections",

@@ -414,7 +414,10 @@ void Planner::checkInputBits() {
   for (const Node *n : model.graph.topologicalOrder()) {
     const PlanNode &pn = plan.nodes[n->id];
     const ir::OpConfig &c = pn.config();
-    if (noQuantize.contains(n->opType) || c.preserving || !c.activation.quantize || pn.innerOfChain)
+    // An If, Loop or Scan reads its inputs in float subgraphs (the plan does
+    // not enter them): any width does.
+    if (noQuantize.contains(n->opType) || c.preserving || !c.activation.quantize ||
+        pn.innerOfChain || n->hasSubgraphs())
       continue;
     for (const Value *v : plan.elementInputs(pn)) {
       if (!v || v->constant || isWeightInput(pn, v))

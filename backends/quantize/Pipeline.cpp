@@ -63,7 +63,8 @@ void quant::warnSubgraphs(const graph::Model &m, DiagnosticEngine &diags) {
 }
 
 std::unique_ptr<graph::Model> quant::prepareModel(const std::string &path, DiagnosticEngine &diags,
-                                                  bool warn, transforms::CleanupReport *cleanup) {
+                                                  bool warn, transforms::CleanupReport *cleanup,
+                                                  const transforms::FixedInputs &fixed) {
   graph::LoadOptions options;
   options.widenFloat16 = true;
   options.notes = warn;
@@ -83,7 +84,9 @@ std::unique_ptr<graph::Model> quant::prepareModel(const std::string &path, Diagn
       return nullptr;
   }
   transforms::CleanupReport report;
-  if (failed(transforms::cleanupModel(*m, diags, report)))
+  report.fixed = fixed;
+  if (failed(transforms::fixInputs(*m, fixed, diags)) ||
+      failed(transforms::cleanupModel(*m, diags, report)))
     return nullptr;
   if (cleanup)
     *cleanup = report;
@@ -131,7 +134,7 @@ LogicalResult loadAndPlan(const QuantizeRequest &r, QuantizeOutcome &out, const 
     return diags.emitAt(r.model, diag::err_quant_no_onnx_capabilities, r.capabilities->name,
                         r.platform->name, r.capabilities->framework);
   fw = r.module->findFramework(r.capabilities->framework);
-  out.floatModel = prepareModel(r.model, diags, /*warn=*/true, &out.cleanup);
+  out.floatModel = prepareModel(r.model, diags, /*warn=*/true, &out.cleanup, r.fixedInputs);
   if (!out.floatModel)
     return failure();
   warnSubgraphs(*out.floatModel, diags);
@@ -180,7 +183,7 @@ LogicalResult quant::quantizeModel(const QuantizeRequest &r, QuantizeOutcome &ou
   const ir::Framework *fw = nullptr;
   if (failed(loadAndPlan(r, out, fw, diags)))
     return failure();
-  out.quantModel = prepareModel(r.model, diags, /*warn=*/false);
+  out.quantModel = prepareModel(r.model, diags, /*warn=*/false, nullptr, r.fixedInputs);
   if (!out.quantModel)
     return failure();
 
@@ -238,6 +241,7 @@ LogicalResult quant::quantizeModel(const QuantizeRequest &r, QuantizeOutcome &ou
   phase(r, "measure");
   fillPlan(out.plan, result);
   out.plan.corrections = out.corrections;
+  out.plan.fixedInputs = r.fixedInputs;
   return success();
 }
 
@@ -294,7 +298,10 @@ LogicalResult quant::applyPlan(const std::string &planPath, const std::string &m
   auto text = llvm::MemoryBuffer::getFile(planPath);
   if (!text)
     return diags.emitAt("", diag::err_cannot_open_file, planPath, text.getError().message());
-  model = prepareModel(modelPath, diags);
+  transforms::FixedInputs fixed;
+  if (failed(fixedInputsOfPlan((*text)->getBuffer(), planPath, fixed, diags)))
+    return failure();
+  model = prepareModel(modelPath, diags, /*warn=*/true, nullptr, fixed);
   if (!model)
     return failure();
   if (failed(specFromPlan((*text)->getBuffer(), planPath, *model, result, diags)))

@@ -45,6 +45,8 @@ struct QuantizeRequest {
   int64_t batch = 32;
   /// Candidate choices (node name, config id), as `--choose` gives them.
   std::vector<std::pair<std::string, std::string>> choose;
+  /// Inputs made constants before the clean-up (`--fix-input NAME=VALUE`).
+  transforms::FixedInputs fixedInputs;
   /// Budgets given on the command line (`--weights-memory` ...): they win
   /// over the recipe's `mixed_precision` fields.
   ir::MixedPrecision budgets;
@@ -113,11 +115,13 @@ void warnSubgraphs(const graph::Model &m, DiagnosticEngine &diags);
 /// Loads `path` and prepares it as quantize and apply both do: refused when
 /// it is already quantized (quantizedOperators), converted to
 /// opset 13 when older (per-axis DequantizeLinear needs it; warns when
-/// `warn`), then cleaned up (transforms/Cleanup.h; what changed goes to
-/// `cleanup` when given). Null after an error.
+/// `warn`), its `fixed` inputs made constants, then cleaned up
+/// (transforms/Cleanup.h; what changed goes to `cleanup` when given). Null
+/// after an error.
 std::unique_ptr<graph::Model> prepareModel(const std::string &path, DiagnosticEngine &diags,
                                            bool warn = true,
-                                           transforms::CleanupReport *cleanup = nullptr);
+                                           transforms::CleanupReport *cleanup = nullptr,
+                                           const transforms::FixedInputs &fixed = {});
 
 /// Quantizes `r.model` for `r.platform`.
 LogicalResult quantizeModel(const QuantizeRequest &r, QuantizeOutcome &out,

@@ -327,6 +327,19 @@ Value *Graph::addConstant(std::unique_ptr<Tensor> t) {
   return v;
 }
 
+Value *Graph::fixInput(std::unique_ptr<Tensor> t) {
+  Value *v = getOrCreateValue(t->name);
+  inputList.erase(std::remove(inputList.begin(), inputList.end(), v), inputList.end());
+  v->isGraphInput = false;
+  if (v->isInitializer) {
+    initList.erase(std::remove_if(initList.begin(), initList.end(),
+                                  [&](const auto &i) { return i.get() == v->constant; }),
+                   initList.end());
+    v->constant = nullptr;
+  }
+  return addConstant(std::move(t));
+}
+
 void Graph::eraseUnusedInitializers(bool inputsToo) {
   // Constant nodes are initializers in node form (exporters store weights
   // so): those nothing reads go too, and the order stays the verified one.

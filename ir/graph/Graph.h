@@ -247,6 +247,9 @@ public:
   void eraseNodes(const std::vector<bool> &dead);
   /// Adds initializer `t` as the constant of the value of its name.
   Value *addConstant(std::unique_ptr<Tensor> t);
+  /// Makes graph input `t->name` a constant holding `t` (replacing the
+  /// default an initializer gave it); it is no longer an input.
+  Value *fixInput(std::unique_ptr<Tensor> t);
   /// Removes initializers, and Constant nodes, that no node and no graph
   /// output uses (the verified order stays, without those nodes). A graph
   /// input with a default keeps its initializer, unless `inputsToo` (models

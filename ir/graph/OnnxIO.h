@@ -49,6 +49,11 @@ std::unique_ptr<Model> loadModelFromBuffer(llvm::StringRef bytes, llvm::StringRe
                                            llvm::StringRef baseDir, DiagnosticEngine &diags,
                                            const LoadOptions &options = {});
 
+/// Runs libonnx's shape inference on `m` again (after a transform added
+/// values without types), keeping the types it has; quiet: the load reported
+/// what libonnx cannot infer.
+void inferShapes(Model &m);
+
 /// Decodes a serialized `TensorProto` (the ONNX test suite's `.pb` files);
 /// `name` names it in diagnostics, `baseDir` holds its external data.
 bool loadTensorFromBuffer(llvm::StringRef bytes, llvm::StringRef name, llvm::StringRef baseDir,

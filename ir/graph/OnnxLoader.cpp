@@ -47,6 +47,7 @@ public:
 
   std::unique_ptr<Model> load(llvm::StringRef bytes, const LoadOptions &opts);
   bool loadTensor(llvm::StringRef bytes, Tensor &t);
+  void inferShapes(Model &m);
 
 private:
   bool inlineExternalData(onnx::TensorProto &t, const std::string &where);
@@ -651,6 +652,26 @@ bool Loader::loadTensor(llvm::StringRef bytes, Tensor &t) {
 bool graph::loadTensorFromBuffer(llvm::StringRef bytes, llvm::StringRef name,
                                  llvm::StringRef baseDir, Tensor &t, DiagnosticEngine &diags) {
   return Loader(name, baseDir, diags).loadTensor(bytes, t);
+}
+
+void Loader::inferShapes(Model &m) {
+  std::string bytes, error;
+  onnx::ModelProto proto;
+  if (!serializeModel(m, bytes, error) || !proto.ParseFromString(bytes) ||
+      !libonnxApplies(proto, m))
+    return;
+  try {
+    onnx::shape_inference::InferShapes(proto);
+    copyTypes(proto.graph(), m);
+  } catch (const std::exception &) {
+    // The load's own inference has reported what libonnx cannot infer.
+  }
+}
+
+void graph::inferShapes(Model &m) {
+  SourceManager sm;
+  DiagnosticEngine quiet(sm);
+  Loader(m.path, ".", quiet).inferShapes(m);
 }
 
 std::unique_ptr<Model> graph::loadModelFromBuffer(llvm::StringRef bytes, llvm::StringRef name,

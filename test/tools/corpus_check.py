@@ -181,9 +181,12 @@ def check(args, m, work, feeds):
 def calibration_set(m, work):
     """The calibration files of a model: CALIB_SAMPLES samples of each input's recipe
     (other seeds than the test input's) stacked on axis 0; a `zeros` or `constant`
-    input (a recurrent state, a sample rate) is one whole tensor fed with every batch."""
+    input (a recurrent state, a sample rate) is one whole tensor fed with every batch;
+    an input the manifest fixes (`fix`) takes none."""
     feeds = []
     for k, (name, recipe) in enumerate(m["inputs"].items()):
+        if recipe.get("fix"):
+            continue
         if recipe["data"] in ("zeros", "constant"):
             x = make_input(recipe, k)
         else:
@@ -216,6 +219,12 @@ def quantize_check(args, m, work, feeds, floats, platform):
     cmd += flags.replace("{corpus}", os.path.dirname(MANIFEST)).split()
     for n, f in calibration_set(m, work):
         cmd += ["--calib", f"{n}={f}"]
+    # An input the deployment never varies (a sample rate) is fixed: the If it
+    # decides takes its branch, which is quantized, and the QDQ model has no such input.
+    fixed = {n: r["value"] for n, r in m["inputs"].items() if r.get("fix")}
+    for n, v in fixed.items():
+        cmd += ["--fix-input", f"{n}={v}"]
+    feeds = [(n, f) for n, f in feeds if n not in fixed]
     code, _, err = run(cmd)
     if code:
         return "FAIL", f"tpcc quantize --platform {platform}: {err.splitlines()[-1] if err else code}", None

@@ -32,8 +32,7 @@ LogicalResult driver::checkFinetuneArgs(Options &o) {
     return usageError("finetune needs an output model: -o OUT.onnx");
   if (o.data.empty())
     return usageError("finetune needs training data: --data FILE");
-  completeQuantizeArgs(o);
-  return success();
+  return completeQuantizeArgs(o);
 }
 
 int driver::runFinetune(Compilation &c, const ir::Module &m, const Options &o) {

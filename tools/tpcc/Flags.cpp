@@ -70,6 +70,21 @@ const std::vector<Flag> &driver::flagTable() {
          o.calib.push_back(v);
          return !v.empty();
        }},
+      {"--fix-input", Quantize | Finetune, true,
+       "--fix-input takes NAME=VALUE, an input of the model and the one number it holds (e.g. "
+       "sr=16000)",
+       [](Options &o, const std::string &v) {
+         size_t eq = v.rfind('=');
+         if (eq == std::string::npos || eq == 0 || eq + 1 == v.size())
+           return false;
+         std::string number = v.substr(eq + 1);
+         char *end = nullptr;
+         double value = std::strtod(number.c_str(), &end);
+         if (*end || !std::isfinite(value))
+           return false;
+         o.fixedInputs.emplace_back(v.substr(0, eq), value);
+         return true;
+       }},
       {"--weights-memory", Plan | Quantize, true,
        "--weights-memory needs a budget: bytes with a unit (41KiB, 2.5MB) or a percentage of the "
        "base configuration (75%)",

@@ -56,6 +56,8 @@ struct Options {
   std::vector<std::pair<std::string, std::string>> choose; ///< NODE, CONFIG
   std::string recipe, planOut, report, planFile;           ///< quantize; apply --plan
   std::vector<std::string> calib;
+  /// --fix-input NAME=VALUE (quantize, finetune).
+  std::vector<std::pair<std::string, double>> fixedInputs;
   /// --weights-memory, --activation-memory, --total-memory, --bops.
   ir::MixedPrecision budgets;
   /// Why a setter refused its value, when it says more than the flag's error.
@@ -113,8 +115,9 @@ LogicalResult checkPlanArgs(Options &o);
 LogicalResult checkQuantizeArgs(Options &o);
 LogicalResult checkFinetuneArgs(Options &o);
 /// quantize's and finetune's common part: a platform or recipe given as a
-/// .tpc file is compiled with the inputs; the batch defaults to 32.
-void completeQuantizeArgs(Options &o);
+/// .tpc file is compiled with the inputs; the batch defaults to 32; no
+/// --calib data for a --fix-input input.
+LogicalResult completeQuantizeArgs(Options &o);
 LogicalResult checkApplyArgs(Options &o);
 LogicalResult checkModelArgs(Options &o);
 

@@ -27,16 +27,23 @@ LogicalResult driver::checkQuantizeArgs(Options &o) {
   if (o.minSqnr && o.budgets.enabled)
     return usageError("--min-sqnr and the budgets (--weights-memory, ...) both choose the "
                       "candidates: give one of them");
-  completeQuantizeArgs(o);
-  return success();
+  return completeQuantizeArgs(o);
 }
 
-void driver::completeQuantizeArgs(Options &o) {
+LogicalResult driver::completeQuantizeArgs(Options &o) {
+  // A fixed input is a constant: data for it would have no input to feed.
+  for (const std::string &c : o.calib)
+    for (const auto &[name, value] : o.fixedInputs)
+      if (llvm::StringRef(c).startswith(name + "="))
+        return usageError(fmt::format("--calib {}: input `{}` is fixed (--fix-input {}={}) and "
+                                      "takes no data",
+                                      c, name, name, value));
   // A platform or recipe given as a file is compiled with the inputs.
   if (llvm::StringRef(o.platform).endswith(".tpc"))
     o.inputs.push_back(o.platform);
   if (llvm::StringRef(o.recipe).endswith(".tpc"))
     o.inputs.push_back(o.recipe);
+  return success();
 }
 
 LogicalResult driver::checkApplyArgs(Options &o) {
@@ -119,6 +126,7 @@ int driver::quantizeWith(Compilation &c, const ir::Module &m, const Options &o,
   r.batch = o.batch ? o.batch : 32;
   r.measureSamples = o.sqnrSamples;
   r.choose = o.choose;
+  r.fixedInputs = o.fixedInputs;
   r.budgets = o.budgets;
   std::unique_ptr<Progress> gptqBar;
   if (failed(gptqRequest(c, o, r, gptqBar)))

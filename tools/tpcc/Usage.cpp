@@ -24,7 +24,7 @@ usage:
             [--plan-out plan.json] [--report report.json] [--batch N]
             [--sqnr-samples N] [--choose NODE=CONFIG]... [BUDGET...]
             [--min-sqnr DB] [--gptq soft_rounding|ste|second_order]
-            [--gptq-epochs N]
+            [--gptq-epochs N] [--fix-input NAME=VALUE]...
                                        calibrate MODEL and write it in QDQ
                                        form for the platform (--gptq: train
                                        the kernels' rounding against MODEL
@@ -86,6 +86,12 @@ options:
                       (plan, quantize) calibration data: .npy/.pb files or
                       folders of them (one sample or a batch each); repeat per
                       input
+  --fix-input NAME=VALUE
+                      (quantize, finetune) input NAME holds VALUE (one number,
+                      e.g. sr=16000): it becomes a constant, what it decides
+                      is folded (an If on it takes its branch, which is then
+                      planned and quantized), and the model written has no
+                      such input; the plan records it for `tpcc apply`
   --weights-memory A, --activation-memory A, --total-memory A, --bops N
                       (plan, quantize) budgets for mixed precision: each layer
                       takes the candidate config that fits with the least loss.

@@ -226,6 +226,31 @@ bool PlanReader::read(const json::Object &plan) {
 
 } // namespace
 
+LogicalResult quant::fixedInputsOfPlan(llvm::StringRef text, llvm::StringRef where,
+                                       transforms::FixedInputs &fixed, DiagnosticEngine &diags) {
+  llvm::Expected<json::Value> v = json::parse(text);
+  if (!v) {
+    diags.emitAt(where.str(), diag::err_apply_plan, "not JSON: " + llvm::toString(v.takeError()));
+    return failure();
+  }
+  const json::Object *o = v->getAsObject();
+  const json::Object *inputs = o ? o->getObject("fixed_inputs") : nullptr;
+  if (!inputs)
+    return success();
+  std::vector<std::string> names;
+  for (const auto &kv : *inputs)
+    names.push_back(kv.first.str());
+  std::sort(names.begin(), names.end()); // llvm's JSON objects are unordered
+  for (const std::string &name : names) {
+    llvm::Optional<double> value = inputs->getNumber(name);
+    if (!value)
+      return diags.emitAt(where.str(), diag::err_apply_plan,
+                          fmt::format("fixed input `{}` is not a number", name));
+    fixed.emplace_back(name, *value);
+  }
+  return success();
+}
+
 LogicalResult quant::specFromPlan(llvm::StringRef text, llvm::StringRef where,
                                   const graph::Model &m, QuantizeResult &result,
                                   DiagnosticEngine &diags) {

@@ -17,10 +17,16 @@
 #define TPCC_BACKENDS_QUANTIZE_QDQ_APPLY_H
 
 #include "backends/quantize/Quantizer.h"
+#include "transforms/Cleanup.h"
 
 #include "llvm/ADT/StringRef.h"
 
 namespace tpcc::quant {
+
+/// The inputs the plan's `fixed_inputs` fixes (none when it has none);
+/// false after a diagnostic.
+LogicalResult fixedInputsOfPlan(llvm::StringRef json, llvm::StringRef where,
+                                transforms::FixedInputs &fixed, DiagnosticEngine &diags);
 
 /// Parses `json` (the plan file `where`) against `m` (loaded and cleaned up
 /// as `tpcc quantize` does). False after diagnostics.
