@@ -19,6 +19,7 @@
 #include <cstring>
 #include <limits>
 #include <map>
+#include <type_traits>
 #include <unordered_set>
 
 using namespace tpcc;
@@ -130,8 +131,9 @@ namespace {
 
 template <typename T> std::optional<std::string> bytesOf(double v) {
   if constexpr (std::is_integral_v<T>) {
+    // [lowest, 2^digits): exact bounds in double for every integer width.
     if (v != std::floor(v) || v < double(std::numeric_limits<T>::lowest()) ||
-        v > double(std::numeric_limits<T>::max()))
+        v >= std::ldexp(1.0, std::numeric_limits<T>::digits))
       return std::nullopt;
   }
   T x = static_cast<T>(v);
