@@ -148,6 +148,66 @@ bool biasOf(const graph::Node &n, IntegerGroup &g, const std::vector<float> &wSc
   return true;
 }
 
+/// Whether ORT's EliminateSlice removes `n` at level 1: a Slice whose
+/// constant starts are all 0 and ends all INT64_MAX, steps (if given) 1.
+bool ortEliminatesSlice(const graph::Node &n) {
+  if (n.opType != "Slice" || !n.inDefaultDomain() || n.outputs.empty() || !n.outputs[0] ||
+      n.outputs[0]->isGraphOutput)
+    return false;
+  const graph::Value *starts = n.input(1), *ends = n.input(2), *steps = n.input(4);
+  if (!starts || !ends || !starts->constant || !ends->constant ||
+      starts->constant->numElements() == 0 ||
+      starts->constant->numElements() != ends->constant->numElements() ||
+      (steps && !steps->constant))
+    return false;
+  for (int64_t i = 0; i < starts->constant->numElements(); ++i)
+    if (starts->constant->at(i) != 0 ||
+        ends->constant->at(i) < double(std::numeric_limits<int64_t>::max()))
+      return false;
+  for (int64_t i = 0; steps && i < steps->constant->numElements(); ++i)
+    if (steps->constant->at(i) != 1)
+      return false;
+  return true;
+}
+
+/// Whether QuantizeLinear `q` and DequantizeLinear `dq` use one scalar
+/// grid (the same constant scale and zero point).
+bool oneGrid(const graph::Node &q, const graph::Node &dq) {
+  const graph::Tensor *qs = scalarInput(q, 1), *ds = scalarInput(dq, 1), *qz = scalarInput(q, 2),
+                      *dz = scalarInput(dq, 2);
+  return qs && ds && qz && dz && qs->at(0) == ds->at(0) && qz->elem == dz->elem &&
+         qz->at(0) == dz->at(0);
+}
+
+/// How many readers DequantizeLinear `dq`'s output has once ORT's level-1
+/// rewrites ran: a Slice that slices nothing (EliminateSlice) hands its
+/// readers on, and a DequantizeLinear -> QuantizeLinear of one grid between
+/// two pairs of one grid each (DoubleQDQPairsRemover) joins the pairs, so the
+/// second DequantizeLinear's readers are the codes' readers. The graph's
+/// outputs count as one reader.
+size_t ortDequantizeReaders(const graph::Node &dq) {
+  const graph::Node *first = &dq;
+  const graph::Value *out = dq.outputs.empty() ? nullptr : dq.outputs[0];
+  while (out && !out->isGraphOutput && out->uses.size() == 1) {
+    const graph::Node *r = out->uses[0].node;
+    if (ortEliminatesSlice(*r)) {
+      out = r->outputs[0];
+      continue;
+    }
+    const graph::Value *codes = r->outputs.empty() ? nullptr : r->outputs[0];
+    const graph::Node *q = first->input(0) ? first->input(0)->producer : nullptr;
+    if (r->opType != "QuantizeLinear" || !r->inDefaultDomain() || !codes || codes->isGraphOutput ||
+        codes->uses.size() != 1 || !q || !oneGrid(*q, *first) || !oneGrid(*r, *first))
+      break;
+    const graph::Node *next = codes->uses[0].node;
+    if (next->opType != "DequantizeLinear" || !next->inDefaultDomain() || !oneGrid(*r, *next))
+      break;
+    first = next;
+    out = next->outputs.empty() ? nullptr : next->outputs[0];
+  }
+  return out ? out->uses.size() + out->isGraphOutput : 0;
+}
+
 } // namespace
 
 bool ortUnsignedCodes(const graph::Value &codes) {
@@ -160,10 +220,10 @@ bool ortUnsignedCodes(const graph::Value &codes) {
   if (!zero || zero->elem != graph::ElemType::Int8 || codes.isGraphOutput || codes.uses.size() != 1)
     return false;
   const graph::Node *dq = codes.uses[0].node;
-  // One reader of the DequantizeLinear's output: a node, or the graph's outputs.
+  // One reader of the DequantizeLinear's output (a node, or the graph's
+  // outputs) in the graph ORT has after its level-1 rewrites.
   return dq->opType == "DequantizeLinear" && dq->inDefaultDomain() && codes.uses[0].index == 0 &&
-         !dq->outputs.empty() && dq->outputs[0] &&
-         dq->outputs[0]->uses.size() + dq->outputs[0]->isGraphOutput <= 1;
+         ortDequantizeReaders(*dq) <= 1;
 }
 
 bool ortFuses(const IntegerGroup &g) {

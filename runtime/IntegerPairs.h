@@ -57,7 +57,11 @@ struct IntegerGroup {
 /// one DequantizeLinear that one node (or the graph's outputs) reads, which
 /// ORT's QDQS8ToU8 moves to uint8 (zero point + 128). A DequantizeLinear with several
 /// readers gets a copy per reader first (EnsureUniqueDQForNodeUnit), and a
-/// QuantizeLinear with several readers keeps int8. ORT fuses a QDQ group
+/// QuantizeLinear with several readers keeps int8. The readers are counted in
+/// the graph ORT has after its level-1 rewrites: a Slice that slices nothing is
+/// gone (EliminateSlice), and so is a DequantizeLinear -> QuantizeLinear of one
+/// grid between two pairs (DoubleQDQPairsRemover), whose second
+/// DequantizeLinear's readers then count. ORT fuses a QDQ group
 /// on x86-64 only where its activations are uint8 this way: around other
 /// int8 activations the group stays float.
 bool ortUnsignedCodes(const graph::Value &codes);
