@@ -303,9 +303,9 @@ static std::optional<std::vector<graph::Dim>> shapeDims(const graph::Model &m, c
   return std::vector<graph::Dim>(dims.begin() + start, dims.begin() + end);
 }
 
-/// The value of a `Shape` node as its input's type knows it: the known
-/// dimensions, and `kUnknownDim` for each of the others (or for every one when
-/// the rank is unknown: none).
+/// The value of the `Shape` node producing `v` as its input's type knows it:
+/// the known dimensions, and `kUnknownDim` for each of the others; none when
+/// `v` is not a Shape's output or the rank is unknown.
 constexpr int64_t kUnknownDim = std::numeric_limits<int64_t>::min();
 static std::optional<Tensor> partialShape(const graph::Model &m, const Value *v) {
   const Node *shape = v ? v->producer : nullptr;

@@ -112,9 +112,9 @@ private:
   }
 
   std::string freshNodeName(const std::string &base) {
-    std::string name = base.empty() ? ifNode.name + "/node" : base;
+    std::string stem = base.empty() ? ifNode.name + "/node" : base, name = stem;
     for (unsigned k = 1; nodeNames.count(name); ++k)
-      name = fmt::format("{}_{}", base, k);
+      name = fmt::format("{}_{}", stem, k);
     nodeNames.insert(name);
     return name;
   }
@@ -124,10 +124,6 @@ private:
   std::unordered_set<std::string> &nodeNames;
   std::map<const Value *, Value *> mapped;
 };
-
-} // namespace
-
-namespace {
 
 template <typename T> std::optional<std::string> bytesOf(double v) {
   if constexpr (std::is_integral_v<T>) {

@@ -281,6 +281,32 @@ TEST(Grad, BroadcastingArithmetic) {
       net.output("y");
       checkGradients(net, std::string(op) + " " + rt::shapeStr(c.a) + " " + rt::shapeStr(c.b));
     }
+  // Pow: a cube of a base of either sign (a constant exponent), a fractional
+  // power of a positive base with the exponent differentiated too, and an
+  // int64 exponent (PaddleOCR's squares).
+  Net cube;
+  cube.input("a", cube.random({2, 3, 4}, 0.3f, 1.5f));
+  Tensor three(graph::ElemType::Float, {});
+  three.data<float>()[0] = 3;
+  cube.weight("b", three, /*differentiate=*/false);
+  cube.node("Pow", {"a", "b"}, {"y"});
+  cube.output("y");
+  checkGradients(cube, "Pow cube");
+  Net power;
+  power.input("a", power.random({3, 4}, 0.5f, 1.5f, /*positive=*/true));
+  power.weight("b", power.random({4}, 0.5f, 2.f, /*positive=*/true));
+  power.node("Pow", {"a", "b"}, {"y"});
+  power.output("y");
+  checkGradients(power, "Pow [3,4] [4]");
+  Net square;
+  square.input("a", square.random({2, 5}));
+  auto *two = square.m.mutable_graph()->add_initializer();
+  two->set_name("two");
+  two->set_data_type(onnx::TensorProto::INT64);
+  two->add_int64_data(2);
+  square.node("Pow", {"a", "two"}, {"y"});
+  square.output("y");
+  checkGradients(square, "Pow int64 exponent");
   Net prelu;
   prelu.input("x", prelu.random({2, 3, 4, 4}));
   prelu.weight("slope", prelu.random({3, 1, 1}, 0.1f, 0.5f));

@@ -3,8 +3,9 @@
 // Unary activations: dx = dy * f'(x), with the one-sided choices PyTorch's
 // autograd makes at the kinks (Relu passes nothing at 0, Clip passes at its
 // bounds, HardSigmoid nothing at its corners, HardSwish x/3 + 1/2 on [-3, 3]).
-// Binary arithmetic broadcasts: each operand's gradient is summed back over
-// the dimensions it was broadcast along (reduceToShape).
+// Binary arithmetic (Add, Sub, Mul, Div, Pow) broadcasts: each operand's
+// gradient is summed back over the dimensions it was broadcast along
+// (reduceToShape).
 //
 //===----------------------------------------------------------------------===//
 #include "runtime/KernelUtil.h"
@@ -109,13 +110,28 @@ bool neg(BackwardContext &ctx) {
 bool softplus(BackwardContext &ctx) {
   return unary(ctx, [](float x, float) { return 1 / (1 + std::exp(-x)); });
 }
-enum class Op { Add, Sub, Mul, Div };
+enum class Op { Add, Sub, Mul, Div, Pow };
+
+/// `t` as float: Pow's exponent may be an integer tensor.
+Tensor asFloat(const Tensor &t) {
+  if (isFloat(&t))
+    return t;
+  Tensor f(ElemType::Float, t.shape());
+  for (int64_t i = 0; i < t.numel(); ++i)
+    f.data<float>()[i] = float(t.at(i));
+  return f;
+}
 
 /// Gradients of a broadcasting a op b.
 template <Op op> bool binary(BackwardContext &ctx) {
   const Tensor *a = ctx.input(0), *b = ctx.input(1), *g = ctx.grad(0);
   if (!a || !b)
     return ctx.fail("backward of " + ctx.node.opType + " needs two inputs");
+  Tensor exponent;
+  if (op == Op::Pow && !isFloat(b) && !ctx.wants(1)) {
+    exponent = asFloat(*b);
+    b = &exponent;
+  }
   for (size_t k = 0; k < 2; ++k) {
     if (!ctx.wants(k))
       continue;
@@ -154,6 +170,13 @@ template <Op op> bool binary(BackwardContext &ctx) {
         else if constexpr (op == Op::Div) {
           float den = k ? ss[is.offset(i)] : os[io.offset(i)];
           d = k ? -d * os[io.offset(i)] / (den * den) : d / den;
+        } else if constexpr (op == Op::Pow) {
+          // d(a^b)/da = b a^(b-1); d(a^b)/db = a^b ln a, 0 where a <= 0
+          // (PyTorch's choice: the power is not real-differentiable there).
+          float base = k ? os[io.offset(i)] : ss[is.offset(i)];
+          float e = k ? ss[is.offset(i)] : os[io.offset(i)];
+          d *= k ? (base > 0 ? std::pow(base, e) * std::log(base) : 0.f)
+                 : (e == 0 ? 0.f : e * std::pow(base, e - 1));
         }
         fs[i] = d;
       }
@@ -204,4 +227,5 @@ void rt::grad::registerElementwiseBackward(BackwardRegistry &r) {
   r.add("Sub", binary<Op::Sub>);
   r.add("Mul", binary<Op::Mul>);
   r.add("Div", binary<Op::Div>);
+  r.add("Pow", binary<Op::Pow>);
 }
