@@ -30,16 +30,11 @@ static void finish(graph::Model &m, const std::vector<bool> &dead) {
   (void)graph::verifyGraph(g, m.path, diags);
 }
 
-/// A constant the transforms may read: an initializer that is not an
-/// overridable graph input, or a Constant node's output. Before IR version 4
-/// every initializer had to be listed as a graph input too; there the listing
-/// does not make it overridable (ONNX Runtime reads it the same way).
-static const graph::Tensor *constantOf(const graph::Model &m, const Value *v) {
+const graph::Tensor *transforms::constantOf(const graph::Model &m, const Value *v) {
   return v && v->constant && (!v->isGraphInput || m.irVersion < 4) ? v->constant : nullptr;
 }
 
-/// A name no value of `g` has, starting from `base`.
-static std::string freshName(graph::Graph &g, const std::string &base) {
+std::string transforms::freshName(const graph::Graph &g, const std::string &base) {
   std::string name = base;
   for (unsigned k = 1; g.findValue(name); ++k)
     name = fmt::format("{}_{}", base, k);

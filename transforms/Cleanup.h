@@ -33,6 +33,16 @@
 
 namespace tpcc::transforms {
 
+// Helpers the transforms share.
+
+/// A constant the transforms may read: an initializer that is not an
+/// overridable graph input, or a Constant node's output. Before IR version 4
+/// every initializer had to be listed as a graph input too; there the listing
+/// does not make it overridable (ONNX Runtime reads it the same way).
+const graph::Tensor *constantOf(const graph::Model &m, const graph::Value *v);
+/// A name no value of `g` has, starting from `base` (`base_1`, `base_2`, ...).
+std::string freshName(const graph::Graph &g, const std::string &base);
+
 /// Inputs the user fixes (`--fix-input NAME=VALUE`): name, value.
 using FixedInputs = std::vector<std::pair<std::string, double>>;
 

@@ -92,23 +92,16 @@ private:
     if (!v->constant)
       return mapped[v] = freshValue(*v); // not reached: the branch verified
     auto t = std::make_unique<graph::Tensor>(*v->constant);
-    t->name = freshValueName(v->name);
+    t->name = freshName(g, v->name);
     return mapped[v] = g.addConstant(std::move(t));
   }
 
   Value *freshValue(const Value &v) {
-    Value *to = g.getOrCreateValue(freshValueName(v.name));
+    Value *to = g.getOrCreateValue(freshName(g, v.name));
     to->type = v.type;
     to->hasTypeInfo = v.hasTypeInfo;
     to->opaqueType = v.opaqueType;
     return to;
-  }
-
-  std::string freshValueName(const std::string &base) {
-    std::string name = base;
-    for (unsigned k = 1; g.findValue(name); ++k)
-      name = fmt::format("{}_{}", base, k);
-    return name;
   }
 
   std::string freshNodeName(const std::string &base) {
@@ -217,11 +210,10 @@ LogicalResult transforms::inlineConstantIfs(graph::Model &m, DiagnosticEngine &d
   graph::Graph &g = m.graph;
   std::vector<std::pair<Node *, bool>> taken;
   for (Node *n : g.topologicalOrder()) {
-    const Value *cond = n->input(0);
-    if (n->opType != "If" || !n->inDefaultDomain() || !cond || !cond->constant ||
-        (cond->isGraphInput && m.irVersion >= 4))
+    const graph::Tensor *cond = constantOf(m, n->input(0));
+    if (n->opType != "If" || !n->inDefaultDomain() || !cond)
       continue;
-    if (std::optional<double> c = cond->constant->scalar())
+    if (std::optional<double> c = cond->scalar())
       taken.emplace_back(n, *c != 0);
   }
   if (taken.empty())

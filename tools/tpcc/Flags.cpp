@@ -10,6 +10,8 @@
 
 #include <cmath>
 #include <cstdlib>
+#include <optional>
+#include <utility>
 
 using namespace tpcc;
 using namespace tpcc::driver;
@@ -28,6 +30,24 @@ bool positive(const std::string &v, int64_t &out) {
     return false;
   out = std::stoll(v);
   return true;
+}
+
+/// `v`, all of it, as a finite number; none otherwise.
+std::optional<double> finiteNumber(const std::string &v) {
+  char *end = nullptr;
+  double x = std::strtod(v.c_str(), &end);
+  if (v.empty() || *end || !std::isfinite(x))
+    return std::nullopt;
+  return x;
+}
+
+/// `v` split at its last `=` (a node or input name may hold `=`) into a
+/// name and a value, both non-empty; none otherwise.
+std::optional<std::pair<std::string, std::string>> nameAndValue(const std::string &v) {
+  size_t eq = v.rfind('=');
+  if (eq == std::string::npos || eq == 0 || eq + 1 == v.size())
+    return std::nullopt;
+  return std::make_pair(v.substr(0, eq), v.substr(eq + 1));
 }
 
 NamedFile named(const std::string &v) {
@@ -74,16 +94,11 @@ const std::vector<Flag> &driver::flagTable() {
        "--fix-input takes NAME=VALUE, an input of the model and the one number it holds (e.g. "
        "sr=16000)",
        [](Options &o, const std::string &v) {
-         size_t eq = v.rfind('=');
-         if (eq == std::string::npos || eq == 0 || eq + 1 == v.size())
-           return false;
-         std::string number = v.substr(eq + 1);
-         char *end = nullptr;
-         double value = std::strtod(number.c_str(), &end);
-         if (*end || !std::isfinite(value))
-           return false;
-         o.fixedInputs.emplace_back(v.substr(0, eq), value);
-         return true;
+         std::optional<std::pair<std::string, std::string>> nv = nameAndValue(v);
+         std::optional<double> value = nv ? finiteNumber(nv->second) : std::nullopt;
+         if (value)
+           o.fixedInputs.emplace_back(nv->first, *value);
+         return value.has_value();
        }},
       {"--weights-memory", Plan | Quantize, true,
        "--weights-memory needs a budget: bytes with a unit (41KiB, 2.5MB) or a percentage of the "
@@ -120,11 +135,10 @@ const std::vector<Flag> &driver::flagTable() {
        [](Options &o, const std::string &v) { return positive(v, o.sqnrSamples); }},
       {"--min-sqnr", Quantize, true, "--min-sqnr takes a number of dB (20, 25.5)",
        [](Options &o, const std::string &v) {
-         char *end = nullptr;
-         double db = std::strtod(v.c_str(), &end);
-         if (v.empty() || *end || !std::isfinite(db) || db <= 0 || db > 200)
+         std::optional<double> db = finiteNumber(v);
+         if (!db || *db <= 0 || *db > 200)
            return false;
-         o.minSqnr = db;
+         o.minSqnr = *db;
          return true;
        }},
       {"--progress", Plan | Quantize | Finetune | Run | Eval, true,
@@ -139,11 +153,10 @@ const std::vector<Flag> &driver::flagTable() {
        "/f/f.11/Gemm=FullyConnected.3)",
        [](Options &o, const std::string &v) {
          // Node names may hold `=`; config ids (`Conv.1`) never do.
-         size_t eq = v.rfind('=');
-         if (eq == std::string::npos || eq == 0 || eq + 1 == v.size())
-           return false;
-         o.choose.emplace_back(v.substr(0, eq), v.substr(eq + 1));
-         return true;
+         std::optional<std::pair<std::string, std::string>> nv = nameAndValue(v);
+         if (nv)
+           o.choose.push_back(*nv);
+         return nv.has_value();
        }},
       {"--format", Doc, true, "--format takes markdown or html",
        [](Options &o, const std::string &v) {
