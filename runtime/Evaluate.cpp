@@ -98,6 +98,7 @@ LogicalResult rt::runOnFiles(const RunRequest &r, RunOutcome &out, DiagnosticEng
   phase(r.phaseDone, "read");
   RunOptions options;
   options.arithmetic = r.arithmetic;
+  options.ortFloat = r.ortFloat;
   if (failed(ex->run(inputs, out.results, diags, options)))
     return failure();
   phase(r.phaseDone, "run");
@@ -170,6 +171,7 @@ LogicalResult rt::evaluateModel(const EvalRequest &r, EvalOutcome &out, Diagnost
   out.sqnr.assign(ref ? outputs.size() : 0, Sqnr());
   RunOptions options;
   options.arithmetic = r.arithmetic;
+  options.ortFloat = r.ortFloat;
   auto progress = [&](int64_t done) {
     if (r.progress)
       r.progress(done, n);

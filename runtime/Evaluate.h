@@ -32,6 +32,7 @@ struct RunRequest {
   IntegerArithmetic arithmetic = IntegerArithmetic::Float;
   /// Called when a phase ends ("load", "read", "run", "write").
   std::function<void(const char *)> phaseDone;
+  bool ortFloat = false; ///< RunOptions::ortFloat (`--ort-cpu`)
 };
 
 struct RunOutcome {
@@ -52,6 +53,7 @@ struct EvalRequest {
   IntegerArithmetic arithmetic = IntegerArithmetic::Float;
   std::function<void(int64_t done, int64_t total)> progress;
   std::function<void(const char *)> phaseDone; ///< "load", "eval"
+  bool ortFloat = false;                       ///< RunOptions::ortFloat (`--ort-cpu`)
 };
 
 struct EvalOutcome {

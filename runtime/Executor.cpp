@@ -198,7 +198,10 @@ void Executor::findFusions() {
 bool Executor::fusable(const Step &head, const RunOptions &options) const {
   const Fusion &f = *head.fusion;
   // A QDQ group's node computes its output as the group's grid says.
-  if (options.keep || (options.arithmetic != IntegerArithmetic::Float && head.integer))
+  // Runs that compute as ORT does sum a float Conv in MLAS's order, alone
+  // (the fused activations ORT applies after it give the same values).
+  if (options.keep || (options.arithmetic != IntegerArithmetic::Float && head.integer) ||
+      (options.ortFloat && options.arithmetic != IntegerArithmetic::Float))
     return false;
   for (const graph::Value *v : f.skipped)
     if (watches(options, *v) || (options.substitute && options.substitute(*v)))
@@ -689,6 +692,8 @@ LogicalResult Executor::runFrom(size_t first, std::vector<Tensor> values,
         absorbed[a] = true;
     }
     const graph::Value *result = fused ? fused->result : n.outputs.empty() ? nullptr : n.outputs[0];
+    ctx.ortFloat =
+        options.ortFloat && options.arithmetic != IntegerArithmetic::Float && !step.integer;
     ctx.blockedOutput = mayBlock && result && blockedReaders[result->id] &&
                         !watches(options, *result) &&
                         !(options.arithmetic != IntegerArithmetic::Float && step.integer);

@@ -85,6 +85,11 @@ struct RunOptions {
   /// primitives (IntegerKernel.h) where their form allows, else computes
   /// them as Exact after the float kernel.
   IntegerArithmetic arithmetic = IntegerArithmetic::Float;
+  /// With `arithmetic` not Float: compute a float Conv outside the integer
+  /// groups as ORT's MLAS does on one thread (ops/OrtConv.h), bit for bit,
+  /// instead of through oneDNN (faster; its sums round apart in the last
+  /// bit, which a tensor on a rounding tie turns into a step).
+  bool ortFloat = false;
 };
 
 class Executor {

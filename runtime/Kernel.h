@@ -72,6 +72,10 @@ struct KernelContext {
   /// Output 0 may stay in oneDNN's layout (only oneDNN kernels read it); the
   /// inputs of these kernels may arrive in one.
   bool blockedOutput = false;
+  /// The run computes the model as ONNX Runtime does (`--ort-cpu`), and this
+  /// node is no QDQ group ORT runs on integers: a float Conv sums as MLAS
+  /// does (ops/OrtConv.h).
+  bool ortFloat = false;
   /// Bit i: input i is one of the executor's constants (an initializer or a
   /// value computed from them once): its buffer and contents never change.
   uint64_t constantInputs = 0;

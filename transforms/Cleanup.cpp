@@ -227,10 +227,10 @@ static bool foldInto(graph::Model &m, Fold &f) {
     if (!set && beta != 1.0)
       return false;
   }
-  newW->name = freshName(g, w->name + "_bnfold");
+  newW->name = freshName(g, w->name + "_folded");
   Value *wv = g.addConstant(std::move(newW));
   auto b = std::make_unique<graph::Tensor>();
-  b->name = freshName(g, (bias ? bias->name : p.outputs[0]->name + "_bias") + "_bnfold");
+  b->name = freshName(g, (bias ? bias->name : p.outputs[0]->name + "_bias") + "_folded");
   b->elem = graph::ElemType::Float;
   b->dims = {channels};
   b->raw.resize(size_t(channels) * 4);
@@ -247,28 +247,104 @@ static bool foldInto(graph::Model &m, Fold &f) {
   return true;
 }
 
-unsigned transforms::foldBatchNorms(graph::Model &m) {
+/// The output channels of a foldable producer (Conv, ConvTranspose, Gemm with a
+/// constant float weight), with the rank of its output; none for other nodes.
+static std::optional<std::pair<int64_t, size_t>> outputChannels(const graph::Model &m,
+                                                                const Node &p) {
+  if (!p.domain.empty() || p.outputs.empty())
+    return std::nullopt;
+  const graph::Tensor *w = constantOf(m, p.input(1));
+  if (!w || w->dims.empty())
+    return std::nullopt;
+  if (p.opType == "Conv" && w->dims.size() >= 3)
+    return std::make_pair(w->dims[0], w->dims.size());
+  if (p.opType == "ConvTranspose" && w->dims.size() >= 3) {
+    const graph::Attribute *ga = p.attr("group");
+    return std::make_pair(w->dims[1] * (ga ? ga->i : 1), w->dims.size());
+  }
+  if (p.opType == "Gemm" && w->dims.size() == 2) {
+    const graph::Attribute *tb = p.attr("transB");
+    return std::make_pair(w->dims[tb && tb->i ? 0 : 1], size_t(2));
+  }
+  return std::nullopt;
+}
+
+/// The per-channel affine map of a Mul, Add, Sub or Div of `x` (its operand
+/// `xIndex`) and a float constant that varies at most along the channel axis
+/// (axis 1) of x's `rank`-dimensional value with `channels` channels: how
+/// exporters spell a BatchNormalization (Paddle: Mul then Add), or a bias.
+static std::optional<Fold> constantAffine(const graph::Model &m, Node &n, unsigned xIndex,
+                                          int64_t channels, size_t rank) {
+  bool mul = n.opType == "Mul", add = n.opType == "Add", sub = n.opType == "Sub",
+       div = n.opType == "Div";
+  if (!n.domain.empty() || !(mul || add || sub || div) || n.inputs.size() != 2 ||
+      n.outputs.size() != 1 || ((sub || div) && xIndex != 0))
+    return std::nullopt;
+  const graph::Tensor *k = constantOf(m, n.input(1 - xIndex));
+  if (!k || k->elem != graph::ElemType::Float || k->dims.size() > rank || k->numElements() < 1)
+    return std::nullopt;
+  // Right-aligned broadcasting: K's axis for the channel is rank-1 from the end.
+  int64_t kc = 1;
+  for (size_t d = 0; d < k->dims.size(); ++d) {
+    size_t axis = rank - k->dims.size() + d;
+    if (axis == 1)
+      kc = k->dims[d];
+    else if (k->dims[d] != 1)
+      return std::nullopt;
+  }
+  if (kc != 1 && kc != channels)
+    return std::nullopt;
+  Fold f{nullptr, &n, std::vector<double>(size_t(channels), 1.0),
+         std::vector<double>(size_t(channels), 0.0)};
+  for (int64_t c = 0; c < channels; ++c) {
+    double v = k->at(kc == 1 ? 0 : c);
+    if (mul)
+      f.scale[size_t(c)] = v;
+    else if (div) {
+      if (v == 0)
+        return std::nullopt;
+      f.scale[size_t(c)] = 1 / v;
+    } else
+      f.shift[size_t(c)] = sub ? -v : v;
+  }
+  return f;
+}
+
+unsigned transforms::foldBatchNorms(graph::Model &m, unsigned *arithmetic) {
   graph::Graph &g = m.graph;
   std::vector<bool> dead(g.nodes().size(), false);
-  unsigned folded = 0;
-  for (Node *bn : g.topologicalOrder()) {
-    std::optional<Fold> f = batchNormAffine(m, *bn);
-    if (!f)
-      continue;
-    Value *x = bn->inputs[0];
+  unsigned folded = 0, other = 0;
+  for (Node *n : g.topologicalOrder()) {
+    // The value the producer computes: BatchNormalization's input 0, or the
+    // operand of an arithmetic node that is not constant.
+    unsigned xIndex = 0;
+    bool bn = n->opType == "BatchNormalization";
+    if (!bn && n->inputs.size() == 2 && constantOf(m, n->input(0)))
+      xIndex = 1;
+    Value *x = xIndex < n->inputs.size() ? n->inputs[xIndex] : nullptr;
     Node *p = x ? x->producer : nullptr;
-    if (!p || !p->domain.empty() || x->isGraphOutput || x->uses.size() != 1 || p->outputs.empty() ||
-        p->outputs[0] != x ||
-        (p->opType != "Conv" && p->opType != "ConvTranspose" && p->opType != "Gemm"))
+    if (!p || x->isGraphOutput || x->uses.size() != 1 || p->outputs[0] != x)
+      continue;
+    std::optional<std::pair<int64_t, size_t>> out = outputChannels(m, *p);
+    if (!out)
+      continue;
+    std::optional<Fold> f =
+        bn ? batchNormAffine(m, *n) : constantAffine(m, *n, xIndex, out->first, out->second);
+    if (!f || int64_t(f->scale.size()) != out->first)
       continue;
     f->producer = p;
     if (foldInto(m, *f)) {
-      dead[bn->id] = true;
-      ++folded;
+      dead[n->id] = true;
+      ++(bn ? folded : other);
+      // The producer computes the node's output now: a Mul then an Add fold in turn.
+      p->outputs[0]->producer = p;
+      p->outputs[0]->producerIndex = 0;
     }
   }
-  if (folded)
+  if (folded || other)
     finish(m, dead);
+  if (arithmetic)
+    *arithmetic = other;
   return folded;
 }
 
@@ -437,6 +513,9 @@ std::string CleanupReport::describe() const {
   add(batchNorms, batchNorms == 1 ? "BatchNormalization folded" : "BatchNormalizations folded");
   add(identities, "Identity/Dropout removed");
   add(folded, folded == 1 ? "node computed into a constant" : "nodes computed into constants");
+  add(arithmetic, arithmetic == 1
+                      ? "Mul/Add of a per-channel constant folded into the layer before it"
+                      : "Mul/Add of per-channel constants folded into the layers before them");
   add(dead, dead == 1 ? "unused node removed" : "unused nodes removed");
   add(branches, branches == 1 ? "If replaced by the branch its constant condition takes"
                               : "Ifs replaced by the branches their constant conditions take");
@@ -452,6 +531,8 @@ LogicalResult transforms::cleanupModel(graph::Model &m, DiagnosticEngine &diags,
       return failure();
   }
   report.identities += removeIdentities(m);
-  report.batchNorms += foldBatchNorms(m);
+  unsigned arithmetic = 0;
+  report.batchNorms += foldBatchNorms(m, &arithmetic);
+  report.arithmetic += arithmetic;
   return success();
 }

@@ -7,7 +7,9 @@
 //    are bypassed; their consumers read the input directly.
 //  - foldBatchNorms: an inference BatchNormalization whose input is the only
 //    use of a Conv, ConvTranspose or Gemm output with constant weights is
-//    folded into that node's weights and bias.
+//    folded into that node's weights and bias; so is a Mul, Add, Sub or Div
+//    of a constant that varies only along the channel axis (a BatchNorm
+//    spelled out, as Paddle exports it: Conv -> Mul -> Add).
 //  - foldConstants: a node whose inputs are all constants (and a Shape of a
 //    value whose shape is fully known) is computed once, by the executor's own
 //    kernel, and replaced by an initializer; nodes whose outputs nothing uses
@@ -50,6 +52,7 @@ struct CleanupReport {
   FixedInputs fixed;       ///< inputs made constants (fixInputs)
   unsigned identities = 0; ///< Identity/Dropout nodes removed
   unsigned batchNorms = 0; ///< BatchNormalization nodes folded
+  unsigned arithmetic = 0; ///< Mul/Add/Sub/Div of per-channel constants folded
   unsigned folded = 0;     ///< nodes computed into constants
   unsigned dead = 0;       ///< nodes removed because nothing used them
   unsigned branches = 0;   ///< If nodes replaced by the branch they take
@@ -60,7 +63,9 @@ struct CleanupReport {
 };
 
 unsigned removeIdentities(graph::Model &m);
-unsigned foldBatchNorms(graph::Model &m);
+/// Returns the BatchNormalizations folded; `arithmetic`, when given, gets
+/// the Mul/Add/Sub/Div nodes folded.
+unsigned foldBatchNorms(graph::Model &m, unsigned *arithmetic = nullptr);
 /// Returns false when a kernel failed on constant data (reported).
 LogicalResult foldConstants(graph::Model &m, DiagnosticEngine &diags, CleanupReport &report);
 /// Makes each input of `fixed` a constant holding its value (of the input's

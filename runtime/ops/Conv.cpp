@@ -23,6 +23,7 @@
 #include "runtime/KernelUtil.h"
 #include "runtime/ops/ConvGeometry.h"
 #include "runtime/ops/Dnnl.h"
+#include "runtime/ops/OrtConv.h"
 
 #include <algorithm>
 #include <cmath>
@@ -445,6 +446,10 @@ bool runConv(KernelContext &ctx, bool transpose) {
   if (numElements(x->shape()) == 0 || numElements(g.outShape) == 0) {
     ctx.outputs[0] = Tensor(ElemType::Float, g.outShape);
     return true;
+  }
+  if (ctx.ortFloat && !transpose && ctx.post.empty()) {
+    Tensor plainX = x->blocked() ? toPlain(*x) : *x;
+    return ortFloatConv(plainX, *w, b, g, ctx.outputs[0]);
   }
   // oneDNN takes no negative pads (ConvTranspose's output_shape may ask for
   // a larger output than the input covers): clip them, and extend after.

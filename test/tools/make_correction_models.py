@@ -19,6 +19,9 @@ numpy.random.RandomState), opset 14, a few KB each:
                 activation_channel_equalization.
   inscale.onnx  an input in [-0.07, 0.07] into a Conv: its power-of-two
                 threshold 0.125 leaves codes unused: input_scaling.
+  ace_dw.onnx   a depthwise Conv -> 1x1 Conv with no activation between
+                (MobileNet, BlazeFace), depthwise channels of scales 30, 1,
+                0.05: activation_channel_equalization of Conv -> Conv.
 
 and X_calib.npy (float32, [48, 3, 8, 8]) for each.
 """
@@ -105,6 +108,19 @@ def main():
     b1 = rs.randn(8) * 0.01
     c1, i1 = conv("conv1", "x", w1, b1, "y", [1, 1, 1, 1])
     save(outdir, "inscale", [c1], i1, 8, x)
+
+    # activation_channel_equalization without an activation: depthwise 3x3 with
+    # channel scales 30, 1, 0.05, then a 1x1 conv that weighs them back.
+    x = rs.randn(n, 3, 8, 8)
+    scales = np.array([30, 1, 0.05])
+    w1 = rs.randn(3, 1, 3, 3) * 0.4 * scales[:, None, None, None]
+    b1 = rs.randn(3) * 0.2 * scales
+    w2 = rs.randn(4, 3, 1, 1) * 0.5 / scales[None, :, None, None]
+    b2 = rs.randn(4) * 0.1
+    c1, i1 = conv("dw", "x", w1, b1, "h", [1, 1, 1, 1])
+    c1.attribute.append(helper.make_attribute("group", 3))
+    c2, i2 = conv("pw", "h", w2, b2, "y")
+    save(outdir, "ace_dw", [c1, c2], i1 + i2, 4, x)
 
 
 if __name__ == "__main__":

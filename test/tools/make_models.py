@@ -320,6 +320,33 @@ def run_models():
          const("lo", [-0.25], []), const("hi", [0.5], [])])
     yield "two_inputs", model([node("Add", "add", ["a", "b"], ["y"])],
                               [vi("a", [2, 3]), vi("b", [2, 3])], [vi("y", [2, 3])])
+    # A BatchNormalization spelled out (Paddle's export: Conv -> Mul -> Add of
+    # per-channel constants), a depthwise Conv -> Div(scalar) -> Sub, a Gemm ->
+    # Add (a bias in another node); and what must stay: a Mul whose constant
+    # varies along the width, an Add of a Conv output that a second node reads.
+    yield "cleanup_affine", model(
+        [node("Conv", "c1", ["x", "W1", "B1"], ["c1"], pads=[1, 1, 1, 1]),
+         node("Mul", "m1", ["c1", "S1"], ["m1"]),
+         node("Add", "a1", ["T1", "m1"], ["a1"]),
+         node("Relu", "r1", ["a1"], ["r1"]),
+         node("Conv", "dw", ["r1", "W2"], ["c2"], group=8, pads=[1, 1, 1, 1]),
+         node("Div", "d2", ["c2", "S2"], ["d2"]),
+         node("Sub", "s2", ["d2", "T2"], ["s2"]),
+         node("Mul", "wide", ["s2", "S3"], ["m3"]),
+         node("Conv", "c4", ["m3", "W4"], ["c4"]),
+         node("Add", "shared", ["c4", "T4"], ["a4"]),
+         node("Add", "skip", ["a4", "c4"], ["k4"]),
+         node("GlobalAveragePool", "gap", ["k4"], ["g"]),
+         node("Flatten", "flat", ["g"], ["f"]),
+         node("Gemm", "fc", ["f", "W5"], ["fc"], transB=1),
+         node("Add", "bias", ["fc", "T5"], ["y"])],
+        [vi("x", [n, 4, 6, 6])], [vi("y", [n, 5])],
+        [w("W1", [8, 4, 3, 3]), w("B1", [8]), const("S1", rng.uniform(0.5, 2, 8), [8, 1, 1]),
+         const("T1", rng.uniform(-1, 1, 8), [1, 8, 1, 1]), w("W2", [8, 1, 3, 3]),
+         const("S2", [4.0], []), const("T2", rng.uniform(-1, 1, 8), [8, 1, 1]),
+         const("S3", rng.uniform(0.5, 2, 6), [1, 1, 6]), w("W4", [6, 8, 1, 1]),
+         const("T4", rng.uniform(-1, 1, 6), [6, 1, 1]), w("W5", [5, 6]),
+         const("T5", rng.uniform(-1, 1, 5), [5])])
 
 
 def quantize_models():

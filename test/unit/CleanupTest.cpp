@@ -97,6 +97,26 @@ TEST(Cleanup, FoldsBatchNormsIntoConvConvTransposeAndGemm) {
   expectValidOnnx(*l->model);
 }
 
+TEST(Cleanup, FoldsPerChannelArithmeticIntoTheLayerBefore) {
+  // cleanup_affine.onnx: Conv -> Mul -> Add (constant first), depthwise Conv ->
+  // Div(scalar) -> Sub, Gemm -> Add fold; a Mul whose constant varies along the
+  // width and an Add of a Conv output read twice stay.
+  auto l = load("cleanup_affine.onnx");
+  std::vector<float> before = run(*l);
+  unsigned arithmetic = 0;
+  EXPECT_EQ(transforms::foldBatchNorms(*l->model, &arithmetic), 0u);
+  EXPECT_EQ(arithmetic, 5u);
+  EXPECT_EQ(count(*l->model, "Div"), 0u);
+  EXPECT_EQ(count(*l->model, "Sub"), 0u);
+  EXPECT_EQ(count(*l->model, "Mul"), 1u); // `wide`
+  EXPECT_EQ(count(*l->model, "Add"), 2u); // `shared`, `skip`
+  for (const auto &n : l->model->graph.nodes())
+    if (n->name == "fc" || n->name == "dw")
+      EXPECT_TRUE(n->input(2) && n->input(2)->constant) << n->name << " has no bias";
+  expectClose(before, run(*l));
+  expectValidOnnx(*l->model);
+}
+
 TEST(Cleanup, RemovesIdentityAndInferenceDropout) {
   auto l = load("cleanup.onnx");
   std::vector<float> before = run(*l);
@@ -130,8 +150,10 @@ TEST(Cleanup, AllTogether) {
   ASSERT_TRUE(succeeded(transforms::cleanupModel(*l->model, l->diags, r)));
   EXPECT_EQ(r.batchNorms, 3u);
   EXPECT_EQ(r.identities, 2u);
-  // Conv, Relu, ConvTranspose, GlobalAveragePool, Flatten, Gemm, Add.
-  EXPECT_EQ(l->model->graph.nodes().size(), 7u);
+  // The Add of the folded Mul(k, k) is a bias of the Gemm before it.
+  EXPECT_EQ(r.arithmetic, 1u);
+  // Conv, Relu, ConvTranspose, GlobalAveragePool, Flatten, Gemm.
+  EXPECT_EQ(l->model->graph.nodes().size(), 6u);
   expectClose(before, run(*l));
   expectValidOnnx(*l->model);
 }

@@ -231,6 +231,7 @@ const std::vector<Flag> &driver::flagTable() {
        [](Options &o, const std::string &v) {
          o.arithmetic =
              v == "vnni" ? rt::IntegerArithmetic::Exact : rt::IntegerArithmetic::SaturatingPairs;
+         o.ortCpu = true;
          return oneOf(v, {"vnni", "no-vnni"});
        }},
       {"-I", SpecCommands, true, "-I needs a directory",

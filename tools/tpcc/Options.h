@@ -79,6 +79,7 @@ struct Options {
   std::vector<NamedFile> runInputs, runOutputs; ///< run --input, --output / -o
   /// --qdq, --ort-cpu: QDQ groups on integer kernels by default.
   rt::IntegerArithmetic arithmetic = rt::IntegerArithmetic::Exact;
+  bool ortCpu = false; ///< --ort-cpu: float Convs summed as ORT's MLAS sums them too
   std::vector<std::string> includeDirs;
   std::string stdlibDir, progress = "auto", color = "auto";
   bool aimetComment = false, verify = false, werror = false, time = false;

@@ -28,6 +28,7 @@ static int runOnce(const Options &o, DiagnosticEngine &diags) {
   PhaseTimer timer(o.time);
   rt::RunRequest r{o.model, o.runInputs, o.runOutputs, o.arithmetic,
                    [&](const char *phase) { timer.done(phase); }};
+  r.ortFloat = o.ortCpu;
   rt::RunOutcome out;
   if (failed(rt::runOnFiles(r, out, diags)))
     return finish(diags, o);
@@ -55,6 +56,7 @@ static int evaluate(const Options &o, DiagnosticEngine &diags) {
                       shown->update(done);
                     },
                     [&](const char *phase) { timer.done(phase); }};
+  r.ortFloat = o.ortCpu;
   rt::EvalOutcome out;
   if (failed(rt::evaluateModel(r, out, diags)))
     return finish(diags, o);

@@ -130,7 +130,8 @@ options:
   --ort-cpu=vnni|no-vnni
                       (run, eval) compute QDQ integer groups as ONNX Runtime's
                       kernels on x86-64 with VNNI (exact, as --qdq=integer) or
-                      without (int16 pairs that saturate)
+                      without (int16 pairs that saturate), and float Convs in
+                      the order ORT's MLAS sums them (its bits; slower)
   --format=markdown|html
                       (doc) Markdown (default) or a standalone HTML page
   --aimet-comment     (aimet) also list the warnings in a top-level "comment"

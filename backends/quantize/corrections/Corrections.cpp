@@ -74,22 +74,27 @@ void findReluBounds(const plan::Plan &plan, const ir::Recipe &recipe, PreCorrect
 }
 
 struct EqCandidate {
-  const Node *relu, *first, *second;
+  const Node *relu, *first, *second; // relu is null for Conv -> Conv
+  /// The tensor whose channels are equalized: the Relu's output, or first's.
+  const Value *scaled() const { return (relu ? relu : first)->outputs[0]; }
 };
 
 std::vector<EqCandidate> equalizationCandidates(const plan::Plan &plan) {
   std::vector<EqCandidate> out;
+  const graph::Model &m = *plan.model;
   for (const plan::PlanNode &pn : plan.nodes) {
-    const Node *relu = pn.node;
-    if (pn.chain >= 0 || !isOp(relu, "Relu"))
+    const Node *n = pn.node;
+    // Conv -> Relu -> Conv, or Conv -> Conv (a depthwise convolution and the 1x1
+    // convolution after it): a positive per-channel factor commutes with both.
+    if (pn.chain >= 0 || !(isOp(n, "Relu") || isOp(n, "Conv")))
       continue;
-    const Value *in = relu->input(0);
-    Node *first = in ? in->producer : nullptr;
+    const Node *relu = isOp(n, "Relu") ? n : nullptr;
+    const Value *in = relu ? relu->input(0) : nullptr;
+    const Node *first = relu ? (in ? in->producer : nullptr) : n;
     unsigned index = 0;
-    Node *second = singleConsumer(relu->outputs[0], &index);
-    const graph::Model &m = *plan.model;
-    if (!isOp(first, "Conv") || !isOp(second, "Conv") || singleConsumer(in) != relu || index != 0 ||
-        !isLinearWithConstants(m, first) || !isLinearWithConstants(m, second))
+    Node *second = singleConsumer(n->outputs[0], &index);
+    if (!isOp(first, "Conv") || !isOp(second, "Conv") || (relu && singleConsumer(in) != relu) ||
+        index != 0 || !isLinearWithConstants(m, first) || !isLinearWithConstants(m, second))
       continue;
     // scaleLinear's Conv layout: output channels along axis 0.
     const plan::PlanNode *p1 = planNodeOf(plan, first), *p2 = planNodeOf(plan, second);
@@ -113,17 +118,17 @@ LogicalResult quant::findPreStatisticsCorrections(const plan::Plan &plan, const 
     return success();
   std::vector<StatsRequest> requests;
   for (const EqCandidate &c : cands)
-    requests.push_back({c.relu->outputs[0], 1});
+    requests.push_back({c.scaled(), 1});
   std::vector<std::unique_ptr<TensorStats>> stats;
   if (failed(collectStatistics(
           ex, data, requests, stats, [](int64_t) {}, diags)))
     return failure();
   for (const EqCandidate &c : cands) {
-    const TensorStats *s = stats[c.relu->outputs[0]->id].get();
+    const TensorStats *s = stats[c.scaled()->id].get();
     int64_t channels = c.first->input(1)->constant->dims[0];
     if (!s || int64_t(s->channelVariance().size()) != channels)
       continue;
-    ChannelEqualization e{c.relu->name, c.first->name, c.second->name, {}};
+    ChannelEqualization e{c.relu ? c.relu->name : "", c.first->name, c.second->name, {}};
     bool any = false;
     for (double var : s->channelVariance()) {
       double sigma = std::sqrt(var);
@@ -240,9 +245,10 @@ std::vector<std::string> PreCorrections::describe() const {
     double lo = 1;
     for (double f : e.factors)
       lo = std::min(lo, f);
-    out.push_back(fmt::format("activation_channel_equalization: `{}` -> `{}` -> `{}` (smallest "
+    std::string via = e.relu.empty() ? "" : fmt::format("`{}` -> ", e.relu);
+    out.push_back(fmt::format("activation_channel_equalization: `{}` -> {}`{}` (smallest "
                               "factor {:.4g})",
-                              e.first, e.relu, e.second, lo));
+                              e.first, via, e.second, lo));
   }
   return out;
 }

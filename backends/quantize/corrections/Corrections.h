@@ -37,9 +37,9 @@ struct ReluBound {
   int64_t firstOutAxis = 0;
 };
 
-/// activation_channel_equalization: first -> relu -> second (Convs); output
-/// channel c of `first` is scaled by factors[c], input channel c of `second`
-/// by 1 / factors[c].
+/// activation_channel_equalization: first -> relu -> second (Convs), or
+/// first -> second (relu empty); output channel c of `first` is scaled by
+/// factors[c], input channel c of `second` by 1 / factors[c].
 struct ChannelEqualization {
   std::string relu, first, second;
   std::vector<double> factors;
