@@ -227,8 +227,13 @@ static bool foldInto(graph::Model &m, Fold &f) {
     if (!set && beta != 1.0)
       return false;
   }
-  newW->name = freshName(g, w->name + "_folded");
-  Value *wv = g.addConstant(std::move(newW));
+  // An Add or Sub changes the bias only: the kernel stays as it is.
+  bool unit = std::all_of(f.scale.begin(), f.scale.end(), [](double s) { return s == 1.0; });
+  Value *wv = p.inputs[1];
+  if (!unit) {
+    newW->name = freshName(g, w->name + "_folded");
+    wv = g.addConstant(std::move(newW));
+  }
   auto b = std::make_unique<graph::Tensor>();
   b->name = freshName(g, (bias ? bias->name : p.outputs[0]->name + "_bias") + "_folded");
   b->elem = graph::ElemType::Float;
