@@ -305,6 +305,10 @@ void Executor::findIntegerGroups() {
       if (step.lookup) {
         step.integerAbsorbed = {stepIndex[step.lookup->q->id]};
         step.integerSkipped = {step.node->outputs[0]};
+        if (const graph::Node *act = step.lookup->dropped) { // ORT drops it
+          step.integerAbsorbed.insert(step.integerAbsorbed.begin(), stepIndex[act->id]);
+          step.integerSkipped.push_back(act->outputs[0]);
+        }
         step.quantizedOutput = step.lookup->output;
         step.quantizedInput = step.lookup->input[0];
         step.quantizedInputB = step.lookup->input[1]; // null for one input

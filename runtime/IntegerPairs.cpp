@@ -47,28 +47,6 @@ QGrid gridOf(const graph::Node &q) {
   return g;
 }
 
-/// Whether ORT drops the Relu or Clip `act` before the QuantizeLinear `q`:
-/// a Relu when the zero point is the integer minimum, a Clip when its bounds
-/// hold the whole grid (ORT's ReluQuantFusion / ClipQuantFusion).
-bool droppedBefore(const graph::Node &act, const graph::Node &q) {
-  QGrid g = gridOf(q);
-  if (act.opType == "Relu")
-    return g.zero == g.qmin;
-  Attrs a(act); // Clip before opset 11: attributes
-  double lo = a.ctx.attrFloat("min", -std::numeric_limits<float>::infinity()),
-         hi = a.ctx.attrFloat("max", std::numeric_limits<float>::infinity());
-  for (size_t i = 1; i < 3; ++i)
-    if (act.input(i)) {
-      const graph::Tensor *b = scalarInput(act, i);
-      if (!b)
-        return false;
-      (i == 1 ? lo : hi) = b->at(0);
-    }
-  constexpr double eps = 1.1920929e-07; // FLT_EPSILON
-  return lo - g.scale * double(g.qmin - g.zero) <= eps &&
-         g.scale * double(g.qmax - g.zero) - hi <= eps;
-}
-
 /// The 8-bit QuantizeLinear every reader of `v` is (directly, or after a
 /// Relu/Clip that ORT drops), all on one grid: what makes ORT fuse the node
 /// before it. Null otherwise.
@@ -83,7 +61,7 @@ const graph::Node *quantizerAfter(const graph::Value *v, bool throughActivation 
     else if (throughActivation && v->uses.size() == 1 && r->inDefaultDomain() &&
              (r->opType == "Relu" || r->opType == "Clip")) {
       here = quantizerAfter(r->outputs.empty() ? nullptr : r->outputs[0], false);
-      if (here && scalarInput(*here, 1) && !droppedBefore(*r, *here))
+      if (here && scalarInput(*here, 1) && !ortDropsBefore(*r, *here))
         return nullptr;
     }
     if (!here || !scalarInput(*here, 1) || (here->input(2) && !scalarInput(*here, 2)))
@@ -209,6 +187,25 @@ size_t ortDequantizeReaders(const graph::Node &dq) {
 }
 
 } // namespace
+
+bool ortDropsBefore(const graph::Node &act, const graph::Node &q) {
+  QGrid g = gridOf(q);
+  if (act.opType == "Relu")
+    return g.zero == g.qmin;
+  Attrs a(act); // Clip before opset 11: attributes
+  double lo = a.ctx.attrFloat("min", -std::numeric_limits<float>::infinity()),
+         hi = a.ctx.attrFloat("max", std::numeric_limits<float>::infinity());
+  for (size_t i = 1; i < 3; ++i)
+    if (act.input(i)) {
+      const graph::Tensor *b = scalarInput(act, i);
+      if (!b)
+        return false;
+      (i == 1 ? lo : hi) = b->at(0);
+    }
+  constexpr double eps = 1.1920929e-07; // FLT_EPSILON
+  return lo - g.scale * double(g.qmin - g.zero) <= eps &&
+         g.scale * double(g.qmax - g.zero) - hi <= eps;
+}
 
 bool ortUnsignedCodes(const graph::Value &codes) {
   const graph::Node *q = producerOf(&codes, "QuantizeLinear");

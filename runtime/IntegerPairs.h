@@ -66,6 +66,12 @@ struct IntegerGroup {
 /// int8 activations the group stays float.
 bool ortUnsignedCodes(const graph::Value &codes);
 
+/// Whether ORT drops the Relu or Clip `act` before the QuantizeLinear `q`:
+/// a Relu when the zero point is the integer minimum, a Clip when its bounds
+/// hold the whole grid (ORT's ReluQuantFusion / ClipQuantFusion), so that the
+/// node before `act` and `q` form a QDQ group.
+bool ortDropsBefore(const graph::Node &act, const graph::Node &q);
+
 /// The group `n` is the node of, or none (not a form ORT fuses, or one this
 /// does not cover: Gemm with transA, alpha or beta other than 1). Whether
 /// ORT's x86-64 kernels fuse it also depends on its activations' codes

@@ -150,6 +150,15 @@ rt::lookupChainOf(const graph::Node &op,
     c.input[i] = dq->input(0);
   }
   const graph::Node *q = mid->uses[0].node;
+  if ((q->opType == "Relu" || q->opType == "Clip") && q->inDefaultDomain() &&
+      q->outputs.size() == 1 && q->outputs[0] && !q->outputs[0]->isGraphOutput &&
+      q->outputs[0]->uses.size() == 1 && q->outputs[0]->uses[0].index == 0) {
+    const graph::Node *act = q;
+    q = act->outputs[0]->uses[0].node;
+    if (q->opType != "QuantizeLinear" || !perTensor(*q, constant) || !ortDropsBefore(*act, *q))
+      return std::nullopt;
+    c.dropped = act;
+  }
   if (q->opType != "QuantizeLinear" || !perTensor(*q, constant) || q->outputs.empty() ||
       !q->outputs[0])
     return std::nullopt;

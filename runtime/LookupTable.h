@@ -30,6 +30,9 @@ struct LookupChain {
   /// The 8-bit tensors the DequantizeLinears read.
   const graph::Value *input[2] = {nullptr, nullptr};
   const graph::Value *output = nullptr; ///< the QuantizeLinear's output
+  /// A Relu or Clip between the node and `q` that ORT drops (ortDropsBefore):
+  /// QuantizeLinear saturates where it would clip.
+  const graph::Node *dropped = nullptr;
   /// No table: the node runs on the codes themselves (codeChainOf).
   bool onCodes = false;
   /// No table: a Softmax computed from the codes as ONNX Runtime's

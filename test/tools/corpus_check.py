@@ -43,6 +43,7 @@ CALIB_SAMPLES = 8
 # ORT agree on the integer groups; the float ops after them round apart.
 Q_TOLERANCE = 1e-3
 sys.path.insert(0, HERE)
+from corpus_inputs import FONT, make_input, sample_file  # noqa: E402
 from ort_quantized import host_has_vnni  # noqa: E402
 
 VNNI = host_has_vnni() and os.environ.get("TPCC_TEST_HOST_CPU") != "haswell"
@@ -50,54 +51,6 @@ VNNI = host_has_vnni() and os.environ.get("TPCC_TEST_HOST_CPU") != "haswell"
 
 def path_of(m):
     return os.path.join(MODELS, m["id"] + ".onnx")
-
-
-def make_input(recipe, seed):
-    """The test data a recipe describes (numpy's legacy generator: the same
-    stream everywhere)."""
-    rng = np.random.RandomState(seed)
-    shape = tuple(recipe["shape"])
-    kind = recipe["data"]
-    if kind == "zeros":
-        return np.zeros(shape, np.float32)
-    if kind == "constant":
-        return np.full(shape, recipe["value"], np.int64)
-    if kind == "uniform":
-        return rng.uniform(recipe["low"], recipe["high"], shape).astype(np.float32)
-    if kind == "audio":
-        n = shape[-1]
-        t = np.arange(n) / 16000.0
-        x = (0.3 * np.sin(2 * np.pi * 440 * t) + 0.2 * np.sin(2 * np.pi * 1230 * t)
-             + 0.1 * rng.standard_normal(n))
-        return np.broadcast_to(x * recipe["scale"], shape).astype(np.float32).copy()
-    if kind == "image":
-        # Smooth noise in [0, 1]: coarse random values, upsampled and blurred.
-        nchw = len(shape) == 4 and shape[1] in (1, 3, 4)
-        h, w, c = (shape[2], shape[3], shape[1]) if nchw else (shape[1], shape[2], shape[3])
-        coarse = rng.uniform(0, 1, (shape[0], c, (h + 7) // 8, (w + 7) // 8))
-        img = np.kron(coarse, np.ones((1, 1, 8, 8)))[:, :, :h, :w]
-        for axis in (2, 3):
-            img = (img + np.roll(img, 1, axis) + np.roll(img, -1, axis)) / 3
-        if recipe.get("text"):
-            # A page: light background, dark glyph-like blocks in lines.
-            img = 0.85 + 0.1 * img
-            for row in range(h // 12, h - 10, max(12, h // 6)):
-                x0 = int(rng.randint(2, max(3, w // 8)))
-                while x0 < w - 8:
-                    gw = int(rng.randint(3, 9))
-                    img[:, :, row:row + 8, x0:x0 + gw] = 0.1 + 0.1 * rng.uniform()
-                    x0 += gw + int(rng.randint(1, 5))
-        norm = recipe.get("normalize", "unit")
-        if norm == "imagenet":
-            mean = np.array([0.485, 0.456, 0.406, 0.5])[:c].reshape(1, c, 1, 1)
-            std = np.array([0.229, 0.224, 0.225, 0.25])[:c].reshape(1, c, 1, 1)
-            img = (img - mean) / std
-        elif norm == "signed":
-            img = img * 2 - 1
-        if not nchw:
-            img = img.transpose(0, 2, 3, 1)
-        return img.astype(np.float32)
-    raise ValueError(f"unknown input recipe {kind}")
 
 
 def run(cmd, env=None):
@@ -127,11 +80,11 @@ def tpcc_run(args, model, flags, feeds, outputs, work, prefix):
     return code, err
 
 
-def test_inputs(m, work):
+def test_inputs(m, work, sets):
     feeds = []
     for k, (name, recipe) in enumerate(m["inputs"].items()):
         f = os.path.join(work, f"input{k}.npy")
-        np.save(f, make_input(recipe, k))
+        np.save(f, make_input(sets, recipe, k))
         feeds.append((name, f))
     return feeds
 
@@ -178,7 +131,7 @@ def check(args, m, work, feeds):
     return "ok", "; ".join(notes), worst, want
 
 
-def calibration_set(m, work):
+def calibration_set(m, work, sets):
     """The calibration files of a model: CALIB_SAMPLES samples of each input's recipe
     (other seeds than the test input's) stacked on axis 0; a `zeros` or `constant`
     input (a recurrent state, a sample rate) is one whole tensor fed with every batch;
@@ -188,9 +141,9 @@ def calibration_set(m, work):
         if recipe.get("fix"):
             continue
         if recipe["data"] in ("zeros", "constant"):
-            x = make_input(recipe, k)
+            x = make_input(sets, recipe, k)
         else:
-            x = np.concatenate([make_input(recipe, 1000 + 100 * k + s)
+            x = np.concatenate([make_input(sets, recipe, 1000 + 100 * k + s, s, CALIB_SAMPLES)
                                 for s in range(CALIB_SAMPLES)], axis=0)
         f = os.path.join(work, f"calib{k}.npy")
         np.save(f, x)
@@ -204,7 +157,7 @@ def sqnr_db(ref, x):
     return float("inf") if noise == 0 else 10 * np.log10(max(signal, 1e-30) / noise)
 
 
-def quantize_check(args, m, work, feeds, floats, platform):
+def quantize_check(args, m, work, feeds, floats, platform, sets):
     """`tpcc quantize` for the model's platform on a small calibration set; the QDQ
     model must pass the ONNX checker, run in ONNX Runtime (its integer kernels) and
     agree with `tpcc run` computing them as ORT does on this CPU: within one step of
@@ -217,7 +170,7 @@ def quantize_check(args, m, work, feeds, floats, platform):
     # `{corpus}` in the manifest's flags: test/corpus (its recipes).
     flags = args.quantize_flags or m.get("quantize_flags", "")
     cmd += flags.replace("{corpus}", os.path.dirname(MANIFEST)).split()
-    for n, f in calibration_set(m, work):
+    for n, f in calibration_set(m, work, sets):
         cmd += ["--calib", f"{n}={f}"]
     # An input the deployment never varies (a sample rate) is fixed: the If it
     # decides takes its branch, which is quantized, and the QDQ model has no such input.
@@ -285,20 +238,31 @@ def main():
     if not os.path.isdir(os.path.join(args.node_modules, "onnxruntime-node")):
         print(f"corpus_check: skipped, onnxruntime-node is not in {args.node_modules}")
         return 77
-    models = json.load(open(MANIFEST))["models"]
+    try:
+        import PIL  # noqa: F401 (photos and rendered text)
+    except ImportError:
+        print("corpus_check: skipped, Pillow is not installed (python3-pil)")
+        return 77
+    if not os.path.exists(FONT):
+        print(f"corpus_check: skipped, {FONT} is missing (fonts-dejavu-core)")
+        return 77
+    manifest = json.load(open(MANIFEST))
+    models, sets = manifest["models"], {s["id"]: s for s in manifest.get("samples", [])}
     if args.only:
         models = [m for m in models if m["id"] in args.only.split(",")]
     missing = [m["id"] for m in models
                if not os.path.exists(os.path.join(MODELS, m["id"] + ".onnx"))]
+    missing += [f["path"] for sid, st in sets.items() for f in st["files"]
+                if not os.path.exists(sample_file(sid, f["path"]))]
     if missing:
-        print(f"corpus_check: skipped, {len(missing)} models are not fetched "
+        print(f"corpus_check: skipped, {len(missing)} models or samples are not fetched "
               f"(scripts/fetch-corpus): {', '.join(missing[:5])}")
         return 77
     rows, failed = [], 0
     for m in models:
         work = os.path.join(args.work, m["id"])
         os.makedirs(work, exist_ok=True)
-        feeds = test_inputs(m, work)
+        feeds = test_inputs(m, work, sets)
         status, detail, worst, want = check(args, m, work, feeds)
         failed += status == "FAIL"
         rel = f"{worst:.1e}" if worst is not None else "-"
@@ -311,7 +275,7 @@ def main():
         for k, platform in enumerate(platforms if want is not None and not args.float_only else []):
             pwork = work if k == 0 else os.path.join(work, platform)
             os.makedirs(pwork, exist_ok=True)
-            r = quantize_check(args, m, pwork, feeds, want, platform)
+            r = quantize_check(args, m, pwork, feeds, want, platform, sets)
             q = r if k == 0 else q
             failed += r[0] == "FAIL"
             db = f"{r[2]:.1f} dB" if r[2] is not None else "-"

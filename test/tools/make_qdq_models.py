@@ -14,6 +14,7 @@ Runtime (test/ort/ort_optimized.js) to see which integer kernels it fuses:
   conv_relu.onnx  x -> Conv(W, B) -> c -> Relu -> y
   gemm.onnx       x[N,16] -> Gemm(W[8,16], C[8], transB 1) -> y
   matmul.onnx     x[N,16] -> MatMul(W[16,8]) -> y
+  add_relu.onnx   x -> Conv c1 -> a; x -> Conv c2 -> b; Add(a, b) -> Relu -> y
   net.onnx        x -> Conv c1 (W1, B1) -> r1 = Relu -> Conv c2 (W1, B1 again)
                   -> Relu r2 -> GlobalAveragePool -> Flatten -> Gemm fc -> y;
                   r1 is a second graph output (a quantized output with readers)
@@ -86,6 +87,13 @@ def main():
     save(model(nodes, [img], [vi("y", ["N", 5]), vi("r1", ["N", 4, 8, 8])],
                [tensor("W1", [4, 4, 3, 3], 6), tensor("B1", [4], 7, 0.1),
                 tensor("W3", [5, 4], 8), tensor("C3", [5], 9, 0.1)]), "net.onnx")
+
+    save(model([node("Conv", "c1", ["x", "W", "B"], ["a"], pads=[1, 1, 1, 1]),
+                node("Conv", "c2", ["x", "W2", "B2"], ["b"], pads=[1, 1, 1, 1]),
+                node("Add", "add", ["a", "b"], ["s"]), node("Relu", "relu", ["s"], ["y"])],
+               [img], [vi("y", ["N", 8, 8, 8])],
+               [w, b, tensor("W2", [8, 4, 3, 3], 11), tensor("B2", [8], 12, 0.1)]),
+         "add_relu.onnx")
 
     rng = np.random.RandomState(10)
     np.save(os.path.join(OUT, "x_img.npy"), rng.standard_normal([2, 4, 8, 8]).astype(np.float32))

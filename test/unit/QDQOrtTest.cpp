@@ -224,6 +224,49 @@ TEST(QDQOrt, ReluBeforeTheQuantizerFusesOnlyWhenItsZeroPointIsTheMinimum) {
   });
 }
 
+namespace {
+
+/// add_relu.onnx quantized as for ort_cpu: uint8 grids that are not powers of
+/// two, 7-bit weights; the output int8 symmetric when `signedOut`.
+quant::QDQSpec addReluSpec(const graph::Model &m, const Ranges &r, bool signedOut) {
+  quant::QDQSpec s;
+  s.activations = {{"x", actGrid(r, "x")},
+                   {"a", actGrid(r, "a")},
+                   {"b", actGrid(r, "b")},
+                   {"y", actGrid(r, "y", signedOut)}};
+  s.weights = {weightGrids(m, "c1", 1, 0, 7), weightGrids(m, "c2", 1, 0, 7)};
+  s.biases = {{"c1", 2, "x", "c1", 1}, {"c2", 2, "x", "c2", 1}};
+  return s;
+}
+
+} // namespace
+
+TEST(QDQOrt, AddBeforeADroppedReluIsQLinearAdd) {
+  // Two Convs, their Add, a Relu. ORT drops the Relu before the zero-point-0
+  // quantizer, so the Add becomes com.microsoft QLinearAdd, whose arithmetic is
+  // not the float one (BlazeFace on ort_cpu: a step apart, compounding): tpcc
+  // skips the Relu too and computes the Add as a QLinearAdd pair table.
+  rt::Tensor x = input("x_img.npy");
+  for (bool signedOut : {false, true}) {
+    auto l = load("add_relu.onnx");
+    Ranges ranges;
+    run(*l->m, x, &ranges);
+    ASSERT_TRUE(rewrite(*l, addReluSpec(*l->m, ranges, signedOut)));
+    auto ex = rt::Executor::create(*l->m, l->diags);
+    ASSERT_TRUE(ex);
+    rt::RunOptions integer;
+    integer.arithmetic = rt::IntegerArithmetic::Exact;
+    std::vector<rt::Tensor> out;
+    ASSERT_TRUE(succeeded(ex->run({{"x", x}}, out, l->diags, integer)));
+    // An int8 symmetric output keeps the Relu meaningful: no table there.
+    EXPECT_EQ(ex->quantizedShortcuts().pairTables, signedOut ? 0u : 1u);
+  }
+  if (!checkOrt("add_relu.onnx", x,
+                "QuantizeLinear QLinearConv QLinearConv com.microsoft:QLinearAdd DequantizeLinear",
+                [](const graph::Model &m, const Ranges &r) { return addReluSpec(m, r, false); }))
+    GTEST_SKIP() << kNoOrt;
+}
+
 TEST(QDQOrt, NarrowActivationClipStaysFloat) {
   // The Clip of a 4-bit activation is not redundant with its 8-bit
   // QuantizeLinear: ORT keeps it (folded into a float FusedConv), and the
