@@ -44,6 +44,7 @@ CALIB_SAMPLES = 8
 Q_TOLERANCE = 1e-3
 sys.path.insert(0, HERE)
 from corpus_inputs import FONT, make_input, sample_file  # noqa: E402
+from ort_crosscheck import ort_missing  # noqa: E402
 from ort_quantized import host_has_vnni  # noqa: E402
 
 VNNI = host_has_vnni() and os.environ.get("TPCC_TEST_HOST_CPU") != "haswell"
@@ -232,11 +233,9 @@ def main():
     ap.add_argument("--quantize-flags", default="",
                     help="flags for tpcc quantize instead of the manifest's (`--min-sqnr 20`)")
     args = ap.parse_args()
-    if not shutil.which("node"):
-        print("corpus_check: skipped, Node.js is not installed")
-        return 77
-    if not os.path.isdir(os.path.join(args.node_modules, "onnxruntime-node")):
-        print(f"corpus_check: skipped, onnxruntime-node is not in {args.node_modules}")
+    missing = ort_missing(args.node_modules)
+    if missing:
+        print(f"corpus_check: skipped, {missing}")
         return 77
     try:
         import PIL  # noqa: F401 (photos and rendered text)

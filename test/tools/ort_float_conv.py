@@ -31,8 +31,9 @@ import onnx
 from onnx import TensorProto, helper, numpy_helper
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-ORT_RUN = os.path.join(HERE, "..", "ort", "ort_run.js")
-QEMU_HASWELL = ["qemu-x86_64", "-cpu", "Haswell"]
+sys.path.insert(0, HERE)
+from ort_crosscheck import ORT_RUN, ort_missing  # noqa: E402
+from ort_quantized import QEMU_HASWELL  # noqa: E402
 
 # name: (batch, channels, out channels, spatial input, kernel, strides, pads, dilations, group, bias)
 CASES = {
@@ -79,11 +80,9 @@ def main():
     ap.add_argument("--node-modules", required=True)
     ap.add_argument("--work", required=True)
     args = ap.parse_args()
-    if not shutil.which("node"):
-        print("ort_float_conv: skipped, Node.js is not installed")
-        return 77
-    if not os.path.isdir(os.path.join(args.node_modules, "onnxruntime-node")):
-        print(f"ort_float_conv: skipped, onnxruntime-node is not in {args.node_modules}")
+    missing = ort_missing(args.node_modules)
+    if missing:
+        print(f"ort_float_conv: skipped, {missing}")
         return 77
     os.makedirs(args.work, exist_ok=True)
     env = dict(os.environ, NODE_PATH=args.node_modules)
