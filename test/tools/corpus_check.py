@@ -2,8 +2,9 @@
 """corpus_check.py - the real-model corpus (issue 18) through tpcc and ONNX Runtime.
 
 For each model of test/corpus/manifest.json (fetched by scripts/fetch-corpus into
-.deps/corpus/models/): test inputs are made as the manifest's recipe says (seeded:
-the same bytes on every machine); `tpcc plan` must succeed for imx500, imx500_v4,
+.deps/corpus/models/): test inputs are made as the manifest's recipe says
+(corpus_inputs.py: speech, photos and rendered text from the manifest's sample files,
+or seeded values; the same bytes on every machine); `tpcc plan` must succeed for imx500, imx500_v4,
 tflite and default; `tpcc run` and ONNX Runtime (onnxruntime-node, optimization level
 basic) run the inputs, and every output must agree: max |tpcc - ort| at most 1e-4 of
 max |ort| plus 1e-6 (ORT's Sigmoid approximation is 7e-8 off in its tail, which a
