@@ -195,13 +195,18 @@ void Executor::findFusions() {
   }
 }
 
+/// Whether a run sums float Convs as ORT's MLAS does (RunOptions::ortFloat).
+static bool sumsAsOrt(const RunOptions &options) {
+  return options.ortFloat && options.arithmetic != IntegerArithmetic::Float;
+}
+
 bool Executor::fusable(const Step &head, const RunOptions &options) const {
   const Fusion &f = *head.fusion;
   // A QDQ group's node computes its output as the group's grid says.
   // Runs that compute as ORT does sum a float Conv in MLAS's order, alone
   // (the fused activations ORT applies after it give the same values).
   if (options.keep || (options.arithmetic != IntegerArithmetic::Float && head.integer) ||
-      (options.ortFloat && options.arithmetic != IntegerArithmetic::Float))
+      sumsAsOrt(options))
     return false;
   for (const graph::Value *v : f.skipped)
     if (watches(options, *v) || (options.substitute && options.substitute(*v)))
@@ -696,8 +701,7 @@ LogicalResult Executor::runFrom(size_t first, std::vector<Tensor> values,
         absorbed[a] = true;
     }
     const graph::Value *result = fused ? fused->result : n.outputs.empty() ? nullptr : n.outputs[0];
-    ctx.ortFloat =
-        options.ortFloat && options.arithmetic != IntegerArithmetic::Float && !step.integer;
+    ctx.ortFloat = sumsAsOrt(options) && !step.integer;
     ctx.blockedOutput = mayBlock && result && blockedReaders[result->id] &&
                         !watches(options, *result) &&
                         !(options.arithmetic != IntegerArithmetic::Float && step.integer);

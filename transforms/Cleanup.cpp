@@ -166,7 +166,9 @@ static bool foldInto(graph::Model &m, Fold &f) {
       (bias && bias->elem != graph::ElemType::Float))
     return false;
   int64_t channels = int64_t(f.scale.size());
-  std::unique_ptr<graph::Tensor> newW;
+  // An Add or Sub changes the bias only: the kernel stays as it is.
+  bool unit = std::all_of(f.scale.begin(), f.scale.end(), [](double s) { return s == 1.0; });
+  std::unique_ptr<graph::Tensor> newW; // the scaled kernel, unless `unit`
   std::vector<double> newBias(size_t(channels), 0.0);
   if (p.opType == "Conv" || p.opType == "ConvTranspose") {
     if (w->dims.size() < 3)
@@ -176,7 +178,8 @@ static bool foldInto(graph::Model &m, Fold &f) {
     if (p.opType == "Conv") {
       if (w->dims[0] != channels)
         return false;
-      newW = scaled(*w, 0, f.scale, [](int64_t c) { return c; });
+      if (!unit)
+        newW = scaled(*w, 0, f.scale, [](int64_t c) { return c; });
     } else {
       const graph::Attribute *ga = p.attr("group");
       int64_t group = ga ? ga->i : 1, perGroupIn = w->dims[0] / std::max<int64_t>(group, 1);
@@ -184,14 +187,16 @@ static bool foldInto(graph::Model &m, Fold &f) {
       if (group < 1 || perGroupOut * group != channels || perGroupIn * group != w->dims[0])
         return false;
       // W is (C_in, C_out/group, k...): input channel c feeds group c / perGroupIn.
-      newW = std::make_unique<graph::Tensor>(*w);
-      int64_t inner = 1;
-      for (size_t d = 2; d < w->dims.size(); ++d)
-        inner *= w->dims[d];
-      float *q = reinterpret_cast<float *>(newW->raw.data());
-      for (int64_t i = 0; i < w->numElements(); ++i) {
-        int64_t c = i / (perGroupOut * inner), j = (i / inner) % perGroupOut;
-        q[i] = float(double(q[i]) * f.scale[size_t((c / perGroupIn) * perGroupOut + j)]);
+      if (!unit) {
+        newW = std::make_unique<graph::Tensor>(*w);
+        int64_t inner = 1;
+        for (size_t d = 2; d < w->dims.size(); ++d)
+          inner *= w->dims[d];
+        float *q = reinterpret_cast<float *>(newW->raw.data());
+        for (int64_t i = 0; i < w->numElements(); ++i) {
+          int64_t c = i / (perGroupOut * inner), j = (i / inner) % perGroupOut;
+          q[i] = float(double(q[i]) * f.scale[size_t((c / perGroupIn) * perGroupOut + j)]);
+        }
       }
     }
     for (int64_t c = 0; c < channels; ++c)
@@ -203,7 +208,8 @@ static bool foldInto(graph::Model &m, Fold &f) {
     (void)al;
     if (w->dims.size() != 2 || w->dims[transB ? 0 : 1] != channels)
       return false;
-    newW = scaled(*w, transB ? 0 : 1, f.scale, [](int64_t c) { return c; });
+    if (!unit)
+      newW = scaled(*w, transB ? 0 : 1, f.scale, [](int64_t c) { return c; });
     if (bias) {
       int64_t n = bias->numElements();
       bool perColumn = n == channels &&
@@ -227,10 +233,8 @@ static bool foldInto(graph::Model &m, Fold &f) {
     if (!set && beta != 1.0)
       return false;
   }
-  // An Add or Sub changes the bias only: the kernel stays as it is.
-  bool unit = std::all_of(f.scale.begin(), f.scale.end(), [](double s) { return s == 1.0; });
   Value *wv = p.inputs[1];
-  if (!unit) {
+  if (newW) {
     newW->name = freshName(g, w->name + "_folded");
     wv = g.addConstant(std::move(newW));
   }

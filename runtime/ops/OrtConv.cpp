@@ -24,9 +24,10 @@
 //    the group to C (C is the first group itself);
 //  - then the bias: C + b (one rounding), as MlasActivation adds it.
 //
-// Measured against onnxruntime-node 1.30 (unit OrtConv.*): pointwise and
-// im2col convolutions, strides, dilations, groups, depthwise, K over 128
-// with N large and small, agree bit for bit.
+// Measured against onnxruntime-node 1.30 (ctest ort_float_conv,
+// test/tools/ort_float_conv.py): pointwise and im2col convolutions, strides,
+// dilations, groups, depthwise, K over 128 with N large and small, agree bit
+// for bit.
 //
 //===----------------------------------------------------------------------===//
 #include "runtime/ops/OrtConv.h"
@@ -37,7 +38,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstring>
 
 using namespace tpcc;
 using namespace tpcc::rt;

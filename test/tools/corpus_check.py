@@ -35,7 +35,6 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 MANIFEST = os.path.join(ROOT, "test", "corpus", "manifest.json")
 MODELS = os.path.join(ROOT, ".deps", "corpus", "models")
-ORT_RUN = os.path.join(ROOT, "test", "ort", "ort_run.js")
 PLATFORMS = ("imx500", "imx500_v4", "tflite", "default")
 TOLERANCE = 1e-4  # of max |ort|
 FLOOR = 1e-6  # absolute
@@ -45,7 +44,7 @@ CALIB_SAMPLES = 8
 Q_TOLERANCE = 1e-3
 sys.path.insert(0, HERE)
 from corpus_inputs import FONT, make_input, sample_file  # noqa: E402
-from ort_crosscheck import ort_missing  # noqa: E402
+from ort_crosscheck import ORT_RUN, ort_missing  # noqa: E402
 from ort_quantized import host_has_vnni  # noqa: E402
 
 VNNI = host_has_vnni() and os.environ.get("TPCC_TEST_HOST_CPU") != "haswell"
