@@ -33,21 +33,62 @@ bool readersAccept(const plan::Plan &plan, const graph::Value &v, int bits) {
   return true;
 }
 
-/// The lowest SQNR of the model's outputs on any measured sample (every
-/// output is measured).
-double outputSqnr(const QuantizeOutcome &out) {
+/// Output `v`'s SQNR on the measured samples: the lower of pooled and worst
+/// sample (+inf when not measured).
+double outputSqnr(const QuantizeOutcome &out, const graph::Value &v) {
   double worst = INFINITY;
-  for (const graph::Value *v : out.floatModel->graph.outputs())
-    for (const TensorReport &t : out.result.tensors)
-      if (!t.weight && t.measured && t.tensor == v->name)
-        worst = std::min({worst, t.sqnr, t.worstSampleSqnr});
+  for (const TensorReport &t : out.result.tensors)
+    if (!t.weight && t.measured && t.tensor == v.name)
+      worst = std::min({worst, t.sqnr, t.worstSampleSqnr});
   return worst;
 }
 
-/// The activations of `out` whose own grid keeps less than `own` dB, as
+/// The lowest SQNR of the model's outputs (every output is measured).
+double outputSqnr(const QuantizeOutcome &out) {
+  double worst = INFINITY;
+  for (const graph::Value *v : out.floatModel->graph.outputs())
+    worst = std::min(worst, outputSqnr(out, *v));
+  return worst;
+}
+
+/// How far the model's outputs fall short of `db`, summed over the outputs:
+/// a round gains when it shrinks, though an output that a grid caps stays
+/// where it is.
+double outputShortfall(const QuantizeOutcome &out, double db) {
+  double sum = 0;
+  for (const graph::Value *v : out.floatModel->graph.outputs()) {
+    double worst = outputSqnr(out, *v);
+    if (worst != INFINITY && !std::isnan(worst))
+      sum += std::max(0.0, db - std::max(worst, -100.0));
+  }
+  return sum;
+}
+
+/// The values the outputs that keep less than `db` are computed from: a
+/// grid elsewhere only feeds outputs that meet the target, and widening it
+/// gains nothing.
+std::set<const graph::Value *> shortCone(const QuantizeOutcome &out, double db) {
+  std::set<const graph::Value *> cone;
+  std::vector<const graph::Value *> work;
+  for (const graph::Value *v : out.floatModel->graph.outputs())
+    if (!(outputSqnr(out, *v) >= db) && cone.insert(v).second)
+      work.push_back(v);
+  while (!work.empty()) {
+    const graph::Value *v = work.back();
+    work.pop_back();
+    if (v->producer)
+      for (const graph::Value *in : v->producer->inputs)
+        if (in && cone.insert(in).second)
+          work.push_back(in);
+  }
+  return cone;
+}
+
+/// The activations in `cone` whose own grid keeps less than `own` dB, as
 /// widenings; in `stuck`, those that cannot widen (no wider candidate, a
 /// reader that does not take the width, a node already chosen for).
 std::vector<TargetChoice> widenings(const QuantizeOutcome &out, double own,
+                                    const std::set<const graph::Value *> &cone,
                                     const std::set<std::string> &fixed,
                                     std::vector<std::string> &stuck) {
   std::vector<TargetChoice> widened;
@@ -56,9 +97,11 @@ std::vector<TargetChoice> widenings(const QuantizeOutcome &out, double own,
     double ownDb = std::min(t.ownSqnr, t.worstSampleOwnSqnr);
     if (t.weight || !t.measured || !t.quantized || std::isinf(ownDb) || ownDb >= own)
       continue;
+    const graph::Value *v = out.floatModel->graph.findValue(t.tensor);
+    if (v && !cone.count(v))
+      continue;
     const plan::PlanNode *pn = producerOf(out.plan, t);
     std::optional<unsigned> wider = pn ? widerCandidate(*pn) : std::nullopt;
-    const graph::Value *v = out.floatModel->graph.findValue(t.tensor);
     int bits = wider ? pn->options.options->configs[*wider].activation.bits : 0;
     if (!wider || fixed.count(t.node) || !v || !readersAccept(out.plan, *v, bits)) {
       stuck.push_back(t.tensor);
@@ -82,36 +125,52 @@ LogicalResult quant::quantizeToTarget(QuantizeRequest r, double db, QuantizeOutc
   std::set<std::string> fixed; // nodes the user chose for, or a round did
   for (const auto &choice : r.choose)
     fixed.insert(choice.first);
-  auto progress = r.progress;
-  auto phaseDone = r.phaseDone;
+  // Every round is quiet: the diagnostics of the outcome kept are reported
+  // at the end.
   r.progress = nullptr;
   r.phaseDone = nullptr;
-  for (int round = 1; round < kMaxTargetRounds; ++round) {
-    // Quiet rounds: their diagnostics are reported only when the round is
-    // the last one.
+  std::vector<Diagnostic> keptDiags;
+  double keptShortfall = INFINITY;
+  size_t keptChoices = 0, keptChoose = r.choose.size();
+  for (int round = 1; round <= kMaxTargetRounds; ++round) {
     DiagnosticEngine quiet(diags.getSourceManager());
-    out = QuantizeOutcome();
-    if (failed(quantizeModel(r, out, quiet)))
-      break; // the reporting round below says why
-    result.rounds = round;
-    result.reached = outputSqnr(out);
-    // Widen the grids that keep less than the target on their own. When none
-    // can and none is stuck below it, raise the bar: the errors of many
-    // grids add up, and a layer may amplify the error of its input. A grid
-    // below the target that cannot widen caps what widening can reach.
-    std::vector<TargetChoice> widened;
-    std::vector<std::string> ignored;
-    if (result.reached < db)
-      widened = widenings(out, db, fixed, result.stuck);
-    for (int k = 1;
-         result.reached < db && widened.empty() && result.stuck.empty() && k < kMaxTargetRounds;
-         ++k)
-      widened = widenings(out, db + kTargetStepDb * k, fixed, ignored);
-    if (widened.empty()) {
-      for (const Diagnostic &d : quiet.getDiagnostics())
-        diags.report(d);
-      return success();
+    QuantizeOutcome trial;
+    if (failed(quantizeModel(r, trial, quiet))) {
+      if (round == 1) {
+        for (const Diagnostic &d : quiet.getDiagnostics())
+          diags.report(d);
+        return failure();
+      }
+      break; // keep the best round that quantized
     }
+    result.rounds = round;
+    // The best round so far is kept: widenings that do not gain are undone
+    // at the end (a grid that cannot widen may cap an output whatever else
+    // widens), but the rounds go on, since a later round may gain.
+    double shortfall = outputShortfall(trial, db);
+    bool met = outputSqnr(trial) >= db;
+    if (round == 1 || shortfall <= keptShortfall - kMinTargetGainDb || met) {
+      keptDiags = quiet.getDiagnostics();
+      keptShortfall = shortfall;
+      keptChoices = result.choices.size();
+      keptChoose = r.choose.size();
+      out = std::move(trial);
+      if (met)
+        break;
+    }
+    if (round == kMaxTargetRounds)
+      break;
+    const QuantizeOutcome &last = keptChoices == result.choices.size() ? out : trial;
+    // Widen the grids that keep less than the target on their own. When none
+    // can, raise the bar: the errors of many grids add up, and a layer may
+    // amplify the error of its input.
+    std::set<const graph::Value *> cone = shortCone(last, db);
+    std::vector<std::string> ignored;
+    std::vector<TargetChoice> widened = widenings(last, db, cone, fixed, ignored);
+    for (int k = 1; widened.empty() && k < kMaxTargetRounds; ++k)
+      widened = widenings(last, db + kTargetStepDb * k, cone, fixed, ignored);
+    if (widened.empty())
+      break;
     for (TargetChoice &c : widened) {
       c.round = round;
       fixed.insert(c.node);
@@ -119,16 +178,20 @@ LogicalResult quant::quantizeToTarget(QuantizeRequest r, double db, QuantizeOutc
       result.choices.push_back(c);
     }
   }
-  // The rounds ran out (or one failed): quantize once more with every
-  // choice made, reporting.
-  r.progress = progress;
-  r.phaseDone = phaseDone;
-  out = QuantizeOutcome();
-  if (failed(quantizeModel(r, out, diags)))
-    return failure();
-  ++result.rounds;
+  // Undo the widenings made after the best round.
+  if (keptChoices < result.choices.size()) {
+    result.undone = result.choices.size() - keptChoices;
+    result.undoneRound = result.choices[keptChoices].round;
+  }
+  result.choices.resize(keptChoices);
+  r.choose.resize(keptChoose);
+  fixed.clear();
+  for (const auto &choice : r.choose)
+    fixed.insert(choice.first);
   result.reached = outputSqnr(out);
-  widenings(out, db, fixed, result.stuck);
+  widenings(out, db, shortCone(out, db), fixed, result.stuck);
+  for (const Diagnostic &d : keptDiags)
+    diags.report(d);
   return success();
 }
 
@@ -142,6 +205,11 @@ void quant::printTarget(const TargetResult &result, llvm::raw_ostream &os) {
     os << fmt::format("; {} tensor{} cannot widen (first: `{}`)", result.stuck.size(),
                       result.stuck.size() == 1 ? "" : "s", result.stuck.front());
   os << "\n";
+  if (result.undone)
+    os << fmt::format("    {} widening{} from round {} on gained less than {} dB at the outputs: "
+                      "undone\n",
+                      result.undone, result.undone == 1 ? "" : "s", result.undoneRound,
+                      kMinTargetGainDb);
   size_t shown = 0;
   for (const TargetChoice &c : result.choices) {
     if (++shown > 8) {

@@ -8,16 +8,18 @@
 // whose own grid keeps less than DB (pooled or on one sample) takes the
 // candidate with the next wider activation grid and the same weights
 // (imx500_v4's 16-bit configs), provided every node that reads the tensor
-// accepts inputs of that width; then it quantizes again. When no grid is
-// below DB on its own, the bar rises by kTargetStepDb until some grid is
+// accepts inputs of that width; then it quantizes again. When no grid that
+// can widen is below DB, the bar rises by kTargetStepDb until some grid is
 // under it: the errors of many grids add up, and a layer may amplify the
-// error of its input (a depthwise convolution's weak channels). A grid below
-// DB that cannot widen (no wider candidate, a reader that takes 8 bits only)
-// caps what widening can reach: the bar then stays at DB.
+// error of its input (a depthwise convolution's weak channels).
 //
-// It stops when the outputs meet the target, nothing can widen, or after
-// kMaxTargetRounds rounds. The rounds before the last are quiet: the last
-// one reports as `quantize` always does, with its choices in the plan
+// A round's widenings stay only when they gain: when the outputs' summed
+// shortfall below DB shrinks by kMinTargetGainDb or more. A grid below DB that
+// cannot widen (no wider candidate, a reader that takes 8 bits only) may cap
+// an output whatever else widens; such a round is undone, and the search
+// stops. It also stops when the outputs meet the target, nothing can widen,
+// or after kMaxTargetRounds quantizations. Every round is quiet: the outcome
+// kept reports as `quantize` always does, with its choices in the plan
 // (`--plan-out`) and the summary.
 //===----------------------------------------------------------------------===//
 #ifndef TPCC_BACKENDS_QUANTIZE_TARGET_H
@@ -32,7 +34,10 @@
 
 namespace tpcc::quant {
 
+/// Quantizations at most, the undone one included.
 constexpr int kMaxTargetRounds = 6;
+/// What a round must gain (dB of summed output shortfall) to be kept.
+constexpr double kMinTargetGainDb = 0.1;
 /// How far the bar on the own grids rises at a time.
 constexpr double kTargetStepDb = 10;
 
@@ -47,10 +52,14 @@ struct TargetChoice {
 };
 
 struct TargetResult {
-  double target = 0;  ///< dB
-  int rounds = 0;     ///< quantizations run, the last one included
-  double reached = 0; ///< the lowest output SQNR (dB, any sample) of the last one
-  std::vector<TargetChoice> choices;
+  double target = 0;                 ///< dB
+  int rounds = 0;                    ///< quantizations run, an undone one included
+  double reached = 0;                ///< the lowest output SQNR (dB, any sample) of the one kept
+  std::vector<TargetChoice> choices; ///< the widenings kept
+  /// The widenings of round `undoneRound` gained too little and were undone
+  /// (0: none was).
+  size_t undone = 0;
+  int undoneRound = 0;
   /// Tensors whose own grid keeps less than the target and cannot widen (no
   /// wider candidate, a reader that does not take the width, a node the
   /// user chose for).
