@@ -35,7 +35,12 @@ std::vector<uint8_t> rt::ortBinaryTable(const std::string &op, const OrtGrid &a,
   std::vector<uint8_t> table(65536);
   if (op == "Add") {
     float ra = a.scale / c.scale, rb = b.scale / c.scale;
-    float fixed = float(c.zero) - (ra * float(a.zero) + rb * float(b.zero));
+    // MLAS's ZeroPointC - (ScaleRatio_AC * ZeroPointA + ScaleRatio_BC *
+    // ZeroPointB), as its AVX2 file is compiled (-mfma): the compiler
+    // contracts the first product and the sum into one FMA. Unfused, the
+    // fixed part differs in the last bit and an output on a tie rounds the
+    // other way (M-LSD quantized for ort_cpu, 73.5).
+    float fixed = float(c.zero) - std::fma(ra, float(a.zero), rb * float(b.zero));
     for (int k = 0; k < 65536; ++k) {
       float x = float(in(k & 255, 0, a)), y = float(in(k >> 8, 1, b));
       table[size_t(k)] = out(saturate(std::fma(x, ra, std::fma(y, rb, fixed)), c.isSigned));

@@ -5,7 +5,8 @@
 // after QDQS8ToU8) into com.microsoft's QLinearAdd / QLinearMul, whose x86-64
 // kernels (MLAS) do not compute DQ -> op -> Q in float:
 //   - QLinearAdd (the AVX2 kernel): rA = sA / sC, rB = sB / sC (float),
-//     fixed = zC - (rA * zA + rB * zB); y = fma(a, rA, fma(b, rB, fixed)) on
+//     fixed = zC - fma(rA, zA, rB * zB) (the compiler contracts MLAS's
+//     rA * zA + rB * zB); y = fma(a, rA, fma(b, rB, fixed)) on
 //     the codes a, b themselves, rounded to nearest even and saturated;
 //   - QLinearMul (SSE2): y = (a - zA) * (b - zB) (exact in int32) * (sA * sB
 //     / sC) + zC in float, rounded to nearest even and saturated.

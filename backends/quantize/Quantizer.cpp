@@ -469,6 +469,17 @@ LogicalResult quant::selectTensorGrid(const plan::PlanTensor &t, ir::QuantMethod
     so.minThreshold = recipe.minThreshold;
     g = selectActivationGrid(h, method, bits, isSigned, so);
     how = ir::toString(recipe.activationThreshold);
+    // The uniform search may reach past the bounds of the Clip that computes
+    // the tensor (MSE: up to 1.2 times its largest value). There the grid
+    // only wastes steps, and ONNX Runtime keeps such a Clip, so the Conv
+    // before it runs in float: the grid ends at the bound.
+    const graph::Node *clip = t.value->producer;
+    double clipLo, clipHi;
+    if (method == ir::QuantMethod::Uniform && clip && clip->domain.empty() &&
+        clip->opType == "Clip" &&
+        edits::clipBounds(graph::NodeAttrs(*clip, nullptr), *clip, clipLo, clipHi) &&
+        (g.hi > clipHi || g.lo < clipLo))
+      g = uniformGrid(std::max(g.lo, clipLo), std::min(g.hi, clipHi), bits);
   }
   return success();
 }

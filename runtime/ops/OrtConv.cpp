@@ -24,8 +24,8 @@
 //    the group to C (C is the first group itself);
 //  - then the bias: C + b (one rounding), as MlasActivation adds it.
 //
-// Measured against onnxruntime-node 1.30 (ctest ort_float_conv,
-// test/tools/ort_float_conv.py): pointwise and im2col convolutions, strides,
+// Measured against onnxruntime-node 1.30 (ctest ort_float_ops,
+// test/tools/ort_float_ops.py): pointwise and im2col convolutions, strides,
 // dilations, groups, depthwise, K over 128 with N large and small, agree bit
 // for bit.
 //

@@ -27,21 +27,6 @@ namespace {
 
 bool isOp(const Node *n, llvm::StringRef op) { return n && n->domain.empty() && n->opType == op; }
 
-/// The Clip bounds, when both are known constants (Clip-6: attributes min
-/// and max; Clip-11 and later: inputs 1 and 2).
-bool clipBounds(const graph::NodeAttrs &attrs, const Node &n, double &lo, double &hi) {
-  if (n.inputs.size() > 1 || !attrs.has("max")) {
-    std::vector<float> a = floatValues(n.input(1)), b = floatValues(n.input(2));
-    if (a.size() != 1 || b.size() != 1)
-      return false;
-    lo = a[0], hi = b[0];
-    return true;
-  }
-  lo = attrs.has("min") ? attrs.getFloat("min") : -INFINITY;
-  hi = attrs.getFloat("max");
-  return true;
-}
-
 void findReluBounds(const plan::Plan &plan, const ir::Recipe &recipe, PreCorrections &out) {
   for (const plan::PlanNode &pn : plan.nodes) {
     const Node *clip = pn.node;

@@ -28,6 +28,19 @@ std::vector<float> edits::floatValues(const Value *v) {
   return out;
 }
 
+bool edits::clipBounds(const graph::NodeAttrs &attrs, const Node &n, double &lo, double &hi) {
+  if (n.inputs.size() > 1 || !attrs.has("max")) {
+    std::vector<float> a = floatValues(n.input(1)), b = floatValues(n.input(2));
+    if (a.size() != 1 || b.size() != 1)
+      return false;
+    lo = a[0], hi = b[0];
+    return true;
+  }
+  lo = attrs.has("min") ? attrs.getFloat("min") : -INFINITY;
+  hi = attrs.getFloat("max");
+  return true;
+}
+
 Node *edits::singleConsumer(const Value *v, unsigned *index) {
   if (!v || v->isGraphOutput || v->uses.size() != 1)
     return nullptr;

@@ -28,6 +28,10 @@ graph::Node *nodeNamed(const graph::Graph &g, llvm::StringRef name);
 /// The values of a float constant (not an overridable graph input); empty
 /// otherwise.
 std::vector<float> floatValues(const graph::Value *v);
+/// The bounds of the Clip `n`, when both are known constants (Clip-6:
+/// attributes min and max, a missing min -inf; Clip-11 and later: inputs 1
+/// and 2).
+bool clipBounds(const graph::NodeAttrs &attrs, const graph::Node &n, double &lo, double &hi);
 /// The only node reading `v` (once), or null; `index` gets the input index.
 graph::Node *singleConsumer(const graph::Value *v, unsigned *index = nullptr);
 /// New data, as many floats, for the initializer behind `v` (a kernel or

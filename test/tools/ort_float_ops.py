@@ -1,0 +1,209 @@
+#!/usr/bin/python3
+"""ort_float_ops.py - the ops ONNX Runtime computes in its own order, bit for bit.
+
+`tpcc run --ort-cpu` computes some ops of a QDQ model as ONNX Runtime's CPU
+kernels do, because a value on a rounding tie of the QuantizeLinear after them
+goes the other way on a last-bit difference:
+
+- a float Conv (one ORT does not run as an integer kernel), in MLAS's order
+  (runtime/ops/OrtConv.cpp): pointwise (MLAS's direct GEMM), im2col with K over
+  128 (K cut in slices), N below K (larger slices), strides, dilations,
+  asymmetric pads, groups, depthwise and single-filter convolutions (MLAS's
+  single-row kernel: groups of 4, 2, 1 products, no FMA), K not a multiple of
+  4, 1-D and 3-D convolutions, no bias, a batch of 2;
+- a float bilinear Resize (runtime/ops/OrtResize.cpp): ORT's four-term
+  expression on its float coordinates, for each coordinate rule, by scales and
+  by sizes, 2-D and 4-D, upsampling and downsampling;
+- QLinearAdd (runtime/OrtBinary.cpp): every one of the 65,536 code pairs,
+  on uint8 grids of arbitrary scales (M-LSD's for ort_cpu among them, whose
+  sums land on ties).
+
+Each case is a one-op model run through ONNX Runtime (onnxruntime-node, level
+`extended`, one thread) and through `tpcc run --ort-cpu vnni`; every output
+element must have the same bits. tpcc runs twice: with its AVX2 loops and
+capped at SSE2 (ONEDNN_MAX_CPU_ISA=SSE41: the scalar fused multiply-adds), which
+must give the same bits; ORT runs on this CPU and, when qemu-x86_64 is
+installed, as a Haswell (AVX2 + FMA3 kernels).
+
+usage: ort_float_ops.py --tpcc BIN --node-modules DIR --work DIR
+Exit 0: all agree; 1: a difference; 77: Node.js or onnxruntime-node is missing.
+"""
+import argparse
+import os
+import shutil
+import subprocess
+import sys
+
+import numpy as np
+import onnx
+from onnx import TensorProto, helper, numpy_helper
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+from ort_crosscheck import ORT_RUN, ort_missing  # noqa: E402
+from ort_quantized import QEMU_HASWELL  # noqa: E402
+
+# name: (batch, channels, out channels, spatial input, kernel, strides, pads, dilations, group, bias)
+CONVS = {
+    "pointwise_k192": (1, 192, 64, [20, 20], [1, 1], [1, 1], [0, 0, 0, 0], [1, 1], 1, True),
+    "pointwise_n_below_k": (1, 300, 8, [4, 4], [1, 1], [1, 1], [0, 0, 0, 0], [1, 1], 1, True),
+    "im2col_k288": (1, 32, 16, [12, 12], [3, 3], [1, 1], [1, 1, 1, 1], [1, 1], 1, True),
+    "im2col_stride2": (1, 32, 16, [13, 13], [3, 3], [2, 2], [1, 1, 1, 1], [1, 1], 1, True),
+    "im2col_n_below_k": (1, 200, 4, [3, 3], [3, 3], [1, 1], [1, 1, 1, 1], [1, 1], 1, True),
+    "dilated_grouped": (1, 8, 8, [10, 10], [3, 3], [1, 1], [2, 2, 2, 2], [2, 2], 2, True),
+    "asymmetric_pads": (1, 12, 6, [9, 11], [3, 2], [1, 2], [0, 1, 2, 0], [1, 1], 1, True),
+    "depthwise3": (1, 16, 16, [12, 12], [3, 3], [1, 1], [1, 1, 1, 1], [1, 1], 16, True),
+    "depthwise5_stride2": (1, 16, 16, [12, 12], [5, 5], [2, 2], [2, 2, 2, 2], [1, 1], 16, True),
+    "depthwise7_k49": (1, 8, 8, [30, 30], [7, 7], [1, 1], [3, 3, 3, 3], [1, 1], 8, True),
+    "single_filter_k1800": (1, 200, 1, [20, 20], [3, 3], [1, 1], [1, 1, 1, 1], [1, 1], 1, True),
+    "no_bias_batch2": (2, 24, 12, [10, 10], [3, 3], [1, 1], [1, 1, 1, 1], [1, 1], 1, False),
+    "conv1d": (1, 40, 20, [50], [5], [2], [2, 2], [1], 1, True),
+    "conv3d": (1, 6, 4, [5, 6, 7], [3, 3, 3], [1, 1, 1], [1, 1, 1, 1, 1, 1], [1, 1, 1], 1, True),
+}
+
+
+def finish(nodes, inputs, outputs, inits):
+    graph = helper.make_graph(nodes, "op", inputs, outputs, inits)
+    m = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+    m.ir_version = 8
+    onnx.checker.check_model(m, full_check=True)
+    return m
+
+
+def conv(case, rng):
+    b, c, o, sp, k, s, p, d, g, bias = case
+    w = (rng.standard_normal([o, c // g] + k) * 0.3).astype(np.float32)
+    inits = [numpy_helper.from_array(w, "w")]
+    if bias:
+        inits.append(numpy_helper.from_array(rng.standard_normal(o).astype(np.float32), "b"))
+    node = helper.make_node("Conv", ["x", "w"] + (["b"] if bias else []), ["y"], kernel_shape=k,
+                            strides=s, pads=p, dilations=d, group=g)
+    out = [(sp[i] + p[i] + p[i + len(sp)] - d[i] * (k[i] - 1) - 1) // s[i] + 1
+           for i in range(len(sp))]
+    m = finish([node], [helper.make_tensor_value_info("x", TensorProto.FLOAT, [b, c] + sp)],
+               [helper.make_tensor_value_info("y", TensorProto.FLOAT, [b, o] + out)], inits)
+    return m, {"x": rng.standard_normal([b, c] + sp).astype(np.float32)}
+
+
+# name: (input shape, scales or None, sizes or None, coordinate_transformation_mode)
+RESIZES = {
+    "resize_half_pixel_x2": ([1, 4, 10, 10], [1, 1, 2, 2], None, "half_pixel"),
+    "resize_sizes_x2": ([2, 3, 7, 9], None, [2, 3, 14, 18], "half_pixel"),
+    "resize_asymmetric": ([1, 2, 6, 5], [1, 1, 3, 2.5], None, "asymmetric"),
+    "resize_pytorch_down": ([1, 3, 12, 10], [1, 1, 0.5, 0.75], None, "pytorch_half_pixel"),
+    "resize_align_corners": ([1, 2, 5, 7], None, [1, 2, 9, 13], "align_corners"),
+    "resize_2d": ([11, 8], [1.5, 2], None, "half_pixel"),
+}
+
+
+def resize(case, rng):
+    shape, scales, sizes, coord = case
+    # Dequantized uint8 codes on a grid whose steps are not powers of two: the
+    # values a QDQ model resizes, and whose 2x blends land on ties.
+    x = ((rng.randint(0, 256, shape) - 17) * np.float32(0.035646904)).astype(np.float32)
+    inits = [numpy_helper.from_array(np.array([], np.float32), "roi")]
+    ins = ["x", "roi"]
+    if scales is not None:
+        inits.append(numpy_helper.from_array(np.array(scales, np.float32), "scales"))
+        ins.append("scales")
+        out = [int(np.floor(np.float32(s) * n)) for s, n in zip(scales, shape)]
+    else:
+        inits += [numpy_helper.from_array(np.array([], np.float32), "no_scales"),
+                  numpy_helper.from_array(np.array(sizes, np.int64), "sizes")]
+        ins += ["no_scales", "sizes"]
+        out = sizes
+    node = helper.make_node("Resize", ins, ["y"], mode="linear",
+                            coordinate_transformation_mode=coord)
+    m = finish([node], [helper.make_tensor_value_info("x", TensorProto.FLOAT, shape)],
+               [helper.make_tensor_value_info("y", TensorProto.FLOAT, out)], inits)
+    return m, {"x": x}
+
+
+# name: (scale A, zero point A, scale B, zero point B, scale C, zero point C)
+ADDS = {
+    "qlinear_add_mlsd": (0.10757322, 115, 0.13573141, 135, 0.14751749, 129),
+    "qlinear_add_random": None,  # drawn from the case's seed
+}
+
+
+def qlinear_add(case, rng):
+    if case is None:
+        case = tuple(v for _ in range(3)
+                     for v in (float(rng.uniform(0.01, 0.3)), int(rng.randint(0, 256))))
+    sa, za, sb, zb, sc, zc = case
+    inits = [numpy_helper.from_array(np.array(v, t), n) for v, t, n in
+             [(sa, np.float32, "sa"), (za, np.uint8, "za"), (sb, np.float32, "sb"),
+              (zb, np.uint8, "zb"), (sc, np.float32, "sc"), (zc, np.uint8, "zc")]]
+    nodes = [helper.make_node("DequantizeLinear", ["a", "sa", "za"], ["da"]),
+             helper.make_node("DequantizeLinear", ["b", "sb", "zb"], ["db"]),
+             helper.make_node("Add", ["da", "db"], ["s"]),
+             helper.make_node("QuantizeLinear", ["s", "sc", "zc"], ["q"]),
+             helper.make_node("DequantizeLinear", ["q", "sc", "zc"], ["y"])]
+    u8 = lambda n: helper.make_tensor_value_info(n, TensorProto.UINT8, [65536])  # noqa: E731
+    m = finish(nodes, [u8("a"), u8("b")],
+               [helper.make_tensor_value_info("y", TensorProto.FLOAT, [65536])], inits)
+    codes = np.arange(65536)
+    return m, {"a": (codes & 255).astype(np.uint8), "b": (codes >> 8).astype(np.uint8)}
+
+
+CASES = {**{k: (conv, v) for k, v in CONVS.items()}, **{k: (resize, v) for k, v in RESIZES.items()},
+         **{k: (qlinear_add, v) for k, v in ADDS.items()}}
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--tpcc", required=True)
+    ap.add_argument("--node-modules", required=True)
+    ap.add_argument("--work", required=True)
+    args = ap.parse_args()
+    missing = ort_missing(args.node_modules)
+    if missing:
+        print(f"ort_float_ops: skipped, {missing}")
+        return 77
+    os.makedirs(args.work, exist_ok=True)
+    env = dict(os.environ, NODE_PATH=args.node_modules)
+    ort_cpus = [("this CPU", [])] + ([("qemu Haswell", QEMU_HASWELL)]
+                                     if shutil.which(QEMU_HASWELL[0]) else [])
+    tpcc_isas = [("AVX2", {}), ("SSE2", {"ONEDNN_MAX_CPU_ISA": "SSE41"})]
+    failed = 0
+    for seed, (name, (build, case)) in enumerate(sorted(CASES.items())):
+        m, feeds = build(case, np.random.RandomState(seed))
+        path = os.path.join(args.work, name + ".onnx")
+        onnx.save(m, path)
+        inputs = []
+        for n, v in feeds.items():
+            np.save(os.path.join(args.work, f"{name}_{n}.npy"), v)
+            inputs.append(f"{n}={os.path.join(args.work, f'{name}_{n}.npy')}")
+        results = {}
+        for label, prefix in ort_cpus:
+            out = os.path.join(args.work, f"{name}_ort_{len(results)}_")
+            r = subprocess.run(prefix + [shutil.which("node"), ORT_RUN, "--level", "extended", path, out]
+                               + inputs, env=env, capture_output=True, text=True)
+            if r.returncode:
+                print(f"FAIL {name}: ONNX Runtime ({label}) fails: {r.stderr.strip()[-500:]}")
+                return 1
+            results[f"ORT on {label}"] = np.load(out + "0.npy")
+        for label, extra in tpcc_isas:
+            out = os.path.join(args.work, f"{name}_tpcc_{label}.npy")
+            r = subprocess.run([args.tpcc, "run", path, "--ort-cpu", "vnni", "--output", f"y={out}"]
+                               + [a for i in inputs for a in ("--input", i)],
+                               env=dict(os.environ, **extra), capture_output=True, text=True)
+            if r.returncode:
+                print(f"FAIL {name}: tpcc run ({label}) fails: {r.stderr.strip()}")
+                return 1
+            results[f"tpcc with {label}"] = np.load(out)
+        want = results[f"ORT on {ort_cpus[0][0]}"]
+        bad = {k: int(np.sum(v.view(np.uint32) != want.view(np.uint32)))
+               for k, v in results.items()}
+        ok = not any(bad.values())
+        failed += not ok
+        detail = ", ".join(f"{k}: {n} of {want.size} differ" for k, n in bad.items() if n)
+        print(f"{'ok  ' if ok else 'FAIL'} {name:22} {want.size:6} values"
+              + ("" if ok else f"  ({detail})"), flush=True)
+    print(f"ort_float_ops: {len(CASES) - failed} of {len(CASES)} ops bit for bit "
+          f"({', '.join(l for l, _ in ort_cpus)}; tpcc {', '.join(l for l, _ in tpcc_isas)})")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
