@@ -14,6 +14,8 @@ goes the other way on a last-bit difference:
 - a float bilinear Resize (runtime/ops/OrtResize.cpp): ORT's four-term
   expression on its float coordinates, for each coordinate rule, by scales and
   by sizes, 2-D and 4-D, upsampling and downsampling;
+- a float Sigmoid (runtime/ops/Activation.cpp): MLAS's rational approximation
+  with FMA3, over both tails and the values between;
 - QLinearAdd (runtime/OrtBinary.cpp): every one of the 65,536 code pairs,
   on uint8 grids of arbitrary scales (M-LSD's for ort_cpu among them, whose
   sums land on ties).
@@ -146,8 +148,19 @@ def qlinear_add(case, rng):
     return m, {"a": (codes & 255).astype(np.uint8), "b": (codes >> 8).astype(np.uint8)}
 
 
+def sigmoid(case, rng):
+    # Both tails past the clamp at +-18 and everything between (tpcc refuses NaN
+    # and infinite inputs).
+    x = np.concatenate([np.linspace(-25, 25, 40001, dtype=np.float32),
+                        rng.standard_normal(10000).astype(np.float32) * 4])
+    m = finish([helper.make_node("Sigmoid", ["x"], ["y"])],
+               [helper.make_tensor_value_info("x", TensorProto.FLOAT, [x.size])],
+               [helper.make_tensor_value_info("y", TensorProto.FLOAT, [x.size])], [])
+    return m, {"x": x}
+
+
 CASES = {**{k: (conv, v) for k, v in CONVS.items()}, **{k: (resize, v) for k, v in RESIZES.items()},
-         **{k: (qlinear_add, v) for k, v in ADDS.items()}}
+         **{k: (qlinear_add, v) for k, v in ADDS.items()}, "sigmoid": (sigmoid, None)}
 
 
 def main():
