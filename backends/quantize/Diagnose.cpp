@@ -5,6 +5,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
+#include <map>
 
 using namespace tpcc;
 using namespace tpcc::quant;
@@ -23,7 +25,79 @@ Cause causeOf(const TensorReport &t) {
   return t.ownSqnr >= kPoorSqnrDb ? Cause::Inherited : Cause::Range;
 }
 
-std::string describe(const TensorReport &t) {
+/// Where the error of an inherited-error tensor grows most: following the
+/// worst input back from `t`, the node across which the measured SQNR falls
+/// furthest (a tensor that is not measured passes its inputs' figure on).
+struct Growth {
+  const graph::Node *node = nullptr;
+  double from = 0, to = 0; ///< dB before and after it
+};
+
+Growth whereItGrows(const TensorReport &t, const plan::Plan &plan,
+                    const std::map<std::string, const TensorReport *> &byName) {
+  Growth best;
+  const graph::Value *v = plan.model->graph.findValue(t.tensor);
+  double after = t.sqnr;
+  // The SQNR of `in`: measured, else the lowest of its producer's inputs.
+  std::function<double(const graph::Value *, int)> sqnrOf = [&](const graph::Value *in,
+                                                                int depth) -> double {
+    if (!in || in->constant)
+      return INFINITY;
+    auto it = byName.find(in->name);
+    if (it != byName.end() && it->second->measured)
+      return it->second->sqnr;
+    if (!in->producer || depth > 8)
+      return INFINITY;
+    double worst = INFINITY;
+    for (const graph::Value *x : in->producer->inputs)
+      worst = std::min(worst, sqnrOf(x, depth + 1));
+    return worst;
+  };
+  for (int step = 0; v && v->producer && step < 400; ++step) {
+    const graph::Node *n = v->producer;
+    const graph::Value *worstIn = nullptr;
+    double before = INFINITY;
+    for (const graph::Value *in : n->inputs) {
+      double s = sqnrOf(in, 0);
+      if (in && !in->constant && (!worstIn || s < before)) {
+        worstIn = in;
+        before = s;
+      }
+    }
+    if (!worstIn)
+      break;
+    if (std::isfinite(before) && before - after > best.from - best.to)
+      best = Growth{n, before, after};
+    v = worstIn;
+    after = before;
+  }
+  return best;
+}
+
+/// Why an op magnifies its input's error, for the ops that do it by their
+/// nature; empty for the others.
+std::string magnifies(const graph::Node &n) {
+  if (!n.domain.empty())
+    return "";
+  if (n.opType == "Log" || n.opType == "Sqrt" || n.opType == "Reciprocal" || n.opType == "Pow")
+    return fmt::format(": a {} magnifies the error of values near 0, and the grid before it "
+                       "rounds its small values to 0 (a power spectrum, or a range too wide for "
+                       "its bits); keep its input float or on a wider grid",
+                       n.opType);
+  if (n.opType == "Div")
+    return ": a Div by a quantized tensor magnifies the error of its small values";
+  return "";
+}
+
+std::string describe(const TensorReport &t, const Growth &g) {
+  if (causeOf(t) == Cause::Inherited && g.node && g.from - g.to >= 10)
+    return fmt::format(
+        "{}the error comes from the tensors or quantized weights before it, and "
+        "grows most at `{}` ({}), from {:.1f} to {} dB{}",
+        t.quantized ? fmt::format("its own grid loses little ({:.1f} dB): ", t.ownSqnr)
+                    : std::string("it is a float output: "),
+        g.node->name, g.node->opType, g.from,
+        std::isinf(g.to) ? std::string("-inf") : fmt::format("{:.1f}", g.to), magnifies(*g.node));
   switch (causeOf(t)) {
   case Cause::Clipped:
     return fmt::format("its grid [{:.4g}, {:.4g}] clips {:.1f} % of its values (largest {:.4g})",
@@ -107,10 +181,15 @@ void quant::warnPoorTensors(const QuantizeResult &r, const plan::Plan &plan, llv
   std::stable_sort(poor.begin(), poor.end(), [&](const TensorReport *a, const TensorReport *b) {
     return std::make_pair(inherits(a), a->sqnr) < std::make_pair(inherits(b), b->sqnr);
   });
+  std::map<std::string, const TensorReport *> byName;
+  for (const TensorReport &t : r.tensors)
+    if (!t.weight)
+      byName.emplace(t.tensor, &t);
   for (size_t k = 0; k < poor.size() && k < kMaxPoorTensors; ++k) {
     const TensorReport &t = *poor[k];
+    Growth g = plan.model ? whereItGrows(t, plan, byName) : Growth{};
     diags.emitAt(where.str(), diag::warn_quant_poor_tensor, t.tensor, fmt::format("{:.1f}", t.sqnr),
-                 kPoorSqnrDb, describe(t), offer(t, plan));
+                 kPoorSqnrDb, describe(t, g), offer(t, plan));
   }
   if (poor.size() > kMaxPoorTensors)
     diags.emitAt(where.str(), diag::note_quant_more_poor_tensors, poor.size() - kMaxPoorTensors,

@@ -9,6 +9,9 @@
 //   - the grid itself loses little (its own SQNR, quantizing the float values
 //     alone, is 20 dB or more): the error comes from the tensors before it;
 //   - otherwise the range is too wide for the grid's bits (a power spectrum);
+// for a tensor that inherits its error, the node across which the measured
+// SQNR falls most (10 dB or more) on the way back along its worst input, and
+// why when the op magnifies error by its nature (a Log of small values);
 // and what the platform offers there: a candidate config of the node with
 // more activation bits, or one that leaves it float (`--choose NODE=CONFIG`),
 // else a threshold that does not clip (`activation_threshold: no_clipping`)

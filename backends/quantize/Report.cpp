@@ -11,7 +11,9 @@
 using namespace tpcc;
 using namespace tpcc::quant;
 
-static std::string dB(double v) { return std::isinf(v) ? "inf" : fmt::format("{:.1f}", v); }
+static std::string dB(double v) {
+  return std::isinf(v) ? (v > 0 ? "inf" : "-inf") : fmt::format("{:.1f}", v);
+}
 
 void quant::printSummary(const QuantizeResult &r, const std::string &model, const std::string &out,
                          const std::string &cleanup, const std::vector<std::string> &corrections,
