@@ -12,7 +12,9 @@ single small probability turns into 2e-4 relative), or at most twice ONNX Runtim
 own difference between its `disabled` and `basic` levels where that is larger (deep
 networks whose outputs ORT itself does not pin down). A model whose outputs a
 last-bit difference changes (the manifest's `float_as_ort`, with the reason: peak
-picking by Equal) runs with `--ort-cpu` and must give ORT's bits. A model that needs an operator
+picking by Equal) runs with `--ort-cpu` and must give ORT's bits. A streaming model (the manifest's `stream`: the six VADs)
+also runs quantized over 48 windows of speech, feeding its own state back, and its
+figure is that stream's; it calibrates on streamed states. A model that needs an operator
 the executor lacks (the manifest's `needs`) is listed as blocked, with the error; a
 model the manifest marks `xfail` (with the reason) is listed as a known gap. Neither
 is a failure; a blocked model that runs is (the manifest must then say so), a
@@ -45,7 +47,7 @@ CALIB_SAMPLES = 8
 # ORT agree on the integer groups; the float ops after them round apart.
 Q_TOLERANCE = 1e-3
 sys.path.insert(0, HERE)
-from corpus_inputs import FONT, make_input, sample_file  # noqa: E402
+from corpus_inputs import FONT, make_input, sample_file, speech_stream  # noqa: E402
 from ort_crosscheck import ORT_RUN, ort_missing  # noqa: E402
 from ort_quantized import host_has_vnni  # noqa: E402
 
@@ -180,7 +182,11 @@ def quantize_check(args, m, work, feeds, floats, platform, sets):
     # `{corpus}` in the manifest's flags: test/corpus (its recipes).
     flags = args.quantize_flags or m.get("quantize_flags", "")
     cmd += flags.replace("{corpus}", os.path.dirname(MANIFEST)).split()
-    for n, f in calibration_set(m, work, sets):
+    calib = stream_calibration(args, m, work, sets) if m.get("stream") else \
+        (calibration_set(m, work, sets), None)
+    if calib[0] is None:
+        return "FAIL", calib[1], None
+    for n, f in calib[0]:
         cmd += ["--calib", f"{n}={f}"]
     # An input the deployment never varies (a sample rate) is fixed: the If it
     # decides takes its branch, which is quantized, and the QDQ model has no such input.
@@ -227,7 +233,92 @@ def quantize_check(args, m, work, feeds, floats, platform, sets):
         if why:
             return "known gap", f"{gap} ({why}); " + ", ".join(notes), worst
         return "FAIL", gap, None
+    if m.get("stream"):
+        figure, detail = stream_check(args, m, work, out, fixed, sets)
+        if figure is None:
+            return "FAIL", detail, None
+        notes.append(detail)
+        worst = figure
     return "ok", ", ".join(notes), worst
+
+
+def stream_run(args, m, level, model, prefix, feeds, steps):
+    """ONNX Runtime running `model` over `steps` steps of `feeds` (`ort_run.js
+    --stream`, each state fed back); {output name: [steps, ...]} or an error string."""
+    spec = m["stream"]
+    states = ",".join(f"{i}={o}" for i, o in spec["states"].items())
+    env = dict(os.environ, NODE_PATH=args.node_modules)
+    code, out, err = run([shutil.which("node"), ORT_RUN, "--level", level, "--stream",
+                          str(steps), states, model, prefix]
+                         + [f"{n}={f}" for n, f in feeds], env)
+    if code:
+        return f"ONNX Runtime fails streaming: {err.splitlines()[-1] if err else code}"
+    return {n: np.load(f"{prefix}{k}.npy") for k, n in enumerate(out.splitlines())}
+
+
+def stream_feeds(m, work, sets, name, steps, start=None):
+    """The stream of a streaming model's inputs: the speech input's windows, the other
+    inputs (initial states, constants) as their recipe makes them."""
+    feeds = []
+    for k, (n, recipe) in enumerate(m["inputs"].items()):
+        f = os.path.join(work, f"{name}{k}.npy")
+        np.save(f, speech_stream(sets, recipe, steps, start) if recipe["data"] == "speech"
+                else make_input(sets, recipe, k))
+        feeds.append((n, f))
+    return feeds
+
+
+def stream_calibration(args, m, work, sets):
+    """A streaming model calibrates on what it sees deployed: CALIB_SAMPLES windows
+    from a stream elsewhere in the recording (from 55 % of it), each with the states
+    the float model carries into it (a zero state only ever starts a stream). The
+    states are stacked along their batch axis (Silero's: axis 1). Returns (feeds,
+    None) or (None, why)."""
+    steps = 8 * CALIB_SAMPLES
+    feeds = stream_feeds(m, work, sets, "cstream", steps, 0.55)
+    out = stream_run(args, m, "basic", path_of(m), os.path.join(work, "cf"), feeds, steps)
+    if isinstance(out, str):
+        return None, out
+    picks = [8 * s + 7 for s in range(CALIB_SAMPLES)]
+    calib = []
+    for k, (n, f) in enumerate(feeds):
+        recipe = m["inputs"][n]
+        if recipe.get("fix"):
+            continue
+        x = np.load(f)
+        if n in m["stream"]["states"]:  # the state entering step j: step j - 1's
+            seq = out[m["stream"]["states"][n]]
+            axis = recipe["shape"].index(1)
+            x = np.concatenate([seq[j - 1] for j in picks], axis=axis)
+        elif recipe["data"] == "speech":
+            x = np.concatenate([x[j] for j in picks], axis=0)
+        f = os.path.join(work, f"calib{k}.npy")
+        np.save(f, x)
+        calib.append((n, f))
+    return calib, None
+
+
+def stream_check(args, m, work, qmodel, fixed, sets):
+    """A streaming model (the manifest's `stream`: steps and the state each output
+    feeds back) runs as deployed: the float model and the QDQ model each over the
+    same consecutive windows of speech, each feeding its own states back (ORT,
+    `ort_run.js --stream`). The figure is the lowest SQNR of the outputs that are not
+    states, over all the steps: the error the states carry from one call to the next
+    counts. Returns (dB, note) or (None, why it failed)."""
+    spec = m["stream"]
+    feeds = stream_feeds(m, work, sets, "stream", spec["steps"])
+    runs = []
+    for level, model, prefix, use in (("basic", path_of(m), "sf", feeds),
+                                      ("extended", qmodel, "sq",
+                                       [(n, f) for n, f in feeds if n not in fixed])):
+        out = stream_run(args, m, level, model, os.path.join(work, prefix), use, spec["steps"])
+        if isinstance(out, str):
+            return None, out
+        runs.append(out)
+    outs = [n for n in runs[0] if n not in spec["states"].values()]
+    dbs = {n: sqnr_db(runs[0][n], runs[1][n]) for n in outs}
+    return min(dbs.values()), (f"streamed {spec['steps']} windows: "
+                               + ", ".join(f"`{n}` {d:.1f} dB" for n, d in dbs.items()))
 
 
 def main():

