@@ -22,6 +22,10 @@
 //    single-row kernel takes K in groups of 4, then 2, then 1, sums each
 //    group's products left to right (multiply, then add: no FMA) and adds
 //    the group to C (C is the first group itself);
+//  - N == 1, M > 1 (one output position: a squeeze-and-excitation block's
+//    1x1 convolutions) takes MLAS's dot-product kernel over all of K: 8 lane
+//    sums, reduced in the order of the block of 4, 2 or 1 rows the filter is
+//    in (dotRows);
 //  - then the bias: C + b (one rounding), as MlasActivation adds it.
 //
 // Measured against onnxruntime-node 1.30 (ctest ort_float_ops,
@@ -163,6 +167,38 @@ void sliceSingleRow(const float *w, int64_t k0, int64_t k1, const float *col, in
     group(1);
 }
 
+/// MLAS's kernel for one output position (N = 1, M > 1:
+/// MlasSgemmKernelM1TransposeBAvx, which MlasSgemmOperation calls before it
+/// slices K): each filter row dotted with the column over all of K in 8
+/// lane sums (multiply, then add), the K % 8 tail in the first lanes; then
+/// the lanes reduced as the row's block does it: rows in blocks of 4, then a
+/// block of 2, then of 1.
+void dotRows(const float *w, int64_t k, int64_t m, const float *col, float *c) {
+  float l[8];
+  auto lanes = [&](int64_t r) {
+    std::fill(l, l + 8, 0.0f);
+    for (int64_t k0 = 0; k0 < k; k0 += 8)
+      for (int64_t i = 0; i < 8 && k0 + i < k; ++i) {
+        float p = col[k0 + i] * w[r * k + k0 + i];
+        l[i] = l[i] + p;
+      }
+  };
+  int64_t r = 0;
+  for (; r + 4 <= m; ++r) { // transpose, then add the pairs' halves
+    lanes(r);
+    c[r] = ((((l[0] + l[1]) + l[2]) + l[3]) + (((l[4] + l[5]) + l[6]) + l[7])) + 0.0f;
+  }
+  if ((m - r) & 2)
+    for (int64_t e = r + 2; r < e; ++r) { // unpack, add the halves, then the pairs
+      lanes(r);
+      c[r] = (((l[0] + l[2]) + (l[4] + l[6])) + ((l[1] + l[3]) + (l[5] + l[7]))) + 0.0f;
+    }
+  if (r < m) { // two horizontal adds, then the halves
+    lanes(r);
+    c[r] = (((l[0] + l[1]) + (l[2] + l[3])) + ((l[4] + l[5]) + (l[6] + l[7]))) + 0.0f;
+  }
+}
+
 } // namespace
 
 bool rt::ortFloatConv(const Tensor &x, const Tensor &w, const Tensor *b, const ConvGeometry &g,
@@ -189,13 +225,16 @@ bool rt::ortFloatConv(const Tensor &x, const Tensor &w, const Tensor *b, const C
         int64_t nc = std::min(chunk, outSize - n0);
         im2col(xg, cg, inSp, g, n0, nc, col);
         part.assign(size_t(m * nc), 0.0f);
-        for (int64_t k0 = 0; k0 < k; k0 += sk) {
-          int64_t k1 = std::min(k, k0 + sk);
-          if (m == 1)
-            sliceSingleRow(wg, k0, k1, col.data(), nc, part.data(), k0 == 0);
-          else
-            sliceFma(wg, k, m, k0, k1, col.data(), nc, part.data(), nc, k0 == 0, acc);
-        }
+        if (m > 1 && outSize == 1)
+          dotRows(wg, k, m, col.data(), part.data());
+        else
+          for (int64_t k0 = 0; k0 < k; k0 += sk) {
+            int64_t k1 = std::min(k, k0 + sk);
+            if (m == 1)
+              sliceSingleRow(wg, k0, k1, col.data(), nc, part.data(), k0 == 0);
+            else
+              sliceFma(wg, k, m, k0, k1, col.data(), nc, part.data(), nc, k0 == 0, acc);
+          }
         for (int64_t r = 0; r < m; ++r)
           for (int64_t j = 0; j < nc; ++j) {
             float v = part[size_t(r * nc + j)];

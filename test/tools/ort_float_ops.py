@@ -10,7 +10,8 @@ goes the other way on a last-bit difference:
   128 (K cut in slices), N below K (larger slices), strides, dilations,
   asymmetric pads, groups, depthwise and single-filter convolutions (MLAS's
   single-row kernel: groups of 4, 2, 1 products, no FMA), K not a multiple of
-  4, 1-D and 3-D convolutions, no bias, a batch of 2;
+  4, 1-D and 3-D convolutions, no bias, a batch of 2, and one output position
+  (MLAS's dot-product kernel, as in a squeeze-and-excitation block);
 - a float bilinear Resize (runtime/ops/OrtResize.cpp): ORT's four-term
   expression on its float coordinates, for each coordinate rule, by scales and
   by sizes, 2-D and 4-D, upsampling and downsampling;
@@ -61,6 +62,11 @@ CONVS = {
     "no_bias_batch2": (2, 24, 12, [10, 10], [3, 3], [1, 1], [1, 1, 1, 1], [1, 1], 1, False),
     "conv1d": (1, 40, 20, [50], [5], [2], [2, 2], [1], 1, True),
     "conv3d": (1, 6, 4, [5, 6, 7], [3, 3, 3], [1, 1, 1], [1, 1, 1, 1, 1, 1], [1, 1, 1], 1, True),
+    # One output position (MLAS's dot-product kernel): a squeeze-and-excitation 1x1
+    # convolution (rows in blocks of 4, 4, 2; K a multiple of 8), and a 3x3 one over a
+    # 3x3 input (blocks of 4, 2, 1; K % 8 = 3).
+    "one_position_m10": (1, 40, 10, [1, 1], [1, 1], [1, 1], [0, 0, 0, 0], [1, 1], 1, True),
+    "one_position_m7_k99": (2, 11, 7, [3, 3], [3, 3], [1, 1], [0, 0, 0, 0], [1, 1], 1, True),
 }
 
 
