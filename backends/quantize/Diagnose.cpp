@@ -1,5 +1,6 @@
 //===- Diagnose.cpp - A quantizer that says where it fails and why ---------===//
 #include "backends/quantize/Diagnose.h"
+#include "backends/quantize/Report.h"
 
 #include <fmt/format.h>
 
@@ -93,11 +94,10 @@ std::string describe(const TensorReport &t, const Growth &g) {
   if (causeOf(t) == Cause::Inherited && g.node && g.from - g.to >= 10)
     return fmt::format(
         "{}the error comes from the tensors or quantized weights before it, and "
-        "grows most at `{}` ({}), from {:.1f} to {} dB{}",
+        "grows most at `{}` ({}), from {} to {} dB{}",
         t.quantized ? fmt::format("its own grid loses little ({:.1f} dB): ", t.ownSqnr)
                     : std::string("it is a float output: "),
-        g.node->name, g.node->opType, g.from,
-        std::isinf(g.to) ? std::string("-inf") : fmt::format("{:.1f}", g.to), magnifies(*g.node));
+        g.node->name, g.node->opType, formatDb(g.from), formatDb(g.to), magnifies(*g.node));
   switch (causeOf(t)) {
   case Cause::Clipped:
     return fmt::format("its grid [{:.4g}, {:.4g}] clips {:.1f} % of its values (largest {:.4g})",

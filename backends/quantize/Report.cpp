@@ -11,7 +11,7 @@
 using namespace tpcc;
 using namespace tpcc::quant;
 
-static std::string dB(double v) {
+std::string quant::formatDb(double v) {
   return std::isinf(v) ? (v > 0 ? "inf" : "-inf") : fmt::format("{:.1f}", v);
 }
 
@@ -34,7 +34,7 @@ void quant::printSummary(const QuantizeResult &r, const std::string &model, cons
   for (const TensorReport &t : r.tensors) {
     std::string name =
         t.tensor.size() > 34 ? "..." + t.tensor.substr(t.tensor.size() - 31) : t.tensor;
-    std::string sqnr = t.measured ? dB(t.sqnr) : std::string("-");
+    std::string sqnr = t.measured ? formatDb(t.sqnr) : std::string("-");
     if (!t.quantized) {
       os << fmt::format("  {:<34} {:<14} {:>4} {:<13} {:<11} {:>10} {:>8}\n", name, "(output)", "-",
                         "float", "-", "-", sqnr);

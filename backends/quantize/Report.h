@@ -33,6 +33,9 @@ void writeReport(const QuantizeResult &r, const ReportHeader &h,
                  const std::vector<std::string> &corrections, llvm::raw_ostream &os,
                  const mixed::SearchResult *search = nullptr, const plan::Plan *plan = nullptr);
 
+/// An SQNR in dB as the summary prints it: one decimal, or inf / -inf.
+std::string formatDb(double v);
+
 /// The summary table `tpcc quantize` prints; `cleanup` says what the
 /// clean-up changed ("" when nothing).
 void printSummary(const QuantizeResult &r, const std::string &model, const std::string &output,

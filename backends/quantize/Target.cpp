@@ -149,7 +149,8 @@ LogicalResult quant::quantizeToTarget(QuantizeRequest r, double db, QuantizeOutc
     // widens), but the rounds go on, since a later round may gain.
     double shortfall = outputShortfall(trial, db);
     bool met = outputSqnr(trial) >= db;
-    if (round == 1 || shortfall <= keptShortfall - kMinTargetGainDb || met) {
+    bool kept = round == 1 || shortfall <= keptShortfall - kMinTargetGainDb || met;
+    if (kept) {
       keptDiags = quiet.getDiagnostics();
       keptShortfall = shortfall;
       keptChoices = result.choices.size();
@@ -160,7 +161,7 @@ LogicalResult quant::quantizeToTarget(QuantizeRequest r, double db, QuantizeOutc
     }
     if (round == kMaxTargetRounds)
       break;
-    const QuantizeOutcome &last = keptChoices == result.choices.size() ? out : trial;
+    const QuantizeOutcome &last = kept ? out : trial; // `trial` moved into `out`
     // Widen the grids that keep less than the target on their own. When none
     // can, raise the bar: the errors of many grids add up, and a layer may
     // amplify the error of its input.

@@ -13,12 +13,15 @@
 // under it: the errors of many grids add up, and a layer may amplify the
 // error of its input (a depthwise convolution's weak channels).
 //
-// A round's widenings stay only when they gain: when the outputs' summed
-// shortfall below DB shrinks by kMinTargetGainDb or more. A grid below DB that
-// cannot widen (no wider candidate, a reader that takes 8 bits only) may cap
-// an output whatever else widens; such a round is undone, and the search
-// stops. It also stops when the outputs meet the target, nothing can widen,
-// or after kMaxTargetRounds quantizations. Every round is quiet: the outcome
+// Only the tensors that the outputs still below DB are computed from widen.
+// The outcome kept is the best round: the one whose outputs' summed shortfall
+// below DB is smallest, a round counting as better only when it shrinks the
+// shortfall by kMinTargetGainDb or more. A grid below DB that cannot widen
+// (no wider candidate, a reader that takes 8 bits only) may cap an output
+// whatever else widens, so the widenings after the best round are undone;
+// the rounds still go on, since a later one, with the bar higher, may gain.
+// The search stops when the outputs meet the target, nothing can widen, or
+// after kMaxTargetRounds quantizations. Every round is quiet: the outcome
 // kept reports as `quantize` always does, with its choices in the plan
 // (`--plan-out`) and the summary.
 //===----------------------------------------------------------------------===//
@@ -56,8 +59,8 @@ struct TargetResult {
   int rounds = 0;                    ///< quantizations run, an undone one included
   double reached = 0;                ///< the lowest output SQNR (dB, any sample) of the one kept
   std::vector<TargetChoice> choices; ///< the widenings kept
-  /// The widenings of round `undoneRound` gained too little and were undone
-  /// (0: none was).
+  /// The widenings from round `undoneRound` on gained too little and were
+  /// undone (0: none was).
   size_t undone = 0;
   int undoneRound = 0;
   /// Tensors whose own grid keeps less than the target and cannot widen (no
@@ -66,7 +69,7 @@ struct TargetResult {
   std::vector<std::string> stuck;
 };
 
-/// Quantizes `r` to the target `db` (see above): `out` is the last round's
+/// Quantizes `r` to the target `db` (see above): `out` is the best round's
 /// outcome, `result` what the rounds chose. `r.choose` (the user's) is kept
 /// and never overridden.
 LogicalResult quantizeToTarget(QuantizeRequest r, double db, QuantizeOutcome &out,

@@ -4,17 +4,18 @@
 For each model of test/corpus/manifest.json (fetched by scripts/fetch-corpus into
 .deps/corpus/models/): test inputs are made as the manifest's recipe says
 (corpus_inputs.py: speech, photos and rendered text from the manifest's sample files,
-or seeded values; the same bytes on every machine); `tpcc plan` must succeed for imx500, imx500_v4,
-tflite and default; `tpcc run` and ONNX Runtime (onnxruntime-node, optimization level
+or seeded values; the same bytes on every machine); `tpcc plan` must succeed for
+imx500, imx500_v4, tflite and default; `tpcc run` and ONNX Runtime (onnxruntime-node, optimization level
 basic) run the inputs, and every output must agree: max |tpcc - ort| at most 1e-4 of
 max |ort| plus 1e-6 (ORT's Sigmoid approximation is 7e-8 off in its tail, which a
 single small probability turns into 2e-4 relative), or at most twice ONNX Runtime's
 own difference between its `disabled` and `basic` levels where that is larger (deep
 networks whose outputs ORT itself does not pin down). A model whose outputs a
 last-bit difference changes (the manifest's `float_as_ort`, with the reason: peak
-picking by Equal) runs with `--ort-cpu` and must give ORT's bits. A streaming model (the manifest's `stream`: the six VADs)
-also runs quantized over 48 windows of speech, feeding its own state back, and its
-figure is that stream's; it calibrates on streamed states. A model that needs an operator
+picking by Equal) runs with `--ort-cpu` and must give ORT's bits. A streaming model
+(the manifest's `stream`: the six VADs) also runs quantized over 48 windows of speech,
+feeding its own state back, and its figure is that stream's; it calibrates on
+streamed states. A model that needs an operator
 the executor lacks (the manifest's `needs`) is listed as blocked, with the error; a
 model the manifest marks `xfail` (with the reason) is listed as a known gap. Neither
 is a failure; a blocked model that runs is (the manifest must then say so), a
@@ -63,9 +64,11 @@ def run(cmd, env=None):
     return r.returncode, r.stdout, r.stderr.strip()
 
 
-def ort(args, level, model, prefix, feeds):
+def ort(args, level, model, prefix, feeds, stream=()):
+    """ONNX Runtime (`ort_run.js`) on `feeds`: ([(output name, array)], None), or (None,
+    why). `stream`: ort_run.js's `--stream STEPS IN=OUT,...` arguments."""
     env = dict(os.environ, NODE_PATH=args.node_modules)
-    code, out, err = run([shutil.which("node"), ORT_RUN, "--level", level, model, prefix]
+    code, out, err = run([shutil.which("node"), ORT_RUN, "--level", level, *stream, model, prefix]
                          + [f"{n}={f}" for n, f in feeds], env)
     if code:
         return None, f"ONNX Runtime fails: {err.splitlines()[-1] if err else code}"
@@ -243,17 +246,11 @@ def quantize_check(args, m, work, feeds, floats, platform, sets):
 
 
 def stream_run(args, m, level, model, prefix, feeds, steps):
-    """ONNX Runtime running `model` over `steps` steps of `feeds` (`ort_run.js
-    --stream`, each state fed back); {output name: [steps, ...]} or an error string."""
-    spec = m["stream"]
-    states = ",".join(f"{i}={o}" for i, o in spec["states"].items())
-    env = dict(os.environ, NODE_PATH=args.node_modules)
-    code, out, err = run([shutil.which("node"), ORT_RUN, "--level", level, "--stream",
-                          str(steps), states, model, prefix]
-                         + [f"{n}={f}" for n, f in feeds], env)
-    if code:
-        return f"ONNX Runtime fails streaming: {err.splitlines()[-1] if err else code}"
-    return {n: np.load(f"{prefix}{k}.npy") for k, n in enumerate(out.splitlines())}
+    """ONNX Runtime running `model` over `steps` steps of `feeds`, each state fed back;
+    {output name: [steps, ...]} or an error string."""
+    states = ",".join(f"{i}={o}" for i, o in m["stream"]["states"].items())
+    outs, err = ort(args, level, model, prefix, feeds, ("--stream", str(steps), states))
+    return err or dict(outs)
 
 
 def stream_feeds(m, work, sets, name, steps, start=None):
@@ -274,12 +271,13 @@ def stream_calibration(args, m, work, sets):
     the float model carries into it (a zero state only ever starts a stream). The
     states are stacked along their batch axis (Silero's: axis 1). Returns (feeds,
     None) or (None, why)."""
-    steps = 8 * CALIB_SAMPLES
+    every = 8  # one calibration window in 8 of the stream
+    steps = every * CALIB_SAMPLES
     feeds = stream_feeds(m, work, sets, "cstream", steps, 0.55)
     out = stream_run(args, m, "basic", path_of(m), os.path.join(work, "cf"), feeds, steps)
     if isinstance(out, str):
         return None, out
-    picks = [8 * s + 7 for s in range(CALIB_SAMPLES)]
+    picks = [every * s + every - 1 for s in range(CALIB_SAMPLES)]
     calib = []
     for k, (n, f) in enumerate(feeds):
         recipe = m["inputs"][n]
