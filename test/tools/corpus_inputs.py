@@ -16,9 +16,10 @@ Each input of a model in test/corpus/manifest.json names a recipe (`data`):
                              light page (text detection), `"line"` one line of words
                              (recognition, orientation)
 
-Images are normalized as `normalize` says (unit: [0, 1]; signed: [-1, 1]; imagenet:
-ImageNet's mean and deviation) and laid out NCHW or NHWC as the shape says; a fourth
-channel (RGBA) is 1. The test input is the recipe's first picture (window, page); the
+Images are normalized as `normalize` says (unit: [0, 1]; signed: [-1, 1]; bytes:
+[0, 255], as a shader that multiplies by 255 feeds them; imagenet: ImageNet's mean and
+deviation) and laid out NCHW or NHWC as the shape says; a fourth channel (RGBA) is 1
+whatever the colours' scale. The test input is the recipe's first picture (window, page); the
 calibration samples are others, spread over the set. Everything is seeded or read
 from files whose sha256 scripts/fetch-corpus checked: the same bytes on every machine
 with Debian 12's Pillow and fonts.
@@ -137,6 +138,8 @@ def speech_stream(sets, recipe, steps, start=None):
 
 
 def _normalize(img, norm, channels):
+    if norm == "bytes":
+        img = img * 255
     if img.shape[1] < channels:  # RGBA: opaque
         img = np.concatenate([img, np.ones_like(img[:, :1])], axis=1)
     if norm == "imagenet":
