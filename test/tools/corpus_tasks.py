@@ -59,20 +59,21 @@ def sqnr_db(ref, x):
 
 
 def _agreement(found_float, found_quantized, what):
-    """F and its note from the matches of each side's detections in the other's."""
+    """The note on the matches of each side's detections in the other's: recall,
+    precision and F."""
     recall = float(np.mean(found_float)) if len(found_float) else 1.0
     precision = float(np.mean(found_quantized)) if len(found_quantized) else 1.0
     f = 2 * recall * precision / (recall + precision) if recall + precision else 0.0
-    return f, (f"{what} F {f:.2f} (recall {recall:.2f} of {len(found_float)}, "
-               f"precision {precision:.2f} of {len(found_quantized)})")
+    return (f"{what} F {f:.2f} (recall {recall:.2f} of {len(found_float)}, "
+            f"precision {precision:.2f} of {len(found_quantized)})")
 
 
 def lines(task, floats, quantized):
     th, tol = task["threshold"], task["tolerance"]
     a = _lines(floats[task["scores"]], floats[task["offsets"]], th)
     b = _lines(quantized[task["scores"]], quantized[task["offsets"]], th)
-    f, note = _agreement(_matched(a, b, tol), _matched(b, a, tol), f"lines within {tol} px:")
-    return {task["scores"]: None}, note
+    return {task["scores"]: None}, _agreement(_matched(a, b, tol), _matched(b, a, tol),
+                                              f"lines within {tol} px:")
 
 
 def _sigmoid(x):
@@ -118,9 +119,8 @@ def faces(task, floats, quantized):
         width = floats[n].shape[-1]
         f, q = (x.reshape(-1, width)[hit] for x in (floats[n], quantized[n]))
         figures[n] = sqnr_db(f, q) if len(hit) else None
-    f, note = _agreement(_overlapping(a, b, task["iou"]), _overlapping(b, a, task["iou"]),
-                         f"faces at IoU {task['iou']}:")
-    return figures, note
+    return figures, _agreement(_overlapping(a, b, task["iou"]), _overlapping(b, a, task["iou"]),
+                               f"faces at IoU {task['iou']}:")
 
 
 TASKS = {"lines": lines, "faces": faces}
