@@ -381,7 +381,26 @@ void Planner::planTensors() {
     plan.tensors.back().value = v;
     return plan.tensors.back();
   };
-  // Graph inputs take the platform's default config.
+  // Graph inputs take the platform's default config, unless every node that
+  // reads the values was chosen to compute in float (a candidate that does
+  // not quantize, of options that have one that does): a grid nothing reads
+  // quantized only adds error (an audio input whose STFT is left float). A
+  // reader whose options never quantize (a NoQuantization set) still reads
+  // the input's grid, as in MCT.
+  auto readInFloat = [&](const Value *v) {
+    for (const graph::Use &u : v->uses) {
+      const PlanNode &reader = plan.elementOf(plan.nodes[u.node->id]);
+      if (noQuantize.contains(u.node->opType))
+        continue; // the framework never quantizes it (Shape, ArgMax...)
+      const ir::Options *o = reader.options.options;
+      if (!o || reader.config().activation.quantize || reader.config().preserving ||
+          u.node->hasSubgraphs() ||
+          std::none_of(o->configs.begin(), o->configs.end(),
+                       [](const ir::OpConfig &c) { return c.activation.quantize; }))
+        return false;
+    }
+    return !v->uses.empty();
+  };
   const ir::Options &def = p.defaultOptions;
   for (const Value *v : g.inputs()) {
     if (v->isInitializer)
@@ -396,6 +415,8 @@ void Planner::planTensors() {
       t.reason = fmt::format("{} values are not quantized", graph::toString(v->type.elem));
     else if (!c.activation.quantize)
       t.reason = "the default config does not quantize activations";
+    else if (readInFloat(v))
+      t.reason = "every node that reads it computes in float";
     else
       t.quantize = true;
   }

@@ -26,16 +26,10 @@ Cause causeOf(const TensorReport &t) {
   return t.ownSqnr >= kPoorSqnrDb ? Cause::Inherited : Cause::Range;
 }
 
-/// Where the error of an inherited-error tensor grows most: following the
-/// worst input back from `t`, the node across which the measured SQNR falls
-/// furthest (a tensor that is not measured passes its inputs' figure on).
-struct Growth {
-  const graph::Node *node = nullptr;
-  double from = 0, to = 0; ///< dB before and after it
-};
+} // namespace
 
-Growth whereItGrows(const TensorReport &t, const plan::Plan &plan,
-                    const std::map<std::string, const TensorReport *> &byName) {
+Growth quant::whereItGrows(const TensorReport &t, const plan::Plan &plan,
+                           const std::map<std::string, const TensorReport *> &byName) {
   Growth best;
   const graph::Value *v = plan.model->graph.findValue(t.tensor);
   double after = t.sqnr;
@@ -74,6 +68,8 @@ Growth whereItGrows(const TensorReport &t, const plan::Plan &plan,
   }
   return best;
 }
+
+namespace {
 
 /// Why an op magnifies its input's error, for the ops that do it by their
 /// nature; empty for the others.
@@ -119,7 +115,28 @@ std::string describe(const TensorReport &t, const Growth &g) {
 }
 
 /// What the node's options offer instead of its chosen config.
-std::string offer(const TensorReport &t, const plan::Plan &plan) {
+std::string offer(const TensorReport &t, const plan::Plan &plan, const Growth &g) {
+  // An error that grows at a node (a Log) is fixed where that node reads.
+  if (causeOf(t) == Cause::Inherited && g.node && g.from - g.to >= 10)
+    for (const graph::Value *in : g.node->inputs) {
+      if (!in || in->constant || !in->producer)
+        continue;
+      const plan::PlanNode &pn = plan.elementOf(plan.nodes[in->producer->id]);
+      if (!pn.options.options || !pn.config().activation.quantize)
+        continue;
+      std::optional<unsigned> i = widerCandidate(pn);
+      if (!i)
+        i = floatCandidate(pn);
+      if (!i)
+        continue;
+      const ir::OpConfig &c = pn.options.options->configs[*i];
+      return fmt::format(
+          "the platform offers {} for what `{}` reads: --choose {}={} (or "
+          "`--min-sqnr {}` chooses such candidates)",
+          c.activation.quantize ? fmt::format("{}-bit activations", c.activation.bits)
+                                : std::string("float"),
+          g.node->name, pn.node->displayName(), pn.options.configId(*i), kPoorSqnrDb);
+    }
   const plan::PlanNode *pn = producerOf(plan, t);
   if (pn && pn->options.options && t.quantized) {
     const ir::Options &o = *pn->options.options;
@@ -128,10 +145,10 @@ std::string offer(const TensorReport &t, const plan::Plan &plan) {
                          "`--min-sqnr {}` chooses such candidates)",
                          o.configs[*i].activation.bits, t.node, pn->options.configId(*i),
                          kPoorSqnrDb);
-    for (unsigned i = 0; i < o.configs.size(); ++i)
-      if (!o.configs[i].activation.quantize)
-        return fmt::format("the platform can leave it float: --choose {}={}", t.node,
-                           pn->options.configId(i));
+    if (std::optional<unsigned> i = floatCandidate(*pn))
+      return fmt::format("the platform can leave it float: --choose {}={} (or `--min-sqnr {}` "
+                         "chooses it)",
+                         t.node, pn->options.configId(*i), kPoorSqnrDb);
   }
   if (!t.quantized)
     return "see the tensors before it";
@@ -169,6 +186,16 @@ std::optional<unsigned> quant::widerCandidate(const plan::PlanNode &node) {
   return best;
 }
 
+std::optional<unsigned> quant::floatCandidate(const plan::PlanNode &node) {
+  if (!node.options.options || !node.config().activation.quantize)
+    return std::nullopt;
+  const std::vector<ir::OpConfig> &configs = node.options.options->configs;
+  for (unsigned i = 0; i < configs.size(); ++i)
+    if (!configs[i].activation.quantize)
+      return i;
+  return std::nullopt;
+}
+
 void quant::warnPoorTensors(const QuantizeResult &r, const plan::Plan &plan, llvm::StringRef where,
                             DiagnosticEngine &diags) {
   std::vector<const TensorReport *> poor;
@@ -189,7 +216,7 @@ void quant::warnPoorTensors(const QuantizeResult &r, const plan::Plan &plan, llv
     const TensorReport &t = *poor[k];
     Growth g = plan.model ? whereItGrows(t, plan, byName) : Growth{};
     diags.emitAt(where.str(), diag::warn_quant_poor_tensor, t.tensor, fmt::format("{:.1f}", t.sqnr),
-                 kPoorSqnrDb, describe(t, g), offer(t, plan));
+                 kPoorSqnrDb, describe(t, g), offer(t, plan, g));
   }
   if (poor.size() > kMaxPoorTensors)
     diags.emitAt(where.str(), diag::note_quant_more_poor_tensors, poor.size() - kMaxPoorTensors,

@@ -26,6 +26,7 @@
 #include "backends/quantize/Quantizer.h"
 #include "support/Diagnostics.h"
 
+#include <map>
 #include <optional>
 
 namespace tpcc::quant {
@@ -38,6 +39,17 @@ constexpr size_t kMaxPoorTensors = 8;
 /// than the error of the tensors before it.
 bool ownGridIsPoor(const TensorReport &t);
 
+/// Where the error of a tensor grows most: following the worst input back
+/// from `t`, the node across which the measured SQNR falls furthest (a
+/// tensor that is not measured passes its inputs' figure on). `byName`: the
+/// activations' reports by tensor name.
+struct Growth {
+  const graph::Node *node = nullptr;
+  double from = 0, to = 0; ///< dB before and after it
+};
+Growth whereItGrows(const TensorReport &t, const plan::Plan &plan,
+                    const std::map<std::string, const TensorReport *> &byName);
+
 /// The plan node that produces tensor `t` (a composite's root), or null.
 const plan::PlanNode *producerOf(const plan::Plan &plan, const TensorReport &t);
 
@@ -45,6 +57,11 @@ const plan::PlanNode *producerOf(const plan::Plan &plan, const TensorReport &t);
 /// those of its chosen config, with the chosen config's weights; none
 /// when the options have no such candidate.
 std::optional<unsigned> widerCandidate(const plan::PlanNode &node);
+
+/// The first candidate of `node`'s options that leaves its activation float
+/// (a config with `activation.quantize: false`) while its chosen config
+/// quantizes; none otherwise.
+std::optional<unsigned> floatCandidate(const plan::PlanNode &node);
 
 /// Warns about the measured tensors of `r` below kPoorSqnrDb (`where`: the
 /// model, for the diagnostics' location).

@@ -4,7 +4,9 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
+#include <map>
 #include <set>
 
 using namespace tpcc;
@@ -16,7 +18,9 @@ namespace {
 /// does, and so do an If, Loop or Scan (its subgraphs, which the plan does
 /// not enter, compute in float) and a Shape or Size (it reads no values); a
 /// quantizing or preserving one when its config lists the width (a
-/// composite's inner nodes as their root).
+/// composite's inner nodes as their root). Float values (kFloatBits) any
+/// node but a preserving one reads (which would then put its output on a
+/// grid of its own, at its own bits).
 bool readersAccept(const plan::Plan &plan, const graph::Value &v, int bits) {
   for (const graph::Use &u : v.uses) {
     const plan::PlanNode &reader = plan.elementOf(plan.nodes[u.node->id]);
@@ -27,6 +31,11 @@ bool readersAccept(const plan::Plan &plan, const graph::Value &v, int bits) {
     const ir::OpConfig &c = reader.config();
     if (!c.activation.quantize && !c.preserving)
       continue;
+    if (bits == kFloatBits) {
+      if (c.preserving)
+        return false;
+      continue;
+    }
     if (std::find(c.inputBits.begin(), c.inputBits.end(), bits) == c.inputBits.end())
       return false;
   }
@@ -84,9 +93,38 @@ std::set<const graph::Value *> shortCone(const QuantizeOutcome &out, double db) 
   return cone;
 }
 
+/// The widening of activation `t`'s node one step: the candidate with the
+/// next wider grid, else one that leaves it float (its readers then read
+/// float values, as ONNX Runtime runs them). None when it cannot widen: no
+/// such candidate, a reader that does not take the width, a node the user
+/// chose for.
+std::optional<TargetChoice> widening(const QuantizeOutcome &out, const TensorReport &t,
+                                     const std::set<std::string> &fixed) {
+  const graph::Value *v = out.floatModel->graph.findValue(t.tensor);
+  const plan::PlanNode *pn = producerOf(out.plan, t);
+  if (!v || !pn || fixed.count(t.node))
+    return std::nullopt;
+  std::optional<unsigned> wider = widerCandidate(*pn);
+  int bits = wider ? pn->options.options->configs[*wider].activation.bits : 0;
+  if (!wider && (wider = floatCandidate(*pn)))
+    bits = kFloatBits;
+  if (!wider || !readersAccept(out.plan, *v, bits))
+    return std::nullopt;
+  return TargetChoice{t.tensor, t.node, pn->options.configId(*wider),
+                      t.bits,   bits,   std::min(t.ownSqnr, t.worstSampleOwnSqnr),
+                      0};
+}
+
+/// Adds `c` to `widened` unless its node is there already (a node with
+/// several outputs widens once).
+void addWidening(std::vector<TargetChoice> &widened, TargetChoice c) {
+  if (std::none_of(widened.begin(), widened.end(),
+                   [&](const TargetChoice &w) { return w.node == c.node; }))
+    widened.push_back(std::move(c));
+}
+
 /// The activations in `cone` whose own grid keeps less than `own` dB, as
-/// widenings; in `stuck`, those that cannot widen (no wider candidate, a
-/// reader that does not take the width, a node already chosen for).
+/// widenings; in `stuck`, those that cannot widen.
 std::vector<TargetChoice> widenings(const QuantizeOutcome &out, double own,
                                     const std::set<const graph::Value *> &cone,
                                     const std::set<std::string> &fixed,
@@ -100,15 +138,48 @@ std::vector<TargetChoice> widenings(const QuantizeOutcome &out, double own,
     const graph::Value *v = out.floatModel->graph.findValue(t.tensor);
     if (v && !cone.count(v))
       continue;
-    const plan::PlanNode *pn = producerOf(out.plan, t);
-    std::optional<unsigned> wider = pn ? widerCandidate(*pn) : std::nullopt;
-    int bits = wider ? pn->options.options->configs[*wider].activation.bits : 0;
-    if (!wider || fixed.count(t.node) || !v || !readersAccept(out.plan, *v, bits)) {
+    if (std::optional<TargetChoice> c = widening(out, t, fixed))
+      addWidening(widened, std::move(*c));
+    else
       stuck.push_back(t.tensor);
+  }
+  return widened;
+}
+
+/// For each output below `db`: the node across which its error grows most
+/// (Diagnose's whereItGrows, kMinTargetGrowthDb or more) reads grids that
+/// it magnifies (a Log of small values, a filter bank over a spectrum's
+/// weak bins), however well they keep their own values: the quantized
+/// activations it reads, directly or through float nodes, widen one step.
+std::vector<TargetChoice> growthWidenings(const QuantizeOutcome &out, double db,
+                                          const std::set<std::string> &fixed) {
+  std::map<std::string, const TensorReport *> byName;
+  for (const TensorReport &t : out.result.tensors)
+    if (!t.weight)
+      byName.emplace(t.tensor, &t);
+  std::vector<TargetChoice> widened;
+  for (const graph::Value *o : out.floatModel->graph.outputs()) {
+    auto it = byName.find(o->name);
+    if (it == byName.end() || !it->second->measured || outputSqnr(out, *o) >= db)
       continue;
+    Growth g = whereItGrows(*it->second, out.plan, byName);
+    if (!g.node || !(g.from - g.to >= kMinTargetGrowthDb))
+      continue;
+    std::vector<const graph::Value *> work(g.node->inputs.begin(), g.node->inputs.end());
+    std::set<const graph::Value *> seen;
+    while (!work.empty()) {
+      const graph::Value *in = work.back();
+      work.pop_back();
+      if (!in || in->constant || !seen.insert(in).second)
+        continue;
+      auto r = byName.find(in->name);
+      if (r != byName.end() && r->second->quantized) {
+        if (std::optional<TargetChoice> c = widening(out, *r->second, fixed))
+          addWidening(widened, std::move(*c));
+      } else if (in->producer && seen.size() < 64) {
+        work.insert(work.end(), in->producer->inputs.begin(), in->producer->inputs.end());
+      }
     }
-    widened.push_back(
-        TargetChoice{t.tensor, t.node, pn->options.configId(*wider), t.bits, bits, ownDb, 0});
   }
   return widened;
 }
@@ -122,16 +193,19 @@ LogicalResult quant::quantizeToTarget(QuantizeRequest r, double db, QuantizeOutc
     return diags.emitAt(r.model, diag::err_quant_unsupported,
                         "--min-sqnr and the recipe's mixed_precision both choose the candidates: "
                         "use one of them");
-  std::set<std::string> fixed; // nodes the user chose for, or a round did
+  std::set<std::string> fixed; // nodes the user chose for
   for (const auto &choice : r.choose)
     fixed.insert(choice.first);
+  // A node a round widened may widen again (16 bits, then float): its entry
+  // in r.choose changes.
+  std::map<std::string, size_t> chosenAt;
   // Every round is quiet: the diagnostics of the outcome kept are reported
   // at the end.
   r.progress = nullptr;
   r.phaseDone = nullptr;
   std::vector<Diagnostic> keptDiags;
   double keptShortfall = INFINITY;
-  size_t keptChoices = 0, keptChoose = r.choose.size();
+  size_t keptChoices = 0;
   for (int round = 1; round <= kMaxTargetRounds; ++round) {
     DiagnosticEngine quiet(diags.getSourceManager());
     QuantizeOutcome trial;
@@ -154,7 +228,6 @@ LogicalResult quant::quantizeToTarget(QuantizeRequest r, double db, QuantizeOutc
       keptDiags = quiet.getDiagnostics();
       keptShortfall = shortfall;
       keptChoices = result.choices.size();
-      keptChoose = r.choose.size();
       out = std::move(trial);
       if (met)
         break;
@@ -170,12 +243,19 @@ LogicalResult quant::quantizeToTarget(QuantizeRequest r, double db, QuantizeOutc
     std::vector<TargetChoice> widened = widenings(last, db, cone, fixed, ignored);
     for (int k = 1; widened.empty() && k < kMaxTargetRounds; ++k)
       widened = widenings(last, db + kTargetStepDb * k, cone, fixed, ignored);
+    // Every grid keeps its own values well: widen what the node where an
+    // output's error grows most reads (a Log of small values).
+    if (widened.empty())
+      widened = growthWidenings(last, db, fixed);
     if (widened.empty())
       break;
     for (TargetChoice &c : widened) {
       c.round = round;
-      fixed.insert(c.node);
-      r.choose.emplace_back(c.node, c.config);
+      auto [at, added] = chosenAt.try_emplace(c.node, r.choose.size());
+      if (added)
+        r.choose.emplace_back(c.node, c.config);
+      else
+        r.choose[at->second].second = c.config;
       result.choices.push_back(c);
     }
   }
@@ -185,10 +265,6 @@ LogicalResult quant::quantizeToTarget(QuantizeRequest r, double db, QuantizeOutc
     result.undoneRound = result.choices[keptChoices].round;
   }
   result.choices.resize(keptChoices);
-  r.choose.resize(keptChoose);
-  fixed.clear();
-  for (const auto &choice : r.choose)
-    fixed.insert(choice.first);
   result.reached = outputSqnr(out);
   widenings(out, db, shortCone(out, db), fixed, result.stuck);
   for (const Diagnostic &d : keptDiags)
@@ -197,11 +273,14 @@ LogicalResult quant::quantizeToTarget(QuantizeRequest r, double db, QuantizeOutc
 }
 
 void quant::printTarget(const TargetResult &result, llvm::raw_ostream &os) {
+  std::set<std::string> tensors; // a tensor may widen twice: 16 bits, then float
+  for (const TargetChoice &c : result.choices)
+    tensors.insert(c.tensor);
   os << fmt::format("  quality target {} dB at the outputs: {} ({:.1f} dB); {} tensor{} "
                     "widened in {} round{}",
                     result.target, result.reached >= result.target ? "met" : "not met",
-                    result.reached, result.choices.size(), result.choices.size() == 1 ? "" : "s",
-                    result.rounds, result.rounds == 1 ? "" : "s");
+                    result.reached, tensors.size(), tensors.size() == 1 ? "" : "s", result.rounds,
+                    result.rounds == 1 ? "" : "s");
   if (result.reached < result.target && !result.stuck.empty())
     os << fmt::format("; {} tensor{} cannot widen (first: `{}`)", result.stuck.size(),
                       result.stuck.size() == 1 ? "" : "s", result.stuck.front());
@@ -218,7 +297,9 @@ void quant::printTarget(const TargetResult &result, llvm::raw_ostream &os) {
                         result.choices.size() - 8);
       break;
     }
-    os << fmt::format("    round {}: {} -> {} ({} -> {} bits; its own grid kept {:.1f} dB)\n",
-                      c.round, c.node, c.config, c.fromBits, c.toBits, c.sqnrBefore);
+    os << fmt::format("    round {}: {} -> {} ({} -> {}; its own grid kept {:.1f} dB)\n", c.round,
+                      c.node, c.config, c.fromBits,
+                      c.toBits == kFloatBits ? "float" : fmt::format("{} bits", c.toBits),
+                      c.sqnrBefore);
   }
 }

@@ -7,11 +7,16 @@
 // sample: a probability tiny on some inputs), the node of every activation
 // whose own grid keeps less than DB (pooled or on one sample) takes the
 // candidate with the next wider activation grid and the same weights
-// (imx500_v4's 16-bit configs), provided every node that reads the tensor
-// accepts inputs of that width; then it quantizes again. When no grid that
+// (imx500_v4's 16-bit configs), or, with none, one that leaves it float
+// (ort_cpu's `no_quant`), provided every node that reads the tensor accepts
+// inputs of that width (float: any but a preserving one); then it quantizes
+// again, and a node may widen again (8 bits, 16, float). When no grid that
 // can widen is below DB, the bar rises by kTargetStepDb until some grid is
 // under it: the errors of many grids add up, and a layer may amplify the
-// error of its input (a depthwise convolution's weak channels).
+// error of its input (a depthwise convolution's weak channels). When none is
+// below even the highest bar, the grids read by the node where an output's
+// error grows most (kMinTargetGrowthDb or more: a Log of small powers)
+// widen one step.
 //
 // Only the tensors that the outputs still below DB are computed from widen.
 // The outcome kept is the best round: the one whose outputs' summed shortfall
@@ -41,8 +46,14 @@ namespace tpcc::quant {
 constexpr int kMaxTargetRounds = 6;
 /// What a round must gain (dB of summed output shortfall) to be kept.
 constexpr double kMinTargetGainDb = 0.1;
+/// How far an output's SQNR must fall across one node for the grids that
+/// node reads to widen whatever their own SQNR.
+constexpr double kMinTargetGrowthDb = 6;
 /// How far the bar on the own grids rises at a time.
 constexpr double kTargetStepDb = 10;
+
+/// TargetChoice::toBits of a widening to a float candidate.
+constexpr int kFloatBits = 32;
 
 /// One widening the target made.
 struct TargetChoice {
