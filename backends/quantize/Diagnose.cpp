@@ -92,7 +92,7 @@ std::string describe(const TensorReport &t, const Growth &g) {
         "{}the error comes from the tensors or quantized weights before it, and "
         "grows most at `{}` ({}), from {} to {} dB{}",
         t.quantized ? fmt::format("its own grid loses little ({:.1f} dB): ", t.ownSqnr)
-                    : std::string("it is a float output: "),
+                    : std::string("it is float: "),
         g.node->name, g.node->opType, formatDb(g.from), formatDb(g.to), magnifies(*g.node));
   switch (causeOf(t)) {
   case Cause::Clipped:
@@ -105,7 +105,7 @@ std::string describe(const TensorReport &t, const Growth &g) {
     return fmt::format("{}the error comes from the tensors or quantized weights before it",
                        t.quantized
                            ? fmt::format("its own grid loses little ({:.1f} dB): ", t.ownSqnr)
-                           : std::string("it is a float output: "));
+                           : std::string("it is float: "));
   case Cause::Range:
     break;
   }

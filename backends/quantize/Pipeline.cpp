@@ -235,7 +235,8 @@ LogicalResult quant::quantizeModel(const QuantizeRequest &r, QuantizeOutcome &ou
     return failure();
   phase(r, "rewrite");
   std::unique_ptr<rt::Executor> quantEx = rt::Executor::create(*out.quantModel, diags);
-  if (!quantEx || failed(measureLayers(*floatEx, *quantEx, *data, r.measureSamples, result, diags)))
+  if (!quantEx || failed(measureLayers(*floatEx, *quantEx, *data, r.measureSamples, result, diags,
+                                       r.measureAlso)))
     return failure();
   warnPoorTensors(result, out.plan, r.model, diags);
   phase(r, "measure");

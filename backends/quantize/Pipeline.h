@@ -53,6 +53,9 @@ struct QuantizeRequest {
   /// The most samples measureLayers runs (a bounded subset: the SQNR of a
   /// tensor settles long before the calibration set ends).
   int64_t measureSamples = 64;
+  /// Tensors measured against the float model as the outputs are, quantized
+  /// or not (`--min-sqnr-at`: where the quality target applies).
+  std::vector<std::string> measureAlso;
   /// Progress of a phase (name, done, total; total 0 when unknown).
   std::function<void(const char *, int64_t, int64_t)> progress;
   /// Called when a phase ends ("load", "plan", "calibrate", "rewrite",

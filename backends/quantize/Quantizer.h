@@ -176,9 +176,11 @@ LogicalResult applyCorrections(graph::Model &m, QuantizeResult &result, Diagnost
 
 /// Runs both models over `data` (at most `maxSamples`) and fills the SQNR of
 /// every activation tensor of `result.tensors` (the value of that name in
-/// the quantized model against the float one).
+/// the quantized model against the float one). Every model output, and
+/// every tensor of `also` that both models have, gets a row if it has none.
 LogicalResult measureLayers(rt::Executor &floatEx, rt::Executor &quantEx, CalibrationData &data,
-                            int64_t maxSamples, QuantizeResult &result, DiagnosticEngine &diags);
+                            int64_t maxSamples, QuantizeResult &result, DiagnosticEngine &diags,
+                            const std::vector<std::string> &also = {});
 
 } // namespace tpcc::quant
 

@@ -101,7 +101,10 @@ void quant::writeReport(const QuantizeResult &r, const ReportHeader &h,
             }
           };
           j.attribute("name", t.tensor);
-          j.attribute("kind", t.weight ? "weight" : t.quantized ? "activation" : "float output");
+          j.attribute("kind", t.weight                  ? "weight"
+                              : t.quantized             ? "activation"
+                              : t.opset == "(measured)" ? "float, measured"
+                                                        : "float output");
           if (!t.quantized)
             return sqnr();
           j.attribute("node", t.node);

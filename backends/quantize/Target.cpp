@@ -52,20 +52,35 @@ double outputSqnr(const QuantizeOutcome &out, const graph::Value &v) {
   return worst;
 }
 
-/// The lowest SQNR of the model's outputs (every output is measured).
-double outputSqnr(const QuantizeOutcome &out) {
+/// Where the target applies: the model's outputs, or the tensors of
+/// `--min-sqnr-at` (measured as the outputs are).
+using Targets = std::vector<const graph::Value *>;
+Targets targetsOf(const QuantizeOutcome &out, const std::vector<std::string> &at) {
+  Targets targets;
+  if (at.empty()) {
+    for (const graph::Value *v : out.floatModel->graph.outputs())
+      targets.push_back(v);
+    return targets;
+  }
+  for (const std::string &name : at)
+    if (const graph::Value *v = out.floatModel->graph.findValue(name))
+      targets.push_back(v);
+  return targets;
+}
+
+/// The lowest SQNR of the targets (every one is measured).
+double outputSqnr(const QuantizeOutcome &out, const Targets &targets) {
   double worst = INFINITY;
-  for (const graph::Value *v : out.floatModel->graph.outputs())
+  for (const graph::Value *v : targets)
     worst = std::min(worst, outputSqnr(out, *v));
   return worst;
 }
 
-/// How far the model's outputs fall short of `db`, summed over the outputs:
-/// a round gains when it shrinks, though an output that a grid caps stays
-/// where it is.
-double outputShortfall(const QuantizeOutcome &out, double db) {
+/// How far the targets fall short of `db`, summed: a round gains when it
+/// shrinks, though a target that a grid caps stays where it is.
+double outputShortfall(const QuantizeOutcome &out, const Targets &targets, double db) {
   double sum = 0;
-  for (const graph::Value *v : out.floatModel->graph.outputs()) {
+  for (const graph::Value *v : targets) {
     double worst = outputSqnr(out, *v);
     if (worst != INFINITY && !std::isnan(worst))
       sum += std::max(0.0, db - std::max(worst, -100.0));
@@ -73,13 +88,14 @@ double outputShortfall(const QuantizeOutcome &out, double db) {
   return sum;
 }
 
-/// The values the outputs that keep less than `db` are computed from: a
-/// grid elsewhere only feeds outputs that meet the target, and widening it
-/// gains nothing.
-std::set<const graph::Value *> shortCone(const QuantizeOutcome &out, double db) {
+/// The values the targets that keep less than `db` are computed from: a
+/// grid elsewhere only feeds targets that meet it, and widening it gains
+/// nothing.
+std::set<const graph::Value *> shortCone(const QuantizeOutcome &out, const Targets &targets,
+                                         double db) {
   std::set<const graph::Value *> cone;
   std::vector<const graph::Value *> work;
-  for (const graph::Value *v : out.floatModel->graph.outputs())
+  for (const graph::Value *v : targets)
     if (!(outputSqnr(out, *v) >= db) && cone.insert(v).second)
       work.push_back(v);
   while (!work.empty()) {
@@ -146,19 +162,19 @@ std::vector<TargetChoice> widenings(const QuantizeOutcome &out, double own,
   return widened;
 }
 
-/// For each output below `db`: the node across which its error grows most
+/// For each target below `db`: the node across which its error grows most
 /// (Diagnose's whereItGrows, kMinTargetGrowthDb or more) reads grids that
 /// it magnifies (a Log of small values, a filter bank over a spectrum's
 /// weak bins), however well they keep their own values: the quantized
 /// activations it reads, directly or through float nodes, widen one step.
-std::vector<TargetChoice> growthWidenings(const QuantizeOutcome &out, double db,
-                                          const std::set<std::string> &fixed) {
+std::vector<TargetChoice> growthWidenings(const QuantizeOutcome &out, const Targets &targets,
+                                          double db, const std::set<std::string> &fixed) {
   std::map<std::string, const TensorReport *> byName;
   for (const TensorReport &t : out.result.tensors)
     if (!t.weight)
       byName.emplace(t.tensor, &t);
   std::vector<TargetChoice> widened;
-  for (const graph::Value *o : out.floatModel->graph.outputs()) {
+  for (const graph::Value *o : targets) {
     auto it = byName.find(o->name);
     if (it == byName.end() || !it->second->measured || outputSqnr(out, *o) >= db)
       continue;
@@ -184,11 +200,39 @@ std::vector<TargetChoice> growthWidenings(const QuantizeOutcome &out, double db,
   return widened;
 }
 
+/// Every tensor of `--min-sqnr-at` names a value of the model that was
+/// measured (an activation or an output, not a weight or a constant).
+LogicalResult checkTargets(const QuantizeOutcome &out, const std::vector<std::string> &at,
+                           const std::string &model, DiagnosticEngine &diags) {
+  for (const std::string &name : at) {
+    const graph::Value *v = out.floatModel->graph.findValue(name);
+    bool measured = false;
+    for (const TensorReport &t : out.result.tensors)
+      measured |= !t.weight && t.measured && t.tensor == name;
+    if (measured)
+      continue;
+    if (!v) {
+      std::vector<std::string> names;
+      for (const auto &value : out.floatModel->graph.values())
+        if (!value->constant)
+          names.push_back(value->name);
+      return diags.emitAt(model, diag::err_quant_target_tensor, name,
+                          "the model has no tensor of that name" + didYouMean(name, names));
+    }
+    return diags.emitAt(model, diag::err_quant_target_tensor, name,
+                        v->constant ? "it is a constant (a weight), not an activation"
+                                    : "it carries no values the quantized model computes "
+                                      "(an integer tensor, or one the clean-up removed)");
+  }
+  return success();
+}
+
 } // namespace
 
 LogicalResult quant::quantizeToTarget(QuantizeRequest r, double db, QuantizeOutcome &out,
                                       TargetResult &result, DiagnosticEngine &diags) {
   result.target = db;
+  result.at = r.measureAlso;
   if (r.recipe.mixedPrecision.enabled)
     return diags.emitAt(r.model, diag::err_quant_unsupported,
                         "--min-sqnr and the recipe's mixed_precision both choose the candidates: "
@@ -221,8 +265,11 @@ LogicalResult quant::quantizeToTarget(QuantizeRequest r, double db, QuantizeOutc
     // The best round so far is kept: widenings that do not gain are undone
     // at the end (a grid that cannot widen may cap an output whatever else
     // widens), but the rounds go on, since a later round may gain.
-    double shortfall = outputShortfall(trial, db);
-    bool met = outputSqnr(trial) >= db;
+    if (round == 1 && failed(checkTargets(trial, r.measureAlso, r.model, diags)))
+      return failure();
+    Targets targets = targetsOf(trial, r.measureAlso);
+    double shortfall = outputShortfall(trial, targets, db);
+    bool met = outputSqnr(trial, targets) >= db;
     bool kept = round == 1 || shortfall <= keptShortfall - kMinTargetGainDb || met;
     if (kept) {
       keptDiags = quiet.getDiagnostics();
@@ -235,10 +282,11 @@ LogicalResult quant::quantizeToTarget(QuantizeRequest r, double db, QuantizeOutc
     if (round == kMaxTargetRounds)
       break;
     const QuantizeOutcome &last = kept ? out : trial; // `trial` moved into `out`
+    targets = targetsOf(last, r.measureAlso);
     // Widen the grids that keep less than the target on their own. When none
     // can, raise the bar: the errors of many grids add up, and a layer may
     // amplify the error of its input.
-    std::set<const graph::Value *> cone = shortCone(last, db);
+    std::set<const graph::Value *> cone = shortCone(last, targets, db);
     std::vector<std::string> ignored;
     std::vector<TargetChoice> widened = widenings(last, db, cone, fixed, ignored);
     for (int k = 1; widened.empty() && k < kMaxTargetRounds; ++k)
@@ -246,7 +294,7 @@ LogicalResult quant::quantizeToTarget(QuantizeRequest r, double db, QuantizeOutc
     // Every grid keeps its own values well: widen what the node where an
     // output's error grows most reads (a Log of small values).
     if (widened.empty())
-      widened = growthWidenings(last, db, fixed);
+      widened = growthWidenings(last, targets, db, fixed);
     if (widened.empty())
       break;
     for (TargetChoice &c : widened) {
@@ -265,8 +313,9 @@ LogicalResult quant::quantizeToTarget(QuantizeRequest r, double db, QuantizeOutc
     result.undoneRound = result.choices[keptChoices].round;
   }
   result.choices.resize(keptChoices);
-  result.reached = outputSqnr(out);
-  widenings(out, db, shortCone(out, db), fixed, result.stuck);
+  Targets targets = targetsOf(out, r.measureAlso);
+  result.reached = outputSqnr(out, targets);
+  widenings(out, db, shortCone(out, targets, db), fixed, result.stuck);
   for (const Diagnostic &d : keptDiags)
     diags.report(d);
   return success();
@@ -276,9 +325,15 @@ void quant::printTarget(const TargetResult &result, llvm::raw_ostream &os) {
   std::set<std::string> tensors; // a tensor may widen twice: 16 bits, then float
   for (const TargetChoice &c : result.choices)
     tensors.insert(c.tensor);
-  os << fmt::format("  quality target {} dB at the outputs: {} ({:.1f} dB); {} tensor{} "
+  std::string at = "the outputs";
+  if (!result.at.empty()) {
+    at.clear();
+    for (const std::string &name : result.at)
+      at += (at.empty() ? "`" : ", `") + name + "`";
+  }
+  os << fmt::format("  quality target {} dB at {}: {} ({:.1f} dB); {} tensor{} "
                     "widened in {} round{}",
-                    result.target, result.reached >= result.target ? "met" : "not met",
+                    result.target, at, result.reached >= result.target ? "met" : "not met",
                     result.reached, tensors.size(), tensors.size() == 1 ? "" : "s", result.rounds,
                     result.rounds == 1 ? "" : "s");
   if (result.reached < result.target && !result.stuck.empty())
@@ -286,10 +341,10 @@ void quant::printTarget(const TargetResult &result, llvm::raw_ostream &os) {
                       result.stuck.size() == 1 ? "" : "s", result.stuck.front());
   os << "\n";
   if (result.undone)
-    os << fmt::format("    {} widening{} from round {} on gained less than {} dB at the outputs: "
+    os << fmt::format("    {} widening{} from round {} on gained less than {} dB at {}: "
                       "undone\n",
                       result.undone, result.undone == 1 ? "" : "s", result.undoneRound,
-                      kMinTargetGainDb);
+                      kMinTargetGainDb, result.at.empty() ? "the outputs" : "the targets");
   size_t shown = 0;
   for (const TargetChoice &c : result.choices) {
     if (++shown > 8) {

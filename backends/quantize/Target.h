@@ -67,6 +67,7 @@ struct TargetChoice {
 
 struct TargetResult {
   double target = 0;                 ///< dB
+  std::vector<std::string> at;       ///< `--min-sqnr-at`'s tensors (empty: the outputs)
   int rounds = 0;                    ///< quantizations run, an undone one included
   double reached = 0;                ///< the lowest output SQNR (dB, any sample) of the one kept
   std::vector<TargetChoice> choices; ///< the widenings kept

@@ -141,6 +141,11 @@ const std::vector<Flag> &driver::flagTable() {
          o.minSqnr = *db;
          return true;
        }},
+      {"--min-sqnr-at", Quantize, true, "--min-sqnr-at needs a tensor name",
+       [](Options &o, const std::string &v) {
+         o.minSqnrAt.push_back(v);
+         return !v.empty();
+       }},
       {"--progress", Plan | Quantize | Finetune | Run | Eval, true,
        "--progress takes auto, always or never",
        [](Options &o, const std::string &v) {

@@ -65,6 +65,7 @@ struct Options {
   int64_t batch = 0;                   ///< 0: the command's default (quantize 32, eval 64)
   int64_t sqnrSamples = 64;            ///< quantize: the samples the SQNR report runs
   std::optional<double> minSqnr;       ///< quantize --min-sqnr DB (Target.h)
+  std::vector<std::string> minSqnrAt;  ///< quantize --min-sqnr-at TENSOR, each
   std::string data, labels, reference; ///< eval; finetune --data, --labels
   /// finetune --epochs, --lr, --quantizer (ste or lsq); unset (and --batch
   /// 0): the recipe's `finetune` fields.

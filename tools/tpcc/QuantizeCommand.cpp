@@ -24,6 +24,9 @@ LogicalResult driver::checkQuantizeArgs(Options &o) {
     return usageError("quantize needs an output model: -o OUT.onnx");
   if (o.calib.empty())
     return usageError("quantize needs calibration data: --calib FILE|DIR");
+  if (!o.minSqnr && !o.minSqnrAt.empty())
+    return usageError("--min-sqnr-at says where the quality target applies: give the target "
+                      "too (--min-sqnr DB)");
   if (o.minSqnr && o.budgets.enabled)
     return usageError("--min-sqnr and the budgets (--weights-memory, ...) both choose the "
                       "candidates: give one of them");
@@ -125,6 +128,7 @@ int driver::quantizeWith(Compilation &c, const ir::Module &m, const Options &o,
   r.calib = o.calib;
   r.batch = o.batch ? o.batch : 32;
   r.measureSamples = o.sqnrSamples;
+  r.measureAlso = o.minSqnrAt;
   r.choose = o.choose;
   r.fixedInputs = o.fixedInputs;
   r.budgets = o.budgets;

@@ -23,7 +23,7 @@ usage:
             --calib [NAME=]FILE|DIR... MODEL.onnx -o OUT.onnx
             [--plan-out plan.json] [--report report.json] [--batch N]
             [--sqnr-samples N] [--choose NODE=CONFIG]... [BUDGET...]
-            [--min-sqnr DB] [--gptq soft_rounding|ste|second_order]
+            [--min-sqnr DB [--min-sqnr-at T]...] [--gptq soft_rounding|ste|second_order]
             [--gptq-epochs N] [--fix-input NAME=VALUE]...
                                        calibrate MODEL and write it in QDQ
                                        form for the platform (--gptq: train
@@ -118,7 +118,11 @@ options:
   --min-sqnr DB       (quantize) a quality target: while the outputs keep less
                       than DB against the float model, widen the activation
                       grids that lose most to the platform's wider candidates
-                      (imx500_v4's 16-bit configs) and quantize again
+                      (imx500_v4's 16-bit configs), or leave them float
+                      where the platform allows, and quantize again
+  --min-sqnr-at T     (quantize) the target applies at tensor T (repeat for
+                      several) instead of at the outputs: a score map before
+                      its peak picking, a tensor the application reads
   --progress=auto|always|never
                       (plan, quantize) progress bar on stderr (auto: on a
                       terminal)

@@ -118,23 +118,30 @@ LogicalResult quant::applyCorrections(graph::Model &m, QuantizeResult &result,
 
 LogicalResult quant::measureLayers(rt::Executor &floatEx, rt::Executor &quantEx,
                                    CalibrationData &data, int64_t maxSamples,
-                                   QuantizeResult &result, DiagnosticEngine &diags) {
+                                   QuantizeResult &result, DiagnosticEngine &diags,
+                                   const std::vector<std::string> &also) {
   auto t0 = Clock::now();
-  // Every model output is measured, quantized or not.
-  for (const Value *v : floatEx.model().graph.outputs()) {
-    bool listed = false;
+  // Every model output is measured, quantized or not, and so is every
+  // tensor of `also`.
+  auto measure = [&](const Value *v, const char *opset) {
     for (const TensorReport &r : result.tensors)
-      listed |= !r.weight && r.tensor == v->name;
-    if (listed)
-      continue;
+      if (!r.weight && r.tensor == v->name)
+        return;
     TensorReport r;
     r.tensor = v->name;
     r.node = v->producer ? v->producer->displayName() : "(input)";
     r.opType = v->producer ? v->producer->opType : "";
-    r.opset = "(output)";
+    r.opset = opset;
     r.quantized = false;
     r.bits = 32;
     result.tensors.push_back(std::move(r));
+  };
+  for (const Value *v : floatEx.model().graph.outputs())
+    measure(v, "(output)");
+  for (const std::string &name : also) {
+    const Value *v = floatEx.model().graph.findValue(name);
+    if (v && !v->constant && quantEx.model().graph.findValue(name))
+      measure(v, "(measured)");
   }
   std::map<std::string, size_t> wanted;
   std::set<std::string> references;
