@@ -228,9 +228,11 @@ LogicalResult quant::quantizeModel(const QuantizeRequest &r, QuantizeOutcome &ou
       return failure();
     phase(r, "gptq");
   }
-  if ((r.beforeRewrite &&
-       failed(r.beforeRewrite(*out.quantModel, result, out.plan, *floatEx, diags))) ||
-      failed(rewriteToQDQ(*out.quantModel, result.spec, diags)) ||
+  if (r.beforeRewrite &&
+      failed(r.beforeRewrite(*out.quantModel, result, out.plan, *floatEx, diags)))
+    return failure();
+  fitBiasesInInt32(*out.quantModel, result.spec);
+  if (failed(rewriteToQDQ(*out.quantModel, result.spec, diags)) ||
       failed(graph::verifyGraph(out.quantModel->graph, r.output, diags)))
     return failure();
   phase(r, "rewrite");
@@ -308,8 +310,10 @@ LogicalResult quant::applyPlan(const std::string &planPath, const std::string &m
   if (failed(specFromPlan((*text)->getBuffer(), planPath, *model, result, diags)))
     return failure();
   applyBiases(*model, result);
-  if (failed(applyTrainedWeights(*model, result, diags)) ||
-      failed(rewriteToQDQ(*model, result.spec, diags)) ||
+  if (failed(applyTrainedWeights(*model, result, diags)))
+    return failure();
+  fitBiasesInInt32(*model, result.spec);
+  if (failed(rewriteToQDQ(*model, result.spec, diags)) ||
       failed(graph::verifyGraph(model->graph, outputPath, diags)))
     return failure();
   std::string error;

@@ -174,6 +174,12 @@ LogicalResult applyTrainedWeights(graph::Model &m, const QuantizeResult &result,
 /// edited model when quantizePlan deferred it. False after diagnostics.
 LogicalResult applyCorrections(graph::Model &m, QuantizeResult &result, DiagnosticEngine &diags);
 
+/// Widens the kernel grid of every channel whose bias, on the accumulator
+/// grid (input scale x kernel scale), would not fit int32 (a filter whose
+/// weights are all about 0 has a tiny scale), as ONNX Runtime's quantizer
+/// does; `m` holds the final biases. Returns the channels widened.
+size_t fitBiasesInInt32(const graph::Model &m, QDQSpec &spec);
+
 /// Runs both models over `data` (at most `maxSamples`) and fills the SQNR of
 /// every activation tensor of `result.tensors` (the value of that name in
 /// the quantized model against the float one). Every model output, and

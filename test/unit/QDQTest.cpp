@@ -9,6 +9,8 @@
 //===----------------------------------------------------------------------===//
 #include "QDQTestUtil.h"
 
+#include "backends/quantize/Quantizer.h"
+
 #include <functional>
 #include <set>
 
@@ -241,4 +243,33 @@ TEST(QDQ, ReportsBadSpecsAndLeavesTheModelUnchanged) {
               "`x`: the scale 0 is not a positive finite float32");
   expectError([](S &s, M &) { s.weights[0].grids[3].qmax = 300; },
               "`W`: the integers [-128, 300] and zero point 0 do not fit int8");
+}
+
+TEST(QDQ, ADeadFiltersBiasFitsInt32) {
+  // Channel 3's weights are all 0: its kernel grid is tiny, and its bias of 2
+  // would saturate int32 on the accumulator grid (the channel would then compute
+  // about 0). fitBiasesInInt32 widens that channel's grid only, as ONNX
+  // Runtime's quantizer does, and the bias survives.
+  auto l = load("conv.onnx");
+  mapInit(*l->m, "W", [](int64_t i, double w) { return i / 36 == 3 ? 0.0 : w; });
+  mapInit(*l->m, "B", [](int64_t i, double b) { return i == 3 ? 2.0 : b; });
+  rt::Tensor x = input("x_img.npy");
+  Ranges r;
+  run(*l->m, x, &r);
+  quant::QDQSpec s = linearSpec(*l->m, r, "conv", false);
+  s.weights[0].grids[3].scale = 1e-12; // what a threshold search gives all zeros
+  std::vector<QuantGrid> before = s.weights[0].grids;
+  EXPECT_EQ(quant::fitBiasesInInt32(*l->m, s), 1u);
+  double sIn = s.activations[0].grid.scale;
+  EXPECT_GE(sIn * s.weights[0].grids[3].scale * 2147483647.0, 2.0);
+  EXPECT_LE(sIn * s.weights[0].grids[3].scale * 2147483647.0, 2.001);
+  for (size_t c = 0; c < before.size(); ++c)
+    if (c != 3)
+      EXPECT_EQ(s.weights[0].grids[c].scale, before[c].scale) << c;
+  EXPECT_EQ(quant::fitBiasesInInt32(*l->m, s), 0u); // once is enough
+  ASSERT_TRUE(rewrite(*l, s));
+  const graph::Tensor *bq = init(*l->m, "B_quantized"), *bs = init(*l->m, "B_scale");
+  ASSERT_TRUE(bq && bs);
+  EXPECT_LT(std::fabs(bq->at(3)), 2147483647.0);
+  EXPECT_NEAR(bq->at(3) * bs->at(3), 2.0, 1e-6);
 }

@@ -268,3 +268,46 @@ LogicalResult quant::applyTrainedWeights(graph::Model &m, const QuantizeResult &
   }
   return success();
 }
+
+size_t quant::fitBiasesInInt32(const graph::Model &m, QDQSpec &spec) {
+  // As ONNX Runtime's quantizer does: a bias must fit int32 on the
+  // accumulator grid (input scale x kernel scale). A filter whose weights
+  // are all (nearly) 0 has a tiny scale, and its bias would saturate: its
+  // channel then computes about 0 instead of the bias. Such a channel's
+  // kernel grid widens until the bias fits, with 0.01 % to spare.
+  constexpr double kRange =
+      double(std::numeric_limits<int32_t>::max()) - double(std::numeric_limits<int32_t>::min() + 1);
+  std::map<std::string, const QuantGrid *> inputs;
+  for (const ActivationQDQ &a : spec.activations)
+    inputs[a.value] = &a.grid;
+  size_t raised = 0;
+  for (const BiasQDQ &b : spec.biases) {
+    const Node *n = edits::nodeNamed(m.graph, b.node);
+    auto in = inputs.find(b.inputActivation);
+    auto w = std::find_if(spec.weights.begin(), spec.weights.end(), [&](const WeightQDQ &x) {
+      return x.node == b.weightNode && x.inputIndex == b.weightInput;
+    });
+    if (!n || b.inputIndex >= n->inputs.size() || !n->inputs[b.inputIndex] ||
+        !n->inputs[b.inputIndex]->constant || in == inputs.end() || w == spec.weights.end())
+      continue; // the rewrite reports it
+    const graph::Tensor &t = *n->inputs[b.inputIndex]->constant;
+    std::vector<double> largest(w->grids.size(), 0.0);
+    for (int64_t i = 0; i < t.numElements(); ++i) {
+      double &l = largest[size_t(i) % largest.size()];
+      l = std::max(l, std::fabs(double(t.at(i))));
+    }
+    for (size_t c = 0; c < w->grids.size(); ++c) {
+      QuantGrid &g = w->grids[c];
+      double needed = 1.0001 * 2 * largest[c] / kRange / in->second->scale;
+      if (!(needed > g.scale) || !g.lut.empty())
+        continue;
+      g.scale = g.method == ir::QuantMethod::PowerOfTwo ? std::exp2(std::ceil(std::log2(needed)))
+                                                        : needed;
+      g.lo = g.scale * double(g.qmin - g.zeroPoint);
+      g.hi = g.scale * double(g.qmax - g.zeroPoint);
+      g.threshold = g.scale * double(g.qmax + 1);
+      ++raised;
+    }
+  }
+  return raised;
+}
