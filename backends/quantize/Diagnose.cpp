@@ -28,8 +28,16 @@ Cause causeOf(const TensorReport &t) {
 
 } // namespace
 
+quant::ReportsByName quant::activationReports(const QuantizeResult &r) {
+  ReportsByName byName;
+  for (const TensorReport &t : r.tensors)
+    if (!t.weight)
+      byName.emplace(t.tensor, &t);
+  return byName;
+}
+
 Growth quant::whereItGrows(const TensorReport &t, const plan::Plan &plan,
-                           const std::map<std::string, const TensorReport *> &byName) {
+                           const ReportsByName &byName) {
   Growth best;
   const graph::Value *v = plan.model->graph.findValue(t.tensor);
   double after = t.sqnr;
@@ -124,9 +132,7 @@ std::string offer(const TensorReport &t, const plan::Plan &plan, const Growth &g
       const plan::PlanNode &pn = plan.elementOf(plan.nodes[in->producer->id]);
       if (!pn.options.options || !pn.config().activation.quantize)
         continue;
-      std::optional<unsigned> i = widerCandidate(pn);
-      if (!i)
-        i = floatCandidate(pn);
+      std::optional<unsigned> i = nextCandidate(pn);
       if (!i)
         continue;
       const ir::OpConfig &c = pn.options.options->configs[*i];
@@ -196,6 +202,12 @@ std::optional<unsigned> quant::floatCandidate(const plan::PlanNode &node) {
   return std::nullopt;
 }
 
+std::optional<unsigned> quant::nextCandidate(const plan::PlanNode &node) {
+  if (std::optional<unsigned> i = widerCandidate(node))
+    return i;
+  return floatCandidate(node);
+}
+
 void quant::warnPoorTensors(const QuantizeResult &r, const plan::Plan &plan, llvm::StringRef where,
                             DiagnosticEngine &diags) {
   std::vector<const TensorReport *> poor;
@@ -208,10 +220,7 @@ void quant::warnPoorTensors(const QuantizeResult &r, const plan::Plan &plan, llv
   std::stable_sort(poor.begin(), poor.end(), [&](const TensorReport *a, const TensorReport *b) {
     return std::make_pair(inherits(a), a->sqnr) < std::make_pair(inherits(b), b->sqnr);
   });
-  std::map<std::string, const TensorReport *> byName;
-  for (const TensorReport &t : r.tensors)
-    if (!t.weight)
-      byName.emplace(t.tensor, &t);
+  ReportsByName byName = activationReports(r);
   for (size_t k = 0; k < poor.size() && k < kMaxPoorTensors; ++k) {
     const TensorReport &t = *poor[k];
     Growth g = plan.model ? whereItGrows(t, plan, byName) : Growth{};

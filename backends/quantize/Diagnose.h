@@ -39,16 +39,19 @@ constexpr size_t kMaxPoorTensors = 8;
 /// than the error of the tensors before it.
 bool ownGridIsPoor(const TensorReport &t);
 
+/// The activations' reports of `r` (weights left out), by tensor name.
+using ReportsByName = std::map<std::string, const TensorReport *>;
+ReportsByName activationReports(const QuantizeResult &r);
+
 /// Where the error of a tensor grows most: following the worst input back
 /// from `t`, the node across which the measured SQNR falls furthest (a
-/// tensor that is not measured passes its inputs' figure on). `byName`: the
-/// activations' reports by tensor name.
+/// tensor that is not measured passes its inputs' figure on). `byName`:
+/// activationReports of the result `t` belongs to.
 struct Growth {
   const graph::Node *node = nullptr;
   double from = 0, to = 0; ///< dB before and after it
 };
-Growth whereItGrows(const TensorReport &t, const plan::Plan &plan,
-                    const std::map<std::string, const TensorReport *> &byName);
+Growth whereItGrows(const TensorReport &t, const plan::Plan &plan, const ReportsByName &byName);
 
 /// The plan node that produces tensor `t` (a composite's root), or null.
 const plan::PlanNode *producerOf(const plan::Plan &plan, const TensorReport &t);
@@ -62,6 +65,10 @@ std::optional<unsigned> widerCandidate(const plan::PlanNode &node);
 /// (a config with `activation.quantize: false`) while its chosen config
 /// quantizes; none otherwise.
 std::optional<unsigned> floatCandidate(const plan::PlanNode &node);
+
+/// One step wider than `node`'s chosen config: widerCandidate, else
+/// floatCandidate.
+std::optional<unsigned> nextCandidate(const plan::PlanNode &node);
 
 /// Warns about the measured tensors of `r` below kPoorSqnrDb (`where`: the
 /// model, for the diagnostics' location).

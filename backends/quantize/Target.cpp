@@ -120,11 +120,12 @@ std::optional<TargetChoice> widening(const QuantizeOutcome &out, const TensorRep
   const plan::PlanNode *pn = producerOf(out.plan, t);
   if (!v || !pn || fixed.count(t.node))
     return std::nullopt;
-  std::optional<unsigned> wider = widerCandidate(*pn);
-  int bits = wider ? pn->options.options->configs[*wider].activation.bits : 0;
-  if (!wider && (wider = floatCandidate(*pn)))
-    bits = kFloatBits;
-  if (!wider || !readersAccept(out.plan, *v, bits))
+  std::optional<unsigned> wider = nextCandidate(*pn);
+  if (!wider)
+    return std::nullopt;
+  const ir::OpConfig &c = pn->options.options->configs[*wider];
+  int bits = c.activation.quantize ? c.activation.bits : kFloatBits;
+  if (!readersAccept(out.plan, *v, bits))
     return std::nullopt;
   return TargetChoice{t.tensor, t.node, pn->options.configId(*wider),
                       t.bits,   bits,   std::min(t.ownSqnr, t.worstSampleOwnSqnr),
@@ -169,10 +170,7 @@ std::vector<TargetChoice> widenings(const QuantizeOutcome &out, double own,
 /// activations it reads, directly or through float nodes, widen one step.
 std::vector<TargetChoice> growthWidenings(const QuantizeOutcome &out, const Targets &targets,
                                           double db, const std::set<std::string> &fixed) {
-  std::map<std::string, const TensorReport *> byName;
-  for (const TensorReport &t : out.result.tensors)
-    if (!t.weight)
-      byName.emplace(t.tensor, &t);
+  ReportsByName byName = activationReports(out.result);
   std::vector<TargetChoice> widened;
   for (const graph::Value *o : targets) {
     auto it = byName.find(o->name);
@@ -281,8 +279,8 @@ LogicalResult quant::quantizeToTarget(QuantizeRequest r, double db, QuantizeOutc
     }
     if (round == kMaxTargetRounds)
       break;
-    const QuantizeOutcome &last = kept ? out : trial; // `trial` moved into `out`
-    targets = targetsOf(last, r.measureAlso);
+    // `trial` moved into `out`; `targets` still point into its float model.
+    const QuantizeOutcome &last = kept ? out : trial;
     // Widen the grids that keep less than the target on their own. When none
     // can, raise the bar: the errors of many grids add up, and a layer may
     // amplify the error of its input.
