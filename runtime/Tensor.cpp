@@ -55,17 +55,27 @@ Tensor Tensor::clone() const {
   return t;
 }
 
-Tensor Tensor::rows(int64_t begin, int64_t end) const {
-  assert(rank() >= 1 && 0 <= begin && begin <= end && end <= dims[0]);
+Tensor Tensor::slice(int axis, int64_t begin, int64_t end) const {
+  assert(0 <= axis && axis < int(rank()) && 0 <= begin && begin <= end && end <= dims[axis]);
   Shape s = dims;
-  s[0] = end - begin;
+  s[axis] = end - begin;
   Tensor t(type, s);
-  size_t row = dims[0] ? bytes() / size_t(dims[0]) : 0;
-  if (type == ElemType::String)
-    t.strs.assign(strs.begin() + begin * (count / std::max<int64_t>(dims[0], 1)),
-                  strs.begin() + end * (count / std::max<int64_t>(dims[0], 1)));
-  else if (row)
-    std::memcpy(t.raw(), buf.get() + size_t(begin) * row, size_t(end - begin) * row);
+  int64_t outer = 1, inner = 1; // elements before the axis, and per entry of it
+  for (int i = 0; i < axis; ++i)
+    outer *= dims[i];
+  for (size_t i = size_t(axis) + 1; i < dims.size(); ++i)
+    inner *= dims[i];
+  int64_t from = dims[axis] * inner, taken = (end - begin) * inner;
+  for (int64_t o = 0; o < outer; ++o) {
+    if (type == ElemType::String) {
+      auto first = strs.begin() + o * from + begin * inner;
+      std::copy(first, first + taken, t.strs.begin() + o * taken);
+    } else if (taken) {
+      size_t e = graph::elemSize(type);
+      std::memcpy(static_cast<uint8_t *>(t.raw()) + size_t(o * taken) * e,
+                  buf.get() + size_t(o * from + begin * inner) * e, size_t(taken) * e);
+    }
+  }
   return t;
 }
 

@@ -67,7 +67,9 @@ public:
   /// A deep copy.
   Tensor clone() const;
   /// A copy of rows [begin, end) along the first dimension.
-  Tensor rows(int64_t begin, int64_t end) const;
+  Tensor rows(int64_t begin, int64_t end) const { return slice(0, begin, end); }
+  /// A copy of entries [begin, end) along dimension `axis`.
+  Tensor slice(int axis, int64_t begin, int64_t end) const;
   /// Element `i` converted to double (numeric types).
   double at(int64_t i) const;
   /// Element `i` converted to int64 (numeric types).

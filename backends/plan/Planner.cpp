@@ -12,6 +12,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 
 using namespace tpcc;
 using namespace tpcc::plan;
@@ -37,6 +38,9 @@ std::vector<const Value *> Plan::elementInputs(const PlanNode &n) const {
     return chains[n.chain].inputs;
   return {n.node->inputs.begin(), n.node->inputs.end()};
 }
+
+/// Why a model input read only by nodes that compute in float is not quantized.
+static const char *const kReadInFloat = "every node that reads it computes in float";
 
 static std::string configName(const PlanNode &n, unsigned i) {
   const ir::OpConfig &c = n.options.options->configs[i];
@@ -343,6 +347,8 @@ void Planner::planOutput(const PlanNode &pn, const Value *v, PlanTensor &t) {
     }
     if (!src->quantize) {
       t.reason = fmt::format("preserves its unquantized input `{}`", in->name);
+      if (src->reason == kReadInFloat)
+        return; // a model input moved to nodes that compute in float
       diags.emitAt(where(n), diag::warn_plan_preserving_unquantized, n.displayName(), in->name,
                    src->reason);
       return;
@@ -383,18 +389,27 @@ void Planner::planTensors() {
   };
   // Graph inputs take the platform's default config, unless every node that
   // reads the values was chosen to compute in float (a candidate that does
-  // not quantize, of options that have one that does): a grid nothing reads
-  // quantized only adds error (an audio input whose STFT is left float). A
-  // reader whose options never quantize (a NoQuantization set) still reads
-  // the input's grid, as in MCT.
-  auto readInFloat = [&](const Value *v) {
+  // not quantize, of options that have one that does), directly or through
+  // data movement (a preserving reader whose outputs are all read so): a grid
+  // nothing reads quantized only adds error (an audio input whose STFT is
+  // left float). A reader whose options never quantize (a NoQuantization set)
+  // still reads the input's grid, as in MCT.
+  std::function<bool(const Value *, int)> readInFloat = [&](const Value *v, int depth) {
     for (const graph::Use &u : v->uses) {
       const PlanNode &reader = plan.elementOf(plan.nodes[u.node->id]);
       if (noQuantize.contains(u.node->opType))
         continue; // the framework never quantizes it (Shape, ArgMax...)
       const ir::Options *o = reader.options.options;
+      if (o && reader.config().preserving && !reader.innerOfChain && depth < 16) {
+        std::vector<const Value *> ins = plan.elementInputs(reader);
+        bool movesIt = !ins.empty() && ins[0] == v && !u.node->outputs.empty();
+        for (const Value *out : u.node->outputs)
+          movesIt = movesIt && out && readInFloat(out, depth + 1);
+        if (movesIt)
+          continue;
+        return false;
+      }
       if (!o || reader.config().activation.quantize || reader.config().preserving ||
-          u.node->hasSubgraphs() ||
           std::none_of(o->configs.begin(), o->configs.end(),
                        [](const ir::OpConfig &c) { return c.activation.quantize; }))
         return false;
@@ -415,8 +430,8 @@ void Planner::planTensors() {
       t.reason = fmt::format("{} values are not quantized", graph::toString(v->type.elem));
     else if (!c.activation.quantize)
       t.reason = "the default config does not quantize activations";
-    else if (readInFloat(v))
-      t.reason = "every node that reads it computes in float";
+    else if (readInFloat(v, 0))
+      t.reason = kReadInFloat;
     else
       t.quantize = true;
   }

@@ -19,9 +19,10 @@ namespace {
 /// not enter, compute in float) and a Shape or Size (it reads no values); a
 /// quantizing or preserving one when its config lists the width (a
 /// composite's inner nodes as their root). Float values (kFloatBits) any
-/// node but a preserving one reads (which would then put its output on a
-/// grid of its own, at its own bits).
-bool readersAccept(const plan::Plan &plan, const graph::Value &v, int bits) {
+/// node reads but a preserving one whose outputs some node reads quantized
+/// (data movement passes float values on; a quantizing reader after it
+/// would read them on no grid).
+bool readersAccept(const plan::Plan &plan, const graph::Value &v, int bits, int depth = 0) {
   for (const graph::Use &u : v.uses) {
     const plan::PlanNode &reader = plan.elementOf(plan.nodes[u.node->id]);
     bool noValues =
@@ -32,8 +33,13 @@ bool readersAccept(const plan::Plan &plan, const graph::Value &v, int bits) {
     if (!c.activation.quantize && !c.preserving)
       continue;
     if (bits == kFloatBits) {
-      if (c.preserving)
+      if (!c.preserving)
+        continue;
+      if (depth >= 16 || u.node->input(0) != &v)
         return false;
+      for (const graph::Value *o : u.node->outputs)
+        if (o && !readersAccept(plan, *o, bits, depth + 1))
+          return false;
       continue;
     }
     if (std::find(c.inputBits.begin(), c.inputBits.end(), bits) == c.inputBits.end())
@@ -129,7 +135,55 @@ std::optional<TargetChoice> widening(const QuantizeOutcome &out, const TensorRep
     return std::nullopt;
   return TargetChoice{t.tensor, t.node, pn->options.configId(*wider),
                       t.bits,   bits,   std::min(t.ownSqnr, t.worstSampleOwnSqnr),
-                      0};
+                      0,        {}};
+}
+
+/// A model input has no candidates of its own; it stays float when every
+/// node that reads it computes in float (Planner: directly or through data
+/// movement). The widening of input `v`'s grid: each quantizing reader takes
+/// a candidate that leaves it float (added to `choices`). False when some
+/// reader cannot: no such candidate, a reader the user chose for, a
+/// NoQuantization set (it reads the grid), readers of its output that do
+/// not take float values, data movement to a model output.
+bool inputWidenings(const QuantizeOutcome &out, const graph::Value &v,
+                    const std::set<std::string> &fixed, std::vector<TargetChoice> &choices,
+                    int depth = 0) {
+  if (v.uses.empty())
+    return false;
+  for (const graph::Use &u : v.uses) {
+    const plan::PlanNode &reader = out.plan.elementOf(out.plan.nodes[u.node->id]);
+    if (u.node->inDefaultDomain() && (u.node->opType == "Shape" || u.node->opType == "Size"))
+      continue;
+    if (!reader.options.options)
+      return false;
+    const ir::OpConfig &c = reader.config();
+    if (c.preserving) {
+      if (depth >= 16 || u.node->input(0) != &v)
+        return false;
+      for (const graph::Value *o : u.node->outputs)
+        if (o && !inputWidenings(out, *o, fixed, choices, depth + 1))
+          return false;
+      continue;
+    }
+    if (!c.activation.quantize) {
+      const auto &all = reader.options.options->configs;
+      if (std::none_of(all.begin(), all.end(),
+                       [](const ir::OpConfig &k) { return k.activation.quantize; }))
+        return false; // a NoQuantization set reads the input's grid
+      continue;       // chosen to compute in float
+    }
+    std::optional<unsigned> f = floatCandidate(reader);
+    if (!f || fixed.count(reader.node->name))
+      return false;
+    for (const graph::Value *o : u.node->outputs)
+      if (o && !readersAccept(out.plan, *o, kFloatBits))
+        return false;
+    const graph::Value *o = u.node->outputs.empty() ? nullptr : u.node->outputs[0];
+    choices.push_back(TargetChoice{o ? o->name : v.name, reader.node->name,
+                                   reader.options.configId(*f), c.activation.bits, kFloatBits, 0, 0,
+                                   v.name});
+  }
+  return true;
 }
 
 /// Adds `c` to `widened` unless its node is there already (a node with
@@ -155,10 +209,52 @@ std::vector<TargetChoice> widenings(const QuantizeOutcome &out, double own,
     const graph::Value *v = out.floatModel->graph.findValue(t.tensor);
     if (v && !cone.count(v))
       continue;
+    std::vector<TargetChoice> viaReaders;
+    if (v && !v->producer && inputWidenings(out, *v, fixed, viaReaders) && !viaReaders.empty()) {
+      for (TargetChoice &c : viaReaders) {
+        c.sqnrBefore = ownDb;
+        c.input = v->name;
+        addWidening(widened, std::move(c));
+      }
+      continue;
+    }
     if (std::optional<TargetChoice> c = widening(out, t, fixed))
       addWidening(widened, std::move(*c));
     else
       stuck.push_back(t.tensor);
+  }
+  return widened;
+}
+
+/// The quantized activations in the cone of values `g` is computed from, as
+/// widenings: those it reads directly or through float nodes (`whole`
+/// false), or every one back to the model's inputs (`whole`). None when the
+/// whole cone holds more than kMaxGrowthCone quantized activations.
+std::vector<TargetChoice> coneWidenings(const QuantizeOutcome &out, const ReportsByName &byName,
+                                        const graph::Node &g, bool whole,
+                                        const std::set<std::string> &fixed) {
+  std::vector<TargetChoice> widened;
+  std::vector<const graph::Value *> work(g.inputs.begin(), g.inputs.end());
+  std::set<const graph::Value *> seen;
+  size_t quantized = 0;
+  while (!work.empty()) {
+    const graph::Value *in = work.back();
+    work.pop_back();
+    if (!in || in->constant || !seen.insert(in).second)
+      continue;
+    auto r = byName.find(in->name);
+    bool isQuantized = r != byName.end() && r->second->quantized;
+    if (isQuantized) {
+      if (whole && ++quantized > kMaxGrowthCone)
+        return {};
+      if (std::optional<TargetChoice> c = widening(out, *r->second, fixed))
+        addWidening(widened, std::move(*c));
+    }
+    if ((whole || !isQuantized) && in->producer) {
+      if (seen.size() >= 4 * kMaxGrowthCone)
+        return whole ? std::vector<TargetChoice>{} : widened;
+      work.insert(work.end(), in->producer->inputs.begin(), in->producer->inputs.end());
+    }
   }
   return widened;
 }
@@ -168,8 +264,13 @@ std::vector<TargetChoice> widenings(const QuantizeOutcome &out, double own,
 /// it magnifies (a Log of small values, a filter bank over a spectrum's
 /// weak bins), however well they keep their own values: the quantized
 /// activations it reads, directly or through float nodes, widen one step.
+/// A node that destroys the signal (kDestroyingGrowthDb or more: a Log
+/// whose small inputs round to 0) magnifies the error of every grid before
+/// it: its whole cone widens, when a front-end's few grids make it (at most
+/// kMaxGrowthCone). `onlyDestroying`: only those.
 std::vector<TargetChoice> growthWidenings(const QuantizeOutcome &out, const Targets &targets,
-                                          double db, const std::set<std::string> &fixed) {
+                                          double db, const std::set<std::string> &fixed,
+                                          bool onlyDestroying) {
   ReportsByName byName = activationReports(out.result);
   std::vector<TargetChoice> widened;
   for (const graph::Value *o : targets) {
@@ -179,21 +280,20 @@ std::vector<TargetChoice> growthWidenings(const QuantizeOutcome &out, const Targ
     Growth g = whereItGrows(*it->second, out.plan, byName);
     if (!g.node || !(g.from - g.to >= kMinTargetGrowthDb))
       continue;
-    std::vector<const graph::Value *> work(g.node->inputs.begin(), g.node->inputs.end());
-    std::set<const graph::Value *> seen;
-    while (!work.empty()) {
-      const graph::Value *in = work.back();
-      work.pop_back();
-      if (!in || in->constant || !seen.insert(in).second)
-        continue;
-      auto r = byName.find(in->name);
-      if (r != byName.end() && r->second->quantized) {
-        if (std::optional<TargetChoice> c = widening(out, *r->second, fixed))
-          addWidening(widened, std::move(*c));
-      } else if (in->producer && seen.size() < 64) {
-        work.insert(work.end(), in->producer->inputs.begin(), in->producer->inputs.end());
-      }
-    }
+    // It destroys the signal when its own grid does not (a Sigmoid's grid
+    // too coarse for small probabilities is widened as any grid is).
+    double own = INFINITY;
+    for (const graph::Value *o : g.node->outputs)
+      if (auto r = o ? byName.find(o->name) : byName.end();
+          r != byName.end() && r->second->quantized)
+        own = std::min({own, r->second->ownSqnr, r->second->worstSampleOwnSqnr});
+    std::vector<TargetChoice> cone;
+    if (g.from - g.to >= kDestroyingGrowthDb && own >= g.to + kDestroyingGrowthDb)
+      cone = coneWidenings(out, byName, *g.node, /*whole=*/true, fixed);
+    if (cone.empty() && !onlyDestroying)
+      cone = coneWidenings(out, byName, *g.node, /*whole=*/false, fixed);
+    for (TargetChoice &c : cone)
+      addWidening(widened, std::move(c));
   }
   return widened;
 }
@@ -287,12 +387,18 @@ LogicalResult quant::quantizeToTarget(QuantizeRequest r, double db, QuantizeOutc
     std::set<const graph::Value *> cone = shortCone(last, targets, db);
     std::vector<std::string> ignored;
     std::vector<TargetChoice> widened = widenings(last, db, cone, fixed, ignored);
-    for (int k = 1; widened.empty() && k < kMaxTargetRounds; ++k)
+    // A node that destroys the signal (a Log of powers that round to 0)
+    // widens what it is computed from in the same round.
+    std::vector<TargetChoice> destroying =
+        growthWidenings(last, targets, db, fixed, /*onlyDestroying=*/true);
+    for (int k = 1; widened.empty() && destroying.empty() && k < kMaxTargetRounds; ++k)
       widened = widenings(last, db + kTargetStepDb * k, cone, fixed, ignored);
+    for (TargetChoice &c : destroying)
+      addWidening(widened, std::move(c));
     // Every grid keeps its own values well: widen what the node where an
     // output's error grows most reads (a Log of small values).
     if (widened.empty())
-      widened = growthWidenings(last, targets, db, fixed);
+      widened = growthWidenings(last, targets, db, fixed, /*onlyDestroying=*/false);
     if (widened.empty())
       break;
     for (TargetChoice &c : widened) {
@@ -350,9 +456,12 @@ void quant::printTarget(const TargetResult &result, llvm::raw_ostream &os) {
                         result.choices.size() - 8);
       break;
     }
-    os << fmt::format("    round {}: {} -> {} ({} -> {}; its own grid kept {:.1f} dB)\n", c.round,
-                      c.node, c.config, c.fromBits,
-                      c.toBits == kFloatBits ? "float" : fmt::format("{} bits", c.toBits),
+    std::string whose = c.input.empty()
+                            ? std::string("its own grid")
+                            : fmt::format("it reads model input `{}`, whose grid", c.input);
+    os << fmt::format("    round {}: {} -> {} ({} -> {}; {} kept {:.1f} dB)\n", c.round, c.node,
+                      c.config, c.fromBits,
+                      c.toBits == kFloatBits ? "float" : fmt::format("{} bits", c.toBits), whose,
                       c.sqnrBefore);
   }
 }

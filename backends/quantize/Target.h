@@ -49,6 +49,12 @@ constexpr double kMinTargetGainDb = 0.1;
 /// How far an output's SQNR must fall across one node for the grids that
 /// node reads to widen whatever their own SQNR.
 constexpr double kMinTargetGrowthDb = 6;
+/// How far an output's SQNR must fall across one node for it to count as
+/// destroying the signal: every grid it is computed from widens.
+constexpr double kDestroyingGrowthDb = 20;
+/// The most quantized activations such a node's cone may hold (a
+/// front-end's, not a whole network's).
+constexpr size_t kMaxGrowthCone = 16;
 /// How far the bar on the own grids rises at a time.
 constexpr double kTargetStepDb = 10;
 
@@ -63,6 +69,9 @@ struct TargetChoice {
   /// round that chose it.
   double sqnrBefore = 0;
   int round = 1;
+  /// A reader left float so that this model input leaves its grid (the
+  /// grid's SQNR is `sqnrBefore`); empty for a node's own activation.
+  std::string input;
 };
 
 struct TargetResult {

@@ -317,6 +317,31 @@ template <typename T> void globalPool(const Tensor &x, Tensor &y, bool max) {
   });
 }
 
+/// GlobalAveragePool as ONNX Runtime's MLAS computes a float one
+/// (MlasPoolGlobalKernel): four running sums over the elements i mod 4 of
+/// each whole group of four, added as (s0 + s2) + (s1 + s3), then the rest
+/// one by one, then divided by the count. Between 16-bit Q/DQ pairs ORT runs
+/// it so, and one rounding apart moves a code.
+void ortGlobalAverage(const Tensor &x, Tensor &y) {
+  int64_t planes = x.dim(0) * x.dim(1), size = x.numel() / std::max<int64_t>(planes, 1);
+  const float *px = x.data<float>();
+  float *py = y.data<float>();
+  parallelFor(planes, size, [&](int64_t p0, int64_t p1) {
+    for (int64_t p = p0; p < p1; ++p) {
+      const float *xp = px + p * size;
+      float s[4] = {0, 0, 0, 0};
+      int64_t i = 0;
+      for (; i + 4 <= size; i += 4)
+        for (int k = 0; k < 4; ++k)
+          s[k] += xp[i + k];
+      float sum = (s[0] + s[2]) + (s[1] + s[3]);
+      for (; i < size; ++i)
+        sum += xp[i];
+      py[p] = sum / float(size);
+    }
+  });
+}
+
 bool globalPoolKernel(KernelContext &ctx, bool max) {
   const Tensor *x = ctx.input(0);
   if (!x)
@@ -345,6 +370,10 @@ bool globalPoolKernel(KernelContext &ctx, bool max) {
     return dnnl_util::poolBlocked(ctx, *x, w);
   }
   ctx.outputs[0] = Tensor(x->elem(), out);
+  if (ctx.ortFloat && !max && x->elem() == graph::ElemType::Float) {
+    ortGlobalAverage(*x, ctx.outputs[0]);
+    return true;
+  }
   bool ok =
       max ? TPCC_DISPATCH_NUMERIC(x->elem(), false, (globalPool<T>(*x, ctx.outputs[0], true), true))
           : TPCC_DISPATCH_FLOAT(x->elem(), false, (globalPool<T>(*x, ctx.outputs[0], false), true));

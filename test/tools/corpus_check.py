@@ -47,6 +47,7 @@ PLATFORMS = ("imx500", "imx500_v4", "tflite", "default")
 TOLERANCE = 1e-4  # of max |ort|
 FLOOR = 1e-6  # absolute
 CALIB_SAMPLES = 8
+STREAM_CALIB_STEPS = 65
 # A quantized model's outputs left float (after the last DequantizeLinear): tpcc and
 # ORT agree on the integer groups; the float ops after them round apart.
 Q_TOLERANCE = 1e-3
@@ -271,18 +272,19 @@ def stream_feeds(m, work, sets, name, steps, start=None):
 
 
 def stream_calibration(args, m, work, sets):
-    """A streaming model calibrates on what it sees deployed: CALIB_SAMPLES windows
-    from a stream elsewhere in the recording (from 55 % of it), each with the states
-    the float model carries into it (a zero state only ever starts a stream). The
-    states are stacked along their batch axis (Silero's: axis 1). Returns (feeds,
-    None) or (None, why)."""
-    every = 8  # one calibration window in 8 of the stream
-    steps = every * CALIB_SAMPLES
+    """A streaming model calibrates on what it sees deployed: every window of a stream
+    elsewhere in the recording (STREAM_CALIB_STEPS windows from 55 % of it, about 2 s
+    of speech and its pauses; a few windows picked from it can all fall between
+    words, and calibrate the grids for a third of the loud words' range), each with
+    the states the float model carries into it (a zero state only ever starts a
+    stream). The states are stacked along their batch axis (Silero's: axis 1).
+    Returns (feeds, None) or (None, why)."""
+    steps = STREAM_CALIB_STEPS
     feeds = stream_feeds(m, work, sets, "cstream", steps, 0.55)
     out = stream_run(args, m, "basic", path_of(m), os.path.join(work, "cf"), feeds, steps)
     if isinstance(out, str):
         return None, out
-    picks = [every * s + every - 1 for s in range(CALIB_SAMPLES)]
+    picks = list(range(1, steps))  # the state entering window j is window j - 1's
     calib = []
     for k, (n, f) in enumerate(feeds):
         recipe = m["inputs"][n]

@@ -17,6 +17,9 @@ goes the other way on a last-bit difference:
   by sizes, 2-D and 4-D, upsampling and downsampling;
 - a float Sigmoid (runtime/ops/Activation.cpp): MLAS's rational approximation
   with FMA3, over both tails and the values between;
+- a float GlobalAveragePool (runtime/ops/Pool.cpp): MLAS's four running sums,
+  for 1-D, 2-D and 3-D planes whose sizes are and are not multiples of four
+  (between 16-bit Q/DQ pairs ORT runs it in float);
 - QLinearAdd (runtime/OrtBinary.cpp): every one of the 65,536 code pairs,
   on uint8 grids of arbitrary scales (M-LSD's for ort_cpu among them, whose
   sums land on ties).
@@ -165,8 +168,28 @@ def sigmoid(case, rng):
     return m, {"x": x}
 
 
+# name: input shape
+GLOBAL_AVERAGES = {
+    "global_average_2d": [2, 3, 13, 9],
+    "global_average_2d_by_4": [1, 4, 8, 8],
+    "global_average_1d": [1, 5, 7],
+    "global_average_3d": [1, 2, 3, 5, 7],
+}
+
+
+def global_average(shape, rng):
+    # Dequantized uint16 codes on a grid whose steps are not powers of two.
+    x = ((rng.randint(0, 65536, shape) - 9485) * np.float32(8.823424e-05)).astype(np.float32)
+    out = shape[:2] + [1] * (len(shape) - 2)
+    m = finish([helper.make_node("GlobalAveragePool", ["x"], ["y"])],
+               [helper.make_tensor_value_info("x", TensorProto.FLOAT, shape)],
+               [helper.make_tensor_value_info("y", TensorProto.FLOAT, out)], [])
+    return m, {"x": x}
+
+
 CASES = {**{k: (conv, v) for k, v in CONVS.items()}, **{k: (resize, v) for k, v in RESIZES.items()},
-         **{k: (qlinear_add, v) for k, v in ADDS.items()}, "sigmoid": (sigmoid, None)}
+         **{k: (qlinear_add, v) for k, v in ADDS.items()}, "sigmoid": (sigmoid, None),
+         **{k: (global_average, v) for k, v in GLOBAL_AVERAGES.items()}}
 
 
 def main():

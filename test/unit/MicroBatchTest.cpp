@@ -215,3 +215,28 @@ TEST(MicroBatch, HookedRunsAndSingleSamplesRunWhole) {
   ASSERT_TRUE(succeeded(runner.run({{in, samples(64)}}, out, diags)));
   EXPECT_GT(runner.lastMicroBatches(), 1);
 }
+
+TEST(TensorSlice, CopiesEntriesAlongAnyAxis) {
+  // t[i][j][k] = 100 i + 10 j + k
+  rt::Tensor t(graph::ElemType::Float, {2, 3, 4});
+  for (int64_t i = 0; i < 24; ++i)
+    t.data<float>()[i] = float(100 * (i / 12) + 10 * (i / 4 % 3) + i % 4);
+  for (int axis = 0; axis < 3; ++axis) {
+    int64_t n = t.dim(axis);
+    rt::Tensor s = t.slice(axis, 1, n);
+    rt::Shape want = t.shape();
+    want[size_t(axis)] = n - 1;
+    ASSERT_EQ(s.shape(), want) << "axis " << axis;
+    for (int64_t i = 0; i < want[0]; ++i)
+      for (int64_t j = 0; j < want[1]; ++j)
+        for (int64_t k = 0; k < want[2]; ++k) {
+          int64_t idx[3] = {i, j, k};
+          idx[axis] += 1;
+          EXPECT_EQ(s.data<float>()[(i * want[1] + j) * want[2] + k],
+                    float(100 * idx[0] + 10 * idx[1] + idx[2]))
+              << "axis " << axis;
+        }
+  }
+  EXPECT_EQ(t.slice(1, 2, 2).numel(), 0);
+  EXPECT_EQ(t.rows(1, 2).data<float>()[0], 100.0f);
+}

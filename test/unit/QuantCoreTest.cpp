@@ -418,6 +418,77 @@ TEST_F(QuantCore, CalibrationDataCutsFilesIntoBatches) {
   EXPECT_FALSE(c.diags.hasErrors());
 }
 
+/// x[N,4] + s[2,N,4] -> y[2,N,4]: a second input whose batch is its axis 1
+/// (a recurrent state).
+std::string stateModel() {
+  onnx::ModelProto m;
+  m.set_ir_version(7);
+  m.add_opset_import()->set_version(13);
+  onnx::GraphProto *g = m.mutable_graph();
+  g->set_name("g");
+  setDims(g->add_input(), "x", {kIn});
+  auto *st = g->add_input();
+  st->set_name("s");
+  auto *t = st->mutable_type()->mutable_tensor_type();
+  t->set_elem_type(onnx::TensorProto::FLOAT);
+  t->mutable_shape()->add_dim()->set_dim_value(2);
+  t->mutable_shape()->add_dim()->set_dim_param("N");
+  t->mutable_shape()->add_dim()->set_dim_value(kIn);
+  auto *y = g->add_output();
+  y->CopyFrom(*st);
+  y->set_name("y");
+  auto *n = g->add_node();
+  n->set_op_type("Add");
+  n->set_name("add");
+  n->add_input("s");
+  n->add_input("x");
+  n->add_output("y");
+  return m.SerializeAsString();
+}
+
+TEST_F(QuantCore, CalibrationDataCutsAStateAlongItsBatchAxis) {
+  auto m = load(stateModel());
+  auto ex = executor(*m);
+  TempDir dir;
+  std::string x = dir.npy("x.npy", 0, kRows);
+  // One state per sample, stacked on axis 1: s[j][r][k] = 100 j + r + k / 10.
+  rt::Tensor st(graph::ElemType::Float, {2, kRows, kIn});
+  for (int64_t j = 0; j < 2; ++j)
+    for (int64_t r = 0; r < kRows; ++r)
+      for (int64_t k = 0; k < kIn; ++k)
+        st.data<float>()[(j * kRows + r) * kIn + k] = float(100 * j + r) + float(k) / 10;
+  llvm::SmallString<128> sp(dir.path);
+  llvm::sys::path::append(sp, "s.npy");
+  std::string error;
+  ASSERT_TRUE(rt::writeTensorFile(std::string(sp), st, error)) << error;
+  dir.files.push_back(std::string(sp));
+  auto data = open({"x=" + x, "s=" + std::string(sp)}, *ex, 4);
+  ASSERT_TRUE(data);
+  std::map<std::string, rt::Tensor> feed;
+  int64_t first = 0;
+  while (data->next(feed, c.diags)) {
+    int64_t rows = feed["x"].dim(0);
+    ASSERT_EQ(feed["s"].shape(), (rt::Shape{2, rows, kIn}));
+    for (int64_t j = 0; j < 2; ++j)
+      for (int64_t r = 0; r < rows; ++r)
+        EXPECT_FLOAT_EQ(feed["s"].data<float>()[(j * rows + r) * kIn + 3],
+                        float(100 * j + first + r) + 0.3f)
+            << "state " << j << " of sample " << first + r;
+    std::vector<rt::Tensor> out;
+    EXPECT_TRUE(succeeded(ex->run(feed, out, c.diags)));
+    first += rows;
+  }
+  EXPECT_FALSE(data->failed());
+  EXPECT_EQ(first, kRows);
+  // The first samples only (what the SQNR is measured on): the state follows.
+  std::vector<std::map<std::string, rt::Tensor>> feeds;
+  ASSERT_TRUE(succeeded(data->firstSamples(6, feeds, c.diags)));
+  ASSERT_EQ(feeds.size(), 2u);
+  EXPECT_EQ(feeds[1]["s"].shape(), (rt::Shape{2, 2, kIn}));
+  EXPECT_EQ(feeds[1]["x"].shape(), (rt::Shape{2, kIn}));
+  EXPECT_FALSE(c.diags.hasErrors());
+}
+
 TEST_F(QuantCore, CalibrationDataReadsAFolderInNameOrder) {
   auto m = load(gemmModel());
   auto ex = executor(*m);

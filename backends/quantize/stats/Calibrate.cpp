@@ -135,6 +135,8 @@ LogicalResult CalibrationData::firstSamples(int64_t n,
       for (const Source &s : sources)
         if (s.layout == Layout::Rows)
           feed[s.input->name] = feed[s.input->name].rows(0, n - have);
+        else if (s.alongBatch)
+          feed[s.input->name] = feed[s.input->name].slice(s.batchAxis, 0, n - have);
       b = n - have;
     }
     have += b;
@@ -150,6 +152,7 @@ void CalibrationData::rewind() {
   for (Source &s : sources) {
     s.file = 0;
     s.row = 0;
+    s.batchRow = 0;
     s.current = rt::Tensor();
   }
   if (!error && delivered > knownTotal)
@@ -261,6 +264,16 @@ void CalibrationData::findBatchAxes() {
     if (s.batchAxis < 0 && opens == 1)
       s.batchAxis = open;
   }
+  // The samples of the Rows files, when each input has one file.
+  int64_t samples = -1;
+  for (const Source &s : sources)
+    if (s.layout == Layout::Rows)
+      samples = s.files.size() == 1 && (samples < 0 || samples == s.current.dim(0))
+                    ? s.current.dim(0)
+                    : 0;
+  for (Source &s : sources)
+    s.alongBatch = s.layout == Layout::Whole && s.constant && s.batchAxis >= 0 && samples > 1 &&
+                   s.current.dim(s.batchAxis + 1) == samples;
 }
 
 bool CalibrationData::next(std::map<std::string, rt::Tensor> &feed, DiagnosticEngine &diags) {
@@ -281,9 +294,10 @@ bool CalibrationData::next(std::map<std::string, rt::Tensor> &feed, DiagnosticEn
   }
   if (delivered == 0)
     findBatchAxes();
-  // Whole tensors fix the batch they were made for.
+  // Whole tensors fix the batch they were made for, unless they hold one
+  // entry per sample.
   for (const Source &s : sources)
-    if (s.layout == Layout::Whole && s.batchAxis >= 0 && rows > 0)
+    if (s.layout == Layout::Whole && s.batchAxis >= 0 && rows > 0 && !s.alongBatch)
       rows = std::min(rows, std::max<int64_t>(1, s.current.dim(s.batchAxis + 1)));
   if (rows < 0 && !streams) { // every input constant: one feed
     if (constantFed)
@@ -298,8 +312,12 @@ bool CalibrationData::next(std::map<std::string, rt::Tensor> &feed, DiagnosticEn
       continue;
     }
     rt::Tensor one = s.current.dim(0) == 1 ? s.current : s.current.rows(s.row, s.row + 1);
-    feed[s.input->name] =
-        one.reshaped(rt::Shape(s.current.shape().begin() + 1, s.current.shape().end()));
+    one = one.reshaped(rt::Shape(s.current.shape().begin() + 1, s.current.shape().end()));
+    if (s.alongBatch && rows > 0) {
+      one = one.slice(s.batchAxis, s.batchRow, s.batchRow + rows);
+      s.batchRow += rows;
+    }
+    feed[s.input->name] = one;
     s.row += !s.constant;
   }
   delivered += rows > 0 ? rows : 1;

@@ -74,6 +74,12 @@ private:
     /// Whole: the input's axis that holds the batch (named as another
     /// input's axis 0, or its one dimension of no fixed size), or -1.
     int batchAxis = -1;
+    /// Whole and constant, with as many entries on its batch axis as the
+    /// Rows files have rows: one per sample (a recurrent state [2, N, 128]
+    /// for N windows), cut along that axis with the rows; `batchRow`: the
+    /// next entry.
+    bool alongBatch = false;
+    int64_t batchRow = 0;
   };
   bool fill(Source &s, DiagnosticEngine &diags);
   bool mismatch(const std::string &path, const graph::Value &in, const std::string &why,
