@@ -295,7 +295,25 @@ bool avgPoolKernel(KernelContext &ctx) {
   return ok ? true : ctx.fail("AveragePool does not support " + typeName(x->elem()));
 }
 
-template <typename T> void globalPool(const Tensor &x, Tensor &y, bool max) {
+/// A global average as ONNX Runtime's MLAS computes a float one
+/// (MlasPoolGlobalKernel): four running sums over the elements i mod 4 of
+/// each whole group of four, added as (s0 + s2) + (s1 + s3), then the rest
+/// one by one, then divided by the count. Between 16-bit Q/DQ pairs ORT runs
+/// it so, and one rounding apart moves a code.
+template <typename T> T mlasAverage(const T *x, int64_t size) {
+  T s[4] = {0, 0, 0, 0};
+  int64_t i = 0;
+  for (; i + 4 <= size; i += 4)
+    for (int k = 0; k < 4; ++k)
+      s[k] += x[i + k];
+  T sum = (s[0] + s[2]) + (s[1] + s[3]);
+  for (; i < size; ++i)
+    sum += x[i];
+  return sum / T(size);
+}
+
+/// `ortOrder`: averages as MLAS sums them (mlasAverage).
+template <typename T> void globalPool(const Tensor &x, Tensor &y, bool max, bool ortOrder) {
   int64_t planes = x.dim(0) * x.dim(1), size = x.numel() / std::max<int64_t>(planes, 1);
   const T *px = x.data<T>();
   T *py = y.data<T>();
@@ -307,37 +325,14 @@ template <typename T> void globalPool(const Tensor &x, Tensor &y, bool max) {
         for (int64_t i = 1; i < size; ++i)
           best = xp[i] > best ? xp[i] : best;
         py[p] = best;
+      } else if (ortOrder && size) {
+        py[p] = mlasAverage(xp, size);
       } else {
         T sum = 0;
         for (int64_t i = 0; i < size; ++i)
           sum += xp[i];
         py[p] = size ? sum / T(size) : T(0);
       }
-    }
-  });
-}
-
-/// GlobalAveragePool as ONNX Runtime's MLAS computes a float one
-/// (MlasPoolGlobalKernel): four running sums over the elements i mod 4 of
-/// each whole group of four, added as (s0 + s2) + (s1 + s3), then the rest
-/// one by one, then divided by the count. Between 16-bit Q/DQ pairs ORT runs
-/// it so, and one rounding apart moves a code.
-void ortGlobalAverage(const Tensor &x, Tensor &y) {
-  int64_t planes = x.dim(0) * x.dim(1), size = x.numel() / std::max<int64_t>(planes, 1);
-  const float *px = x.data<float>();
-  float *py = y.data<float>();
-  parallelFor(planes, size, [&](int64_t p0, int64_t p1) {
-    for (int64_t p = p0; p < p1; ++p) {
-      const float *xp = px + p * size;
-      float s[4] = {0, 0, 0, 0};
-      int64_t i = 0;
-      for (; i + 4 <= size; i += 4)
-        for (int k = 0; k < 4; ++k)
-          s[k] += xp[i + k];
-      float sum = (s[0] + s[2]) + (s[1] + s[3]);
-      for (; i < size; ++i)
-        sum += xp[i];
-      py[p] = sum / float(size);
     }
   });
 }
@@ -370,13 +365,11 @@ bool globalPoolKernel(KernelContext &ctx, bool max) {
     return dnnl_util::poolBlocked(ctx, *x, w);
   }
   ctx.outputs[0] = Tensor(x->elem(), out);
-  if (ctx.ortFloat && !max && x->elem() == graph::ElemType::Float) {
-    ortGlobalAverage(*x, ctx.outputs[0]);
-    return true;
-  }
   bool ok =
-      max ? TPCC_DISPATCH_NUMERIC(x->elem(), false, (globalPool<T>(*x, ctx.outputs[0], true), true))
-          : TPCC_DISPATCH_FLOAT(x->elem(), false, (globalPool<T>(*x, ctx.outputs[0], false), true));
+      max ? TPCC_DISPATCH_NUMERIC(x->elem(), false,
+                                  (globalPool<T>(*x, ctx.outputs[0], true, false), true))
+          : TPCC_DISPATCH_FLOAT(x->elem(), false,
+                                (globalPool<T>(*x, ctx.outputs[0], false, ctx.ortFloat), true));
   return ok ? true : ctx.fail(ctx.node.opType + " does not support " + typeName(x->elem()));
 }
 

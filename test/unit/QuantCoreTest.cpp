@@ -83,15 +83,21 @@ void floatInit(onnx::GraphProto *g, const std::string &name, std::vector<int64_t
     t->add_float_data(values[i]);
 }
 
-/// x[N,4] -> [Flatten ->] Gemm fc (W[3,4], transB 1, C[3], alpha) -> y[N,3];
-/// `scale` multiplies W and C (a model whose output is `scale` times y).
-std::string gemmModel(float scale = 1, float alpha = 1, bool flatten = false) {
-  onnx::ModelProto m;
+/// A model of opset 13 whose graph has input x[N,4].
+onnx::GraphProto *startModel(onnx::ModelProto &m) {
   m.set_ir_version(7);
   m.add_opset_import()->set_version(13);
   onnx::GraphProto *g = m.mutable_graph();
   g->set_name("g");
   setDims(g->add_input(), "x", {kIn});
+  return g;
+}
+
+/// x[N,4] -> [Flatten ->] Gemm fc (W[3,4], transB 1, C[3], alpha) -> y[N,3];
+/// `scale` multiplies W and C (a model whose output is `scale` times y).
+std::string gemmModel(float scale = 1, float alpha = 1, bool flatten = false) {
+  onnx::ModelProto m;
+  onnx::GraphProto *g = startModel(m);
   setDims(g->add_output(), "y", {kOut});
   float w[kOut * kIn], c[kOut];
   for (int64_t j = 0; j < kOut; ++j) {
@@ -422,11 +428,7 @@ TEST_F(QuantCore, CalibrationDataCutsFilesIntoBatches) {
 /// (a recurrent state).
 std::string stateModel() {
   onnx::ModelProto m;
-  m.set_ir_version(7);
-  m.add_opset_import()->set_version(13);
-  onnx::GraphProto *g = m.mutable_graph();
-  g->set_name("g");
-  setDims(g->add_input(), "x", {kIn});
+  onnx::GraphProto *g = startModel(m);
   auto *st = g->add_input();
   st->set_name("s");
   auto *t = st->mutable_type()->mutable_tensor_type();
