@@ -13,6 +13,9 @@ if not site:
     lit_config.fatal("run through ctest, or pass --param tpcc_site_config=BUILD/test/lit/lit.site.cfg.py")
 exec(open(site).read())
 config.test_exec_root = os.path.join(os.path.dirname(site), "out")
+# The sanitizer build (`UNSUPPORTED: asan`: a long numerical test the release build runs).
+if getattr(config, "tpcc_sanitize", "OFF").upper() in ("ON", "1", "TRUE", "YES"):
+    config.available_features.add("asan")
 
 config.environment["PATH"] = os.pathsep.join(
     [config.tpcc_bin_dir, config.llvm_tools_dir, config.environment.get("PATH", "")])

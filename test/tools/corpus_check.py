@@ -36,6 +36,7 @@ import os
 import shutil
 import subprocess
 import sys
+import time
 
 import numpy as np
 
@@ -363,7 +364,9 @@ def main():
               f"(scripts/fetch-corpus): {', '.join(missing[:5])}")
         return 77
     rows, failed = [], 0
+    began = time.monotonic()
     for m in models:
+        start = time.monotonic()
         work = os.path.join(args.work, m["id"])
         os.makedirs(work, exist_ok=True)
         feeds = test_inputs(m, work, sets)
@@ -385,6 +388,8 @@ def main():
             db = f"{r[2]:.1f} dB" if r[2] is not None else "-"
             print(f"  {'quantized' if r[0] == 'ok' else r[0]:9} {platform:10} {db:>9}  {r[1]}",
                   flush=True)
+        # What each model costs the suite (CI runs it on 2 cores).
+        print(f"  {time.monotonic() - start:.0f} s", flush=True)
         rows.append((m, status, rel, detail, q))
     ok = sum(1 for r in rows if r[1] == "ok")
     blocked = sum(1 for r in rows if r[1] == "blocked")
@@ -392,7 +397,8 @@ def main():
     quantized = [r[4] for r in rows if r[4][0] in ("ok", "known gap")]
     above = sum(1 for q in quantized if q[2] is not None and q[2] >= 20)
     print(f"corpus: {ok} ok, {blocked} blocked, {known} known gaps, {failed} failed of "
-          f"{len(rows)} models; {len(quantized)} quantized, {above} at 20 dB or more")
+          f"{len(rows)} models; {len(quantized)} quantized, {above} at 20 dB or more "
+          f"({time.monotonic() - began:.0f} s)")
     if args.markdown:
         with open(args.markdown, "w") as f:
             f.write("| model | family | package | plan (4 platforms) | run vs ORT (max rel.) | "
