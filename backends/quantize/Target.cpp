@@ -251,8 +251,11 @@ std::vector<TargetChoice> coneWidenings(const QuantizeOutcome &out, const Report
         addWidening(widened, std::move(*c));
     }
     if ((whole || !isQuantized) && in->producer) {
-      if (seen.size() >= 4 * kMaxGrowthCone)
-        return whole ? std::vector<TargetChoice>{} : widened;
+      if (seen.size() >= 4 * kMaxGrowthCone) {
+        if (whole)
+          return {}; // a network's cone, not a front-end's
+        continue;
+      }
       work.insert(work.end(), in->producer->inputs.begin(), in->producer->inputs.end());
     }
   }

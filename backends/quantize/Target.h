@@ -16,7 +16,13 @@
 // error of its input (a depthwise convolution's weak channels). When none is
 // below even the highest bar, the grids read by the node where an output's
 // error grows most (kMinTargetGrowthDb or more: a Log of small powers)
-// widen one step.
+// widen one step. A node that destroys the signal (kDestroyingGrowthDb or
+// more lost across it, its own grid keeping that much more) has its whole
+// cone widen in the same round as the grids below DB, when the cone holds at
+// most kMaxGrowthCone grids (a spectral front-end). A model input has no
+// candidates: its grid widens by leaving the nodes that read it float
+// (directly or through data movement), after which the planner keeps it
+// float.
 //
 // Only the tensors that the outputs still below DB are computed from widen.
 // The outcome kept is the best round: the one whose outputs' summed shortfall
