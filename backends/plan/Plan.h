@@ -154,6 +154,14 @@ struct Plan {
   }
   /// What flows into element `n`: a chain's parameter values, a node's inputs.
   std::vector<const graph::Value *> elementInputs(const PlanNode &n) const;
+  /// The elements that compute with the values of `v` (a model input): its
+  /// readers, and through data movement (a preserving reader that moves `v`
+  /// as its first input) the readers of that reader's outputs, in turn; the
+  /// framework's no_quantize ops (Shape, ArgMax...) are left out. False
+  /// when some value on the way has no reader (a model output), data
+  /// movement reads it on another input, or the moves go deeper than 16.
+  bool valueReaders(const graph::Value &v, std::vector<const PlanNode *> &readers,
+                    int depth = 0) const;
   std::vector<int> tensorIndex; ///< by value id; -1 when not a tensor entry
 };
 

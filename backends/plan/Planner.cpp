@@ -12,7 +12,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <functional>
 
 using namespace tpcc;
 using namespace tpcc::plan;
@@ -37,6 +36,27 @@ std::vector<const Value *> Plan::elementInputs(const PlanNode &n) const {
   if (n.chain >= 0)
     return chains[n.chain].inputs;
   return {n.node->inputs.begin(), n.node->inputs.end()};
+}
+
+bool Plan::valueReaders(const Value &v, std::vector<const PlanNode *> &readers, int depth) const {
+  if (v.uses.empty())
+    return false;
+  for (const graph::Use &u : v.uses) {
+    if (framework && llvm::is_contained(framework->noQuantizeOps, u.node->opType))
+      continue; // the framework never quantizes it
+    const PlanNode &reader = elementOf(nodes[u.node->id]);
+    if (!reader.options.options || !reader.config().preserving) {
+      readers.push_back(&reader);
+      continue;
+    }
+    std::vector<const Value *> ins = elementInputs(reader);
+    if (depth >= 16 || ins.empty() || ins[0] != &v || u.node->outputs.empty())
+      return false;
+    for (const Value *out : u.node->outputs)
+      if (!out || !valueReaders(*out, readers, depth + 1))
+        return false;
+  }
+  return true;
 }
 
 /// Why a model input read only by nodes that compute in float is not quantized.
@@ -394,27 +414,15 @@ void Planner::planTensors() {
   // nothing reads quantized only adds error (an audio input whose STFT is
   // left float). A reader whose options never quantize (a NoQuantization set)
   // still reads the input's grid, as in MCT.
-  std::function<bool(const Value *, int)> readInFloat = [&](const Value *v, int depth) {
-    for (const graph::Use &u : v->uses) {
-      const PlanNode &reader = plan.elementOf(plan.nodes[u.node->id]);
-      if (noQuantize.contains(u.node->opType))
-        continue; // the framework never quantizes it (Shape, ArgMax...)
-      const ir::Options *o = reader.options.options;
-      if (o && reader.config().preserving && !reader.innerOfChain && depth < 16) {
-        std::vector<const Value *> ins = plan.elementInputs(reader);
-        bool movesIt = !ins.empty() && ins[0] == v && !u.node->outputs.empty();
-        for (const Value *out : u.node->outputs)
-          movesIt = movesIt && out && readInFloat(out, depth + 1);
-        if (movesIt)
-          continue;
-        return false;
-      }
-      if (!o || reader.config().activation.quantize || reader.config().preserving ||
-          std::none_of(o->configs.begin(), o->configs.end(),
-                       [](const ir::OpConfig &c) { return c.activation.quantize; }))
-        return false;
-    }
-    return !v->uses.empty();
+  auto readInFloat = [&](const Value *v) {
+    std::vector<const PlanNode *> readers;
+    return plan.valueReaders(*v, readers) &&
+           std::all_of(readers.begin(), readers.end(), [](const PlanNode *r) {
+             const ir::Options *o = r->options.options;
+             return o && !r->config().activation.quantize &&
+                    std::any_of(o->configs.begin(), o->configs.end(),
+                                [](const ir::OpConfig &c) { return c.activation.quantize; });
+           });
   };
   const ir::Options &def = p.defaultOptions;
   for (const Value *v : g.inputs()) {
@@ -430,7 +438,7 @@ void Planner::planTensors() {
       t.reason = fmt::format("{} values are not quantized", graph::toString(v->type.elem));
     else if (!c.activation.quantize)
       t.reason = "the default config does not quantize activations";
-    else if (readInFloat(v, 0))
+    else if (readInFloat(v))
       t.reason = kReadInFloat;
     else
       t.quantize = true;

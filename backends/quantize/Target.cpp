@@ -139,49 +139,38 @@ std::optional<TargetChoice> widening(const QuantizeOutcome &out, const TensorRep
 }
 
 /// A model input has no candidates of its own; it stays float when every
-/// node that reads it computes in float (Planner: directly or through data
-/// movement). The widening of input `v`'s grid: each quantizing reader takes
-/// a candidate that leaves it float (added to `choices`). False when some
-/// reader cannot: no such candidate, a reader the user chose for, a
-/// NoQuantization set (it reads the grid), readers of its output that do
-/// not take float values, data movement to a model output.
+/// node that computes with its values computes in float (Plan::valueReaders,
+/// as the planner decides). The widening of input `v`'s grid: each such
+/// node that quantizes takes a candidate that leaves it float (added to
+/// `choices`). False when some node cannot: no such candidate, a node the
+/// user chose for, a NoQuantization set (it reads the grid), readers of its
+/// output that do not take float values, or no reader at all.
 bool inputWidenings(const QuantizeOutcome &out, const graph::Value &v,
-                    const std::set<std::string> &fixed, std::vector<TargetChoice> &choices,
-                    int depth = 0) {
-  if (v.uses.empty())
+                    const std::set<std::string> &fixed, std::vector<TargetChoice> &choices) {
+  std::vector<const plan::PlanNode *> readers;
+  if (!out.plan.valueReaders(v, readers))
     return false;
-  for (const graph::Use &u : v.uses) {
-    const plan::PlanNode &reader = out.plan.elementOf(out.plan.nodes[u.node->id]);
-    if (u.node->inDefaultDomain() && (u.node->opType == "Shape" || u.node->opType == "Size"))
-      continue;
-    if (!reader.options.options)
+  for (const plan::PlanNode *reader : readers) {
+    if (!reader->options.options)
       return false;
-    const ir::OpConfig &c = reader.config();
-    if (c.preserving) {
-      if (depth >= 16 || u.node->input(0) != &v)
-        return false;
-      for (const graph::Value *o : u.node->outputs)
-        if (o && !inputWidenings(out, *o, fixed, choices, depth + 1))
-          return false;
-      continue;
-    }
+    const ir::OpConfig &c = reader->config();
     if (!c.activation.quantize) {
-      const auto &all = reader.options.options->configs;
+      const auto &all = reader->options.options->configs;
       if (std::none_of(all.begin(), all.end(),
                        [](const ir::OpConfig &k) { return k.activation.quantize; }))
         return false; // a NoQuantization set reads the input's grid
       continue;       // chosen to compute in float
     }
-    std::optional<unsigned> f = floatCandidate(reader);
-    if (!f || fixed.count(reader.node->name))
+    std::optional<unsigned> f = floatCandidate(*reader);
+    if (!f || fixed.count(reader->node->name))
       return false;
-    for (const graph::Value *o : u.node->outputs)
+    for (const graph::Value *o : reader->node->outputs)
       if (o && !readersAccept(out.plan, *o, kFloatBits))
         return false;
-    const graph::Value *o = u.node->outputs.empty() ? nullptr : u.node->outputs[0];
-    choices.push_back(TargetChoice{o ? o->name : v.name, reader.node->name,
-                                   reader.options.configId(*f), c.activation.bits, kFloatBits, 0, 0,
-                                   v.name});
+    const graph::Value *o = reader->node->outputs.empty() ? nullptr : reader->node->outputs[0];
+    choices.push_back(TargetChoice{o ? o->name : v.name, reader->node->name,
+                                   reader->options.configId(*f), c.activation.bits, kFloatBits, 0,
+                                   0, v.name});
   }
   return true;
 }
