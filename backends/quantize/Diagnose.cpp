@@ -6,7 +6,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <functional>
 #include <map>
 
 using namespace tpcc;
@@ -36,32 +35,31 @@ quant::ReportsByName quant::activationReports(const QuantizeResult &r) {
   return byName;
 }
 
+double quant::inheritedSqnr(const graph::Value *v, const ReportsByName &byName, int depth) {
+  if (!v || v->constant)
+    return INFINITY;
+  auto it = byName.find(v->name);
+  if (it != byName.end() && it->second->measured)
+    return it->second->sqnr;
+  if (!v->producer || depth > 8)
+    return INFINITY;
+  double worst = INFINITY;
+  for (const graph::Value *x : v->producer->inputs)
+    worst = std::min(worst, inheritedSqnr(x, byName, depth + 1));
+  return worst;
+}
+
 Growth quant::whereItGrows(const TensorReport &t, const plan::Plan &plan,
                            const ReportsByName &byName) {
   Growth best;
   const graph::Value *v = plan.model->graph.findValue(t.tensor);
   double after = t.sqnr;
-  // The SQNR of `in`: measured, else the lowest of its producer's inputs.
-  std::function<double(const graph::Value *, int)> sqnrOf = [&](const graph::Value *in,
-                                                                int depth) -> double {
-    if (!in || in->constant)
-      return INFINITY;
-    auto it = byName.find(in->name);
-    if (it != byName.end() && it->second->measured)
-      return it->second->sqnr;
-    if (!in->producer || depth > 8)
-      return INFINITY;
-    double worst = INFINITY;
-    for (const graph::Value *x : in->producer->inputs)
-      worst = std::min(worst, sqnrOf(x, depth + 1));
-    return worst;
-  };
   for (int step = 0; v && v->producer && step < 400; ++step) {
     const graph::Node *n = v->producer;
     const graph::Value *worstIn = nullptr;
     double before = INFINITY;
     for (const graph::Value *in : n->inputs) {
-      double s = sqnrOf(in, 0);
+      double s = inheritedSqnr(in, byName);
       if (in && !in->constant && (!worstIn || s < before)) {
         worstIn = in;
         before = s;

@@ -43,6 +43,11 @@ bool ownGridIsPoor(const TensorReport &t);
 using ReportsByName = std::map<std::string, const TensorReport *>;
 ReportsByName activationReports(const QuantizeResult &r);
 
+/// The measured SQNR (pooled) of value `v`; a value that is not measured
+/// (computed in float from measured ones) inherits the lowest of its
+/// producer's inputs', a constant or a model input without a grid +inf.
+double inheritedSqnr(const graph::Value *v, const ReportsByName &byName, int depth = 0);
+
 /// Where the error of a tensor grows most: following the worst input back
 /// from `t`, the node across which the measured SQNR falls furthest (a
 /// tensor that is not measured passes its inputs' figure on). `byName`:

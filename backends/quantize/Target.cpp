@@ -175,6 +175,108 @@ bool inputWidenings(const QuantizeOutcome &out, const graph::Value &v,
   return true;
 }
 
+/// The narrowest of the weights `pn`'s chosen config quantizes, under config
+/// `c` (kFloatBits: float); 0 when it quantizes none.
+int narrowestWeight(const plan::PlanNode &pn, const ir::OpConfig &c) {
+  int bits = 0;
+  for (const plan::PlanWeight &w : pn.weights)
+    if (w.quantize) {
+      const ir::AttrConfig &a = c.weightConfig(w.slot);
+      int b = a.quantize ? a.bits : kFloatBits;
+      bits = bits ? std::min(bits, b) : b;
+    }
+  return bits;
+}
+
+/// The candidate of `pn`'s options with the next wider weights: each weight
+/// its chosen config quantizes on as many bits or more, the narrowest on
+/// more (fewest first), the chosen activation kept when such a candidate
+/// keeps it. None when there is no such candidate.
+std::optional<unsigned> widerWeights(const plan::PlanNode &pn) {
+  if (!pn.options.options)
+    return std::nullopt;
+  const ir::OpConfig &chosen = pn.config();
+  int now = narrowestWeight(pn, chosen);
+  if (!now)
+    return std::nullopt;
+  const std::vector<ir::OpConfig> &configs = pn.options.options->configs;
+  std::optional<unsigned> best;
+  auto key = [&](unsigned i) {
+    return std::make_pair(narrowestWeight(pn, configs[i]),
+                          !(configs[i].activation == chosen.activation));
+  };
+  for (unsigned i = 0; i < configs.size(); ++i) {
+    bool wider = narrowestWeight(pn, configs[i]) > now;
+    for (const plan::PlanWeight &w : pn.weights) {
+      const ir::AttrConfig &a = configs[i].weightConfig(w.slot), &b = chosen.weightConfig(w.slot);
+      wider &= !w.quantize || !a.quantize || a.bits >= b.bits;
+    }
+    if (wider && (!best || key(i) < key(*best)))
+      best = i;
+  }
+  return best;
+}
+
+/// The nodes whose quantized weights lose more than `bar` dB, as widenings.
+/// What a node's weights lose is estimated from the measured SQNRs: the
+/// error its output (or its fusing group's, up to the first measured
+/// output) has beyond its inputs' error and its own grid's, when that is
+/// most of the output's error (a Conv fused with a ReLU, whose 8-bit kernel
+/// the ReLU's 16-bit grid cannot help). Each takes the candidate with the
+/// next wider quantized weights (ort_cpu's 16-bit kernels; float weights
+/// come only with a float activation, as a grid widens), provided the
+/// readers of its output accept the candidate's activation. Only outputs in
+/// `cone` count.
+std::vector<TargetChoice> weightWidenings(const QuantizeOutcome &out, double bar,
+                                          const std::set<const graph::Value *> &cone,
+                                          const std::set<std::string> &fixed) {
+  ReportsByName byName = activationReports(out.result);
+  auto power = [](double db) { return std::isfinite(db) ? std::pow(10.0, -db / 10) : 0.0; };
+  std::vector<TargetChoice> widened;
+  for (const plan::PlanNode &pn : out.plan.nodes) {
+    if (!pn.node || pn.innerOfChain || fixed.count(pn.node->name) || pn.node->outputs.empty())
+      continue;
+    std::optional<unsigned> wider = widerWeights(pn);
+    if (!wider || narrowestWeight(pn, pn.options.options->configs[*wider]) == kFloatBits)
+      continue;
+    // The first measured output: the node's, or its fusing group's.
+    const graph::Value *o = pn.node->outputs[0];
+    for (int step = 0; o && !byName.count(o->name) && step < 4; ++step) {
+      const graph::Node *next = o->uses.size() == 1 ? o->uses[0].node : nullptr;
+      bool fused =
+          next && pn.fusingGroup >= 0 && out.plan.nodes[next->id].fusingGroup == pn.fusingGroup;
+      o = fused && !next->outputs.empty() ? next->outputs[0] : nullptr;
+    }
+    auto r = o ? byName.find(o->name) : byName.end();
+    if (r == byName.end() || !r->second->measured || !r->second->quantized || !cone.count(o))
+      continue;
+    const TensorReport &t = *r->second;
+    double in = INFINITY;
+    for (const graph::Value *x : out.plan.elementInputs(pn))
+      in = std::min(in, inheritedSqnr(x, byName));
+    double lost = power(t.sqnr) - power(in) - power(t.ownSqnr);
+    if (!(lost > power(t.sqnr) / 2) || !(-10 * std::log10(lost) < bar))
+      continue;
+    const ir::OpConfig &c = pn.options.options->configs[*wider];
+    int bits = c.activation.quantize ? c.activation.bits : kFloatBits;
+    if (o == pn.node->outputs[0] && !(c.activation == pn.config().activation) &&
+        !readersAccept(out.plan, *o, bits))
+      continue;
+    TargetChoice choice{t.tensor,
+                        pn.node->name,
+                        pn.options.configId(*wider),
+                        narrowestWeight(pn, pn.config()),
+                        narrowestWeight(pn, c),
+                        t.sqnr,
+                        0,
+                        {}};
+    choice.weights = true;
+    choice.inputsSqnr = in;
+    widened.push_back(std::move(choice));
+  }
+  return widened;
+}
+
 /// Adds `c` to `widened` unless its node is there already (a node with
 /// several outputs widens once).
 void addWidening(std::vector<TargetChoice> &widened, TargetChoice c) {
@@ -383,8 +485,16 @@ LogicalResult quant::quantizeToTarget(QuantizeRequest r, double db, QuantizeOutc
     // widens what it is computed from in the same round.
     std::vector<TargetChoice> destroying =
         growthWidenings(last, targets, db, fixed, /*onlyDestroying=*/true);
-    for (int k = 1; widened.empty() && destroying.empty() && k < kMaxTargetRounds; ++k)
-      widened = widenings(last, db + kTargetStepDb * k, cone, fixed, ignored);
+    // Weights that lose more than the target widen as the grids do.
+    for (int k = 0; k < kMaxTargetRounds; ++k) {
+      double bar = db + kTargetStepDb * k;
+      if (k)
+        widened = widenings(last, bar, cone, fixed, ignored);
+      for (TargetChoice &c : weightWidenings(last, bar, cone, fixed))
+        addWidening(widened, std::move(c));
+      if (!widened.empty() || !destroying.empty())
+        break;
+    }
     for (TargetChoice &c : destroying)
       addWidening(widened, std::move(c));
     // Every grid keeps its own values well: widen what the node where an
@@ -447,6 +557,14 @@ void quant::printTarget(const TargetResult &result, llvm::raw_ostream &os) {
       os << fmt::format("    ... and {} more (the plan lists every choice)\n",
                         result.choices.size() - 8);
       break;
+    }
+    if (c.weights) {
+      os << fmt::format("    round {}: {} -> {} ({} -> {}-bit weights; `{}` kept {:.1f} dB, its "
+                        "inputs {})\n",
+                        c.round, c.node, c.config, c.fromBits, c.toBits, c.tensor, c.sqnrBefore,
+                        std::isfinite(c.inputsSqnr) ? fmt::format("{:.1f} dB", c.inputsSqnr)
+                                                    : std::string("exact"));
+      continue;
     }
     std::string whose = c.input.empty()
                             ? std::string("its own grid")

@@ -19,7 +19,11 @@
 // widen one step. A node that destroys the signal (kDestroyingGrowthDb or
 // more lost across it, its own grid keeping that much more) has its whole
 // cone widen in the same round as the grids below DB, when the cone holds at
-// most kMaxGrowthCone grids (a spectral front-end). A model input has no
+// most kMaxGrowthCone grids (a spectral front-end). A node whose quantized
+// weights cap an output (its measured SQNR falls kMinTargetGrowthDb or more
+// below its inputs' while its own grid keeps that much more: a Conv fused
+// with a ReLU) takes the candidate with the next wider weights in the same
+// round (ort_cpu's 16-bit kernels). A model input has no
 // candidates: its grid widens by leaving the nodes that read it float
 // (directly or through data movement), after which the planner keeps it
 // float.
@@ -78,6 +82,11 @@ struct TargetChoice {
   /// A reader left float so that this model input leaves its grid (the
   /// grid's SQNR is `sqnrBefore`); empty for a node's own activation.
   std::string input;
+  /// A widening of the node's weights (the bits are the narrowest quantized
+  /// weight's): `tensor`, the output they feed, kept `sqnrBefore` dB of the
+  /// `inputsSqnr` its inputs kept.
+  bool weights = false;
+  double inputsSqnr = 0;
 };
 
 struct TargetResult {

@@ -184,10 +184,11 @@ void dotRows(const float *w, int64_t k, int64_t m, const float *col, float *c) {
       }
   };
   int64_t r = 0;
-  for (; r + 4 <= m; ++r) { // transpose, then add the pairs' halves
-    lanes(r);
-    c[r] = ((((l[0] + l[1]) + l[2]) + l[3]) + (((l[4] + l[5]) + l[6]) + l[7])) + 0.0f;
-  }
+  for (; r + 4 <= m;) // blocks of 4: transpose, then add the pairs' halves
+    for (int64_t e = r + 4; r < e; ++r) {
+      lanes(r);
+      c[r] = ((((l[0] + l[1]) + l[2]) + l[3]) + (((l[4] + l[5]) + l[6]) + l[7])) + 0.0f;
+    }
   if ((m - r) & 2)
     for (int64_t e = r + 2; r < e; ++r) { // unpack, add the halves, then the pairs
       lanes(r);

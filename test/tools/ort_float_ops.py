@@ -39,6 +39,7 @@ import os
 import shutil
 import subprocess
 import sys
+import zlib
 
 import numpy as np
 import onnx
@@ -66,10 +67,12 @@ CONVS = {
     "conv1d": (1, 40, 20, [50], [5], [2], [2, 2], [1], 1, True),
     "conv3d": (1, 6, 4, [5, 6, 7], [3, 3, 3], [1, 1, 1], [1, 1, 1, 1, 1, 1], [1, 1, 1], 1, True),
     # One output position (MLAS's dot-product kernel): a squeeze-and-excitation 1x1
-    # convolution (rows in blocks of 4, 4, 2; K a multiple of 8), and a 3x3 one over a
-    # 3x3 input (blocks of 4, 2, 1; K % 8 = 3).
+    # convolution (rows in blocks of 4, 4, 2; K a multiple of 8), a 3x3 one over a
+    # 3x3 input (blocks of 4, 2, 1; K % 8 = 3), and blocks of 4, 4, 4, 1.
     "one_position_m10": (1, 40, 10, [1, 1], [1, 1], [1, 1], [0, 0, 0, 0], [1, 1], 1, True),
     "one_position_m7_k99": (2, 11, 7, [3, 3], [3, 3], [1, 1], [0, 0, 0, 0], [1, 1], 1, True),
+    # Three whole blocks of 4 rows, then one.
+    "one_position_m13": (1, 24, 13, [1, 1], [1, 1], [1, 1], [0, 0, 0, 0], [1, 1], 1, True),
 }
 
 
@@ -187,9 +190,39 @@ def global_average(shape, rng):
     return m, {"x": x}
 
 
+# name: (input shape, AveragePool attributes). MLAS's vector kernel (2-D and 3-D, last
+# stride 1 or 2: column sums first), its generic one (row-major sums), a window the size
+# of the input (its global kernel), padding counted or not.
+AVERAGES = {
+    "average_2d_stride2": ([1, 3, 13, 17], dict(kernel_shape=[3, 2], strides=[3, 2])),
+    "average_2d_pads": ([2, 2, 9, 11], dict(kernel_shape=[3, 3], pads=[1, 1, 1, 1])),
+    "average_2d_pads_counted": ([2, 2, 9, 11], dict(kernel_shape=[3, 3], pads=[1, 1, 1, 1],
+                                                    count_include_pad=1)),
+    "average_2d_stride3": ([1, 2, 12, 15], dict(kernel_shape=[3, 3], strides=[3, 3])),
+    "average_2d_whole": ([1, 2, 6, 5], dict(kernel_shape=[6, 5])),
+    "average_1d": ([1, 3, 20], dict(kernel_shape=[4], strides=[2], pads=[1, 1])),
+    "average_3d": ([1, 2, 5, 6, 7], dict(kernel_shape=[2, 3, 2], strides=[1, 2, 2],
+                                         pads=[0, 1, 0, 0, 1, 1])),
+}
+
+
+def average(case, rng):
+    shape, attrs = case
+    x = ((rng.randint(0, 65536, shape) - 9485) * np.float32(8.823424e-05)).astype(np.float32)
+    n = len(shape) - 2
+    pads, strides = attrs.get("pads", [0] * 2 * n), attrs.get("strides", [1] * n)
+    out = shape[:2] + [(shape[2 + i] + pads[i] + pads[n + i] - attrs["kernel_shape"][i])
+                       // strides[i] + 1 for i in range(n)]
+    m = finish([helper.make_node("AveragePool", ["x"], ["y"], **attrs)],
+               [helper.make_tensor_value_info("x", TensorProto.FLOAT, shape)],
+               [helper.make_tensor_value_info("y", TensorProto.FLOAT, out)], [])
+    return m, {"x": x}
+
+
 CASES = {**{k: (conv, v) for k, v in CONVS.items()}, **{k: (resize, v) for k, v in RESIZES.items()},
          **{k: (qlinear_add, v) for k, v in ADDS.items()}, "sigmoid": (sigmoid, None),
-         **{k: (global_average, v) for k, v in GLOBAL_AVERAGES.items()}}
+         **{k: (global_average, v) for k, v in GLOBAL_AVERAGES.items()},
+         **{k: (average, v) for k, v in AVERAGES.items()}}
 
 
 def main():
@@ -212,8 +245,9 @@ def main():
                                      else [])
     tpcc_isas = [("AVX2", {}), ("SSE2", {"ONEDNN_MAX_CPU_ISA": "SSE41"})]
     failed = 0
-    for seed, (name, (build, case)) in enumerate(sorted(CASES.items())):
-        m, feeds = build(case, np.random.RandomState(seed))
+    for name, (build, case) in sorted(CASES.items()):
+        # Each case's data from its name: adding a case changes no other's.
+        m, feeds = build(case, np.random.RandomState(zlib.crc32(name.encode())))
         path = os.path.join(args.work, name + ".onnx")
         onnx.save(m, path)
         inputs = []
