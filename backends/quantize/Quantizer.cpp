@@ -382,6 +382,13 @@ std::optional<std::vector<float>> quant::correctedBias(const graph::Model &model
   return bias;
 }
 
+ReadTensor quant::parseReadTensor(const std::string &text, const graph::Graph &g) {
+  llvm::StringRef t(text);
+  if (!g.findValue(text) && t.startswith("sigmoid(") && t.endswith(")"))
+    return ReadTensor{t.drop_front(8).drop_back().str(), true};
+  return ReadTensor{text, false};
+}
+
 ir::AttrConfig quant::withRecipeOverrides(ir::AttrConfig c, const ir::Recipe &recipe) {
   if (recipe.weightsBits)
     c.bits = *recipe.weightsBits;

@@ -75,7 +75,20 @@ struct TensorReport {
   /// `reference` (empty: `tensor` itself) times `refScale` plus `refOffset`.
   std::string reference;
   double refScale = 1, refOffset = 0;
+  /// Measured as the application reads it (`--min-sqnr-at sigmoid(NAME)`):
+  /// the SQNR figures compare sigmoid(value) of both models (the logits of a
+  /// detector, read as probabilities); RMS, range and clipping stay the
+  /// values'.
+  bool readAsSigmoid = false;
 };
+
+/// A tensor as `--min-sqnr-at` names it: `NAME`, or `sigmoid(NAME)` to read
+/// it through a sigmoid. A name the model has is taken as it is.
+struct ReadTensor {
+  std::string tensor;
+  bool sigmoid = false;
+};
+ReadTensor parseReadTensor(const std::string &text, const graph::Graph &g);
 
 struct QuantizeResult {
   QDQSpec spec;
@@ -183,7 +196,8 @@ size_t fitBiasesInInt32(const graph::Model &m, QDQSpec &spec);
 /// Runs both models over `data` (at most `maxSamples`) and fills the SQNR of
 /// every activation tensor of `result.tensors` (the value of that name in
 /// the quantized model against the float one). Every model output, and
-/// every tensor of `also` that both models have, gets a row if it has none.
+/// every tensor of `also` that both models have, gets a row if it has none;
+/// a `sigmoid(NAME)` of `also` measures NAME's row through a sigmoid.
 LogicalResult measureLayers(rt::Executor &floatEx, rt::Executor &quantEx, CalibrationData &data,
                             int64_t maxSamples, QuantizeResult &result, DiagnosticEngine &diags,
                             const std::vector<std::string> &also = {});

@@ -32,8 +32,9 @@ void quant::printSummary(const QuantizeResult &r, const std::string &model, cons
   os << fmt::format("  {:<34} {:<14} {:>4} {:<13} {:<11} {:>10} {:>8}\n", "tensor", "opset", "bits",
                     "method", "threshold", "scale", "SQNR dB");
   for (const TensorReport &t : r.tensors) {
-    std::string name =
-        t.tensor.size() > 34 ? "..." + t.tensor.substr(t.tensor.size() - 31) : t.tensor;
+    std::string name = t.readAsSigmoid ? "sigmoid(" + t.tensor + ")" : t.tensor;
+    if (name.size() > 34)
+      name = "..." + name.substr(name.size() - 31);
     std::string sqnr = t.measured ? formatDb(t.sqnr) : std::string("-");
     if (!t.quantized) {
       os << fmt::format("  {:<34} {:<14} {:>4} {:<13} {:<11} {:>10} {:>8}\n", name, "(output)", "-",
@@ -101,6 +102,8 @@ void quant::writeReport(const QuantizeResult &r, const ReportHeader &h,
             }
           };
           j.attribute("name", t.tensor);
+          if (t.readAsSigmoid)
+            j.attribute("read_as", "sigmoid");
           j.attribute("kind", t.weight                  ? "weight"
                               : t.quantized             ? "activation"
                               : t.opset == "(measured)" ? "float, measured"

@@ -68,9 +68,11 @@ Targets targetsOf(const QuantizeOutcome &out, const std::vector<std::string> &at
       targets.push_back(v);
     return targets;
   }
-  for (const std::string &name : at)
-    if (const graph::Value *v = out.floatModel->graph.findValue(name))
+  for (const std::string &name : at) {
+    ReadTensor read = parseReadTensor(name, out.floatModel->graph);
+    if (const graph::Value *v = out.floatModel->graph.findValue(read.tensor))
       targets.push_back(v);
+  }
   return targets;
 }
 
@@ -221,8 +223,9 @@ std::optional<unsigned> widerWeights(const plan::PlanNode &pn) {
 /// What a node's weights lose is estimated from the measured SQNRs: the
 /// error its output (or its fusing group's, up to the first measured
 /// output) has beyond its inputs' error and its own grid's, when that is
-/// most of the output's error (a Conv fused with a ReLU, whose 8-bit kernel
-/// the ReLU's 16-bit grid cannot help). Each takes the candidate with the
+/// kMinWeightShare of the output's error or more (a Conv fused with a ReLU,
+/// whose 8-bit kernel the ReLU's 16-bit grid cannot help; a deep network
+/// whose every kernel adds its part). Each takes the candidate with the
 /// next wider quantized weights (ort_cpu's 16-bit kernels; float weights
 /// come only with a float activation, as a grid widens), provided the
 /// readers of its output accept the candidate's activation. Only outputs in
@@ -255,7 +258,8 @@ std::vector<TargetChoice> weightWidenings(const QuantizeOutcome &out, double bar
     for (const graph::Value *x : out.plan.elementInputs(pn))
       in = std::min(in, inheritedSqnr(x, byName));
     double lost = power(t.sqnr) - power(in) - power(t.ownSqnr);
-    if (!(lost > power(t.sqnr) / 2) || !(-10 * std::log10(lost) < bar))
+    if (!(lost > 0) || !(lost >= kMinWeightShare * power(t.sqnr)) ||
+        !(-10 * std::log10(lost) < bar))
       continue;
     const ir::OpConfig &c = pn.options.options->configs[*wider];
     int bits = c.activation.quantize ? c.activation.bits : kFloatBits;
@@ -396,7 +400,8 @@ std::vector<TargetChoice> growthWidenings(const QuantizeOutcome &out, const Targ
 /// measured (an activation or an output, not a weight or a constant).
 LogicalResult checkTargets(const QuantizeOutcome &out, const std::vector<std::string> &at,
                            const std::string &model, DiagnosticEngine &diags) {
-  for (const std::string &name : at) {
+  for (const std::string &text : at) {
+    std::string name = parseReadTensor(text, out.floatModel->graph).tensor;
     const graph::Value *v = out.floatModel->graph.findValue(name);
     bool measured = false;
     for (const TensorReport &t : out.result.tensors)
@@ -485,16 +490,14 @@ LogicalResult quant::quantizeToTarget(QuantizeRequest r, double db, QuantizeOutc
     // widens what it is computed from in the same round.
     std::vector<TargetChoice> destroying =
         growthWidenings(last, targets, db, fixed, /*onlyDestroying=*/true);
-    // Weights that lose more than the target widen as the grids do.
-    for (int k = 0; k < kMaxTargetRounds; ++k) {
-      double bar = db + kTargetStepDb * k;
-      if (k)
-        widened = widenings(last, bar, cone, fixed, ignored);
-      for (TargetChoice &c : weightWidenings(last, bar, cone, fixed))
-        addWidening(widened, std::move(c));
-      if (!widened.empty() || !destroying.empty())
-        break;
+    double bar = db;
+    for (int k = 1; widened.empty() && destroying.empty() && k < kMaxTargetRounds; ++k) {
+      bar = db + kTargetStepDb * k;
+      widened = widenings(last, bar, cone, fixed, ignored);
     }
+    // Weights that lose more than the grids' bar widen with them.
+    for (TargetChoice &c : weightWidenings(last, bar, cone, fixed))
+      addWidening(widened, std::move(c));
     for (TargetChoice &c : destroying)
       addWidening(widened, std::move(c));
     // Every grid keeps its own values well: widen what the node where an

@@ -20,10 +20,11 @@
 // more lost across it, its own grid keeping that much more) has its whole
 // cone widen in the same round as the grids below DB, when the cone holds at
 // most kMaxGrowthCone grids (a spectral front-end). A node whose quantized
-// weights cap an output (its measured SQNR falls kMinTargetGrowthDb or more
-// below its inputs' while its own grid keeps that much more: a Conv fused
-// with a ReLU) takes the candidate with the next wider weights in the same
-// round (ort_cpu's 16-bit kernels). A model input has no
+// weights lose more than the bar the grids settled on (what its output's
+// error has beyond its inputs' and its own grid's, when that is at least
+// kMinWeightShare of it: a Conv fused with a ReLU) takes the candidate with
+// the next wider weights in the same round (ort_cpu's 16-bit kernels). A
+// model input has no
 // candidates: its grid widens by leaving the nodes that read it float
 // (directly or through data movement), after which the planner keeps it
 // float.
@@ -65,6 +66,9 @@ constexpr double kDestroyingGrowthDb = 20;
 /// The most quantized activations such a node's cone may hold (a
 /// front-end's, not a whole network's).
 constexpr size_t kMaxGrowthCone = 16;
+/// The share of an output's error (power) a node's weights must lose, by
+/// the estimate from its inputs' and its own grid's error, for them to widen.
+constexpr double kMinWeightShare = 0.25;
 /// How far the bar on the own grids rises at a time.
 constexpr double kTargetStepDb = 10;
 

@@ -62,7 +62,7 @@ MODELS = ["fashion_cnn.onnx", "digits_cnn.onnx"]
 CASES = [("imx500", None, None, ""), ("tflite", None, None, ""), ("qnnpack", None, None, ""),
          ("default", None, None, ""), ("imx500", "recipe w4 { weights_bits: 4 }", None, ".w4"),
          ("imx500_v4", None, "FullyConnected.3", ".a16out"), ("ort_cpu", None, None, ""),
-         ("ort_cpu_no_vnni", None, None, "")]
+         ("ort_cpu_no_vnni", None, None, ""), ("ort_cpu", None, "FullyConnected.3", ".w16out")]
 LAST_GEMM = {"fashion_cnn.onnx": "/13/Gemm", "digits_cnn.onnx": "/f/f.11/Gemm"}
 # fashion_mbv2 spells SiLU and HardSwish out: composite chains (float inside) between
 # integer convolutions, with and without shift_negative on their outputs; for tflite
@@ -146,8 +146,9 @@ def check(model, data, platform, recipe, choose, suffix, args):
     q = subprocess.run(cmd, capture_output=True, text=True)
     if q.returncode:
         return tag, f"tpcc quantize failed: {q.stderr.strip()}"
-    steps = {t["name"]: t["scale"] for t in json.load(open(report))["tensors"]
-             if t["kind"] == "activation"}
+    acts = [t for t in json.load(open(report))["tensors"] if t["kind"] == "activation"]
+    steps = {t["name"]: t["scale"] for t in acts}
+    wide = {t["name"] for t in acts if t["bits"] == 16}
     # A 16-bit output comes from a float op in ORT: float rounding, one step.
     limit = 1.001 if suffix == ".a16out" else 0.5
     notes = []
@@ -172,6 +173,10 @@ def check(model, data, platform, recipe, choose, suffix, args):
                 allowed = max(allowed, NO_VNNI_STEPS.get(model, 0))
             if not integer_run and ops & FLOAT_APART_OPS:
                 allowed = 2.001
+            # The float emulation's step is an 8-bit grid's: a tie upstream that it
+            # rounds the other way moves a 16-bit output by up to 257 of its own steps.
+            if not integer_run and any(n in wide for n in names):
+                allowed *= 257
             worst = 0.0
             for name, w, g in zip(names, want, got):
                 if name not in steps:

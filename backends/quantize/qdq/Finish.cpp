@@ -139,9 +139,14 @@ LogicalResult quant::measureLayers(rt::Executor &floatEx, rt::Executor &quantEx,
   for (const Value *v : floatEx.model().graph.outputs())
     measure(v, "(output)");
   for (const std::string &name : also) {
-    const Value *v = floatEx.model().graph.findValue(name);
-    if (v && !v->constant && quantEx.model().graph.findValue(name))
-      measure(v, "(measured)");
+    ReadTensor read = parseReadTensor(name, floatEx.model().graph);
+    const Value *v = floatEx.model().graph.findValue(read.tensor);
+    if (!v || v->constant || !quantEx.model().graph.findValue(read.tensor))
+      continue;
+    measure(v, "(measured)");
+    for (TensorReport &r : result.tensors)
+      if (!r.weight && r.tensor == v->name)
+        r.readAsSigmoid |= read.sigmoid;
   }
   std::map<std::string, size_t> wanted;
   std::set<std::string> references;
@@ -155,7 +160,7 @@ LogicalResult quant::measureLayers(rt::Executor &floatEx, rt::Executor &quantEx,
       worstOwn(result.tensors.size(), INFINITY);
   std::vector<double> maxAbs(result.tensors.size(), 0), squares(result.tensors.size(), 0);
   std::vector<int64_t> count(result.tensors.size(), 0), outside(result.tensors.size(), 0);
-  std::vector<float> alone;
+  std::vector<float> alone, readExpected, readGot, readAlone;
   std::map<std::string, rt::Tensor> ref;
   std::vector<float> moved;
   auto keep = [&](const graph::Value &v, const rt::Tensor &t) {
@@ -194,11 +199,25 @@ LogicalResult quant::measureLayers(rt::Executor &floatEx, rt::Executor &quantEx,
               : float(x);
     }
     count[i] += t.numel();
+    const float *got = t.data<float>();
+    if (row.readAsSigmoid) { // the three as the application reads them
+      auto sigmoid = [](const float *x, int64_t n, std::vector<float> &y) {
+        y.resize(size_t(n));
+        for (int64_t k = 0; k < n; ++k)
+          y[size_t(k)] = float(1 / (1 + std::exp(-double(x[k]))));
+      };
+      sigmoid(expected, t.numel(), readExpected);
+      sigmoid(got, t.numel(), readGot);
+      sigmoid(alone.data(), t.numel(), readAlone);
+      std::swap(alone, readAlone);
+      expected = readExpected.data();
+      got = readGot.data();
+    }
     // Sample by sample (the slices along axis 0), then pooled.
     int64_t rows = t.rank() ? t.dim(0) : 1, per = rows ? t.numel() / rows : 0;
     for (int64_t r = 0; r < rows && per; ++r) {
       rt::Sqnr mine, alone1;
-      mine.add(expected + r * per, t.data<float>() + r * per, per);
+      mine.add(expected + r * per, got + r * per, per);
       alone1.add(expected + r * per, alone.data() + r * per, per);
       if (mine.hasSignal()) {
         worst[i] = std::min(worst[i], mine.dB());
