@@ -699,6 +699,8 @@ struct Binding {
   std::vector<OpRef> ops; ///< empty for `OPSET <- none`
   SourceRange range;
   bool none = false; ///< `OPSET <- none`: deliberately bound to no op
+  /// Where `none` is written (invalid when it is not); with ops, an error.
+  SourceRange noneRange;
 };
 
 class CapabilitiesDecl : public TopDecl {

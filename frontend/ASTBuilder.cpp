@@ -391,8 +391,14 @@ private:
     for (auto *b : ctx->binding()) {
       Binding binding;
       binding.opset = ident(b->name());
-      binding.none = b->NONE() != nullptr;
-      for (auto *o : b->opRef()) {
+      SourceRange none; // the first `none`
+      for (auto *item : b->bindItem()) {
+        if (item->NONE()) {
+          if (!none.isValid())
+            none = L.range(item);
+          continue;
+        }
+        auto *o = item->opRef();
         OpRef ref;
         ref.op = ident(o->name());
         if (o->pred())
@@ -400,6 +406,9 @@ private:
         ref.range = L.range(o);
         binding.ops.push_back(ref);
       }
+      // `none` with ops is the checker's error; the binding is then its ops.
+      binding.noneRange = none;
+      binding.none = none.isValid() && binding.ops.empty();
       binding.range = L.range(b);
       bindings.push_back(std::move(binding));
     }

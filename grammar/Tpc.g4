@@ -89,8 +89,10 @@ axisArg : name COLON INT ;
 // ---- capabilities -------------------------------------------------------------------
 
 capabilitiesDecl : CAPABILITIES name ASSIGN name ON name LBRACE binding* RBRACE ;
-// `OPSET <- none`: no framework op realises the opset (said on purpose; no Rule 14 warning)
-binding : name BIND (NONE | opRef (COMMA opRef)*) ;
+// `OPSET <- none`: no framework op realises the opset (said on purpose; no Rule 14 warning).
+// `none` among ops parses, so that the checker says what is wrong once.
+binding : name BIND bindItem (COMMA bindItem)* ;
+bindItem : NONE | opRef ;
 opRef : name (WHERE pred)? ;
 
 // ---- recipe -------------------------------------------------------------------------

@@ -13,6 +13,8 @@
 #include "passes/Internal.h"
 #include "passes/PredicateChecker.h"
 
+#include <algorithm>
+#include <map>
 #include <set>
 
 using namespace tpcc;
@@ -112,10 +114,31 @@ ir::Capabilities CapabilitiesChecker::run() {
   (void)resolve(decl.framework, ast::Node::Kind::FrameworkDecl, "framework", "a framework");
   const ir::Framework *framework = m.findFramework(decl.framework.name);
 
+  // Where each opset is bound to `none`, and first bound to ops: one or the
+  // other, across the bindings as within one.
+  std::map<std::string, SourceRange> noneAt, opsAt;
   for (const ast::Binding &binding : decl.bindings) {
     checkOpset(binding.opset);
-    if (binding.none)
-      caps.unbound.push_back(binding.opset.name);
+    const std::string &name = binding.opset.name;
+    if (!binding.none && binding.noneRange.isValid())
+      c.diags.emit(binding.noneRange, diag::err_none_with_ops, name).report();
+    if (binding.none) {
+      auto [it, inserted] = noneAt.emplace(name, binding.range);
+      if (!inserted)
+        c.diags.emit(binding.range, diag::err_none_twice, name)
+            .note(it->second, diag::note_binding_here, name);
+      else if (auto b = opsAt.find(name); b != opsAt.end())
+        c.diags.emit(binding.range, diag::err_bound_and_none, name)
+            .note(b->second, diag::note_binding_here, name);
+      else
+        caps.unbound.push_back(name);
+    } else if (opsAt.emplace(name, binding.range).second) {
+      if (auto n = noneAt.find(name); n != noneAt.end()) {
+        c.diags.emit(binding.range, diag::err_bound_and_none, name)
+            .note(n->second, diag::note_binding_here, name);
+        caps.unbound.erase(std::find(caps.unbound.begin(), caps.unbound.end(), name));
+      }
+    }
     for (const ast::OpRef &ref : binding.ops) {
       ir::OpBinding b;
       b.opset = binding.opset.name;

@@ -41,8 +41,9 @@ private:
   ir::Framework fw;
   /// Slot name -> where it is defined.
   std::map<std::string, SourceRange> slots;
-  /// `OP.input[i]` bound without a predicate -> where.
-  std::map<std::string, SourceRange> unconditional;
+  /// `OP.input[i]` bound without a predicate, or with one (its canonical
+  /// spelling after ` where `) -> where.
+  std::map<std::string, SourceRange> bound;
   /// Op -> where it is listed, per list.
   std::map<std::string, SourceRange> listed[2];
   /// Op -> its `range`.
@@ -90,10 +91,12 @@ void FrameworkChecker::checkSlotBinding(const std::string &slot, const ast::Slot
   if (b.where)
     ws.where = checkPredicate(c, *b.where, op);
 
-  // The same input bound twice with no predicate to tell the bindings apart.
-  if (!b.where && op && indexOk) {
-    std::string key = b.op.name + ".input[" + std::to_string(b.input) + "]";
-    auto [it, inserted] = unconditional.emplace(key, b.range);
+  // The same input bound twice with no predicate to tell the bindings apart,
+  // or with the same one (canonical spellings).
+  if ((!b.where || ws.where) && op && indexOk) {
+    std::string key = b.op.name + ".input[" + std::to_string(b.input) + "]" +
+                      (ws.where ? " where " + ws.where->str() : "");
+    auto [it, inserted] = bound.emplace(key, b.range);
     if (!inserted)
       c.diags.emit(b.range, diag::err_duplicate_op, key)
           .note(it->second, diag::note_listed_here, key);

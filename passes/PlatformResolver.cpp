@@ -191,13 +191,16 @@ std::optional<ir::Options> PlatformResolver::evalOptions(const ast::OptionsExpr 
     if (list.elements.size() > 1)
       c.diags.emit(list.getRange(), diag::err_options_need_base, list.elements.size());
   } else {
-    // `base` names an element by its config name.
-    std::vector<size_t> matches;
+    // `base` names an element by its config name: the element that is
+    // exactly that config when there is one (MCT's `base_config` equal to a
+    // plain config), else an edited `NAME with {...}`.
+    std::vector<size_t> exact, edited;
     for (size_t i = 0; i < list.elements.size(); ++i) {
       auto *n = llvm::dyn_cast_or_null<ast::NameValue>(list.elements[i]);
       if (n && n->name.name == list.base->name)
-        matches.push_back(i);
+        (n->withs.empty() ? exact : edited).push_back(i);
     }
+    const std::vector<size_t> &matches = exact.empty() ? edited : exact;
     if (matches.empty())
       c.diags.emit(list.base->range, diag::err_base_not_in_list, list.base->name);
     else if (matches.size() > 1)

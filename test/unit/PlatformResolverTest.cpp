@@ -475,16 +475,19 @@ TEST_F(PlatformResolverTest, OptionsBase) {
   options ok = [a, b with { simd: 8 }, { simd: 4 }] base b
   options noBase = [a, b]
   options badBase = [a, b] base c
-  options twice = [a with { simd: 2 }, a] base a
+  options twice = [a with { simd: 2 }, a with { simd: 4 }] base a
   options one = [b]
   default [a]
+  // The plain `a` beside an edit of it: the one `base a` names.
+  opset P : [a with { simd: 2 }, a] base a
 }
 )");
   EXPECT_EQ(diags(), (Strings{
                          "5:20 err_options_need_base",
                          "6:33 err_base_not_in_list",
-                         "7:48 err_base_ambiguous",
+                         "7:65 err_base_ambiguous",
                      }));
+  EXPECT_EQ(opset("p", "P").options->base, 1u);
   Strings msg = messages();
   EXPECT_EQ(msg[0], "options with 2 configs need a `base`");
   EXPECT_EQ(msg[1], "`base c` is not one of the listed configs");
@@ -527,12 +530,11 @@ platform noDefault {
 )");
   EXPECT_EQ(diags(), (Strings{
                          "5:11 err_default_not_one_config",
-                         "9:40 err_base_ambiguous",
                          "9:11 err_default_not_one_config",
                          "11:10 err_platform_no_default",
                      }));
   EXPECT_EQ(messages()[0], "`default` must name exactly one config, found 2");
-  EXPECT_EQ(messages()[3], "platform `noDefault` has no `default` options, "
+  EXPECT_EQ(messages()[2], "platform `noDefault` has no `default` options, "
                            "neither its own nor inherited");
 }
 
