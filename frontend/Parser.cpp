@@ -109,6 +109,8 @@ private:
             bool begun = false) {
     if (!found)
       found = p->getCurrentToken();
+    if (sameLineAsLast(found))
+      return;
     const antlr4::dfa::Vocabulary &v = p->getVocabulary();
     std::vector<std::string> names;
     std::set<size_t> pending;
@@ -161,11 +163,36 @@ private:
       list += " (or one of " + std::to_string(names.size() - shown) + " more)";
     std::string msg = list.empty() ? "unexpected " + describeToken(found)
                                    : "expected " + list + ", found " + describeToken(found);
-    diags.emit(locator.range(found), diag::err_syntax, msg);
+    {
+      auto d = diags.emit(locator.range(found), diag::err_syntax, msg);
+      if (inPredicate(p))
+        d.note(locator.range(found), diag::note_predicate_forms);
+    }
     if (++numErrors >= limit)
       throw TooManyErrors();
     (void)begun;
   }
+
+  /// One syntax error a line: recovery resumes inside the same construct,
+  /// and what it then finds follows from the first mistake (`where
+  /// attr.group == 1` is one mistake, not three).
+  bool sameLineAsLast(antlr4::Token *found) {
+    if (found->getType() != antlr4::Token::EOF && found->getLine() == lastLine)
+      return true;
+    lastLine = found->getLine();
+    return false;
+  }
+
+  /// Whether the parser is inside a `where` predicate.
+  static bool inPredicate(antlr4::Parser *p) {
+    for (antlr4::RuleContext *c = p->getContext(); c;
+         c = dynamic_cast<antlr4::RuleContext *>(c->parent))
+      if (c->getRuleIndex() == TpcParser::RulePred)
+        return true;
+    return false;
+  }
+
+  size_t lastLine = 0;
 
   DiagnosticEngine &diags;
   const Locator &locator;
