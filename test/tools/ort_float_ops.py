@@ -255,7 +255,10 @@ def main():
             np.save(os.path.join(args.work, f"{name}_{n}.npy"), v)
             inputs.append(f"{n}={os.path.join(args.work, f'{name}_{n}.npy')}")
         results = {}
-        for label, prefix in ort_cpus:
+        # MLAS's pooling kernels are SSE2 code on every x86-64 CPU (no ISA dispatch):
+        # ORT under qemu's Haswell adds nothing there, and CI's time is bounded.
+        pooling = "average" in name
+        for label, prefix in ort_cpus[:1] if pooling else ort_cpus:
             out = os.path.join(args.work, f"{name}_ort_{len(results)}_")
             r = subprocess.run(prefix + [shutil.which("node"), ORT_RUN, "--level", "extended", path, out]
                                + inputs, env=env, capture_output=True, text=True)
@@ -281,7 +284,8 @@ def main():
         print(f"{'ok  ' if ok else 'FAIL'} {name:22} {want.size:6} values"
               + ("" if ok else f"  ({detail})"), flush=True)
     print(f"ort_float_ops: {len(CASES) - failed} of {len(CASES)} ops bit for bit "
-          f"({', '.join(l for l, _ in ort_cpus)}; tpcc {', '.join(l for l, _ in tpcc_isas)})")
+          f"({', '.join(l for l, _ in ort_cpus)}, pooling on this CPU; "
+          f"tpcc {', '.join(l for l, _ in tpcc_isas)})")
     return 1 if failed else 0
 
 
