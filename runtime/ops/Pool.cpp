@@ -243,6 +243,8 @@ template <typename T> T mlasAverage(const T *x, int64_t size) {
   return sum / T(size);
 }
 
+template <typename T> void globalPool(const Tensor &x, Tensor &y, bool max, bool ortOrder);
+
 /// AveragePool (no dilation) as MLAS computes a float one (MlasPool), when
 /// it does not sum as avgPool does; false then. A window the size of the
 /// input, without strides or padding, is a global average (mlasAverage).
@@ -261,16 +263,13 @@ bool mlasAvgPool(const Tensor &x, Tensor &y, const PoolGeometry &g, bool include
     small &= g.k[j] <= 32;
     global &= g.k[j] == g.in[j] && g.s[j] == 1 && g.pb[j] == 0 && g.pe[j] == 0;
   }
+  if (global) {
+    globalPool<T>(x, y, /*max=*/false, /*ortOrder=*/true);
+    return true;
+  }
   const T *px = x.data<T>();
   T *py = y.data<T>();
   const int64_t inSize = g.inSize(), outSize = g.outSize();
-  if (global) {
-    parallelFor(g.planes, inSize, [&](int64_t p0, int64_t p1) {
-      for (int64_t p = p0; p < p1; ++p)
-        py[p] = mlasAverage(px + p * inSize, inSize);
-    });
-    return true;
-  }
   const int64_t W = g.in[last], pl = g.pb[last], kw = g.k[last], sw = g.s[last];
   if (nsp < 2 || sw > 2 || !small || 2048 - 3 - pl - g.pe[last] < W)
     return false;
