@@ -74,10 +74,18 @@ std::vector<std::vector<std::string>> interop::aimetSupergroups(const ir::Platfo
   return result;
 }
 
+ir::Signedness interop::fixedSignedness(const ir::OpConfig &c) {
+  if (c.activation.signedness != ir::Signedness::Auto)
+    return c.activation.signedness;
+  int64_t signedMax = (int64_t(1) << (c.activation.bits - 1)) - 1;
+  return c.fixedZeroPoint.value_or(0) > signedMax ? ir::Signedness::Unsigned
+                                                  : ir::Signedness::Signed;
+}
+
 std::pair<double, double> interop::fixedRange(const ir::OpConfig &c) {
   int bits = c.activation.bits;
   double qmin, qmax;
-  if (c.activation.signedness == ir::Signedness::Unsigned) {
+  if (fixedSignedness(c) == ir::Signedness::Unsigned) {
     qmin = 0;
     qmax = std::ldexp(1.0, bits) - 1;
   } else {

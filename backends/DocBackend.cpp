@@ -220,8 +220,8 @@ void optionsTable(Renderer &r, const ir::Options &o) {
     rows.push_back({i == o.base ? "base" : "", c.name.empty() ? "(inline)" : code(c.name),
                     activationText(c.activation), llvm::join(inputs, ", "),
                     attrText(c.weightConfig("kernel")), attrText(c.weightConfig("bias")),
-                    attrText(c.weights), std::to_string(c.simd), c.preserving ? "yes" : "no",
-                    fixedText(c)});
+                    attrText(c.weights), c.simd ? std::to_string(*c.simd) : "none",
+                    c.preserving ? "yes" : "no", fixedText(c)});
   }
   r.table(header, rows);
 }

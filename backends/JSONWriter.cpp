@@ -139,5 +139,5 @@ void JSONWriter::opConfig(const ir::OpConfig &c) {
           {"preserving", [&] { boolean(c.preserving); }},
           {"fixed_scale", [&] { c.fixedScale ? number(*c.fixedScale) : null(); }},
           {"fixed_zero_point", [&] { integerOrNull(c.fixedZeroPoint); }},
-          {"simd", [&] { integer(c.simd); }}});
+          {"simd", [&] { integerOrNull(c.simd); }}});
 }

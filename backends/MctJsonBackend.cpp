@@ -14,13 +14,18 @@
 //     `default_qco`); an options block with one config still has
 //     `base_config`;
 //   - a fusing element with one opset is that OperatorsSet; with several, an
-//     OperatorSetGroup named as MCT names it (the opset names joined by `_`);
+//     OperatorSetGroup of them in the order written, named as MCT names it
+//     (the opset names joined by `_`); a pattern's `name` is its `as NAME`,
+//     else, as MCT names it, its elements' names joined by `_`;
 //     `fuse_op_quantization_config` is null;
 //   - `tpc_minor_version` / `tpc_patch_version` come from `version`, and are
 //     null when the platform has none (MCT's fields are Optional[int]);
 //   - `insert_preserving_quantizers` is false (tpcc has no such switch);
 //   - a platform's `resources` (its memory) has no MCT field: it is left out,
-//     with a warning (`warn_interop_resources`).
+//     with a warning (`warn_interop_resources`);
+//   - opset names are MCT's `OperatorSetNames` where they mean one: `Expand` is
+//     written as MCT spells it, "Expend". MCT attaches a TPC to PyTorch or Keras
+//     by these names, so a name outside them is a warning (`warn_mct_set_name`).
 //
 // Keys are sorted and the output is canonical, as for `--emit=json`.
 //
@@ -59,6 +64,81 @@ int interop::mctSignedness(ir::Signedness s) {
   }
   return 0;
 }
+
+namespace {
+
+/// MCT 2.4.1's OperatorSetNames (schema v2), as written in its JSON.
+constexpr const char *kMctSetNames[] = {"Conv",
+                                        "DepthwiseConv2D",
+                                        "ConvTranspose",
+                                        "FullyConnected",
+                                        "Concatenate",
+                                        "Stack",
+                                        "Unstack",
+                                        "Gather",
+                                        "Expend",
+                                        "BatchNorm",
+                                        "L2Norm",
+                                        "ReLU",
+                                        "ReLU6",
+                                        "LeakyReLU",
+                                        "Elu",
+                                        "HardTanh",
+                                        "Add",
+                                        "Sub",
+                                        "Mul",
+                                        "Div",
+                                        "Min",
+                                        "Max",
+                                        "PReLU",
+                                        "AddBias",
+                                        "Swish",
+                                        "Sigmoid",
+                                        "Softmax",
+                                        "LogSoftmax",
+                                        "Tanh",
+                                        "Gelu",
+                                        "HardSigmoid",
+                                        "HardSwish",
+                                        "Flatten",
+                                        "GetItem",
+                                        "Reshape",
+                                        "Unsqueeze",
+                                        "Squeeze",
+                                        "Permute",
+                                        "Transpose",
+                                        "Dropout",
+                                        "SplitChunk",
+                                        "MaxPool",
+                                        "AvgPool",
+                                        "Size",
+                                        "Shape",
+                                        "Equal",
+                                        "ArgMax",
+                                        "TopK",
+                                        "FakeQuant",
+                                        "CombinedNonMaxSuppression",
+                                        "ZeroPadding2D",
+                                        "Cast",
+                                        "Resize",
+                                        "Pad",
+                                        "Fold",
+                                        "StridedSlice",
+                                        "SSDPostProcess",
+                                        "Exp",
+                                        "Sin",
+                                        "Cos"};
+
+} // namespace
+
+std::string interop::mctSetName(llvm::StringRef opset) {
+  // MCT's enum member EXPAND has the value "Expend".
+  if (opset == "Expand")
+    return "Expend";
+  return opset.str();
+}
+
+bool interop::isMctSetName(llvm::StringRef name) { return llvm::is_contained(kMctSetNames, name); }
 
 std::string interop::mctAttrKey(llvm::StringRef slot) {
   if (slot == "kernel")
@@ -118,7 +198,7 @@ void MctWriter::config(const ir::OpConfig &c) {
           {"signedness", [&] { integer(interop::mctSignedness(act.signedness)); }},
           {"fixed_scale", [&] { c.fixedScale ? number(*c.fixedScale) : null(); }},
           {"fixed_zero_point", [&] { integerOrNull(c.fixedZeroPoint); }},
-          {"simd_size", [&] { integer(c.simd); }}});
+          {"simd_size", [&] { integerOrNull(c.simd); }}});
 }
 
 void MctWriter::options(const ir::Options &o) {
@@ -128,9 +208,14 @@ void MctWriter::options(const ir::Options &o) {
 }
 
 void MctWriter::opset(const ir::Opset &o) {
-  object({{"name", [&] { string(o.name); }},
+  object({{"name", [&] { string(interop::mctSetName(o.name)); }},
           {"qc_options", [&] { o.options ? options(*o.options) : null(); }},
           {"type", [&] { string("OperatorsSet"); }}});
+}
+
+/// MCT's name of a fusing element: its opset's, or its opsets' joined by `_`.
+std::string elementName(const std::vector<std::string> &element) {
+  return llvm::join(element, "_");
 }
 
 void MctWriter::group(const std::vector<const ir::Opset *> &sets) {
@@ -138,9 +223,9 @@ void MctWriter::group(const std::vector<const ir::Opset *> &sets) {
     return opset(*sets.front());
   std::vector<std::string> names;
   for (const ir::Opset *o : sets)
-    names.push_back(o->name);
+    names.push_back(interop::mctSetName(o->name));
   object({{"operators_set", [&] { array(sets, [&](const ir::Opset *o) { opset(*o); }); }},
-          {"name", [&] { string(llvm::join(names, "_")); }},
+          {"name", [&] { string(elementName(names)); }},
           {"type", [&] { string("OperatorSetGroup"); }}});
 }
 
@@ -152,7 +237,7 @@ void MctWriter::platform(const ir::Platform &p) {
              array(p.fusings, [&](const ir::Fusing &f) {
                object({{"operator_groups",
                         [&] {
-                          array(f.pattern, [&](const std::vector<std::string> &e) {
+                          array(f.written, [&](const std::vector<std::string> &e) {
                             std::vector<const ir::Opset *> sets;
                             for (const std::string &n : e)
                               if (const ir::Opset *o = p.findOpset(n))
@@ -162,7 +247,17 @@ void MctWriter::platform(const ir::Platform &p) {
                             group(sets);
                           });
                         }},
-                       {"name", [&] { nameOrNull(f.name); }},
+                       {"name",
+                        [&] {
+                          std::vector<std::string> names;
+                          for (const std::vector<std::string> &e : f.written) {
+                            std::vector<std::string> sets;
+                            for (const std::string &n : e)
+                              sets.push_back(interop::mctSetName(n));
+                            names.push_back(elementName(sets));
+                          }
+                          string(f.named ? f.name : llvm::join(names, "_"));
+                        }},
                        {"fuse_op_quantization_config", [&] { null(); }}});
              });
            }},
@@ -182,6 +277,12 @@ void tpcc::emitMctJSON(const ir::Platform &p, llvm::raw_ostream &os, DiagnosticE
   if (diags && p.resources)
     diags->emit(p.resources->loc, diag::warn_interop_resources,
                 "MCT's target platform capabilities", p.name, interop::resourcesText(*p.resources));
+  if (diags)
+    for (const ir::Opset &o : p.opsets)
+      if (!interop::isMctSetName(interop::mctSetName(o.name))) {
+        std::vector<std::string> known(std::begin(kMctSetNames), std::end(kMctSetNames));
+        diags->emit(o.loc, diag::warn_mct_set_name, "2.4.1", o.name, didYouMean(o.name, known));
+      }
   {
     MctWriter w(os);
     w.platform(p);

@@ -701,16 +701,23 @@ struct Binding {
   bool none = false; ///< `OPSET <- none`: deliberately bound to no op
   /// Where `none` is written (invalid when it is not); with ops, an error.
   SourceRange noneRange;
+  /// `override OPSET <- ...`: replaces the bindings of OPSET that the
+  /// capabilities extended hold (invalid range: a plain binding).
+  SourceRange overrideRange;
+  bool isOverride() const { return overrideRange.isValid(); }
 };
 
 class CapabilitiesDecl : public TopDecl {
 public:
   TPCC_AST_CLASSOF(CapabilitiesDecl)
   Ident platform, framework;
+  /// `extends PARENT`: the capabilities whose bindings this one inherits.
+  std::optional<Ident> parent;
   std::vector<Binding> bindings;
-  CapabilitiesDecl(SourceRange r, Ident n, Ident p, Ident f, std::vector<Binding> b)
+  CapabilitiesDecl(SourceRange r, Ident n, Ident p, Ident f, std::optional<Ident> parent,
+                   std::vector<Binding> b)
       : TopDecl(Kind::CapabilitiesDecl, r, std::move(n)), platform(std::move(p)),
-        framework(std::move(f)), bindings(std::move(b)) {}
+        framework(std::move(f)), parent(std::move(parent)), bindings(std::move(b)) {}
 };
 
 class RecipeDecl : public TopDecl {

@@ -391,6 +391,8 @@ private:
     for (auto *b : ctx->binding()) {
       Binding binding;
       binding.opset = ident(b->name());
+      if (b->OVERRIDE())
+        binding.overrideRange = L.range(b->OVERRIDE());
       SourceRange none; // the first `none`
       for (auto *item : b->bindItem()) {
         if (item->NONE()) {
@@ -412,8 +414,9 @@ private:
       binding.range = L.range(b);
       bindings.push_back(std::move(binding));
     }
-    return create<CapabilitiesDecl>(L.range(ctx), ident(ctx->name(0)), ident(ctx->name(1)),
-                                    ident(ctx->name(2)), std::move(bindings));
+    return create<CapabilitiesDecl>(
+        L.range(ctx), ident(ctx->name(0)), ident(ctx->name(1)), ident(ctx->name(2)),
+        ctx->EXTENDS() ? optIdent(ctx->name(3)) : std::nullopt, std::move(bindings));
   }
 
   //---- predicates -----------------------------------------------------------------

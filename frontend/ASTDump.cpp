@@ -363,6 +363,8 @@ std::string Dumper::payload(const Node &n) const {
   case Node::Kind::CapabilitiesDecl: {
     const auto &c = llvm::cast<CapabilitiesDecl>(n);
     add(c.name.name + " = " + c.platform.name + " on " + c.framework.name);
+    if (c.parent)
+      add("extends " + c.parent->name);
     break;
   }
   case Node::Kind::RecipeDecl: {
@@ -556,7 +558,8 @@ void Dumper::binding(const Binding &b) {
   Children c;
   for (const OpRef &r : b.ops)
     c.push_back([this, &r] { opRef(r); });
-  line("Binding", b.range, b.none ? b.opset.name + " <- none" : b.opset.name, c);
+  std::string text = b.none ? b.opset.name + " <- none" : b.opset.name;
+  line("Binding", b.range, b.isOverride() ? "override " + text : text, c);
 }
 
 void Dumper::opRef(const OpRef &r) {

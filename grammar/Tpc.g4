@@ -88,10 +88,14 @@ axisArg : name COLON INT ;
 
 // ---- capabilities -------------------------------------------------------------------
 
-capabilitiesDecl : CAPABILITIES name ASSIGN name ON name LBRACE binding* RBRACE ;
+// `extends PARENT` inherits the parent's bindings; the block is then optional.
+capabilitiesDecl
+  : CAPABILITIES name ASSIGN name ON name
+    (EXTENDS name (LBRACE binding* RBRACE)? | LBRACE binding* RBRACE) ;
 // `OPSET <- none`: no framework op realises the opset (said on purpose; no Rule 14 warning).
 // `none` among ops parses, so that the checker says what is wrong once.
-binding : name BIND bindItem (COMMA bindItem)* ;
+// `override OPSET <- ...` (with `extends`) replaces the parent's bindings of OPSET.
+binding : OVERRIDE? name BIND bindItem (COMMA bindItem)* ;
 bindItem : NONE | opRef ;
 opRef : name (WHERE pred)? ;
 

@@ -67,7 +67,7 @@ struct OpConfig {
   bool preserving = false;
   std::optional<double> fixedScale;
   std::optional<int64_t> fixedZeroPoint;
-  int simd = 32;
+  std::optional<int> simd = 32; ///< none: no SIMD width (MCT's `simd_size: None`)
   SourceRange loc;
 
   /// The config that applies to weight slot `slot`.
@@ -96,6 +96,11 @@ struct Opset {
 struct Fusing {
   std::string name;
   std::vector<std::vector<std::string>> pattern;
+  /// The same sets in the order written (groups expanded in their members'
+  /// order, each opset at its first place): MCT's OperatorSetGroup order.
+  std::vector<std::vector<std::string>> written;
+  /// `as NAME` was given (else `name` is the elements as written).
+  bool named = false;
   SourceRange loc;
 };
 

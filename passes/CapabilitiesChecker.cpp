@@ -9,6 +9,12 @@
 // Binding one ONNX op to two opsets is not checked here: whether two
 // predicates can both hold is decided per node, at plan time (Rule 13).
 //
+// `capabilities X = P on F extends Y { ... }` starts from Y's resolved
+// bindings: Y must be on the same framework, and every opset Y binds must be
+// one of P's. A plain binding adds to the inherited ones (the `none` rules
+// hold across both); `override OPSET <- ...` first drops Y's bindings of
+// OPSET, and is an error when Y has none.
+//
 //===----------------------------------------------------------------------===//
 #include "passes/Internal.h"
 #include "passes/PredicateChecker.h"
@@ -25,8 +31,8 @@ namespace {
 class CapabilitiesChecker {
 public:
   CapabilitiesChecker(Compilation &c, const ast::CapabilitiesDecl &decl, const TopLevelNames &names,
-                      const ir::Module &m)
-      : c(c), decl(decl), names(names), m(m) {}
+                      const ir::Module &m, const ir::Capabilities *parent)
+      : c(c), decl(decl), names(names), m(m), parent(parent) {}
 
   ir::Capabilities run();
 
@@ -36,6 +42,9 @@ private:
   const ast::TopDecl *resolve(const ast::Ident &ref, ast::Node::Kind kind, const char *kindName,
                               const char *expected);
   void checkOpset(const ast::Ident &opset);
+  /// The parent's bindings that no `override` replaces, checked against this
+  /// platform and framework.
+  void inherit(ir::Capabilities &caps);
   /// The `group` named `name` in platform `platform` or its parents, if any.
   const ast::GroupDecl *findGroup(const ast::PlatformDecl *platform, llvm::StringRef name) const;
 
@@ -43,6 +52,7 @@ private:
   const ast::CapabilitiesDecl &decl;
   const TopLevelNames &names;
   const ir::Module &m;
+  const ir::Capabilities *parent;
   const ast::PlatformDecl *platformDecl = nullptr;
   const ir::Platform *platform = nullptr;
 };
@@ -98,6 +108,54 @@ void CapabilitiesChecker::checkOpset(const ast::Ident &opset) {
       .report();
 }
 
+void CapabilitiesChecker::inherit(ir::Capabilities &caps) {
+  std::set<std::string> overridden;
+  for (const ast::Binding &binding : decl.bindings) {
+    if (!binding.isOverride())
+      continue;
+    const std::string &name = binding.opset.name;
+    bool bound = parent && (std::count(parent->unbound.begin(), parent->unbound.end(), name) > 0 ||
+                            std::any_of(parent->bindings.begin(), parent->bindings.end(),
+                                        [&](const ir::OpBinding &b) { return b.opset == name; }));
+    if (!parent)
+      c.diags
+          .emit(binding.overrideRange, diag::err_caps_override_unbound, name,
+                "`" + decl.name.name + "` extends no capabilities")
+          .report();
+    else if (!bound)
+      c.diags
+          .emit(binding.overrideRange, diag::err_caps_override_unbound, name,
+                "`" + parent->name + "` does not bind it")
+          .note(parent->loc, diag::note_declared_here, parent->name);
+    overridden.insert(name);
+  }
+  if (!parent)
+    return;
+  if (parent->framework != caps.framework)
+    c.diags
+        .emit(decl.parent->range, diag::err_caps_other_framework, parent->name, parent->framework,
+              caps.framework)
+        .note(parent->loc, diag::note_declared_here, parent->name);
+  // One error per inherited opset the platform lacks, at `extends`.
+  std::set<std::string> missing;
+  auto known = [&](const std::string &opset, SourceRange at) {
+    if (!platform || platform->findOpset(opset))
+      return true;
+    if (missing.insert(opset).second)
+      c.diags
+          .emit(decl.parent->range, diag::err_caps_inherited_opset, parent->name, opset,
+                platform->name)
+          .note(at, diag::note_binding_here, opset);
+    return false;
+  };
+  for (const ir::OpBinding &b : parent->bindings)
+    if (!overridden.count(b.opset) && known(b.opset, b.loc))
+      caps.bindings.push_back(b);
+  for (const std::string &opset : parent->unbound)
+    if (!overridden.count(opset) && known(opset, parent->loc))
+      caps.unbound.push_back(opset);
+}
+
 ir::Capabilities CapabilitiesChecker::run() {
   ir::Capabilities caps;
   caps.name = decl.name.name;
@@ -113,10 +171,15 @@ ir::Capabilities CapabilitiesChecker::run() {
     platform = m.findPlatform(decl.platform.name);
   (void)resolve(decl.framework, ast::Node::Kind::FrameworkDecl, "framework", "a framework");
   const ir::Framework *framework = m.findFramework(decl.framework.name);
+  inherit(caps);
 
   // Where each opset is bound to `none`, and first bound to ops: one or the
-  // other, across the bindings as within one.
+  // other, across the bindings as within one, inherited ones included.
   std::map<std::string, SourceRange> noneAt, opsAt;
+  for (const ir::OpBinding &b : caps.bindings)
+    opsAt.emplace(b.opset, b.loc);
+  for (const std::string &opset : caps.unbound)
+    noneAt.emplace(opset, parent ? parent->loc : caps.loc);
   for (const ast::Binding &binding : decl.bindings) {
     checkOpset(binding.opset);
     const std::string &name = binding.opset.name;
@@ -163,8 +226,9 @@ ir::Capabilities CapabilitiesChecker::run() {
 }
 
 ir::Capabilities passes::checkCapabilities(Compilation &c, const ast::CapabilitiesDecl &decl,
-                                           const TopLevelNames &names, const ir::Module &m) {
-  return CapabilitiesChecker(c, decl, names, m).run();
+                                           const TopLevelNames &names, const ir::Module &m,
+                                           const ir::Capabilities *parent) {
+  return CapabilitiesChecker(c, decl, names, m, parent).run();
 }
 
 void passes::checkNeverMatches(Compilation &c, const ir::Module &m) {

@@ -41,9 +41,11 @@ const char *describeTopDecl(const ast::TopDecl &d);
 ir::Framework checkFramework(Compilation &c, const ast::FrameworkDecl &decl);
 
 /// Resolves one capabilities declaration against the already resolved
-/// platforms and frameworks in `m` (Rules 2 and 12).
+/// platforms and frameworks in `m` (Rules 2 and 12), starting from the
+/// bindings of `parent`, the resolved capabilities it extends (if any).
 ir::Capabilities checkCapabilities(Compilation &c, const ast::CapabilitiesDecl &decl,
-                                   const TopLevelNames &names, const ir::Module &m);
+                                   const TopLevelNames &names, const ir::Module &m,
+                                   const ir::Capabilities *parent);
 
 /// Rule 14: in a platform that some capabilities binds, an opset with options
 /// that no binding covers never matches.

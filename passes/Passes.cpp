@@ -4,7 +4,8 @@
 //   1. top-level names across all files, imports first (Rule 1);
 //   2. platforms, each after the platform it extends (PlatformResolver);
 //   3. frameworks, then capabilities against the resolved platforms and
-//      frameworks (FrameworkChecker, CapabilitiesChecker);
+//      frameworks, each after the capabilities it extends (FrameworkChecker,
+//      CapabilitiesChecker);
 //   4. Rule 14 (opsets that never match);
 //   5. recipes, each after the recipe it extends (RecipeResolver).
 // Every declaration is checked, also one whose name is a redefinition, but
@@ -163,6 +164,25 @@ void resolveRecipes(Compilation &c, const TopLevelNames &names,
   }
 }
 
+void resolveCapabilities(Compilation &c, const TopLevelNames &names,
+                         const std::vector<const ast::TopDecl *> &decls, ir::Module &m) {
+  std::vector<const ast::TopDecl *> caps = declsOfKind(decls, ast::Node::Kind::CapabilitiesDecl);
+  std::map<const ast::TopDecl *, ir::Capabilities> results;
+  visitByExtends(
+      c, names, caps,
+      {ast::Node::Kind::CapabilitiesDecl, "capabilities", "a capabilities declaration",
+       diag::err_caps_extends_cycle},
+      parentName<ast::CapabilitiesDecl>, [&](const ast::TopDecl &d, const ast::TopDecl *parent) {
+        results.emplace(&d, checkCapabilities(c, llvm::cast<ast::CapabilitiesDecl>(d), names, m,
+                                              parent ? &results.at(parent) : nullptr));
+      });
+  for (const ast::TopDecl *d : caps) {
+    auto it = results.find(d);
+    if (it != results.end() && names.lookup(d->name.name) == d)
+      m.capabilities.push_back(it->second);
+  }
+}
+
 } // namespace
 
 ir::Module tpcc::buildModule(Compilation &c) {
@@ -177,11 +197,7 @@ ir::Module tpcc::buildModule(Compilation &c) {
     if (names.lookup(d->name.name) == d)
       m.frameworks.push_back(std::move(f));
   }
-  for (const ast::TopDecl *d : declsOfKind(decls, ast::Node::Kind::CapabilitiesDecl)) {
-    ir::Capabilities caps = checkCapabilities(c, llvm::cast<ast::CapabilitiesDecl>(*d), names, m);
-    if (names.lookup(d->name.name) == d)
-      m.capabilities.push_back(std::move(caps));
-  }
+  resolveCapabilities(c, names, decls, m);
   checkNeverMatches(c, m);
 
   resolveRecipes(c, names, decls, m);

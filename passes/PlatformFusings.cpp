@@ -1,7 +1,8 @@
 //===- PlatformFusings.cpp - Groups and fusing patterns -------------------===//
 //
 // Every fusing element (an opset, a group, or an inline `(A | B)`) expands to
-// the sorted set of opset names it accepts. Two patterns are equal when they
+// the opset names it accepts, in the order written (kept for MCT's groups),
+// and sorted. Two patterns are equal when they
 // have the same length and the same sets element by element (`as` names do
 // not count). The pattern list of a platform is its parents' patterns minus
 // those its `remove fuse` lines delete, then its own (Rules 6, 15).
@@ -48,29 +49,34 @@ const std::vector<std::string> *PlatformResolver::lookupGroup(const ast::Ident &
   if (!def)
     return nullptr;
   return evaluate(groups, name, *def, [&]() -> std::optional<std::vector<std::string>> {
-    std::set<std::string> members;
+    std::vector<std::string> members;
     bool ok = true;
     for (const ast::SetExpr *m : llvm::cast<ast::GroupDecl>(def->item)->members)
       ok &= m && expandSet(*m, members);
     if (!ok)
       return std::nullopt;
-    return std::vector<std::string>(members.begin(), members.end());
+    return members;
   });
 }
 
-bool PlatformResolver::expandSet(const ast::SetExpr &e, std::set<std::string> &out) {
+bool PlatformResolver::expandSet(const ast::SetExpr &e, std::vector<std::string> &out) {
+  auto add = [&](const std::string &name) {
+    if (!llvm::is_contained(out, name))
+      out.push_back(name);
+  };
   if (auto *n = llvm::dyn_cast<ast::SetName>(&e)) {
     const ScopeDef *def = resolveRef(n->name, setKind);
     if (!def)
       return false;
     if (def->kind == DefKind::Opset) {
-      out.insert(n->name.name);
+      add(n->name.name);
       return true;
     }
     const std::vector<std::string> *members = lookupGroup(n->name);
     if (!members)
       return false;
-    out.insert(members->begin(), members->end());
+    for (const std::string &m : *members)
+      add(m);
     return true;
   }
   bool ok = true;
@@ -92,9 +98,9 @@ const std::optional<Pattern> &PlatformResolver::expandPattern(const ast::FuseDec
     Pattern pattern;
     bool ok = true;
     for (const ast::SetExpr *e : f.elements) {
-      std::set<std::string> opsets;
+      std::vector<std::string> opsets;
       ok &= e && expandSet(*e, opsets);
-      pattern.emplace_back(opsets.begin(), opsets.end());
+      pattern.push_back(std::move(opsets));
     }
     if (ok)
       result = std::move(pattern);
@@ -104,9 +110,15 @@ const std::optional<Pattern> &PlatformResolver::expandPattern(const ast::FuseDec
 
 void PlatformResolver::resolveFusings(ir::Platform &p) {
   struct Entry {
-    Pattern pattern;
+    Pattern pattern; ///< sorted sets: what equality compares
+    Pattern written; ///< the sets in the order written
     const ast::FuseDecl *decl;
     unsigned level;
+  };
+  auto sorted = [](Pattern p) {
+    for (std::vector<std::string> &e : p)
+      llvm::sort(e);
+    return p;
   };
   std::vector<Entry> entries;
   for (unsigned level = 0; level < scope.chain.size(); ++level) {
@@ -114,19 +126,20 @@ void PlatformResolver::resolveFusings(ir::Platform &p) {
     for (const AtLevel<ast::FuseDecl> &r : scope.removes) {
       if (r.level != level)
         continue;
-      const std::optional<Pattern> &pattern = expandPattern(*r.decl, level);
-      if (!pattern)
+      const std::optional<Pattern> &written = expandPattern(*r.decl, level);
+      if (!written)
         continue;
+      Pattern pattern = sorted(*written);
       size_t before = entries.size();
       llvm::erase_if(entries,
-                     [&](const Entry &e) { return e.level < level && e.pattern == *pattern; });
+                     [&](const Entry &e) { return e.level < level && e.pattern == pattern; });
       if (entries.size() == before)
         c.diags.emit(r.decl->getRange(), diag::err_remove_fuse_absent, fusingName(*r.decl));
     }
     for (const AtLevel<ast::FuseDecl> &f : scope.fuses)
       if (f.level == level)
-        if (const std::optional<Pattern> &pattern = expandPattern(*f.decl, level))
-          entries.push_back({*pattern, f.decl, level});
+        if (const std::optional<Pattern> &written = expandPattern(*f.decl, level))
+          entries.push_back({sorted(*written), *written, f.decl, level});
   }
 
   // Rule 6: an equal pattern is reported and left out.
@@ -138,6 +151,7 @@ void PlatformResolver::resolveFusings(ir::Platform &p) {
           .note(it->second->getRange(), diag::note_previous_pattern);
       continue;
     }
-    p.fusings.push_back(ir::Fusing{fusingName(*e.decl), std::move(e.pattern), e.decl->getRange()});
+    p.fusings.push_back(ir::Fusing{fusingName(*e.decl), std::move(e.pattern), std::move(e.written),
+                                   e.decl->asName.has_value(), e.decl->getRange()});
   }
 }

@@ -80,7 +80,8 @@ private:
 
   // Groups and fusing patterns (PlatformFusings.cpp).
   const std::vector<std::string> *lookupGroup(const ast::Ident &name);
-  bool expandSet(const ast::SetExpr &e, std::set<std::string> &out);
+  /// Appends the opsets `e` accepts to `out`, in the order written, each once.
+  bool expandSet(const ast::SetExpr &e, std::vector<std::string> &out);
   /// The opset sets of a pattern's elements (Rule 6), evaluated once.
   const std::optional<std::vector<std::vector<std::string>>> &expandPattern(const ast::FuseDecl &f,
                                                                             unsigned level);

@@ -217,8 +217,13 @@ QuantConfigBuilder::ConfigEdit QuantConfigBuilder::readConfigField(const FlatFie
     if (v)
       return [e = at(*v, f, seq)](PartialConfig &p) { p.fixedZeroPoint = e; };
   } else if (head == "simd") {
-    if (auto i = readInt(c, f))
-      return [e = at(*i, f, seq)](PartialConfig &p) { p.simd = e; };
+    std::optional<std::optional<int64_t>> v;
+    if (llvm::isa<ast::NoneLit>(f.value))
+      v.emplace();
+    else if (auto i = readInt(c, f, "an integer or `none`"))
+      v.emplace(*i);
+    if (v)
+      return [e = at(*v, f, seq)](PartialConfig &p) { p.simd = e; };
   }
   return nullptr;
 }

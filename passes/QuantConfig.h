@@ -57,7 +57,7 @@ struct PartialConfig {
   std::optional<Explicit<bool>> preserving;
   std::optional<Explicit<std::optional<double>>> fixedScale;
   std::optional<Explicit<std::optional<int64_t>>> fixedZeroPoint;
-  std::optional<Explicit<int64_t>> simd;
+  std::optional<Explicit<std::optional<int64_t>>> simd; ///< inner none: `simd: none`
 };
 
 /// Named attrs and configs, as the builder sees them.

@@ -87,7 +87,12 @@ ir::OpConfig passes::finalizeConfig(const PartialConfig &p, std::string name, So
     r.fixedScale = p.fixedScale->value;
   if (p.fixedZeroPoint)
     r.fixedZeroPoint = p.fixedZeroPoint->value;
-  r.simd = toInt(valueOr<int64_t>(p.simd, 32));
+  if (!p.simd)
+    r.simd = 32;
+  else if (p.simd->value)
+    r.simd = toInt(*p.simd->value);
+  else
+    r.simd.reset();
   return r;
 }
 
@@ -141,8 +146,8 @@ void passes::checkConfig(Compilation &c, const PartialConfig &p) {
                    diag::err_zero_point_range, zp, bits, kind, lo, hi);
   }
 
-  if (p.simd && p.simd->value <= 0)
-    c.diags.emit(p.simd->loc, diag::err_not_positive, "simd", p.simd->value);
+  if (p.simd && p.simd->value && *p.simd->value <= 0)
+    c.diags.emit(p.simd->loc, diag::err_not_positive, "simd", *p.simd->value);
 
   checkAttr(c, p.weights);
   for (const auto &[slot, attr] : p.slots)

@@ -388,6 +388,7 @@ void Planner::planOutput(const PlanNode &pn, const Value *v, PlanTensor &t) {
     t.scale = c.fixedScale;
     t.zeroPoint = c.fixedZeroPoint;
     t.range = interop::fixedRange(c);
+    t.signedness = interop::fixedSignedness(c);
   } else if (fw) {
     for (const ir::OpRange &r : fw->ranges)
       if (r.op == n.opType)

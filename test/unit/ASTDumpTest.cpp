@@ -267,7 +267,8 @@ TEST_F(ASTDump, CapabilitiesPredicates) {
       {OpRef{id("Gemm"), nullptr, r("Gemm")}, OpRef{id("MatMul"), andP, span("MatMul", "2^-4)")}},
       span("FC <-", "2^-4)")};
   file.decls.push_back(ctx.create<CapabilitiesDecl>(span("capabilities", "}"), id("c"), id("p"),
-                                                    id("onnx"), std::vector<Binding>{fc}));
+                                                    id("onnx"), std::nullopt,
+                                                    std::vector<Binding>{fc}));
 
   EXPECT_EQ(dump(), R"(File "test.tpc"
 `-CapabilitiesDecl <1:1, 5:1> c = p on onnx

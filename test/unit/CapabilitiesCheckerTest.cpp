@@ -37,8 +37,14 @@ protected:
       if (auto *f = llvm::dyn_cast<ast::FrameworkDecl>(d))
         module.frameworks.push_back(passes::checkFramework(c, *f));
     for (ast::TopDecl *d : file->decls)
-      if (auto *caps = llvm::dyn_cast<ast::CapabilitiesDecl>(d))
-        module.capabilities.push_back(passes::checkCapabilities(c, *caps, names, module));
+      if (auto *caps = llvm::dyn_cast<ast::CapabilitiesDecl>(d)) {
+        // A parent is declared before its children in these inputs.
+        const ir::Capabilities *parent = nullptr;
+        for (const ir::Capabilities &m : module.capabilities)
+          if (caps->parent && m.name == caps->parent->name)
+            parent = &m;
+        module.capabilities.push_back(passes::checkCapabilities(c, *caps, names, module, parent));
+      }
     if (rule14)
       passes::checkNeverMatches(c, module);
     return render();
@@ -551,7 +557,10 @@ TEST_F(CapabilitiesCheckerTest, StandardLibrary) {
   EXPECT_EQ(d, Diags{});
   ASSERT_EQ(module.capabilities.size(), 3u);
   EXPECT_EQ(module.capabilities.at(0).name, "imx500_onnx");
-  EXPECT_EQ(module.capabilities.at(0).bindings.size(), 41u);
+  EXPECT_EQ(module.capabilities.at(0).bindings.size(), 46u);
+  // The variants' capabilities extend imx500_onnx: the same bindings.
+  EXPECT_EQ(module.capabilities.at(1).bindings.size(), 46u);
+  EXPECT_EQ(module.capabilities.at(2).platform, "imx500_pot");
 }
 
 } // namespace

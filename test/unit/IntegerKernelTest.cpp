@@ -1006,9 +1006,12 @@ TEST(IntegerKernelModels, QuantizedShortcutsChangeNoBit) {
       EXPECT_EQ(0, std::memcmp(a[i].raw(), c[i].raw(), a[i].bytes())) << file << ", split";
     }
     EXPECT_GT(ex->quantizedShortcuts().quantizeSkipped, 0u) << file;
-    if (file.find("fashion_cnn") != std::string::npos) { // MaxPool, Flatten between equal grids
+    // MaxPool, Flatten between equal grids; on tflite (as in MCT 2.4.1) Flatten is
+    // no preserving set of its own: it takes the default config and its own grid.
+    if (file.find("fashion_cnn.imx500") != std::string::npos)
       EXPECT_EQ(ex->quantizedShortcuts().onCodes, 3u) << file;
-    }
+    if (file.find("fashion_cnn.tflite") != std::string::npos)
+      EXPECT_EQ(ex->quantizedShortcuts().onCodes, 2u) << file;
     if (file.find("fashion_mbv2.tflite") != std::string::npos) { // its Sigmoids, Muls, Adds
       EXPECT_GT(ex->quantizedShortcuts().channelsLast, 0u) << file;
       EXPECT_GT(ex->quantizedShortcuts().tables, ex->quantizedShortcuts().pairTables) << file;

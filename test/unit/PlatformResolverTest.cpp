@@ -418,7 +418,7 @@ TEST_F(PlatformResolverTest, FieldErrors) {
   Strings msg = messages();
   EXPECT_EQ(msg[0], "unknown field `activaton` in a config; did you mean `activation`?");
   EXPECT_EQ(msg[1], "unknown field `bitz` in `activation`; did you mean `bits`?");
-  EXPECT_EQ(msg[2], "field `simd` expects an integer, found a decimal number");
+  EXPECT_EQ(msg[2], "field `simd` expects an integer or `none`, found a decimal number");
   EXPECT_EQ(msg[3], "`lut_sym2` is not a valid quantization method; expected one of "
                     "`power_of_two`, `symmetric`, `uniform`, `lut_pot`, `lut_sym`");
   EXPECT_EQ(msg[4], "`maybe` is not a valid signedness; expected one of "
