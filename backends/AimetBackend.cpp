@@ -216,6 +216,9 @@ void AimetWriter::analyze() {
   if (p.resources)
     warn(p.resources->loc, diag::warn_interop_resources, "AIMET's quantsim config", p.name,
          interop::resourcesText(*p.resources));
+  for (const ir::Fusing &f : p.fusings)
+    if (f.config && f.config->activation.quantize)
+      warn(f.loc, diag::warn_interop_fuse_config, "AIMET's quantsim config", f.name);
   checkOptions(p.defaultOptions, "the default options",
                p.defaultOptions.loc.isValid() ? p.defaultOptions.loc : p.loc);
   std::set<std::string> checked;

@@ -265,7 +265,8 @@ void document(Renderer &r, const ir::Module &m, const ir::Platform &p) {
       {"type", p.type},
       {"parent", p.parent ? code(*p.parent) : "—"},
       {"SIMD padding", p.simdPadding ? "yes" : "no"},
-      {"metadata", p.metadata ? "yes" : "no"}};
+      {"metadata", p.metadata ? "yes" : "no"},
+      {"insert_preserving_quantizers", p.insertPreservingQuantizers ? "yes" : "no"}};
   if (p.resources)
     properties.push_back({"memory", interop::resourcesText(*p.resources)});
   r.table({"property", "value"}, properties);
@@ -317,9 +318,14 @@ void document(Renderer &r, const ir::Module &m, const ir::Platform &p) {
       std::vector<std::string> elems;
       for (const auto &e : f.pattern)
         elems.push_back(elementText(e));
-      rows.push_back({f.name.empty() ? "—" : code(f.name), llvm::join(elems, " → ")});
+      // The `with` config: how the outputs inside the chain are quantized.
+      std::string inside = "not quantized";
+      if (f.config && f.config->activation.quantize)
+        inside = (f.config->name.empty() ? "" : code(f.config->name) + ": ") +
+                 activationText(f.config->activation);
+      rows.push_back({f.name.empty() ? "—" : code(f.name), llvm::join(elems, " → "), inside});
     }
-    r.table({"name", "pattern"}, rows);
+    r.table({"name", "pattern", "inside"}, rows);
   }
 
   r.heading(2, "Capabilities");

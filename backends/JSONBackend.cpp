@@ -97,6 +97,7 @@ void Writer::platform(const ir::Platform &p) {
       {"parent", [&] { stringOrNull(p.parent); }},
       {"simd_padding", [&] { boolean(p.simdPadding); }},
       {"metadata", [&] { boolean(p.metadata); }},
+      {"insert_preserving_quantizers", [&] { boolean(p.insertPreservingQuantizers); }},
       {"default", [&] { options(p.defaultOptions); }},
       {"opsets",
        [&] {
@@ -107,10 +108,14 @@ void Writer::platform(const ir::Platform &p) {
        }},
       {"fusings", [&] {
          array(p.fusings, [&](const ir::Fusing &f) {
-           object({{"name", [&] { nameOrNull(f.name); }},
-                   {"pattern", [&] {
-                      array(f.pattern, [&](const std::vector<std::string> &e) { strings(e); });
-                    }}});
+           std::vector<Field> fs = {
+               {"name", [&] { nameOrNull(f.name); }},
+               {"pattern",
+                [&] { array(f.pattern, [&](const std::vector<std::string> &e) { strings(e); }); }}};
+           // The `with` config, only when given.
+           if (f.config)
+             fs.push_back({"config", [&] { opConfig(*f.config); }});
+           object(std::move(fs));
          });
        }}};
   // Only when declared, so that platforms without one keep their JSON.

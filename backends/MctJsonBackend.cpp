@@ -17,10 +17,10 @@
 //     OperatorSetGroup of them in the order written, named as MCT names it
 //     (the opset names joined by `_`); a pattern's `name` is its `as NAME`,
 //     else, as MCT names it, its elements' names joined by `_`;
-//     `fuse_op_quantization_config` is null;
+//     `fuse_op_quantization_config` is the pattern's `with` config, or null;
 //   - `tpc_minor_version` / `tpc_patch_version` come from `version`, and are
 //     null when the platform has none (MCT's fields are Optional[int]);
-//   - `insert_preserving_quantizers` is false (tpcc has no such switch);
+//   - `insert_preserving_quantizers` is the platform's switch;
 //   - a platform's `resources` (its memory) has no MCT field: it is left out,
 //     with a warning (`warn_interop_resources`);
 //   - opset names are MCT's `OperatorSetNames` where they mean one: `Expand` is
@@ -258,7 +258,8 @@ void MctWriter::platform(const ir::Platform &p) {
                           }
                           string(f.named ? f.name : llvm::join(names, "_"));
                         }},
-                       {"fuse_op_quantization_config", [&] { null(); }}});
+                       {"fuse_op_quantization_config",
+                        [&] { f.config ? config(*f.config) : null(); }}});
              });
            }},
           {"tpc_minor_version", [&] { p.version ? integer(p.version->minor) : null(); }},
@@ -267,7 +268,7 @@ void MctWriter::platform(const ir::Platform &p) {
           {"add_metadata", [&] { boolean(p.metadata); }},
           {"name", [&] { string(p.name); }},
           {"is_simd_padding", [&] { boolean(p.simdPadding); }},
-          {"insert_preserving_quantizers", [&] { boolean(false); }},
+          {"insert_preserving_quantizers", [&] { boolean(p.insertPreservingQuantizers); }},
           {"SCHEMA_VERSION", [&] { integer(2); }}});
 }
 

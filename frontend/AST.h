@@ -56,6 +56,7 @@ public:
     TypeItem,
     SimdPaddingItem,
     MetadataItem,
+    PreservingQuantizersItem,
     ResourcesItem,
     AttrDecl,
     ConfigDecl,
@@ -351,6 +352,15 @@ public:
   MetadataItem(SourceRange r, bool v) : PlatformItem(Kind::MetadataItem, r), value(v) {}
 };
 
+/// `insert_preserving_quantizers BOOL`
+class PreservingQuantizersItem : public PlatformItem {
+public:
+  TPCC_AST_CLASSOF(PreservingQuantizersItem)
+  bool value;
+  PreservingQuantizersItem(SourceRange r, bool v)
+      : PlatformItem(Kind::PreservingQuantizersItem, r), value(v) {}
+};
+
 /// `resources { weights_memory: 8 MiB, ... }`: the memory the platform has.
 class ResourcesItem : public PlatformItem {
 public:
@@ -420,11 +430,15 @@ class FuseDecl : public PlatformItem {
 public:
   TPCC_AST_CLASSOF(FuseDecl)
   std::vector<SetExpr *> elements;
+  /// `with CONFIG`: the fused operation's quantization config (MCT's
+  /// `fuse_op_quantization_config`), or null.
+  Value *config = nullptr;
   std::optional<Ident> asName;
   bool isRemove;
-  FuseDecl(SourceRange r, std::vector<SetExpr *> e, std::optional<Ident> as, bool remove)
-      : PlatformItem(Kind::FuseDecl, r), elements(std::move(e)), asName(std::move(as)),
-        isRemove(remove) {}
+  FuseDecl(SourceRange r, std::vector<SetExpr *> e, Value *config, std::optional<Ident> as,
+           bool remove)
+      : PlatformItem(Kind::FuseDecl, r), elements(std::move(e)), config(config),
+        asName(std::move(as)), isRemove(remove) {}
 };
 
 //===----------------------------------------------------------------------===//

@@ -126,6 +126,12 @@ private:
     result = create<SimdPaddingItem>(L.range(s), s->boolValue()->TRUE() != nullptr);
     return {};
   }
+  antlrcpp::Any
+  visitPreservingQuantizersItem(TpcParser::PreservingQuantizersItemContext *m) override {
+    result = create<PreservingQuantizersItem>(L.range(m), m->boolValue()->TRUE() != nullptr);
+    return {};
+  }
+
   antlrcpp::Any visitMetadataItem(TpcParser::MetadataItemContext *m) override {
     result = create<MetadataItem>(L.range(m), m->boolValue()->TRUE() != nullptr);
     return {};
@@ -173,8 +179,9 @@ private:
     std::vector<SetExpr *> elems;
     for (auto *e : f->fuseElem())
       elems.push_back(buildSet(e->setExpr()));
-    result =
-        create<FuseDecl>(L.range(f), std::move(elems), optIdent(f->name()), f->REMOVE() != nullptr);
+    Value *config = f->valueExpr() ? buildValueExpr(f->valueExpr()) : nullptr;
+    result = create<FuseDecl>(L.range(f), std::move(elems), config, optIdent(f->name()),
+                              f->REMOVE() != nullptr);
     return {};
   }
 

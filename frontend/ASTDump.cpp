@@ -64,6 +64,7 @@ const char *kindName(Node::Kind k) {
     CASE(TypeItem)
     CASE(SimdPaddingItem)
     CASE(MetadataItem)
+    CASE(PreservingQuantizersItem)
     CASE(ResourcesItem)
     CASE(AttrDecl)
     CASE(ConfigDecl)
@@ -278,6 +279,9 @@ std::string Dumper::payload(const Node &n) const {
   case Node::Kind::MetadataItem:
     add(llvm::cast<MetadataItem>(n).value ? "true" : "false");
     break;
+  case Node::Kind::PreservingQuantizersItem:
+    add(llvm::cast<PreservingQuantizersItem>(n).value ? "true" : "false");
+    break;
   case Node::Kind::AttrDecl:
     add(llvm::cast<AttrDecl>(n).name.name);
     break;
@@ -432,9 +436,13 @@ Dumper::Children Dumper::childrenOf(const Node &n) {
   case Node::Kind::GroupDecl:
     addAll(c, llvm::cast<GroupDecl>(n).members);
     break;
-  case Node::Kind::FuseDecl:
-    addAll(c, llvm::cast<FuseDecl>(n).elements);
+  case Node::Kind::FuseDecl: {
+    const auto &f = llvm::cast<FuseDecl>(n);
+    addAll(c, f.elements);
+    if (f.config)
+      c.push_back(child(f.config));
     break;
+  }
   case Node::Kind::WeightDecl:
     for (const SlotBinding &b : llvm::cast<WeightDecl>(n).bindings)
       c.push_back([this, &b] { slotBinding(b); });
@@ -503,6 +511,7 @@ Dumper::Children Dumper::childrenOf(const Node &n) {
   case Node::Kind::VersionItem:
   case Node::Kind::TypeItem:
   case Node::Kind::SimdPaddingItem:
+  case Node::Kind::PreservingQuantizersItem:
   case Node::Kind::MetadataItem:
   case Node::Kind::OpListDecl:
   case Node::Kind::ConstPred:

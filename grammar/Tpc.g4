@@ -21,13 +21,14 @@ platformItem
   | TYPE STRING                                                  # typeItem
   | SIMD_PADDING boolValue                                       # simdPaddingItem
   | METADATA boolValue                                           # metadataItem
+  | INSERT_PRESERVING_QUANTIZERS boolValue                       # preservingQuantizersItem
   | OVERRIDE? ATTR name ASSIGN valueExpr                         # attrItem
   | OVERRIDE? CONFIG name ASSIGN valueExpr                       # configItem
   | OVERRIDE? OPTIONS name ASSIGN optionsExpr                    # optionsItem
   | OVERRIDE? DEFAULT optionsExpr                                # defaultItem
   | OVERRIDE? OPSET name (COMMA name)* (COLON optionsExpr)?      # opsetItem
   | OVERRIDE? GROUP name ASSIGN setExpr (BAR setExpr)*           # groupItem
-  | REMOVE? FUSE fuseElem (ARROW fuseElem)* (AS name)?           # fuseItem
+  | REMOVE? FUSE fuseElem (ARROW fuseElem)* (WITH valueExpr)? (AS name)?  # fuseItem
   | RESOURCES block                                              # resourcesItem
   ;
 
@@ -129,7 +130,7 @@ operand
 // Every contextual keyword is also a name.
 name
   : IDENT | IMPORT | PLATFORM | EXTENDS | FRAMEWORK | CAPABILITIES | RECIPE | VERSION | TYPE
-  | SIMD_PADDING | METADATA | ATTR | CONFIG | OPTIONS | DEFAULT | OPSET | GROUP | FUSE | AS
+  | SIMD_PADDING | METADATA | INSERT_PRESERVING_QUANTIZERS | ATTR | CONFIG | OPTIONS | DEFAULT | OPSET | GROUP | FUSE | AS
   | OVERRIDE | REMOVE | BASE | ON | IN | WEIGHT | ACTIVATION | NO_QUANTIZE | RANGE | WHERE
   | AXES | INPUT | RANK | SHAPE | CONST | HAS | COMPOSITE | RESOURCES
   ;
@@ -158,6 +159,7 @@ VERSION : 'version' ;
 TYPE : 'type' ;
 SIMD_PADDING : 'simd_padding' ;
 METADATA : 'metadata' ;
+INSERT_PRESERVING_QUANTIZERS : 'insert_preserving_quantizers' ;
 ATTR : 'attr' ;
 CONFIG : 'config' ;
 OPTIONS : 'options' ;

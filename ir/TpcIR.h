@@ -101,6 +101,11 @@ struct Fusing {
   std::vector<std::vector<std::string>> written;
   /// `as NAME` was given (else `name` is the elements as written).
   bool named = false;
+  /// `with CONFIG`: the fused operation's config (MCT's
+  /// `fuse_op_quantization_config`). When its activation is quantized, so
+  /// are the outputs inside the fused chain, with its grid; absent or not,
+  /// nothing inside is quantized.
+  std::optional<OpConfig> config;
   SourceRange loc;
 };
 
@@ -151,6 +156,10 @@ struct Platform {
   std::string type; ///< defaults to the name
   bool simdPadding = false;
   bool metadata = false;
+  /// `insert_preserving_quantizers` (MCT's switch, default false): a
+  /// quantization-preserving op's output gets a quantizer (a Q/DQ pair)
+  /// re-applying its input's grid; without it the output has none.
+  bool insertPreservingQuantizers = false;
   Options defaultOptions;
   std::vector<Opset> opsets; ///< in definition order (parent's first)
   std::vector<Fusing> fusings;

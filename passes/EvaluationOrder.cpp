@@ -65,9 +65,12 @@ std::vector<const ast::Ident *> mentionedNames(const ast::PlatformItem *item) {
   else if (auto *g = llvm::dyn_cast<ast::GroupDecl>(item))
     for (const ast::SetExpr *m : g->members)
       nc.set(m);
-  else if (auto *f = llvm::dyn_cast<ast::FuseDecl>(item))
+  else if (auto *f = llvm::dyn_cast<ast::FuseDecl>(item)) {
     for (const ast::SetExpr *e : f->elements)
       nc.set(e);
+    if (f->config)
+      nc.value(f->config);
+  }
   return std::move(nc.names);
 }
 

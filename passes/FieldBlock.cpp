@@ -93,6 +93,7 @@ std::string passes::describeValue(const ast::Value &v) {
   case K::TypeItem:
   case K::SimdPaddingItem:
   case K::MetadataItem:
+  case K::PreservingQuantizersItem:
   case K::ResourcesItem:
   case K::AttrDecl:
   case K::ConfigDecl:

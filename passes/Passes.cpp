@@ -53,6 +53,7 @@ const char *passes::describeTopDecl(const ast::TopDecl &d) {
   case ast::Node::Kind::TypeItem:
   case ast::Node::Kind::SimdPaddingItem:
   case ast::Node::Kind::MetadataItem:
+  case ast::Node::Kind::PreservingQuantizersItem:
   case ast::Node::Kind::ResourcesItem:
   case ast::Node::Kind::AttrDecl:
   case ast::Node::Kind::ConfigDecl:

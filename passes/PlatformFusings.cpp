@@ -3,9 +3,10 @@
 // Every fusing element (an opset, a group, or an inline `(A | B)`) expands to
 // the opset names it accepts, in the order written (kept for MCT's groups),
 // and sorted. Two patterns are equal when they
-// have the same length and the same sets element by element (`as` names do
-// not count). The pattern list of a platform is its parents' patterns minus
-// those its `remove fuse` lines delete, then its own (Rules 6, 15).
+// have the same length and the same sets element by element (`as` names and
+// `with` configs do not count). A pattern's `with CONFIG` is evaluated in the
+// platform's scope, like any config reference (late binding). The pattern list of a platform is its
+// parents' patterns minus those its `remove fuse` lines delete, then its own (Rules 6, 15).
 //
 //===----------------------------------------------------------------------===//
 #include "passes/PlatformResolverImpl.h"
@@ -126,6 +127,8 @@ void PlatformResolver::resolveFusings(ir::Platform &p) {
     for (const AtLevel<ast::FuseDecl> &r : scope.removes) {
       if (r.level != level)
         continue;
+      if (r.decl->config)
+        c.diags.emit(r.decl->config->getRange(), diag::err_remove_fuse_with);
       const std::optional<Pattern> &written = expandPattern(*r.decl, level);
       if (!written)
         continue;
@@ -151,7 +154,12 @@ void PlatformResolver::resolveFusings(ir::Platform &p) {
           .note(it->second->getRange(), diag::note_previous_pattern);
       continue;
     }
-    p.fusings.push_back(ir::Fusing{fusingName(*e.decl), std::move(e.pattern), std::move(e.written),
-                                   e.decl->asName.has_value(), e.decl->getRange()});
+    ir::Fusing f{fusingName(*e.decl),        std::move(e.pattern), std::move(e.written),
+                 e.decl->asName.has_value(), std::nullopt,         e.decl->getRange()};
+    if (e.decl->config) {
+      LevelGuard guard(currentLevel, e.level);
+      f.config = evalOptionElement(*e.decl->config);
+    }
+    p.fusings.push_back(std::move(f));
   }
 }

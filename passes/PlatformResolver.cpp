@@ -42,6 +42,7 @@ PlatformResult PlatformResolver::run() {
   p.type = scope.type ? scope.type->type : scope.chain.front()->name.name;
   p.simdPadding = scope.simdPadding && scope.simdPadding->value;
   p.metadata = scope.metadata && scope.metadata->value;
+  p.insertPreservingQuantizers = scope.preservingQuantizers && scope.preservingQuantizers->value;
 
   if (!scope.defaultDecl)
     c.diags.emit(decl.name.range, diag::err_platform_no_default, decl.name.name);

@@ -57,6 +57,8 @@ public:
         setProperty(s.simdPadding, p, simdHere, "simd_padding");
       else if (auto *m = llvm::dyn_cast<ast::MetadataItem>(item))
         setProperty(s.metadata, m, metadataHere, "metadata");
+      else if (auto *q = llvm::dyn_cast<ast::PreservingQuantizersItem>(item))
+        setProperty(s.preservingQuantizers, q, preservingHere, "insert_preserving_quantizers");
       else if (auto *a = llvm::dyn_cast<ast::AttrDecl>(item))
         define(a->name, DefKind::Attr, *item);
       else if (auto *cf = llvm::dyn_cast<ast::ConfigDecl>(item))
@@ -188,6 +190,7 @@ private:
   const ast::TypeItem *typeHere = nullptr;
   const ast::SimdPaddingItem *simdHere = nullptr;
   const ast::MetadataItem *metadataHere = nullptr;
+  const ast::PreservingQuantizersItem *preservingHere = nullptr;
   const ast::ResourcesItem *resourcesHere = nullptr;
 };
 

@@ -62,6 +62,7 @@ struct PlatformScope {
   const ast::TypeItem *type = nullptr;
   const ast::SimdPaddingItem *simdPadding = nullptr;
   const ast::MetadataItem *metadata = nullptr;
+  const ast::PreservingQuantizersItem *preservingQuantizers = nullptr;
   std::vector<AtLevel<ast::FuseDecl>> fuses;   ///< `fuse`, in order
   std::vector<AtLevel<ast::FuseDecl>> removes; ///< `remove fuse`, in order
   /// `resources` blocks, root first (at most one per level).

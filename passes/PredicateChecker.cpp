@@ -420,6 +420,7 @@ TypedOperand PredicateChecker::checkOperand(const ast::Operand &operand) {
   case ast::Node::Kind::TypeItem:
   case ast::Node::Kind::SimdPaddingItem:
   case ast::Node::Kind::MetadataItem:
+  case ast::Node::Kind::PreservingQuantizersItem:
   case ast::Node::Kind::ResourcesItem:
   case ast::Node::Kind::AttrDecl:
   case ast::Node::Kind::ConfigDecl:
@@ -638,6 +639,7 @@ ir::Predicate PredicateChecker::check(const ast::Pred &pred) {
   case ast::Node::Kind::TypeItem:
   case ast::Node::Kind::SimdPaddingItem:
   case ast::Node::Kind::MetadataItem:
+  case ast::Node::Kind::PreservingQuantizersItem:
   case ast::Node::Kind::ResourcesItem:
   case ast::Node::Kind::AttrDecl:
   case ast::Node::Kind::ConfigDecl:

@@ -1,6 +1,8 @@
 //===- Evaluate.cpp - `tpcc run` and `tpcc eval` as library calls -----------===//
 #include "runtime/Evaluate.h"
 
+#include "runtime/OrtWeightBias.h"
+
 #include "ir/graph/OnnxIO.h"
 #include "runtime/DataIO.h"
 #include "runtime/KernelUtil.h"
@@ -43,20 +45,28 @@ LogicalResult readData(const std::string &path, Tensor &t, DiagnosticEngine &dia
   return diags.emitAt(path, diag::err_data_file, error);
 }
 
-/// Loads the model and prepares its executor; null after errors.
+/// Loads the model and prepares its executor; null after errors. `asOrt`
+/// (`--ort-cpu`): first the rewrites ORT makes before it runs a QDQ model
+/// (WeightBiasQuantization).
 std::unique_ptr<Executor> load(const std::string &path, std::unique_ptr<graph::Model> &model,
-                               DiagnosticEngine &diags) {
+                               DiagnosticEngine &diags, bool asOrt) {
   graph::LoadOptions options;
   options.widenFloat16 = true;
   model = graph::loadModel(path, diags, options);
   if (!model || diags.hasErrors())
     return nullptr;
+  if (asOrt && ortWeightBiasQuantization(*model) &&
+      failed(graph::verifyGraph(model->graph, path, diags)))
+    return nullptr;
   return Executor::create(*model, diags);
 }
+
+/// Whether a request computes the model as ORT's CPU kernels do (`--ort-cpu`).
+bool asOrt(bool ortFloat, IntegerArithmetic a) { return ortFloat && a != IntegerArithmetic::Float; }
 } // namespace
 
 LogicalResult rt::runOnFiles(const RunRequest &r, RunOutcome &out, DiagnosticEngine &diags) {
-  std::unique_ptr<Executor> ex = load(r.model, out.model, diags);
+  std::unique_ptr<Executor> ex = load(r.model, out.model, diags, asOrt(r.ortFloat, r.arithmetic));
   if (!ex)
     return failure();
   phase(r.phaseDone, "load");
@@ -134,8 +144,9 @@ std::string rt::describeTensor(const Tensor &t) {
 
 LogicalResult rt::evaluateModel(const EvalRequest &r, EvalOutcome &out, DiagnosticEngine &diags) {
   std::unique_ptr<graph::Model> refModel;
-  std::unique_ptr<Executor> ex = load(r.model, out.model, diags), ref;
-  if (!ex || (!r.reference.empty() && !(ref = load(r.reference, refModel, diags))))
+  std::unique_ptr<Executor> ex = load(r.model, out.model, diags, asOrt(r.ortFloat, r.arithmetic)),
+                            ref;
+  if (!ex || (!r.reference.empty() && !(ref = load(r.reference, refModel, diags, false))))
     return failure();
   if (ex->requiredInputs().size() != 1)
     return diags.emitAt("", diag::err_usage,

@@ -212,13 +212,18 @@ void PlanWriter::tensor(const PlanTensor &t) {
 }
 
 void PlanWriter::group(const FusingGroup &g) {
-  object(
-      {{"id", [&] { integer(g.id); }},
-       {"pattern",
-        [&] { array(g.pattern->pattern, [&](const std::vector<std::string> &e) { strings(e); }); }},
-       {"pattern_name", [&] { nameOrNull(g.pattern->name); }},
-       {"nodes",
-        [&] { array(g.nodes, [&](unsigned i) { string(plan.nodes[i].node->displayName()); }); }}});
+  std::vector<Field> fields = {
+      {"id", [&] { integer(g.id); }},
+      {"pattern",
+       [&] { array(g.pattern->pattern, [&](const std::vector<std::string> &e) { strings(e); }); }},
+      {"pattern_name", [&] { nameOrNull(g.pattern->name); }},
+      {"nodes",
+       [&] { array(g.nodes, [&](unsigned i) { string(plan.nodes[i].node->displayName()); }); }}};
+  // The pattern's `with` config (the id `fusing_group.ID` of the tensors it
+  // quantizes), only when it has one.
+  if (g.pattern->config)
+    fields.push_back({"config", [&] { opConfig(*g.pattern->config); }});
+  object(std::move(fields));
 }
 
 void PlanWriter::chain(const CompositeMatch &c) {

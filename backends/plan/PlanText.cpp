@@ -179,7 +179,9 @@ void plan::printSummary(const Plan &plan, llvm::raw_ostream &os) {
       std::vector<std::string> elems;
       for (const auto &e : f.pattern)
         elems.push_back(e.size() == 1 ? e[0] : "(" + llvm::join(e, " | ") + ")");
-      os << fmt::format("    {:<36} {:>5}\n", llvm::join(elems, " -> "), k);
+      // A pattern's `with` config quantizes the outputs inside its groups.
+      std::string inside = f.config ? "  inside: " + configSummary(*f.config) : "";
+      os << fmt::format("    {:<36} {:>5}{}\n", llvm::join(elems, " -> "), k, inside);
     }
 
   unsigned quantized = 0, fused = 0, preserving = 0, composite = 0;

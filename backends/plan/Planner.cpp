@@ -67,6 +67,12 @@ static std::string configName(const PlanNode &n, unsigned i) {
   return c.name.empty() ? n.options.configId(i) : c.name;
 }
 
+/// The config id of an output inside fusing group `g` that its pattern's
+/// `with` config quantizes (the plan's `fusing_groups[id].config`).
+static std::string fusedConfigId(const FusingGroup &g) {
+  return "fusing_group." + std::to_string(g.id);
+}
+
 static std::string bindingText(const ir::OpBinding &b) {
   return b.opset + " <- " + b.op + (b.where ? " where " + b.where->str() : "");
 }
@@ -324,10 +330,22 @@ void Planner::planWeights(PlanNode &pn) {
 
 /// The activation quantizer of output `v` of node `pn`.
 void Planner::planOutput(const PlanNode &pn, const Value *v, PlanTensor &t) {
-  const ir::OpConfig &c = pn.config();
+  // Inside a fusing group (not its last node) the pattern's `with` config
+  // decides, when it quantizes activations; else nothing is quantized there.
+  const ir::OpConfig *fused = nullptr;
+  const FusingGroup *inner = nullptr;
+  if (pn.fusingGroup >= 0) {
+    const FusingGroup &g = plan.groups[pn.fusingGroup];
+    if (&plan.nodes[g.nodes.back()] != &pn) {
+      inner = &g;
+      if (g.pattern->config && g.pattern->config->activation.quantize)
+        fused = &*g.pattern->config;
+    }
+  }
+  const ir::OpConfig &c = fused ? *fused : pn.config();
   const Node &n = *pn.node;
   t.producer = &pn;
-  t.configId = pn.options.configId(pn.chosen);
+  t.configId = fused ? fusedConfigId(*inner) : pn.options.configId(pn.chosen);
   t.method = c.activation.method;
   t.bits = c.activation.bits;
   t.signedness = c.activation.signedness;
@@ -345,18 +363,15 @@ void Planner::planOutput(const PlanNode &pn, const Value *v, PlanTensor &t) {
     t.reason = fmt::format("the framework lists `{}` as no_quantize", n.opType);
     return;
   }
+  if (inner && !fused) {
+    t.reason = fmt::format("inside fusing group {}", inner->id);
+    return;
+  }
   if (!c.activation.quantize) {
     t.reason = fmt::format("config `{}` does not quantize activations", configName(pn, pn.chosen));
     return;
   }
-  if (pn.fusingGroup >= 0) {
-    const FusingGroup &g = plan.groups[pn.fusingGroup];
-    if (&plan.nodes[g.nodes.back()] != &pn) {
-      t.reason = fmt::format("inside fusing group {}", g.id);
-      return;
-    }
-  }
-  if (c.preserving) {
+  if (c.preserving && !fused) {
     t.preserving = true;
     std::vector<const Value *> ins = plan.elementInputs(pn);
     const Value *in = ins.empty() ? nullptr : ins[0];

@@ -273,6 +273,12 @@ bool PlanQuantizer::run(rt::Executor &ex, CalibrationData &data) {
     if (!t.quantize || recipe.quantizeActivations == false)
       continue;
     if (t.preserving) {
+      // The output keeps its input's grid; it gets a quantizer of its own only
+      // when the platform asks for one (MCT's insert_preserving_quantizers).
+      if (!plan.platform->insertPreservingQuantizers) {
+        result.withoutQuantizer.insert(t.value->name);
+        continue;
+      }
       const Value *in = t.producer ? t.producer->node->input(0) : nullptr;
       if (in && grids[in->id])
         grids[t.value->id] = grids[in->id];

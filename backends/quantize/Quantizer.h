@@ -24,6 +24,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -92,6 +93,10 @@ ReadTensor parseReadTensor(const std::string &text, const graph::Graph &g);
 
 struct QuantizeResult {
   QDQSpec spec;
+  /// Outputs of quantization-preserving ops left without a quantizer (the
+  /// platform's insert_preserving_quantizers is false): completeSpec gives
+  /// them none either.
+  std::set<std::string> withoutQuantizer;
   std::vector<TensorReport> tensors;
   /// New float biases after bias correction: (node name, bias values); a
   /// node without a bias input gets one.

@@ -135,7 +135,7 @@ TEST_F(ASTDump, PlatformItems) {
       ctx.create<FuseDecl>(r("remove fuse Conv -> G as cg"),
                            std::vector<SetExpr *>{ctx.create<SetName>(r("Conv"), id("Conv")),
                                                   ctx.create<SetName>(r("G", 2), id("G", 2))},
-                           id("cg"), true));
+                           nullptr, id("cg"), true));
   file.decls.push_back(
       ctx.create<PlatformDecl>(toLastBrace("platform"), id("my_chip"), id("imx500", 1), items));
 

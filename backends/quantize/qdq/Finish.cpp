@@ -43,7 +43,8 @@ void quant::completeSpec(const graph::Model &m, QuantizeResult &result) {
     if (!graph::opTraits(*n).movesValues || !n->input(0) || !grids[n->input(0)->id])
       continue;
     for (const Value *out : n->outputs)
-      if (out && !grids[out->id] && out->type.elem == graph::ElemType::Float) {
+      if (out && !grids[out->id] && out->type.elem == graph::ElemType::Float &&
+          !result.withoutQuantizer.count(out->name)) {
         added.push_back({out->name, *grids[n->input(0)->id]});
         grids[out->id] = grids[n->input(0)->id];
       }
