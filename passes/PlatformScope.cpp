@@ -110,10 +110,14 @@ private:
     // `name` is inherited: only `override` may replace it.
     ScopeDef &prev = it->second;
     const std::string &owner = s.chain[prev.level]->name.name;
-    if (!item.isOverride)
+    if (!item.isOverride) {
       c.diags.emit(name.range, diag::err_parent_defines, name.name, owner)
           .note(prev.name->range, diag::note_previous_definition);
-    else if (prev.kind != kind) {
+      // Of another kind, the child's definition is rejected: the inherited
+      // definitions that use the name expect the parent's kind.
+      if (prev.kind != kind)
+        return;
+    } else if (prev.kind != kind) {
       c.diags
           .emit(name.range, diag::err_override_missing, name.name,
                 fmt::format("parent platform `{}` defines as {}, not as {}", owner,
