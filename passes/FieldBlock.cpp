@@ -149,6 +149,15 @@ std::optional<int64_t> passes::readInt(Compilation &c, const FlatField &f,
   return std::nullopt;
 }
 
+std::optional<std::optional<int64_t>> passes::readIntOrNone(Compilation &c, const FlatField &f) {
+  using Result = std::optional<std::optional<int64_t>>;
+  if (llvm::isa<ast::NoneLit>(f.value))
+    return Result(std::in_place); // `none`
+  if (auto i = readInt(c, f, "an integer or `none`"))
+    return Result(std::in_place, *i);
+  return std::nullopt;
+}
+
 std::optional<double> passes::readNumber(Compilation &c, const FlatField &f, bool allowInf,
                                          llvm::StringRef expected) {
   if (auto *i = llvm::dyn_cast<ast::IntLit>(f.value))

@@ -63,6 +63,8 @@ void reportFieldType(Compilation &c, const FlatField &f, llvm::StringRef expecte
 
 std::optional<int64_t> readInt(Compilation &c, const FlatField &f,
                                llvm::StringRef expected = "an integer");
+/// An integer or `none` (the inner nullopt): `lut_bits`, `fixed_zero_point`, `simd`.
+std::optional<std::optional<int64_t>> readIntOrNone(Compilation &c, const FlatField &f);
 /// An integer, a decimal number, `2^N`, and `inf`/`-inf` when `allowInf`.
 std::optional<double> readNumber(Compilation &c, const FlatField &f, bool allowInf,
                                  llvm::StringRef expected = "a number");

@@ -112,14 +112,30 @@ const ScopeDef *PlatformResolver::resolveRef(const ast::Ident &ref, const Expect
                  didYouMean(ref.name, candidates));
     return nullptr;
   }
-  if (llvm::is_contained(kind.kinds, def->kind))
+  if (llvm::is_contained(kind.kinds, def->kind)) {
+    // An inherited definition that uses a later level's override.
+    if (def->item && def->item->isOverride)
+      useOverride(def);
     return def;
+  }
   auto d = c.diags.emit(ref.range, diag::err_wrong_kind, ref.name, describeDefKind(def->kind),
                         kind.withArticle);
   d.note(def->name->range, diag::note_declared_here, ref.name);
   if (def->kind == DefKind::Config && &kind == &optionsKind)
     d.note(ref.range, diag::note_options_from_config, ref.name);
   return nullptr;
+}
+
+void PlatformResolver::noteOverrides(size_t first, const std::vector<const ScopeDef *> &overrides) {
+  const ast::PlatformDecl &own = scope.platform();
+  SourceRange ownRange = own.getRange();
+  auto inherited = [&](const Diagnostic &d) {
+    return d.range.begin.file != ownRange.begin.file || d.range.begin < ownRange.begin ||
+           ownRange.end < d.range.begin;
+  };
+  for (const ScopeDef *o : overrides)
+    c.diags.noteErrorsSince(first, inherited, o->name->range, diag::note_override_behind,
+                            scope.chain[o->level]->name.name, o->name->name);
 }
 
 const PartialAttr *PlatformResolver::lookupAttr(const ast::Ident &name) {

@@ -43,6 +43,8 @@ private:
   template <typename T> struct Memo {
     enum State { Unvisited, Active, Done, Failed } state = Unvisited;
     std::optional<T> value;
+    /// The later levels' overrides it used, directly or through others.
+    std::vector<const ScopeDef *> overrides;
   };
 
   /// The definition `ref` names, or null after reporting that it is
@@ -109,6 +111,24 @@ private:
   }
   /// The level of the definition being evaluated: names it may suggest.
   unsigned currentLevel = 0;
+  /// The definitions being evaluated, innermost last, each with the
+  /// overrides of a later level it refers to: an error in an inherited
+  /// definition's text gets a note at them (resolveRef, evaluate).
+  struct Frame {
+    unsigned level;
+    std::vector<const ScopeDef *> overrides;
+  };
+  std::vector<Frame> frames;
+  /// Notes at `overrides` on the errors since index `first` that are not in
+  /// this platform's own text.
+  void noteOverrides(size_t first, const std::vector<const ScopeDef *> &overrides);
+  /// Records that the definitions being evaluated use override `o` (when it
+  /// is of a later level than theirs).
+  void useOverride(const ScopeDef *o) {
+    for (Frame &f : frames)
+      if (f.level < o->level && !llvm::is_contained(f.overrides, o))
+        f.overrides.push_back(o);
+  }
 
   std::map<std::string, Memo<PartialAttr>> attrs;
   std::map<std::string, Memo<PartialConfig>> configs;
@@ -143,8 +163,12 @@ const T *PlatformResolver::evaluate(std::map<std::string, Memo<T>> &memo, const 
   Memo<T> &m = memo[ref.name];
   switch (m.state) {
   case Memo<T>::Done:
+    for (const ScopeDef *o : m.overrides)
+      useOverride(o);
     return &*m.value;
   case Memo<T>::Failed:
+    for (const ScopeDef *o : m.overrides)
+      useOverride(o);
     return nullptr;
   case Memo<T>::Active:
     c.diags.emit(ref.range, diag::err_cyclic_definition, ref.name)
@@ -155,10 +179,18 @@ const T *PlatformResolver::evaluate(std::map<std::string, Memo<T>> &memo, const 
   }
   m.state = Memo<T>::Active;
   std::optional<T> value;
+  size_t first = c.diags.getDiagnostics().size();
+  frames.push_back({def.level, {}});
   {
     LevelGuard guard(currentLevel, def.level);
     value = compute();
   }
+  std::vector<const ScopeDef *> overrides = std::move(frames.back().overrides);
+  frames.pop_back();
+  noteOverrides(first, overrides);
+  for (const ScopeDef *o : overrides)
+    useOverride(o);
+  m.overrides = overrides;
   // `m` is still valid: std::map never moves its elements.
   m.state = value ? Memo<T>::Done : Memo<T>::Failed;
   m.value = std::move(value);

@@ -125,12 +125,7 @@ QuantConfigBuilder::AttrEdit QuantConfigBuilder::readAttrField(const FlatField &
     if (auto b = readBool(c, f))
       return [e = at(*b, f, seq)](PartialAttr &a) { a.quantize = e; };
   } else if (name == "lut_bits") {
-    std::optional<std::optional<int64_t>> v;
-    if (llvm::isa<ast::NoneLit>(f.value))
-      v.emplace();
-    else if (auto b = readInt(c, f, "an integer or `none`"))
-      v.emplace(*b);
-    if (v)
+    if (auto v = readIntOrNone(c, f))
       return [e = at(*v, f, seq)](PartialAttr &a) { a.lutBits = e; };
   }
   return nullptr;
@@ -209,20 +204,10 @@ QuantConfigBuilder::ConfigEdit QuantConfigBuilder::readConfigField(const FlatFie
     if (v)
       return [e = at(*v, f, seq)](PartialConfig &p) { p.fixedScale = e; };
   } else if (head == "fixed_zero_point") {
-    std::optional<std::optional<int64_t>> v;
-    if (llvm::isa<ast::NoneLit>(f.value))
-      v.emplace();
-    else if (auto i = readInt(c, f, "an integer or `none`"))
-      v.emplace(*i);
-    if (v)
+    if (auto v = readIntOrNone(c, f))
       return [e = at(*v, f, seq)](PartialConfig &p) { p.fixedZeroPoint = e; };
   } else if (head == "simd") {
-    std::optional<std::optional<int64_t>> v;
-    if (llvm::isa<ast::NoneLit>(f.value))
-      v.emplace();
-    else if (auto i = readInt(c, f, "an integer or `none`"))
-      v.emplace(*i);
-    if (v)
+    if (auto v = readIntOrNone(c, f))
       return [e = at(*v, f, seq)](PartialConfig &p) { p.simd = e; };
   }
   return nullptr;

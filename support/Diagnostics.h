@@ -120,6 +120,17 @@ public:
   void printOne(llvm::raw_ostream &os, const Diagnostic &d, bool color) const;
 
   const std::vector<Diagnostic> &getDiagnostics() const { return diags; }
+  /// Adds note `kind` at `range` to every error collected from index `first`
+  /// of getDiagnostics() on that `accept` takes (for context only a caller
+  /// knows once the errors are out: a child's override behind a parent's text).
+  template <typename Accept, typename... Args>
+  void noteErrorsSince(size_t first, Accept accept, SourceRange range, diag::Kind kind,
+                       const Args &...args) {
+    for (size_t i = first; i < diags.size(); ++i)
+      if (diags[i].severity == Severity::Error && accept(diags[i]))
+        diags[i].notes.push_back(
+            Diagnostic{kind, Severity::Note, range, format(kind, args...), {}, {}});
+  }
   unsigned getNumErrors() const { return numErrors; }
   unsigned getNumWarnings() const { return numWarnings; }
   bool hasErrors() const { return numErrors != 0; }

@@ -194,6 +194,7 @@ private:
   }
 
   bool alwaysFloat(const PlanNode &pn, const graph::Value *v) const;
+  int fusedBits(const PlanNode &pn) const;
   void tensorStates();
   void weights();
   void bops();
@@ -220,6 +221,18 @@ bool Builder::alwaysFloat(const PlanNode &pn, const graph::Value *v) const {
   return pn.fusingGroup >= 0 && &plan.nodes[plan.groups[pn.fusingGroup].nodes.back()] != &pn;
 }
 
+/// The bits of an output inside a fusing group whose pattern's `with` config
+/// quantizes it (whatever the candidates), or 0.
+int Builder::fusedBits(const PlanNode &pn) const {
+  if (pn.innerOfChain || pn.fusingGroup < 0)
+    return 0;
+  const FusingGroup &g = plan.groups[pn.fusingGroup];
+  if (&plan.nodes[g.nodes.back()] == &pn || !g.pattern->config ||
+      !g.pattern->config->activation.quantize)
+    return 0;
+  return g.pattern->config->activation.bits;
+}
+
 /// Planner::planOutput for every candidate: a config that does not quantize
 /// activations leaves the output float, a preserving one gives it its
 /// source's bits (float when the source is), any other its activation bits.
@@ -233,7 +246,9 @@ void Builder::tensorStates() {
     const PlanNode &pn = *t.producer;
     unsigned p = pn.node->id;
     if (alwaysFloat(pn, t.value)) {
-      bits.push_back(Table<int>::constant(0));
+      // As Planner::planOutput: a pattern's config quantizes inside a group.
+      int fused = t.quantize ? fusedBits(pn) : 0;
+      bits.push_back(Table<int>::constant(fused));
       continue;
     }
     const std::vector<ir::OpConfig> &cs = configs(p);

@@ -169,7 +169,14 @@ def check(model, data, platform, recipe, choose, suffix, args):
     # ORT quantizes float weights itself: only `--ort-cpu`, which does so too, is
     # ORT's model.
     rewritten = ort_quantizes_weights(out)
+    integer = []
     for label, prefix, exact in cpus():
+        if rewritten and not exact:
+            # ORT's own int8 weights are asymmetric (a zero point); the int16-pair
+            # emulation covers symmetric weights only (a known gap, issue 19's note).
+            notes.append(f"{label}: skipped, ORT's own asymmetric int8 weights saturate "
+                         "in pairs as tpcc does not emulate yet")
+            continue
         flag = ["--ort-cpu", "vnni" if exact else "no-vnni"]
         # The float emulation (`--qdq=emulate`) rounds ties its own way: one step.
         runs = [(flag, limit)] + ([(EMULATE, 1.001)] if exact and not rewritten else [])
@@ -212,7 +219,8 @@ def check(model, data, platform, recipe, choose, suffix, args):
             notes.append(f"{label} vs tpcc (float): skipped, ORT saturates there")
         elif rewritten:
             notes.append(f"{label} vs tpcc (float): skipped, ORT quantizes the float weights")
-    notes.append("ORT kernels " + " ".join(integer))
+    if integer:
+        notes.append("ORT kernels " + " ".join(integer))
     return tag, "; ".join(notes)
 
 
