@@ -213,9 +213,13 @@ void MctWriter::opset(const ir::Opset &o) {
           {"type", [&] { string("OperatorsSet"); }}});
 }
 
-/// MCT's name of a fusing element: its opset's, or its opsets' joined by `_`.
-std::string elementName(const std::vector<std::string> &element) {
-  return llvm::join(element, "_");
+/// MCT's name of a fusing element (its opsets, by tpcc name): its opset's, or
+/// its opsets' joined by `_`.
+std::string elementName(const std::vector<std::string> &opsets) {
+  std::vector<std::string> names;
+  for (const std::string &n : opsets)
+    names.push_back(interop::mctSetName(n));
+  return llvm::join(names, "_");
 }
 
 void MctWriter::group(const std::vector<const ir::Opset *> &sets) {
@@ -223,7 +227,7 @@ void MctWriter::group(const std::vector<const ir::Opset *> &sets) {
     return opset(*sets.front());
   std::vector<std::string> names;
   for (const ir::Opset *o : sets)
-    names.push_back(interop::mctSetName(o->name));
+    names.push_back(o->name);
   object({{"operators_set", [&] { array(sets, [&](const ir::Opset *o) { opset(*o); }); }},
           {"name", [&] { string(elementName(names)); }},
           {"type", [&] { string("OperatorSetGroup"); }}});
@@ -250,12 +254,8 @@ void MctWriter::platform(const ir::Platform &p) {
                        {"name",
                         [&] {
                           std::vector<std::string> names;
-                          for (const std::vector<std::string> &e : f.written) {
-                            std::vector<std::string> sets;
-                            for (const std::string &n : e)
-                              sets.push_back(interop::mctSetName(n));
-                            names.push_back(elementName(sets));
-                          }
+                          for (const std::vector<std::string> &e : f.written)
+                            names.push_back(elementName(e));
                           string(f.named ? f.name : llvm::join(names, "_"));
                         }},
                        {"fuse_op_quantization_config",
@@ -278,12 +278,12 @@ void tpcc::emitMctJSON(const ir::Platform &p, llvm::raw_ostream &os, DiagnosticE
   if (diags && p.resources)
     diags->emit(p.resources->loc, diag::warn_interop_resources,
                 "MCT's target platform capabilities", p.name, interop::resourcesText(*p.resources));
-  if (diags)
+  if (diags) {
+    const std::vector<std::string> known(std::begin(kMctSetNames), std::end(kMctSetNames));
     for (const ir::Opset &o : p.opsets)
-      if (!interop::isMctSetName(interop::mctSetName(o.name))) {
-        std::vector<std::string> known(std::begin(kMctSetNames), std::end(kMctSetNames));
+      if (!interop::isMctSetName(interop::mctSetName(o.name)))
         diags->emit(o.loc, diag::warn_mct_set_name, "2.4.1", o.name, didYouMean(o.name, known));
-      }
+  }
   {
     MctWriter w(os);
     w.platform(p);

@@ -147,41 +147,46 @@ void resolvePlatforms(Compilation &c, const TopLevelNames &names,
   }
 }
 
-void resolveRecipes(Compilation &c, const TopLevelNames &names,
-                    const std::vector<const ast::TopDecl *> &decls, ir::Module &m) {
-  std::vector<const ast::TopDecl *> recipes = declsOfKind(decls, ast::Node::Kind::RecipeDecl);
-  std::map<const ast::TopDecl *, ir::Recipe> results;
-  visitByExtends(
-      c, names, recipes,
-      {ast::Node::Kind::RecipeDecl, "recipe", "a recipe", diag::err_recipe_extends_cycle},
-      parentName<ast::RecipeDecl>, [&](const ast::TopDecl &d, const ast::TopDecl *parent) {
-        results.emplace(&d, resolveRecipe(c, llvm::cast<ast::RecipeDecl>(d),
-                                          parent ? &results.at(parent) : nullptr));
-      });
-  for (const ast::TopDecl *d : recipes) {
+/// Resolves the declarations of kind `Decl` in `decls`, each after the one
+/// it extends, with `resolve(decl, parent's result or null)`, and appends to
+/// `out` the results of those that own their name (Rule 1).
+template <typename Decl, typename Result, typename F>
+void resolveExtending(Compilation &c, const TopLevelNames &names,
+                      const std::vector<const ast::TopDecl *> &decls, const ExtendsKind &kind,
+                      std::vector<Result> &out, F resolve) {
+  std::vector<const ast::TopDecl *> own = declsOfKind(decls, kind.kind);
+  std::map<const ast::TopDecl *, Result> results;
+  visitByExtends(c, names, own, kind, parentName<Decl>,
+                 [&](const ast::TopDecl &d, const ast::TopDecl *parent) {
+                   results.emplace(
+                       &d, resolve(llvm::cast<Decl>(d), parent ? &results.at(parent) : nullptr));
+                 });
+  for (const ast::TopDecl *d : own) {
     auto it = results.find(d);
     if (it != results.end() && names.lookup(d->name.name) == d)
-      m.recipes.push_back(it->second);
+      out.push_back(it->second);
   }
+}
+
+void resolveRecipes(Compilation &c, const TopLevelNames &names,
+                    const std::vector<const ast::TopDecl *> &decls, ir::Module &m) {
+  resolveExtending<ast::RecipeDecl>(
+      c, names, decls,
+      {ast::Node::Kind::RecipeDecl, "recipe", "a recipe", diag::err_recipe_extends_cycle},
+      m.recipes, [&](const ast::RecipeDecl &d, const ir::Recipe *parent) {
+        return resolveRecipe(c, d, parent);
+      });
 }
 
 void resolveCapabilities(Compilation &c, const TopLevelNames &names,
                          const std::vector<const ast::TopDecl *> &decls, ir::Module &m) {
-  std::vector<const ast::TopDecl *> caps = declsOfKind(decls, ast::Node::Kind::CapabilitiesDecl);
-  std::map<const ast::TopDecl *, ir::Capabilities> results;
-  visitByExtends(
-      c, names, caps,
+  resolveExtending<ast::CapabilitiesDecl>(
+      c, names, decls,
       {ast::Node::Kind::CapabilitiesDecl, "capabilities", "a capabilities declaration",
        diag::err_caps_extends_cycle},
-      parentName<ast::CapabilitiesDecl>, [&](const ast::TopDecl &d, const ast::TopDecl *parent) {
-        results.emplace(&d, checkCapabilities(c, llvm::cast<ast::CapabilitiesDecl>(d), names, m,
-                                              parent ? &results.at(parent) : nullptr));
+      m.capabilities, [&](const ast::CapabilitiesDecl &d, const ir::Capabilities *parent) {
+        return checkCapabilities(c, d, names, m, parent);
       });
-  for (const ast::TopDecl *d : caps) {
-    auto it = results.find(d);
-    if (it != results.end() && names.lookup(d->name.name) == d)
-      m.capabilities.push_back(it->second);
-  }
 }
 
 } // namespace

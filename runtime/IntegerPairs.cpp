@@ -8,6 +8,16 @@
 
 namespace tpcc::rt {
 
+const graph::Node *producerOf(const graph::Value *v, llvm::StringRef op) {
+  const graph::Node *p = v ? v->producer : nullptr;
+  return p && p->opType == op && p->inDefaultDomain() ? p : nullptr;
+}
+
+const graph::Tensor *scalarInput(const graph::Node &n, size_t i) {
+  const graph::Value *v = n.input(i);
+  return v && v->constant && v->constant->numElements() == 1 ? v->constant : nullptr;
+}
+
 namespace {
 
 constexpr int64_t kInt16Max = 32767, kInt16Min = -32768, kU8Max = 255;
@@ -18,17 +28,6 @@ struct Attrs {
   KernelContext ctx;
   explicit Attrs(const graph::Node &n) : ctx(n, 13, none) {}
 };
-
-const graph::Node *producerOf(const graph::Value *v, llvm::StringRef op) {
-  const graph::Node *p = v ? v->producer : nullptr;
-  return p && p->opType == op && p->inDefaultDomain() ? p : nullptr;
-}
-
-/// A constant scalar (or one-element tensor) input `i` of `n`.
-const graph::Tensor *scalarInput(const graph::Node &n, size_t i) {
-  const graph::Value *v = n.input(i);
-  return v && v->constant && v->constant->numElements() == 1 ? v->constant : nullptr;
-}
 
 /// The integer range of the QuantizeLinear `q` (its zero point's type; uint8
 /// without one), its scale and zero point.

@@ -52,6 +52,12 @@ struct IntegerGroup {
   bool canSaturate = false;
 };
 
+/// The node that produces `v` when it is a default-domain `op`, or null.
+const graph::Node *producerOf(const graph::Value *v, llvm::StringRef op);
+/// A constant scalar (or one-element tensor) input `i` of `n` (ORT's
+/// IsScalar), or null.
+const graph::Tensor *scalarInput(const graph::Node &n, size_t i);
+
 /// Whether ORT's x86-64 CPU kernels see the 8-bit tensor `codes` as uint8:
 /// it is uint8, or int8 from a QuantizeLinear (not a graph output) read by
 /// one DequantizeLinear that one node (or the graph's outputs) reads, which

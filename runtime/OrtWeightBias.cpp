@@ -7,6 +7,8 @@
 //===----------------------------------------------------------------------===//
 #include "runtime/OrtWeightBias.h"
 
+#include "runtime/IntegerPairs.h"
+
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -21,17 +23,6 @@ namespace {
 
 /// ORT's RoundHalfToEven on floats.
 float roundHalfEven(float x) { return std::isfinite(x) ? x - std::remainder(x, 1.0f) : x; }
-
-const Node *producerOf(const Value *v, llvm::StringRef op) {
-  return v && v->producer && v->producer->opType == op && v->producer->inDefaultDomain()
-             ? v->producer
-             : nullptr;
-}
-
-/// One element: a scalar or a [1]-shaped constant (ORT's IsScalar).
-const Tensor *scalarConstant(const Value *v) {
-  return v && v->constant && v->constant->numElements() == 1 ? v->constant : nullptr;
-}
 
 std::unique_ptr<Tensor> tensor(std::string name, ElemType e, std::vector<int64_t> dims) {
   auto t = std::make_unique<Tensor>();
@@ -89,11 +80,11 @@ bool Rewriter::rewrite(Node &n) {
       (n.opType != "Conv" && n.opType != "ConvTranspose" && n.opType != "Gemm") ||
       n.inputs.size() < 2)
     return false;
-  const Node *dqx = producerOf(n.inputs[0], "DequantizeLinear");
-  const Tensor *xScale = dqx ? scalarConstant(dqx->input(1)) : nullptr;
+  const Node *dqx = rt::producerOf(n.inputs[0], "DequantizeLinear");
+  const Tensor *xScale = dqx ? rt::scalarInput(*dqx, 1) : nullptr;
   const Value *w = n.inputs[1];
   if (!xScale || !w || !w->constant || w->constant->elem != ElemType::Float ||
-      producerOf(w, "DequantizeLinear"))
+      rt::producerOf(w, "DequantizeLinear"))
     return false;
   const Value *b = n.inputs.size() > 2 ? n.inputs[2] : nullptr;
   // A bias that is not a 1-D constant leaves the node as it is.

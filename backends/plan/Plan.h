@@ -154,6 +154,20 @@ struct Plan {
   }
   /// What flows into element `n`: a chain's parameter values, a node's inputs.
   std::vector<const graph::Value *> elementInputs(const PlanNode &n) const;
+  /// The fusing group `n` is inside of (a member, not the last), or null.
+  const FusingGroup *innerGroupOf(const PlanNode &n) const {
+    if (n.fusingGroup < 0)
+      return nullptr;
+    const FusingGroup &g = groups[size_t(n.fusingGroup)];
+    return &nodes[g.nodes.back()] != &n ? &g : nullptr;
+  }
+  /// The pattern's `with` config that quantizes `n`'s outputs inside its
+  /// fusing group, or null (outside a group, or no config that quantizes).
+  const ir::OpConfig *fusedConfigOf(const PlanNode &n) const {
+    const FusingGroup *g = innerGroupOf(n);
+    return g && g->pattern->config && g->pattern->config->activation.quantize ? &*g->pattern->config
+                                                                              : nullptr;
+  }
   /// The elements that compute with the values of `v` (a model input): its
   /// readers, and through data movement (a preserving reader that moves `v`
   /// as its first input) the readers of that reader's outputs, in turn; the

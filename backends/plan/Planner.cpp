@@ -332,16 +332,8 @@ void Planner::planWeights(PlanNode &pn) {
 void Planner::planOutput(const PlanNode &pn, const Value *v, PlanTensor &t) {
   // Inside a fusing group (not its last node) the pattern's `with` config
   // decides, when it quantizes activations; else nothing is quantized there.
-  const ir::OpConfig *fused = nullptr;
-  const FusingGroup *inner = nullptr;
-  if (pn.fusingGroup >= 0) {
-    const FusingGroup &g = plan.groups[pn.fusingGroup];
-    if (&plan.nodes[g.nodes.back()] != &pn) {
-      inner = &g;
-      if (g.pattern->config && g.pattern->config->activation.quantize)
-        fused = &*g.pattern->config;
-    }
-  }
+  const FusingGroup *inner = plan.innerGroupOf(pn);
+  const ir::OpConfig *fused = plan.fusedConfigOf(pn);
   const ir::OpConfig &c = fused ? *fused : pn.config();
   const Node &n = *pn.node;
   t.producer = &pn;

@@ -194,7 +194,6 @@ private:
   }
 
   bool alwaysFloat(const PlanNode &pn, const graph::Value *v) const;
-  int fusedBits(const PlanNode &pn) const;
   void tensorStates();
   void weights();
   void bops();
@@ -218,19 +217,7 @@ bool Builder::alwaysFloat(const PlanNode &pn, const graph::Value *v) const {
     return true;
   if (noQuantize.contains(pn.node->opType))
     return true;
-  return pn.fusingGroup >= 0 && &plan.nodes[plan.groups[pn.fusingGroup].nodes.back()] != &pn;
-}
-
-/// The bits of an output inside a fusing group whose pattern's `with` config
-/// quantizes it (whatever the candidates), or 0.
-int Builder::fusedBits(const PlanNode &pn) const {
-  if (pn.innerOfChain || pn.fusingGroup < 0)
-    return 0;
-  const FusingGroup &g = plan.groups[pn.fusingGroup];
-  if (&plan.nodes[g.nodes.back()] == &pn || !g.pattern->config ||
-      !g.pattern->config->activation.quantize)
-    return 0;
-  return g.pattern->config->activation.bits;
+  return plan.innerGroupOf(pn) != nullptr;
 }
 
 /// Planner::planOutput for every candidate: a config that does not quantize
@@ -246,9 +233,10 @@ void Builder::tensorStates() {
     const PlanNode &pn = *t.producer;
     unsigned p = pn.node->id;
     if (alwaysFloat(pn, t.value)) {
-      // As Planner::planOutput: a pattern's config quantizes inside a group.
-      int fused = t.quantize ? fusedBits(pn) : 0;
-      bits.push_back(Table<int>::constant(fused));
+      // As Planner::planOutput: a pattern's config quantizes inside a group,
+      // whatever the candidates.
+      const ir::OpConfig *fused = plan.fusedConfigOf(pn);
+      bits.push_back(Table<int>::constant(t.quantize && fused ? fused->activation.bits : 0));
       continue;
     }
     const std::vector<ir::OpConfig> &cs = configs(p);
