@@ -49,6 +49,7 @@ public:
     // options and sets
     NamedOptions,
     ListOptions,
+    ConcatOptions,
     SetName,
     SetUnion,
     // platform items
@@ -254,19 +255,23 @@ public:
 class OptionsExpr : public Node {
 public:
   static bool classof(const Node *n) {
-    return n->getKind() == Kind::NamedOptions || n->getKind() == Kind::ListOptions;
+    return n->getKind() == Kind::NamedOptions || n->getKind() == Kind::ListOptions ||
+           n->getKind() == Kind::ConcatOptions;
   }
 
 protected:
   using Node::Node;
 };
 
-/// `linear` — the name of an `options` declaration.
+/// `linear` — the name of an `options` declaration (or `super`), maybe
+/// followed by `with` blocks that edit every candidate.
 class NamedOptions : public OptionsExpr {
 public:
   TPCC_AST_CLASSOF(NamedOptions)
   Ident name;
-  NamedOptions(SourceRange r, Ident n) : OptionsExpr(Kind::NamedOptions, r), name(std::move(n)) {}
+  std::vector<BlockValue *> withs;
+  NamedOptions(SourceRange r, Ident n, std::vector<BlockValue *> w = {})
+      : OptionsExpr(Kind::NamedOptions, r), name(std::move(n)), withs(std::move(w)) {}
 };
 
 /// `[c1, c2 with {...}, {...}] base c1`. Each element is a NameValue (a config
@@ -278,6 +283,15 @@ public:
   std::optional<Ident> base;
   ListOptions(SourceRange r, std::vector<Value *> e, std::optional<Ident> b)
       : OptionsExpr(Kind::ListOptions, r), elements(std::move(e)), base(std::move(b)) {}
+};
+
+/// `A + B + ...`: the candidates of each in turn; the base is A's.
+class ConcatOptions : public OptionsExpr {
+public:
+  TPCC_AST_CLASSOF(ConcatOptions)
+  std::vector<OptionsExpr *> parts;
+  ConcatOptions(SourceRange r, std::vector<OptionsExpr *> p)
+      : OptionsExpr(Kind::ConcatOptions, r), parts(std::move(p)) {}
 };
 
 class SetExpr : public Node {

@@ -283,8 +283,21 @@ private:
   }
 
   OptionsExpr *buildOptions(TpcParser::OptionsExprContext *ctx) {
-    if (auto *n = dynamic_cast<TpcParser::NamedOptionsContext *>(ctx))
-      return create<NamedOptions>(L.range(ctx), ident(n->name()));
+    if (ctx->optionsTerm().size() == 1)
+      return buildOptionsTerm(ctx->optionsTerm(0));
+    std::vector<OptionsExpr *> parts;
+    for (auto *t : ctx->optionsTerm())
+      parts.push_back(buildOptionsTerm(t));
+    return create<ConcatOptions>(L.range(ctx), std::move(parts));
+  }
+
+  OptionsExpr *buildOptionsTerm(TpcParser::OptionsTermContext *ctx) {
+    if (auto *n = dynamic_cast<TpcParser::NamedOptionsContext *>(ctx)) {
+      std::vector<BlockValue *> withs;
+      for (auto *b : n->block())
+        withs.push_back(buildBlock(b));
+      return create<NamedOptions>(L.range(ctx), ident(n->name()), std::move(withs));
+    }
     auto *l = dynamic_cast<TpcParser::ListOptionsContext *>(ctx);
     std::vector<Value *> elems;
     for (auto *e : l->optionElem()) {

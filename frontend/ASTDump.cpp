@@ -58,6 +58,7 @@ const char *kindName(Node::Kind k) {
     CASE(ListValue)
     CASE(NamedOptions)
     CASE(ListOptions)
+    CASE(ConcatOptions)
     CASE(SetName)
     CASE(SetUnion)
     CASE(VersionItem)
@@ -383,6 +384,7 @@ std::string Dumper::payload(const Node &n) const {
   case Node::Kind::BlockValue:
   case Node::Kind::ListValue:
   case Node::Kind::SetUnion:
+  case Node::Kind::ConcatOptions:
   case Node::Kind::DefaultDecl:
   case Node::Kind::OrPred:
   case Node::Kind::AndPred:
@@ -407,8 +409,14 @@ Dumper::Children Dumper::childrenOf(const Node &n) {
   case Node::Kind::ListValue:
     addAll(c, llvm::cast<ListValue>(n).elements);
     break;
+  case Node::Kind::NamedOptions:
+    addAll(c, llvm::cast<NamedOptions>(n).withs);
+    break;
   case Node::Kind::ListOptions:
     addAll(c, llvm::cast<ListOptions>(n).elements);
+    break;
+  case Node::Kind::ConcatOptions:
+    addAll(c, llvm::cast<ConcatOptions>(n).parts);
     break;
   case Node::Kind::SetUnion:
     addAll(c, llvm::cast<SetUnion>(n).members);
@@ -506,7 +514,6 @@ Dumper::Children Dumper::childrenOf(const Node &n) {
   case Node::Kind::NoneLit:
   case Node::Kind::InfLit:
   case Node::Kind::Quantity:
-  case Node::Kind::NamedOptions:
   case Node::Kind::SetName:
   case Node::Kind::VersionItem:
   case Node::Kind::TypeItem:

@@ -38,9 +38,11 @@ boolValue : TRUE | FALSE ;
 // `NAME`, `NAME with {...} with {...}`, or `{...}`
 valueExpr : name (WITH block)* | block ;
 
-// an options name, or `[c1, c2] base c1`
-optionsExpr
-  : name                                                         # namedOptions
+// an options name (maybe `with {...}`: every candidate edited), or
+// `[c1, c2] base c1`; `A + B` concatenates (the base is A's)
+optionsExpr : optionsTerm (PLUS optionsTerm)* ;
+optionsTerm
+  : name (WITH block)*                                           # namedOptions
   | LBRACK optionElem (COMMA optionElem)* COMMA? RBRACK (BASE name)? # listOptions
   ;
 optionElem : name (WITH block)* | block ;
@@ -207,6 +209,7 @@ COLON : ':' ;
 DOT : '.' ;
 PERCENT : '%' ;
 BAR : '|' ;
+PLUS : '+' ;
 
 // `2^-16`; the frontend rejects any base other than 2
 POW2 : DIGITS '^' '-'? DIGITS ;

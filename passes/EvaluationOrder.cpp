@@ -35,9 +35,14 @@ struct NameCollector {
     }
   }
   void options(const ast::OptionsExpr *e) {
-    if (auto *n = llvm::dyn_cast_or_null<ast::NamedOptions>(e))
+    if (auto *n = llvm::dyn_cast_or_null<ast::NamedOptions>(e)) {
       names.push_back(&n->name);
-    else if (auto *l = llvm::dyn_cast_or_null<ast::ListOptions>(e))
+      for (const ast::BlockValue *w : n->withs)
+        value(w);
+    } else if (auto *cat = llvm::dyn_cast_or_null<ast::ConcatOptions>(e)) {
+      for (const ast::OptionsExpr *p : cat->parts)
+        options(p);
+    } else if (auto *l = llvm::dyn_cast_or_null<ast::ListOptions>(e))
       for (const ast::Value *v : l->elements)
         value(v);
   }

@@ -87,6 +87,7 @@ std::string passes::describeValue(const ast::Value &v) {
     return llvm::cast<ast::ListValue>(v).elements.empty() ? "an empty list" : "a list";
   case K::NamedOptions:
   case K::ListOptions:
+  case K::ConcatOptions:
   case K::SetName:
   case K::SetUnion:
   case K::VersionItem:

@@ -47,6 +47,7 @@ const char *passes::describeTopDecl(const ast::TopDecl &d) {
   case ast::Node::Kind::ListValue:
   case ast::Node::Kind::NamedOptions:
   case ast::Node::Kind::ListOptions:
+  case ast::Node::Kind::ConcatOptions:
   case ast::Node::Kind::SetName:
   case ast::Node::Kind::SetUnion:
   case ast::Node::Kind::VersionItem:

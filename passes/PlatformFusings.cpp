@@ -158,7 +158,8 @@ void PlatformResolver::resolveFusings(ir::Platform &p) {
                  e.decl->asName.has_value(), std::nullopt,         e.decl->getRange()};
     if (e.decl->config) {
       LevelGuard guard(currentLevel, e.level);
-      f.config = evalOptionElement(*e.decl->config);
+      if (auto cfg = evalOptionElement(*e.decl->config))
+        f.config = std::move(cfg->second);
     }
     p.fusings.push_back(std::move(f));
   }

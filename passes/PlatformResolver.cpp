@@ -48,14 +48,15 @@ PlatformResult PlatformResolver::run() {
     c.diags.emit(decl.name.range, diag::err_platform_no_default, decl.name.name);
 
   evaluateDefinitions();
-  if (const std::optional<ir::Options> &d = defaultOptions())
-    p.defaultOptions = *d;
+  if (const std::optional<OptionsValue> &d = defaultOptions())
+    p.defaultOptions = d->options;
   for (const std::string &name : scope.opsetOrder) {
     const ScopeDef &def = *scope.lookup(name);
     ir::Opset opset;
     opset.name = name;
     opset.loc = def.name->range;
-    opset.options = opsetOptions(*llvm::cast<ast::OpsetDecl>(def.item), def.level);
+    if (const auto &o = opsetOptions(*llvm::cast<ast::OpsetDecl>(def.item), def.level))
+      opset.options = o->options;
     p.opsets.push_back(std::move(opset));
   }
   resolveFusings(p);
@@ -99,7 +100,47 @@ void PlatformResolver::evaluateDefinitions() {
 // Names
 //===----------------------------------------------------------------------===//
 
+const ScopeDef *PlatformResolver::superOf(const ast::Ident &ref) {
+  const ScopeDef *self = frames.empty() ? nullptr : frames.back().def;
+  if (!self) {
+    c.diags.emit(ref.range, diag::err_super_outside_override,
+                 "only an `override` attr, config, options, opset or group can use it");
+    return nullptr;
+  }
+  if (!self->item->isOverride) {
+    c.diags
+        .emit(ref.range, diag::err_super_outside_override,
+              fmt::format("`{}` is not an `override`", self->name->name))
+        .note(self->name->range, diag::note_declared_here, self->name->name);
+    return nullptr;
+  }
+  if (auto *op = llvm::dyn_cast<ast::OpsetDecl>(self->item); op && op->names.size() > 1) {
+    c.diags.emit(ref.range, diag::err_super_several_opsets, op->names.size());
+    return nullptr;
+  }
+  // Null when the override replaces nothing (reported with the scope).
+  return scope.replacedBy(*self);
+}
+
+const ScopeDef *PlatformResolver::definitionOf(const ast::Ident &ref) const {
+  if (ref.name != "super")
+    return scope.lookup(ref.name);
+  const ScopeDef *self = frames.empty() ? nullptr : frames.back().def;
+  return self ? scope.replacedBy(*self) : nullptr;
+}
+
 const ScopeDef *PlatformResolver::resolveRef(const ast::Ident &ref, const ExpectedKind &kind) {
+  if (ref.name == "super") {
+    const ScopeDef *def = superOf(ref);
+    if (def && !llvm::is_contained(kind.kinds, def->kind)) {
+      c.diags
+          .emit(ref.range, diag::err_wrong_kind, ref.name, describeDefKind(def->kind),
+                kind.withArticle)
+          .note(def->name->range, diag::note_declared_here, def->name->name);
+      return nullptr;
+    }
+    return def;
+  }
   const ScopeDef *def = scope.lookup(ref.name);
   if (!def) {
     // Never suggest a definition being evaluated: using it would be a cycle
@@ -177,31 +218,93 @@ void PlatformResolver::record(const PartialConfig &partial, const ir::OpConfig &
 // Options (Rules 3-5) and opsets
 //===----------------------------------------------------------------------===//
 
-const ir::Options *PlatformResolver::lookupOptions(const ast::Ident &name) {
+const OptionsValue *PlatformResolver::lookupOptions(const ast::Ident &name) {
+  // In `override opset X : super ...`, `super` is the options of the opset
+  // it replaces (the default's, when that opset is config-less).
+  const ScopeDef *self = frames.empty() ? nullptr : frames.back().def;
+  if (name.name == "super" && self && self->kind == DefKind::Opset) {
+    const ScopeDef *def = superOf(name);
+    if (!def)
+      return nullptr;
+    const std::optional<OptionsValue> &o =
+        opsetOptions(*llvm::cast<ast::OpsetDecl>(def->item), def->level);
+    if (llvm::cast<ast::OpsetDecl>(def->item)->options)
+      return o ? &*o : nullptr;
+    const std::optional<OptionsValue> &d = defaultOptions();
+    return d ? &*d : nullptr;
+  }
   const ScopeDef *def = resolveRef(name, optionsKind);
   if (!def)
     return nullptr;
-  return evaluate(options, name, *def, [&]() -> std::optional<ir::Options> {
+  return evaluate(options, name, *def, [&]() -> std::optional<OptionsValue> {
     const ast::OptionsExpr *e = llvm::cast<ast::OptionsDecl>(def->item)->options;
     return e ? evalOptions(*e) : std::nullopt;
   });
 }
 
-std::optional<ir::Options> PlatformResolver::evalOptions(const ast::OptionsExpr &e) {
-  if (auto *named = llvm::dyn_cast<ast::NamedOptions>(&e)) {
-    const ir::Options *o = lookupOptions(named->name);
-    return o ? std::optional<ir::Options>(*o) : std::nullopt;
+std::optional<OptionsValue> PlatformResolver::evalOptions(const ast::OptionsExpr &e) {
+  if (auto *named = llvm::dyn_cast<ast::NamedOptions>(&e))
+    return evalNamedOptions(*named);
+  if (auto *list = llvm::dyn_cast<ast::ListOptions>(&e))
+    return evalListOptions(*list);
+  // `A + B`: A's candidates, then B's; A's base.
+  std::optional<OptionsValue> result;
+  bool ok = true;
+  for (const ast::OptionsExpr *part : llvm::cast<ast::ConcatOptions>(e).parts) {
+    std::optional<OptionsValue> o = part ? evalOptions(*part) : std::nullopt;
+    if (!o) {
+      ok = false;
+      continue;
+    }
+    if (!result) {
+      result = std::move(o);
+      continue;
+    }
+    llvm::append_range(result->options.configs, o->options.configs);
+    llvm::append_range(result->partials, o->partials);
   }
-  const auto &list = llvm::cast<ast::ListOptions>(e);
-  ir::Options result;
-  result.loc = list.getRange();
-  // The index in `result.configs` of each element, or -1 if it failed.
+  if (!ok || !result)
+    return std::nullopt;
+  result->options.loc = e.getRange();
+  return result;
+}
+
+std::optional<OptionsValue> PlatformResolver::evalNamedOptions(const ast::NamedOptions &named) {
+  const OptionsValue *o = lookupOptions(named.name);
+  if (!o)
+    return std::nullopt;
+  if (named.withs.empty())
+    return *o;
+  // MCT's QuantizationConfigOptions.clone_and_edit: each candidate (the
+  // base among them) is edited as `CONFIG with {...}` would be. The same
+  // problem in two candidates is reported once.
+  OptionsValue result = *o;
+  result.options.loc = named.getRange();
+  for (size_t i = 0; i < result.partials.size(); ++i) {
+    PartialConfig &p = result.partials[i];
+    for (const ast::BlockValue *w : named.withs)
+      if (w)
+        builder.applyConfigBlock(p, *w);
+    checkConfig(c, p);
+    ir::OpConfig &cfg = result.options.configs[i];
+    cfg = finalizeConfig(p, cfg.name, named.getRange());
+    record(p, cfg);
+  }
+  return result;
+}
+
+std::optional<OptionsValue> PlatformResolver::evalListOptions(const ast::ListOptions &list) {
+  OptionsValue result;
+  result.options.loc = list.getRange();
+  // The index in `result` of each element, or -1 if it failed.
   std::vector<int> index;
   for (const ast::Value *v : list.elements) {
-    std::optional<ir::OpConfig> cfg = v ? evalOptionElement(*v) : std::optional<ir::OpConfig>();
-    index.push_back(cfg ? static_cast<int>(result.configs.size()) : -1);
-    if (cfg)
-      result.configs.push_back(std::move(*cfg));
+    auto cfg = v ? evalOptionElement(*v) : std::nullopt;
+    index.push_back(cfg ? static_cast<int>(result.partials.size()) : -1);
+    if (cfg) {
+      result.partials.push_back(std::move(cfg->first));
+      result.options.configs.push_back(std::move(cfg->second));
+    }
   }
 
   if (!list.base) {
@@ -223,56 +326,67 @@ std::optional<ir::Options> PlatformResolver::evalOptions(const ast::OptionsExpr 
     else if (matches.size() > 1)
       c.diags.emit(list.base->range, diag::err_base_ambiguous, list.base->name, matches.size());
     else if (index[matches[0]] >= 0)
-      result.base = static_cast<unsigned>(index[matches[0]]);
+      result.options.base = static_cast<unsigned>(index[matches[0]]);
   }
-  if (result.configs.empty())
+  if (result.partials.empty())
     return std::nullopt;
   return result;
 }
 
-std::optional<ir::OpConfig> PlatformResolver::evalOptionElement(const ast::Value &v) {
+std::optional<std::pair<PartialConfig, ir::OpConfig>>
+PlatformResolver::evalOptionElement(const ast::Value &v) {
   auto *named = llvm::dyn_cast<ast::NameValue>(&v);
+  // `super` is named after the config it stands for.
+  const ScopeDef *def = named ? definitionOf(named->name) : nullptr;
+  std::string name = def ? def->name->name : named ? named->name.name : "";
   if (named && named->withs.empty()) {
     const PartialConfig *p = lookupConfig(named->name);
     if (!p)
       return std::nullopt;
-    return finalizeConfig(*p, named->name.name, scope.lookup(named->name.name)->name->range);
+    return std::make_pair(*p, finalizeConfig(*p, name, definitionOf(named->name)->name->range));
   }
   // `NAME with {...}` or an inline block.
   std::optional<PartialConfig> p = builder.buildConfig(v);
   if (!p)
     return std::nullopt;
   checkConfig(c, *p);
-  ir::OpConfig cfg = finalizeConfig(*p, named ? named->name.name : "", v.getRange());
+  ir::OpConfig cfg = finalizeConfig(*p, name, v.getRange());
   record(*p, cfg);
-  return cfg;
+  return std::make_pair(std::move(*p), std::move(cfg));
 }
 
-const std::optional<ir::Options> &PlatformResolver::opsetOptions(const ast::OpsetDecl &d,
-                                                                 unsigned level) {
+const std::optional<OptionsValue> &PlatformResolver::opsetOptions(const ast::OpsetDecl &d,
+                                                                  unsigned level) {
   auto it = opsets.find(&d);
   if (it != opsets.end())
     return it->second;
-  std::optional<ir::Options> o;
+  std::optional<OptionsValue> o;
   if (d.options) {
-    LevelGuard guard(currentLevel, level);
-    o = evalOptions(*d.options);
+    // The opset's definition (any of its names: `super` needs one name).
+    const ScopeDef *def = nullptr;
+    for (const ast::Ident &n : d.names)
+      if (const ScopeDef *sd = scope.lookup(n.name); sd && sd->item == &d)
+        def = sd;
+    for (const auto &[key, sd] : scope.replaced)
+      if (!def && sd.item == &d)
+        def = &sd;
+    o = inFrame(level, def, [&] { return evalOptions(*d.options); }).first;
   }
   return opsets.emplace(&d, std::move(o)).first->second;
 }
 
-const std::optional<ir::Options> &PlatformResolver::defaultOptions() {
+const std::optional<OptionsValue> &PlatformResolver::defaultOptions() {
   if (defaultMemo)
     return *defaultMemo;
   defaultMemo.emplace();
   if (!scope.defaultDecl || !scope.defaultDecl->decl->options)
     return *defaultMemo;
   const ast::DefaultDecl &d = *scope.defaultDecl->decl;
-  LevelGuard guard(currentLevel, scope.defaultDecl->level);
-  std::optional<ir::Options> o = evalOptions(*d.options);
+  std::optional<OptionsValue> o =
+      inFrame(scope.defaultDecl->level, nullptr, [&] { return evalOptions(*d.options); }).first;
   if (o) {
     auto *list = llvm::dyn_cast<ast::ListOptions>(d.options);
-    size_t count = list ? list->elements.size() : o->configs.size();
+    size_t count = list ? list->elements.size() : o->options.configs.size();
     if (count != 1)
       c.diags.emit(d.options->getRange(), diag::err_default_not_one_config, count);
   }

@@ -29,6 +29,24 @@ struct ExpectedKind {
   const char *withArticle; ///< "a config": ... but a config is expected here
 };
 
+/// Sets `currentLevel` for the duration of a scope.
+class LevelGuard {
+public:
+  LevelGuard(unsigned &slot, unsigned level) : slot(slot), saved(slot) { slot = level; }
+  ~LevelGuard() { slot = saved; }
+
+private:
+  unsigned &slot;
+  unsigned saved;
+};
+
+/// Options together with each candidate's partial config: an options-level
+/// `with` edits those, as a config-level one does.
+struct OptionsValue {
+  ir::Options options;
+  std::vector<PartialConfig> partials;
+};
+
 class PlatformResolver : public QuantNames {
 public:
   PlatformResolver(Compilation &c, const PlatformScope &scope, const PlatformResult *parent)
@@ -50,6 +68,11 @@ private:
   /// The definition `ref` names, or null after reporting that it is
   /// undefined or of the wrong kind.
   const ScopeDef *resolveRef(const ast::Ident &ref, const ExpectedKind &kind);
+  /// What `super` names where it is written: the definition that the
+  /// override being evaluated replaced; null after reporting a misuse.
+  const ScopeDef *superOf(const ast::Ident &ref);
+  /// The definition `ref` names, without diagnostics (`super` included).
+  const ScopeDef *definitionOf(const ast::Ident &ref) const;
 
   /// Evaluates the definition `def` named by `ref` once, with `compute`;
   /// a reference back to a definition being evaluated is a cycle.
@@ -58,10 +81,13 @@ private:
                     const ScopeDef &def, F compute);
 
   // Options and opsets (PlatformResolver.cpp).
-  const ir::Options *lookupOptions(const ast::Ident &name);
-  std::optional<ir::Options> evalOptions(const ast::OptionsExpr &e);
-  std::optional<ir::OpConfig> evalOptionElement(const ast::Value &v);
-  const std::optional<ir::Options> &opsetOptions(const ast::OpsetDecl &d, unsigned level);
+  const OptionsValue *lookupOptions(const ast::Ident &name);
+  std::optional<OptionsValue> evalOptions(const ast::OptionsExpr &e);
+  std::optional<OptionsValue> evalListOptions(const ast::ListOptions &list);
+  /// `NAME with {...}`: every candidate of NAME edited.
+  std::optional<OptionsValue> evalNamedOptions(const ast::NamedOptions &named);
+  std::optional<std::pair<PartialConfig, ir::OpConfig>> evalOptionElement(const ast::Value &v);
+  const std::optional<OptionsValue> &opsetOptions(const ast::OpsetDecl &d, unsigned level);
   /// One item to evaluate: a named definition in effect (`def` set), the
   /// `default` in effect, or a `fuse` / `remove fuse`.
   struct EvalStep {
@@ -76,7 +102,7 @@ private:
   std::vector<EvalStep> evaluationOrder() const;
   void evaluateDefinitions();
   /// The `default` in effect (Rule 5), evaluated once.
-  const std::optional<ir::Options> &defaultOptions();
+  const std::optional<OptionsValue> &defaultOptions();
   /// Records a resolved config for Rule 11.
   void record(const PartialConfig &partial, const ir::OpConfig &cfg);
 
@@ -116,9 +142,28 @@ private:
   /// definition's text gets a note at them (resolveRef, evaluate).
   struct Frame {
     unsigned level;
+    /// The definition (`super` names what it replaces); null for others.
+    const ScopeDef *def;
     std::vector<const ScopeDef *> overrides;
   };
   std::vector<Frame> frames;
+  /// Runs `compute` as the evaluation of `def` (null: the `default`) at
+  /// `level`, noting the overrides it used on the errors in its text.
+  template <typename F> auto inFrame(unsigned level, const ScopeDef *def, F compute) {
+    size_t first = c.diags.getDiagnostics().size();
+    frames.push_back({level, def, {}});
+    decltype(compute()) value;
+    {
+      LevelGuard guard(currentLevel, level);
+      value = compute();
+    }
+    std::vector<const ScopeDef *> overrides = std::move(frames.back().overrides);
+    frames.pop_back();
+    noteOverrides(first, overrides);
+    for (const ScopeDef *o : overrides)
+      useOverride(o);
+    return std::make_pair(std::move(value), std::move(overrides));
+  }
   /// Notes at `overrides` on the errors since index `first` that are not in
   /// this platform's own text.
   void noteOverrides(size_t first, const std::vector<const ScopeDef *> &overrides);
@@ -132,11 +177,11 @@ private:
 
   std::map<std::string, Memo<PartialAttr>> attrs;
   std::map<std::string, Memo<PartialConfig>> configs;
-  std::map<std::string, Memo<ir::Options>> options;
+  std::map<std::string, Memo<OptionsValue>> options;
   std::map<std::string, Memo<std::vector<std::string>>> groups;
-  std::map<const ast::OpsetDecl *, std::optional<ir::Options>> opsets;
+  std::map<const ast::OpsetDecl *, std::optional<OptionsValue>> opsets;
   std::map<const ast::FuseDecl *, std::optional<std::vector<std::vector<std::string>>>> patterns;
-  std::optional<std::optional<ir::Options>> defaultMemo;
+  std::optional<std::optional<OptionsValue>> defaultMemo;
 
   /// Every config resolved for the platform, for Rule 11.
   struct SeenConfig {
@@ -146,21 +191,13 @@ private:
   std::vector<SeenConfig> seen;
 };
 
-/// Sets `currentLevel` for the duration of a scope.
-class LevelGuard {
-public:
-  LevelGuard(unsigned &slot, unsigned level) : slot(slot), saved(slot) { slot = level; }
-  ~LevelGuard() { slot = saved; }
-
-private:
-  unsigned &slot;
-  unsigned saved;
-};
-
 template <typename T, typename F>
 const T *PlatformResolver::evaluate(std::map<std::string, Memo<T>> &memo, const ast::Ident &ref,
                                     const ScopeDef &def, F compute) {
-  Memo<T> &m = memo[ref.name];
+  // A definition an override replaced (`super`) has a memo of its own.
+  Memo<T> &m = memo[scope.lookup(def.name->name) == &def
+                        ? def.name->name
+                        : def.name->name + '\0' + std::to_string(def.level)];
   switch (m.state) {
   case Memo<T>::Done:
     for (const ScopeDef *o : m.overrides)
@@ -178,19 +215,9 @@ const T *PlatformResolver::evaluate(std::map<std::string, Memo<T>> &memo, const 
     break;
   }
   m.state = Memo<T>::Active;
-  std::optional<T> value;
-  size_t first = c.diags.getDiagnostics().size();
-  frames.push_back({def.level, {}});
-  {
-    LevelGuard guard(currentLevel, def.level);
-    value = compute();
-  }
-  std::vector<const ScopeDef *> overrides = std::move(frames.back().overrides);
-  frames.pop_back();
-  noteOverrides(first, overrides);
-  for (const ScopeDef *o : overrides)
-    useOverride(o);
-  m.overrides = overrides;
+  auto [value, overrides] =
+      inFrame(def.level, &def, [&]() -> std::optional<T> { return compute(); });
+  m.overrides = std::move(overrides);
   // `m` is still valid: std::map never moves its elements.
   m.state = value ? Memo<T>::Done : Memo<T>::Failed;
   m.value = std::move(value);

@@ -90,6 +90,11 @@ private:
   }
 
   void define(const ast::Ident &name, DefKind kind, const ast::PlatformItem &item) {
+    // `super` names what an override replaces (the resolver).
+    if (name.name == "super") {
+      c.diags.emit(name.range, diag::err_super_defined, describeDefKind(kind));
+      return;
+    }
     auto [first, fresh] = namesHere.emplace(name.name, &name);
     if (!fresh) {
       c.diags.emit(name.range, diag::err_redefinition, name.name)
@@ -133,6 +138,7 @@ private:
       s.opsetOrder.erase(std::find(s.opsetOrder.begin(), s.opsetOrder.end(), name.name));
     else if (prev.kind != DefKind::Opset && kind == DefKind::Opset)
       s.opsetOrder.push_back(name.name);
+    s.replaced.insert_or_assign({name.name, level}, prev);
     prev = def;
   }
 

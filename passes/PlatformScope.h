@@ -52,6 +52,9 @@ struct PlatformScope {
   /// The `extends` chain, root first; the platform itself is the last.
   std::vector<const ast::PlatformDecl *> chain;
   std::map<std::string, ScopeDef> defs;
+  /// The definition each `override` replaced, by (name, level of the
+  /// override): what `super` names in it.
+  std::map<std::pair<std::string, unsigned>, ScopeDef> replaced;
   /// The level at which each name was first defined (for suggestions: the
   /// definitions of a level only know the names of that level and above).
   std::map<std::string, unsigned> firstLevel;
@@ -72,6 +75,11 @@ struct PlatformScope {
   const ScopeDef *lookup(llvm::StringRef name) const {
     auto it = defs.find(name.str());
     return it == defs.end() ? nullptr : &it->second;
+  }
+  /// The definition that `def` (an override) replaced, if any.
+  const ScopeDef *replacedBy(const ScopeDef &def) const {
+    auto it = replaced.find({def.name->name, def.level});
+    return it == replaced.end() ? nullptr : &it->second;
   }
   /// True when `item` is in effect for `name`.
   bool isInEffect(const ast::PlatformItem *item, llvm::StringRef name) const {

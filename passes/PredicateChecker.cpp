@@ -414,6 +414,7 @@ TypedOperand PredicateChecker::checkOperand(const ast::Operand &operand) {
   case ast::Node::Kind::ListValue:
   case ast::Node::Kind::NamedOptions:
   case ast::Node::Kind::ListOptions:
+  case ast::Node::Kind::ConcatOptions:
   case ast::Node::Kind::SetName:
   case ast::Node::Kind::SetUnion:
   case ast::Node::Kind::VersionItem:
@@ -633,6 +634,7 @@ ir::Predicate PredicateChecker::check(const ast::Pred &pred) {
   case ast::Node::Kind::ListValue:
   case ast::Node::Kind::NamedOptions:
   case ast::Node::Kind::ListOptions:
+  case ast::Node::Kind::ConcatOptions:
   case ast::Node::Kind::SetName:
   case ast::Node::Kind::SetUnion:
   case ast::Node::Kind::VersionItem:
