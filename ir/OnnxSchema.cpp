@@ -295,6 +295,7 @@ static OnnxOpVersion convertVersion(const onnxns::OpSchema &schema) {
   for (const auto &param : schema.inputs()) {
     OnnxInput in;
     in.name = param.GetName();
+    in.differentiable = param.GetDifferentiationCategory() == onnxns::OpSchema::Differentiable;
     switch (param.GetOption()) {
     case onnxns::OpSchema::Single:
       in.option = OnnxInput::Option::Single;

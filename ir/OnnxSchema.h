@@ -18,6 +18,7 @@
 
 #include "llvm/ADT/StringRef.h"
 
+#include <algorithm>
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -83,6 +84,9 @@ struct OnnxInput {
   enum class Option { Single, Optional, Variadic };
   std::string name;
   Option option = Option::Single;
+  /// The schema marks it differentiable: data the op computes with (Add's
+  /// B, Concat's inputs), not a parameter (Clip's bounds, Resize's scales).
+  bool differentiable = false;
 };
 
 /// One version of an operator's schema (valid from `sinceVersion` of its
@@ -98,6 +102,13 @@ struct OnnxOpVersion {
   std::vector<OnnxAttr> attributes;
 
   const OnnxAttr *findAttr(llvm::StringRef name) const;
+  /// The formal input that input `index` of a node binds to (the last one
+  /// when it is variadic), or null.
+  const OnnxInput *inputAt(int64_t index) const {
+    if (!hasInput(index) || inputs.empty())
+      return nullptr;
+    return &inputs[std::min(size_t(index), inputs.size() - 1)];
+  }
   /// Whether a node of this version may have an input at `index` (0-based).
   bool hasInput(int64_t index) const {
     return index >= 0 && (!maxInputs || uint64_t(index) < *maxInputs);

@@ -38,13 +38,18 @@ struct OptionsRef {
   std::string configId(unsigned i) const { return owner + "." + std::to_string(i); }
 };
 
+/// A weight of a node: a slot the framework declares (`kernel`, `bias`), or
+/// a constant operand (slot `input[i]`, no `decl`: a float constant the op
+/// computes with, quantized by the config's default weight config).
 struct PlanWeight {
   std::string slot;
   const ir::WeightSlot *decl = nullptr; ///< the framework's declaration
   int64_t inputIndex = 0;
   const graph::Value *input = nullptr; ///< null: the node lacks the input
   ir::AttrConfig config;
-  std::optional<int64_t> axis; ///< `out` axis, normalized (per channel only)
+  /// The tensor's output-channel axis, normalized, when it has one.
+  std::optional<int64_t> channelAxis;
+  std::optional<int64_t> axis; ///< `channelAxis` when quantized per channel
   bool quantize = false;
   /// Filled by `tpcc quantize`: one grid per channel (or one), and the LUT
   /// tables of LUT methods.

@@ -364,15 +364,17 @@ void plan::printExplanation(const Plan &plan, const PlanNode &pn, const SourceMa
   if (!pn.weights.empty()) {
     os << "weights:\n";
     for (const PlanWeight &w : pn.weights)
-      os << fmt::format("  {} = input[{}] {}: {} {}-bit{}{} -> {}\n", w.slot, w.inputIndex,
-                        w.input ? "`" + w.input->name + "`" : "(absent)",
-                        ir::toString(w.config.method), w.config.bits,
-                        w.config.perChannel ? " per-channel" : "",
-                        w.axis ? fmt::format(" (axis {})", *w.axis) : "",
-                        w.quantize           ? "quantized"
-                        : !w.input           ? "absent"
-                        : !w.input->constant ? "not a constant, not quantized"
-                                             : "not quantized");
+      os << fmt::format(
+          "  {}input[{}] {}: {} {}-bit{}{} -> {}\n", w.decl ? w.slot + " = " : "constant operand ",
+          w.inputIndex, w.input ? "`" + w.input->name + "`" : "(absent)",
+          ir::toString(w.config.method), w.config.bits, w.config.perChannel ? " per-channel" : "",
+          w.axis                ? fmt::format(" (axis {})", *w.axis)
+          : w.config.perChannel ? " (one grid: no channel axis)"
+                                : "",
+          w.quantize           ? "quantized"
+          : !w.input           ? "absent"
+          : !w.input->constant ? "not a constant, not quantized"
+                               : "not quantized");
   }
   os << "activations:\n";
   for (const graph::Value *v : n.outputs) {

@@ -1,6 +1,7 @@
 //===- Planner.cpp - Matching, weights, tensors and plan-time checks -------===//
 
 #include "backends/Backends.h"
+#include "backends/plan/ConstantOperands.h"
 #include "backends/plan/Plan.h"
 #include "backends/plan/PredicateEval.h"
 #include "ir/graph/OnnxIO.h"
@@ -292,11 +293,12 @@ void Planner::applyChoices(const Choices &choices) {
 
 void Planner::planWeights(PlanNode &pn) {
   const Node &n = *pn.node;
-  auto it = slotsByOp.find(n.opType);
   // A chain's constants are part of its pattern, not weights.
-  if (it == slotsByOp.end() || pn.chain >= 0)
+  if (pn.chain >= 0)
     return;
-  for (const ir::WeightSlot *ws : it->second) {
+  auto it = slotsByOp.find(n.opType);
+  for (const ir::WeightSlot *ws :
+       it == slotsByOp.end() ? std::vector<const ir::WeightSlot *>() : it->second) {
     bool seen = std::any_of(pn.weights.begin(), pn.weights.end(),
                             [&](const PlanWeight &w) { return w.slot == ws->slot; });
     if (seen || (ws->where && !evaluate(*ws->where, model, n)))
@@ -317,15 +319,18 @@ void Planner::planWeights(PlanNode &pn) {
                      w.input->name);
     } else {
       w.quantize = w.config.quantize;
-      if (w.config.perChannel && ws->outAxis) {
+      if (ws->outAxis) {
         int64_t rank = int64_t(w.input->constant->dims.size());
         int64_t a = *ws->outAxis < 0 ? *ws->outAxis + rank : *ws->outAxis;
         if (a >= 0 && a < rank)
-          w.axis = a;
+          w.channelAxis = a;
       }
+      if (w.config.perChannel)
+        w.axis = w.channelAxis;
     }
     pn.weights.push_back(std::move(w));
   }
+  addConstantOperands(pn, model);
 }
 
 /// The activation quantizer of output `v` of node `pn`.

@@ -284,12 +284,8 @@ static double weightBits(const PlanNode &pn, const ir::OpConfig &c) {
     if (!ir::isLut(a.method))
       continue;
     double channels = 1;
-    if (a.perChannel && w.decl && w.decl->outAxis) {
-      int64_t rank = int64_t(t.dims.size());
-      int64_t axis = *w.decl->outAxis < 0 ? *w.decl->outAxis + rank : *w.decl->outAxis;
-      if (axis >= 0 && axis < rank)
-        channels = double(t.dims[size_t(axis)]);
-    }
+    if (a.perChannel && w.channelAxis)
+      channels = double(t.dims[size_t(*w.channelAxis)]);
     total += channels * std::ldexp(1.0, a.bits) * a.lutBits.value_or(8);
   }
   return total;

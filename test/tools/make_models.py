@@ -372,6 +372,24 @@ def quantize_models():
         [vi("x", [1, 1, 8, 8])], [vi("y", [1, 4, 8, 8])],
         [w("W", [4, 1, 3, 3]), pos("s", 4), w("b", [4]), w("m", [4]), pos("v", 4)])
 
+    # Constant operands (MCT's positional weights): a per-channel scale and shift
+    # ([4,1,1] and [1,4,1,1]: one axis longer than 1; after the Clip, so that the
+    # clean-up cannot fold them into the Conv), a constant table concatenated
+    # on the channel axis ([1,2,8,8]: the axis lined up with the output's axis 1), a
+    # scalar (per tensor); the Clip's bounds are parameters, not operands.
+    yield "constant_operands", model(
+        [node("Conv", "conv", ["x", "W"], ["c"]),
+         node("Clip", "clip", ["c", "zero", "six"], ["r"]),
+         node("Mul", "scale", ["r", "s"], ["m"]),
+         node("Add", "shift", ["m", "t"], ["a"]),
+         node("Concat", "cat", ["a", "table"], ["k"], axis=1),
+         node("Add", "eps", ["k", "e"], ["y"])],
+        [vi("x", [1, 4, 8, 8])], [vi("y", [1, 6, 8, 8])],
+        [w("W", [4, 4, 1, 1]), const("s", [0.5, 1.0, 1.5, 2.0], [4, 1, 1]),
+         const("t", [-0.25, 0.0, 0.25, 0.5], [1, 4, 1, 1]), const("zero", 0.0),
+         const("six", 6.0), const("table", rng.uniform(0, 3, 128), [1, 2, 8, 8]),
+         const("e", 0.001)])
+
 
 def quantize_data():
     rng = np.random.RandomState(13)
@@ -379,6 +397,7 @@ def quantize_data():
     yield "zero.npy", np.zeros((0, 1, 8, 8), np.float32)
     yield "f64.npy", rng.uniform(0, 1, (4, 1, 8, 8))
     yield "shape.npy", rng.uniform(0, 1, (4, 1, 9, 9)).astype(np.float32)
+    yield "x4.npy", rng.uniform(-1, 1, (8, 4, 8, 8)).astype(np.float32)
 
 
 def run_data():

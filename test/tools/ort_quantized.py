@@ -81,6 +81,14 @@ ZOO = ["mnist-8.onnx", "squeezenet_cifar10.onnx", "HAR-CNN.onnx", "KWS-DNN_S.onn
 ZOO_CASES = [("imx500", None, None, ""), ("default", None, None, ""),
              ("ort_cpu_no_vnni", None, None, "")]
 
+# Small models of the lit tests, each with its calibration data (also the input) and
+# the platforms to check: constant operands (imx500_v4's const8 / const8_pt, and a
+# spec of the lit test's: per-channel and per-tensor constants of Mul, Add, Concat).
+LIT_DIR = os.path.join(HERE, "..", "lit", "quantize", "Inputs")
+LIT = {"constant_operands.onnx": "x4.npy"}
+LIT_CASES = [("imx500_v4", None, None, ""), ("cops", None, None, "")]
+PLATFORM_FILES = {"cops": os.path.join(LIT_DIR, "constant_operands.tpc")}
+
 
 def host_has_vnni():
     """Whether this CPU has VNNI (AVX512-VNNI or AVX-VNNI): ORT's u8 x s8 kernels
@@ -127,6 +135,16 @@ def zoo_data(model, args, work):
     return calib, [(name, feed)]
 
 
+def lit_data(model, args, work):
+    """The lit model's calibration data, and its first sample as the input (the
+    models have batch 1)."""
+    calib = os.path.join(LIT_DIR, LIT[model])
+    (name, _, _), = inputs_of(os.path.join(LIT_DIR, model))
+    feed = os.path.join(work, "x.npy")
+    np.save(feed, np.load(calib)[:1])
+    return calib, [(name, feed)]
+
+
 def ort_quantizes_weights(path):
     """Whether ORT's WeightBiasQuantization rewrites the QDQ model at `path`: a
     Conv, ConvTranspose or Gemm reading a DequantizeLinear, with a float constant
@@ -146,10 +164,12 @@ def check(model, data, platform, recipe, choose, suffix, args):
     work = os.path.join(args.work, tag)
     os.makedirs(work, exist_ok=True)
     calib, feeds = data(model, args, work)
-    path = os.path.join(args.models, "zoo" if data is zoo_data else "", model)
+    path = os.path.join(LIT_DIR, model) if data is lit_data else \
+        os.path.join(args.models, "zoo" if data is zoo_data else "", model)
     out, report = os.path.join(work, "q.onnx"), os.path.join(work, "report.json")
     cmd = [args.tpcc, "quantize", "--platform", platform, "--calib", calib, path, "-o", out,
-           "--report", report, "--progress=never"]
+           "--report", report, "--progress=never"] + \
+        ([PLATFORM_FILES[platform]] if platform in PLATFORM_FILES else [])
     if choose:
         cmd += ["--choose", f"{LAST_GEMM[model]}={choose}"]
     if recipe:
@@ -248,7 +268,8 @@ def main():
     failed = total = 0
     runs = [(m, shared_data, c) for m in MODELS for c in CASES] + \
            [("fashion_mbv2.onnx", shared_data, c) for c in MBV2_CASES] + \
-           [(m, zoo_data, c) for m in ZOO for c in ZOO_CASES]
+           [(m, zoo_data, c) for m in ZOO for c in ZOO_CASES] + \
+           [(m, lit_data, c) for m in LIT for c in LIT_CASES]
     if args.quick:  # per-tensor, per-channel 4-bit, composite chains, an old-opset zoo model
         runs = [(m, shared_data, c) for m in MODELS[:1] for c in (CASES[0], CASES[4])] + \
                [("fashion_mbv2.onnx", shared_data, MBV2_CASES[0])] + \

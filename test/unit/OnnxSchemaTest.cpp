@@ -1,6 +1,8 @@
 //===- OnnxSchemaTest.cpp - Tests of the ONNX operator schema index -------===//
 #include "ir/OnnxSchema.h"
 
+#include "backends/plan/ConstantOperands.h"
+
 #include "support/Diagnostics.h"
 
 #include <gtest/gtest.h>
@@ -258,6 +260,40 @@ TEST(OnnxSchemaTest, SameIndexFromManyThreads) {
     t.join();
   for (const OnnxSchemaIndex *p : seen)
     EXPECT_EQ(p, &OnnxSchemaIndex::get());
+}
+
+// Constant operands (backends/plan/ConstantOperands.h) are the inputs a schema
+// marks differentiable: data, not parameters.
+TEST(OnnxSchemaTest, DifferentiableInputs) {
+  const auto &idx = ir::OnnxSchemaIndex::get();
+  auto diff = [&](const char *op, int64_t i) {
+    const ir::OnnxOpVersion *v = idx.find(op)->atOpset(13);
+    const ir::OnnxInput *in = v ? v->inputAt(i) : nullptr;
+    return in && in->differentiable;
+  };
+  EXPECT_TRUE(diff("Add", 1));
+  EXPECT_TRUE(diff("Mul", 0));
+  EXPECT_TRUE(diff("Concat", 3)); // variadic: every input is the last formal one
+  EXPECT_TRUE(diff("Gather", 0));
+  EXPECT_FALSE(diff("Gather", 1));
+  EXPECT_FALSE(diff("Clip", 1));
+  EXPECT_FALSE(diff("Clip", 2));
+  EXPECT_FALSE(diff("Resize", 2));
+  EXPECT_FALSE(diff("Pad", 2));
+  EXPECT_FALSE(diff("Reshape", 1));
+  EXPECT_FALSE(diff("Add", 2)); // no such input
+}
+
+TEST(ConstantOperandsTest, ChannelAxis) {
+  using plan::constantChannelAxis;
+  EXPECT_EQ(constantChannelAxis({4, 1, 1}, 4), 0); // the one long axis
+  EXPECT_EQ(constantChannelAxis({1, 4, 1, 1}, 4), 1);
+  EXPECT_EQ(constantChannelAxis({1, 2, 8, 8}, 4), 1); // lined up with the output's 1
+  EXPECT_EQ(constantChannelAxis({2, 8, 8}, 4), 0);
+  EXPECT_EQ(constantChannelAxis({8, 8}, 4), std::nullopt); // lines up with axis 2, 3
+  EXPECT_EQ(constantChannelAxis({}, 4), std::nullopt);     // a scalar: per tensor
+  EXPECT_EQ(constantChannelAxis({3, 5}, std::nullopt), std::nullopt);
+  EXPECT_EQ(constantChannelAxis({96}, 3), 0); // a transformer's [N, T, C]
 }
 
 } // namespace

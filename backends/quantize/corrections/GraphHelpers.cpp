@@ -104,12 +104,8 @@ const plan::PlanNode *edits::planNodeOf(const plan::Plan &plan, const Node *n) {
 
 std::optional<int64_t> edits::kernelOutAxis(const plan::PlanNode &pn) {
   for (const plan::PlanWeight &w : pn.weights) {
-    if (w.inputIndex != 1 || !w.decl || !w.decl->outAxis || !w.input || !w.input->constant)
-      continue;
-    int64_t rank = int64_t(w.input->constant->dims.size());
-    int64_t a = *w.decl->outAxis < 0 ? *w.decl->outAxis + rank : *w.decl->outAxis;
-    if (a >= 0 && a < rank)
-      return a;
+    if (w.inputIndex == 1 && w.decl && w.channelAxis)
+      return w.channelAxis;
   }
   return std::nullopt;
 }

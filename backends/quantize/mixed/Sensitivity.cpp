@@ -207,12 +207,7 @@ LogicalResult Measurer::prepareWeights() {
           recipe.quantizeWeights == false || pw.input->constant->elem != graph::ElemType::Float)
         continue;
       rt::Tensor t = rt::Tensor::fromGraph(*pw.input->constant);
-      std::optional<int64_t> axis;
-      if (pw.decl && pw.decl->outAxis && t.rank() > 0) {
-        int64_t a = *pw.decl->outAxis < 0 ? *pw.decl->outAxis + t.rank() : *pw.decl->outAxis;
-        if (a >= 0 && a < t.rank())
-          axis = a;
-      }
+      std::optional<int64_t> axis = pw.channelAxis;
       bool any = false;
       for (unsigned c : cands) {
         ir::AttrConfig ac =
