@@ -188,6 +188,7 @@ bool PlanQuantizer::weights(const plan::PlanNode &pn) {
         selectWeightGrids(t, c, pw.axis, recipe, h == hessians.end() ? nullptr : &h->second);
     w.node = n.name;
     w.inputIndex = unsigned(pw.inputIndex);
+    w.operand = !pw.decl;
     int64_t channels = int64_t(w.grids.size());
     TensorReport r;
     r.tensor = pw.input->name;

@@ -112,7 +112,9 @@ std::unique_ptr<FakeQuantModel> FakeQuantModel::create(graph::Model &model, Quan
     c.minThreshold = options.minThreshold;
     c.candidateBits = candidateBits(plan, wq.node, wq.inputIndex);
     c.grids = wq.grids;
-    s->quantizer = trainableQuantizer(c.target, c.method, options.weights)(c);
+    s->quantizer = wq.operand && !options.trainOperands
+                       ? fixedQuantizer(c)
+                       : trainableQuantizer(c.target, c.method, options.weights)(c);
     if (wq.inputIndex == 1 && graph::opTraits(*n).linear)
       if (TrainingWeight *b = addWeight(*n, 2))
         b->bias = true;

@@ -64,6 +64,9 @@ struct FakeQuantOptions {
   QuantizerKind weights = QuantizerKind::Ste, activations = QuantizerKind::Ste;
   /// False: the activations keep their grids exactly (fixedQuantizer).
   bool trainActivations = true;
+  /// False: constant operands (WeightQDQ::operand) keep their nearest
+  /// rounding on their grids (fixedQuantizer); GPTQ trains kernels only.
+  bool trainOperands = true;
   /// The recipe's `min_threshold`: no trained threshold goes below it.
   double minThreshold = ir::kDefaultMinThreshold;
 };

@@ -176,6 +176,7 @@ LogicalResult quant::gradientGptq(graph::Model &model, QuantizeResult &result,
   FakeQuantOptions fo;
   fo.weights = options.rounding;
   fo.trainActivations = false;
+  fo.trainOperands = false;
   fo.minThreshold = options.minThreshold;
   std::unique_ptr<FakeQuantModel> fq = FakeQuantModel::create(model, result, plan, fo, diags);
   if (!fq)
@@ -188,7 +189,7 @@ LogicalResult quant::gradientGptq(graph::Model &model, QuantizeResult &result,
   std::vector<const graph::Value *> points, teacherPoints;
   for (size_t k = 0; k < fq->weights.size(); ++k) {
     TrainingWeight &s = fq->weights[k];
-    if (!s.quantizer)
+    if (!s.quantizer || result.spec.weights[s.spec].operand)
       continue;
     if (s.quantizer->kind() != options.rounding) {
       report.skipped.emplace_back(s.node, kLutSkipReason);

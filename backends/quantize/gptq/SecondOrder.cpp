@@ -184,7 +184,7 @@ LogicalResult quant::secondOrderRounding(graph::Model &model, QuantizeResult &re
     const WeightQDQ &wq = result.spec.weights[k];
     const graph::Node *n = edits::nodeNamed(g, wq.node);
     const graph::Value *wv = n ? n->input(wq.inputIndex) : nullptr;
-    if (!n || !wv || !wv->constant || taken[wv->id])
+    if (!n || !wv || !wv->constant || taken[wv->id] || wq.operand)
       continue;
     Layer l;
     l.node = n;

@@ -124,6 +124,7 @@ bool PlanReader::node(const json::Object &n) {
       WeightQDQ q;
       q.node = node->name;
       q.inputIndex = unsigned(index);
+      q.operand = llvm::StringRef(slot).startswith("input[");
       llvm::Optional<int64_t> axis = w->getInteger("axis");
       rt::Tensor t = rt::Tensor::fromGraph(*in->constant);
       if (t.elem() != graph::ElemType::Float)

@@ -45,6 +45,9 @@ struct WeightQDQ {
   unsigned inputIndex = 0;
   int64_t axis = -1;            ///< per-channel axis of the weight, -1: per tensor
   std::vector<QuantGrid> grids; ///< one per channel along `axis`, or one
+  /// A constant operand (the plan's `input[i]`), not a framework slot: GPTQ
+  /// leaves it rounded to nearest, as MCT's trains kernels only.
+  bool operand = false;
 };
 
 /// A bias input to store as int32 = round(b / (s_in * s_w[c])).
