@@ -1,7 +1,7 @@
 //===- Evaluate.cpp - `tpcc run` and `tpcc eval` as library calls -----------===//
 #include "runtime/Evaluate.h"
 
-#include "runtime/OrtWeightBias.h"
+#include "runtime/OrtPropagation.h"
 
 #include "ir/graph/OnnxIO.h"
 #include "runtime/DataIO.h"
@@ -47,7 +47,7 @@ LogicalResult readData(const std::string &path, Tensor &t, DiagnosticEngine &dia
 
 /// Loads the model and prepares its executor; null after errors. `asOrt`
 /// (`--ort-cpu`): first the rewrites ORT makes before it runs a QDQ model
-/// (WeightBiasQuantization).
+/// (PadFusion, QDQPropagationTransformer, WeightBiasQuantization).
 std::unique_ptr<Executor> load(const std::string &path, std::unique_ptr<graph::Model> &model,
                                DiagnosticEngine &diags, bool asOrt) {
   graph::LoadOptions options;
@@ -55,8 +55,7 @@ std::unique_ptr<Executor> load(const std::string &path, std::unique_ptr<graph::M
   model = graph::loadModel(path, diags, options);
   if (!model || diags.hasErrors())
     return nullptr;
-  if (asOrt && ortWeightBiasQuantization(*model) &&
-      failed(graph::verifyGraph(model->graph, path, diags)))
+  if (asOrt && ortLevel1Rewrites(*model) && failed(graph::verifyGraph(model->graph, path, diags)))
     return nullptr;
   return Executor::create(*model, diags);
 }
@@ -237,8 +236,9 @@ LogicalResult rt::evaluateModel(const EvalRequest &r, EvalOutcome &out, Diagnost
   return success();
 }
 
-std::string rt::saturationNote(const graph::Graph &g) {
-  std::vector<IntegerGroup> groups = saturatingGroups(g);
+std::string rt::saturationNote(graph::Model &m) {
+  ortLevel1Rewrites(m);
+  std::vector<IntegerGroup> groups = saturatingGroups(m.graph);
   if (groups.empty())
     return "";
   return fmt::format("  note: {} integer group{} (first: `{}`) {} full-range int8 weights: ONNX "

@@ -80,8 +80,9 @@ LogicalResult evaluateModel(const EvalRequest &r, EvalOutcome &out, DiagnosticEn
 /// A note (one line, or "" when there is nothing to say) for a QDQ model
 /// whose u8 x s8 integer groups ONNX Runtime computes with int16 saturation
 /// on x86-64 CPUs without VNNI (full-range int8 weights): such a CPU gives
-/// other numbers, and what to do about it.
-std::string saturationNote(const graph::Graph &g);
+/// other numbers, and what to do about it. Counts the groups ORT forms: `m`
+/// is first rewritten as ORT's level-1 transformers do (OrtPropagation.h).
+std::string saturationNote(graph::Model &m);
 
 } // namespace tpcc::rt
 

@@ -653,16 +653,24 @@ LogicalResult Executor::runFrom(size_t first, std::vector<Tensor> values,
         const LookupChain &c = *step.lookup;
         const Tensor *zero = c.q->input(2) ? &constants[c.q->input(2)->id] : nullptr;
         const graph::Attribute *axis = n.attr("axis");
+        // ORT runs the chain on uint8 codes (softmaxChainOf asks for codes
+        // ORT sees so): int8 output codes are 128 up there, saturating at 255.
+        bool s8 = zero && zero->defined() && zero->elem() == graph::ElemType::Int8;
+        Tensor yu;
         if (!ortSoftmax(plainCopy(*xq), constants[c.dq[0]->input(1)->id].data<float>()[0],
-                        constants[c.q->input(1)->id].data<float>()[0],
-                        zero && zero->defined() ? zero->elem() : graph::ElemType::UInt8,
-                        zero && zero->defined() ? int(zero->intAt(0)) : 0,
+                        constants[c.q->input(1)->id].data<float>()[0], graph::ElemType::UInt8,
+                        (zero && zero->defined() ? int(zero->intAt(0)) : 0) + (s8 ? 128 : 0),
                         axis              ? axis->i
                         : step.opset < 13 ? 1
                                           : -1,
-                        step.opset, yq)) {
+                        step.opset, s8 ? yu : yq)) {
           diags.emitAt(graph::describeNode(where, n), diag::err_run_node, "axis out of range");
           return failure();
+        }
+        if (s8) {
+          yq = Tensor(graph::ElemType::Int8, yu.shape());
+          for (int64_t i = 0; i < yu.numel(); ++i)
+            yq.data<int8_t>()[i] = int8_t(int(yu.data<uint8_t>()[i]) - 128);
         }
       } else if (step.lookup) {
         // Element-wise: the output in the inputs' layout, made plain unless

@@ -348,6 +348,19 @@ def run_models():
          const("T4", rng.uniform(-1, 1, 6), [6, 1, 1]), w("W5", [5, 6]),
          const("T5", rng.uniform(-1, 1, 5), [5])])
 
+    # QLinearSoftmax with int8 codes (ORT moves them to uint8): a row whose top element
+    # takes the whole sum writes 256 codes, saturated at 255 there (127 as int8), not
+    # wrapped to -128 (the OCR classifier on tflite, logits 8.9 and -9.1).
+    i8 = lambda name, v: numpy_helper.from_array(np.array(v, np.int8), name)
+    yield "softmax_int8", model(
+        [node("QuantizeLinear", "q", ["x", "s1", "z1"], ["a"]),
+         node("DequantizeLinear", "dq", ["a", "s1", "z1"], ["b"]),
+         node("Softmax", "softmax", ["b"], ["c"], axis=1),
+         node("QuantizeLinear", "q2", ["c", "s2", "z2"], ["d"]),
+         node("DequantizeLinear", "dq2", ["d", "s2", "z2"], ["y"])],
+        [vi("x", [1, 2])], [vi("y", [1, 2])],
+        [const("s1", 0.125), i8("z1", 0), const("s2", 1 / 256), i8("z2", -128)])
+
 
 def quantize_models():
     """Models of the quantizer's lit tests."""
@@ -413,6 +426,7 @@ def run_data():
     yield "a.npy", np.arange(6, dtype=np.float32).reshape(2, 3)
     yield "labels.npy", np.array([0, 1, 2], dtype=np.int64)
     yield "labels_short.npy", np.array([0, 1], dtype=np.int64)
+    yield "logits2.npy", np.array([[8.917503, -9.101131]], dtype=np.float32)
 
 
 def save_npy(folder, name, a):

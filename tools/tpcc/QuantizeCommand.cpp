@@ -185,7 +185,7 @@ int driver::quantizeWith(Compilation &c, const ir::Module &m, const Options &o,
     quant::printTarget(target, llvm::outs());
   if (summary)
     summary();
-  llvm::outs() << rt::saturationNote(out.quantModel->graph);
+  llvm::outs() << rt::saturationNote(*out.quantModel);
   return ExitOK;
 }
 
@@ -201,6 +201,6 @@ int driver::runApply(const Options &o) {
                               "as `{}` says\n",
                               o.model, o.output, result.spec.activations.size(),
                               result.spec.weights.size(), o.planFile);
-  llvm::outs() << rt::saturationNote(model->graph);
+  llvm::outs() << rt::saturationNote(*model);
   return ExitOK;
 }

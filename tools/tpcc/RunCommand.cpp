@@ -93,7 +93,7 @@ static int evaluate(const Options &o, DiagnosticEngine &diags) {
                       o.arithmetic == rt::IntegerArithmetic::Exact ? "with" : "without", groups,
                       groups == 1 ? "" : "s");
   if (o.arithmetic != rt::IntegerArithmetic::SaturatingPairs)
-    os << rt::saturationNote(out.model->graph);
+    os << rt::saturationNote(*out.model);
   return ExitOK;
 }
 
