@@ -113,13 +113,13 @@ private:
     auto qdqInputs = [&](Value *x) {
       return zp ? std::vector<Value *>{x, scale, zp} : std::vector<Value *>{x, scale};
     };
-    Value *codes = g.getOrCreateValue(fresh(v->name + "_q_to_dq"));
+    Value *codes = g.getOrCreateValue(g.unusedValueName(v->name + "_q_to_dq"));
     // The codes' type is the zero point's (uint8 without one).
     codes->type.elem = zp && zp->constant ? zp->constant->elem : graph::ElemType::UInt8;
     codes->type.shape = v->type.shape;
     codes->hasTypeInfo = v->hasTypeInfo;
     auto q = std::make_unique<Node>();
-    q->name = freshNode(v->name + "_q");
+    q->name = g.unusedNodeName(v->name + "_q");
     q->opType = "QuantizeLinear";
     q->domain = like.domain;
     q->inputs = qdqInputs(v);
@@ -127,12 +127,12 @@ private:
     copyAxis(qAttrs, *q);
     g.addNode(std::move(q));
     for (size_t k = 0; k < edges.size(); ++k) {
-      Value *out =
-          g.getOrCreateValue(fresh(v->name + "_post_dq" + (k ? std::to_string(k) : std::string())));
+      Value *out = g.getOrCreateValue(
+          g.unusedValueName(v->name + "_post_dq" + (k ? std::to_string(k) : std::string())));
       out->type = v->type;
       out->hasTypeInfo = v->hasTypeInfo;
       auto dq = std::make_unique<Node>();
-      dq->name = freshNode(v->name + "_dq" + (k ? std::to_string(k) : std::string()));
+      dq->name = g.unusedNodeName(v->name + "_dq" + (k ? std::to_string(k) : std::string()));
       dq->opType = "DequantizeLinear";
       dq->domain = like.domain;
       dq->inputs = qdqInputs(codes);
@@ -193,20 +193,6 @@ private:
       return;
     if (const graph::Attribute *a = from->attr("axis"))
       to.attributes.push_back(*a);
-  }
-
-  std::string fresh(const std::string &base) {
-    std::string name = base;
-    for (unsigned k = 1; g.findValue(name); ++k)
-      name = base + "_" + std::to_string(k);
-    return name;
-  }
-  std::string freshNode(const std::string &base) {
-    std::string name = base;
-    for (unsigned k = 1; llvm::any_of(g.nodes(), [&](const auto &n) { return n->name == name; });
-         ++k)
-      name = base + "_" + std::to_string(k);
-    return name;
   }
 
   graph::Model &m;

@@ -44,12 +44,6 @@ public:
   bool rewrite(Node &n);
 
 private:
-  std::string fresh(const std::string &base) {
-    std::string name = base;
-    for (unsigned k = 1; g.findValue(name); ++k)
-      name = base + "_" + std::to_string(k);
-    return name;
-  }
   Value *constant(std::unique_ptr<Tensor> t) {
     Value *v = g.addConstant(std::move(t));
     if (m.irVersion < 4) // initializers are graph inputs before IR version 4
@@ -59,11 +53,11 @@ private:
   /// Input `index` of `n` becomes DequantizeLinear(q, scale[, zp]).
   void dequantized(Node &n, unsigned index, Value *q, Value *scale, Value *zp,
                    const std::string &base) {
-    Value *out = g.getOrCreateValue(fresh(base));
+    Value *out = g.getOrCreateValue(g.unusedValueName(base));
     out->type = n.inputs[index]->type;
     out->hasTypeInfo = n.inputs[index]->hasTypeInfo;
     auto dq = std::make_unique<Node>();
-    dq->name = fresh(base);
+    dq->name = g.unusedNodeName(base);
     dq->opType = "DequantizeLinear";
     dq->inputs = zp ? std::vector<Value *>{q, scale, zp} : std::vector<Value *>{q, scale};
     dq->outputs = {out};
@@ -102,14 +96,14 @@ bool Rewriter::rewrite(Node &n) {
   float scale = hi == lo ? 1.0f : (hi - lo) / float(127 - -128);
   float zpInit = float(-128) - lo / scale;
   auto zp = int8_t(roundHalfEven(std::max(-128.0f, std::min(127.0f, zpInit))));
-  auto q = tensor(fresh(n.name + "_weight_q"), ElemType::Int8, wt.dims);
+  auto q = tensor(g.unusedValueName(n.name + "_weight_q"), ElemType::Int8, wt.dims);
   for (int64_t i = 0; i < wt.numElements(); ++i) {
     float v = roundHalfEven(float(wt.at(i)) / scale) + float(zp);
     store(*q, i, int8_t(std::max(-128.0f, std::min(127.0f, v))));
   }
-  auto s = tensor(fresh(n.name + "_weight_scale"), ElemType::Float, {});
+  auto s = tensor(g.unusedValueName(n.name + "_weight_scale"), ElemType::Float, {});
   store(*s, 0, scale);
-  auto z = tensor(fresh(n.name + "_weight_zp"), ElemType::Int8, {});
+  auto z = tensor(g.unusedValueName(n.name + "_weight_zp"), ElemType::Int8, {});
   store(*z, 0, zp);
   dequantized(n, 1, constant(std::move(q)), constant(std::move(s)), constant(std::move(z)),
               n.name + "_weight_dq");
@@ -118,10 +112,10 @@ bool Rewriter::rewrite(Node &n) {
   if (b) {
     const Tensor &bt = *b->constant;
     float bScale = float(xScale->at(0)) * scale;
-    auto bq = tensor(fresh(n.name + "_bias_int32"), ElemType::Int32, bt.dims);
+    auto bq = tensor(g.unusedValueName(n.name + "_bias_int32"), ElemType::Int32, bt.dims);
     for (int64_t i = 0; i < bt.numElements(); ++i)
       store(*bq, i, int32_t(roundHalfEven(float(bt.at(i)) / bScale)));
-    auto bs = tensor(fresh(n.name + "_bias_scale"), ElemType::Float, {});
+    auto bs = tensor(g.unusedValueName(n.name + "_bias_scale"), ElemType::Float, {});
     store(*bs, 0, bScale);
     dequantized(n, 2, constant(std::move(bq)), constant(std::move(bs)), nullptr,
                 n.name + "_bias_dq");

@@ -460,3 +460,20 @@ bool graph::sameModel(const Model &a, const Model &b, std::string *why) {
   }
   return true;
 }
+
+std::string Graph::unusedValueName(const std::string &base) const {
+  std::string name = base;
+  for (unsigned k = 1; findValue(name); ++k)
+    name = base + "_" + std::to_string(k);
+  return name;
+}
+
+std::string Graph::unusedNodeName(const std::string &base) const {
+  std::set<std::string> names;
+  for (const auto &n : nodes())
+    names.insert(n->name);
+  std::string name = base;
+  for (unsigned k = 1; names.count(name); ++k)
+    name = base + "_" + std::to_string(k);
+  return name;
+}

@@ -211,6 +211,10 @@ public:
   /// Initializers, file order.
   const std::vector<std::unique_ptr<Tensor>> &initializers() const { return initList; }
 
+  /// `base`, or `base_1`, `base_2`...: the first that no value, resp. no
+  /// node, has (for what a transform adds).
+  std::string unusedValueName(const std::string &base) const;
+  std::string unusedNodeName(const std::string &base) const;
   Value *findValue(llvm::StringRef n) const {
     auto it = byName.find(n);
     return it == byName.end() ? nullptr : it->second;

@@ -23,6 +23,10 @@ struct Loaded {
   SourceManager sm;
   DiagnosticEngine diags{sm};
   std::unique_ptr<graph::Model> m;
+  explicit Loaded(const GraphBuilder &b)
+      : m(graph::loadModelFromBuffer(b.bytes(), "m.onnx", ".", diags)) {}
+  /// Whether the rewritten graph is still a valid one.
+  bool verified() { return succeeded(graph::verifyGraph(m->graph, "m.onnx", diags)); }
 };
 
 void grid(GraphBuilder &b, const std::string &s, const std::string &z) {
@@ -60,12 +64,11 @@ TEST(OrtPropagation, DequantizeForwardAcrossMovingOps) {
   b.node("Relu", "r", {"p"}, {"y2"});
   b.output("y1");
   b.output("y2");
-  Loaded l;
-  l.m = graph::loadModelFromBuffer(b.bytes(), "m.onnx", ".", l.diags);
+  Loaded l(b);
   ASSERT_TRUE(l.m);
   // After the Transpose, then after the MaxPool (one DQ for each of its readers).
   EXPECT_EQ(rt::ortQdqPropagation(*l.m), 2u);
-  ASSERT_TRUE(succeeded(graph::verifyGraph(l.m->graph, "m.onnx", l.diags)));
+  ASSERT_TRUE(l.verified());
   EXPECT_EQ(readers(*l.m, "t_out"), std::vector<std::string>{"QuantizeLinear"});
   EXPECT_EQ(readers(*l.m, "p"), std::vector<std::string>{"QuantizeLinear"});
   EXPECT_EQ(producerOfInput(*l.m, "c1", 0), "DequantizeLinear");
@@ -84,11 +87,10 @@ TEST(OrtPropagation, QuantizeBackwardUpToTheOpBefore) {
   b.node("QuantizeLinear", "q", {"r_out", "s", "z"}, {"rq"});
   b.node("DequantizeLinear", "dq", {"rq", "s", "z"}, {"y"});
   b.output("y");
-  Loaded l;
-  l.m = graph::loadModelFromBuffer(b.bytes(), "m.onnx", ".", l.diags);
+  Loaded l(b);
   ASSERT_TRUE(l.m);
   EXPECT_EQ(rt::ortQdqPropagation(*l.m), 1u);
-  ASSERT_TRUE(succeeded(graph::verifyGraph(l.m->graph, "m.onnx", l.diags)));
+  ASSERT_TRUE(l.verified());
   EXPECT_EQ(readers(*l.m, "c_out"), std::vector<std::string>{"QuantizeLinear"});
   EXPECT_EQ(producerOfInput(*l.m, "rs", 0), "DequantizeLinear");
 }
@@ -108,14 +110,13 @@ TEST(OrtPropagation, StopsWhereOrtStops) {
   b.node("DequantizeLinear", "dq2", {"y2q", "s", "z"}, {"y3"});
   b.output("y1");
   b.output("y3");
-  Loaded l;
-  l.m = graph::loadModelFromBuffer(b.bytes(), "m.onnx", ".", l.diags);
+  Loaded l(b);
   ASSERT_TRUE(l.m);
   EXPECT_EQ(rt::ortQdqPropagation(*l.m), 0u);
 }
 
 /// x -> Q -> DQ -> Pad(pads, value) -> Conv(pads 1) -> y
-std::unique_ptr<graph::Model> padConv(Loaded &l, std::vector<int64_t> pads, float value) {
+GraphBuilder padConv(std::vector<int64_t> pads, float value) {
   GraphBuilder b;
   b.input("x");
   grid(b, "s", "z");
@@ -127,15 +128,14 @@ std::unique_ptr<graph::Model> padConv(Loaded &l, std::vector<int64_t> pads, floa
   b.constant("W", {4, 4, 3, 3});
   GraphBuilder::intsAttr(b.node("Conv", "conv", {"p", "W"}, {"y"}), "pads", {1, 1, 1, 1});
   b.output("y", 4);
-  return graph::loadModelFromBuffer(b.bytes(), "m.onnx", ".", l.diags);
+  return b;
 }
 
 TEST(OrtPadFusion, ZeroSpatialPadGoesIntoTheConv) {
-  Loaded l;
-  l.m = padConv(l, {0, 0, 1, 2, 0, 0, 1, 0}, 0.0f);
+  Loaded l(padConv({0, 0, 1, 2, 0, 0, 1, 0}, 0.0f));
   ASSERT_TRUE(l.m);
   EXPECT_EQ(rt::ortPadFusion(*l.m), 1u);
-  ASSERT_TRUE(succeeded(graph::verifyGraph(l.m->graph, "m.onnx", l.diags)));
+  ASSERT_TRUE(l.verified());
   EXPECT_EQ(producerOfInput(*l.m, "conv", 0), "DequantizeLinear");
   for (const auto &n : l.m->graph.nodes())
     if (n->name == "conv")
@@ -146,8 +146,7 @@ TEST(OrtPadFusion, OtherPadsStay) {
   for (auto [pads, value] : {std::pair<std::vector<int64_t>, float>{{0, 0, 1, 1, 0, 0, 1, 1}, 0.5f},
                              {{0, 1, 1, 1, 0, 0, 1, 1}, 0.0f},
                              {{0, 0, -1, 1, 0, 0, 1, 1}, 0.0f}}) {
-    Loaded l;
-    l.m = padConv(l, pads, value);
+    Loaded l(padConv(pads, value));
     ASSERT_TRUE(l.m);
     EXPECT_EQ(rt::ortPadFusion(*l.m), 0u) << value;
   }
