@@ -33,10 +33,16 @@ bool hasScalarGrid(const Node &n) {
   return rt::scalarInput(n, 1) && (!n.input(2) || rt::scalarInput(n, 2));
 }
 
+/// The version of `n`'s schema in effect at the model's opset.
+int sinceVersion(const Node &n, int opset) {
+  const ir::OnnxOp *schema = ir::OnnxSchemaIndex::get().find(n.opType);
+  const ir::OnnxOpVersion *v = schema ? schema->atOpset(opset) : nullptr;
+  return v ? v->sinceVersion : 0;
+}
+
 class Propagation {
 public:
-  explicit Propagation(graph::Model &m)
-      : m(m), g(m.graph), opset(int(m.opsetVersion("").value_or(1))) {}
+  explicit Propagation(graph::Model &m) : g(m.graph), opset(int(m.opsetVersion("").value_or(1))) {}
 
   void run() {
     // ORT walks the nodes in topological order; the order is known when the
@@ -73,13 +79,9 @@ private:
         {"Squeeze", {1, 11, 13, 21, 23, 24, 25}},
         {"Unsqueeze", {1, 11, 13, 21, 23, 24, 25}},
         {"Slice", {1, 10, 11, 13}}};
-    for (const auto &[op, versions] : kOps) {
-      if (n.opType != op)
-        continue;
-      const ir::OnnxOp *schema = ir::OnnxSchemaIndex::get().find(op);
-      const ir::OnnxOpVersion *v = schema ? schema->atOpset(opset) : nullptr;
-      return v && llvm::is_contained(versions, v->sinceVersion);
-    }
+    for (const auto &[op, versions] : kOps)
+      if (n.opType == op)
+        return llvm::is_contained(versions, sinceVersion(n, opset));
     return false;
   }
 
@@ -104,10 +106,9 @@ private:
     return std::nullopt;
   }
 
-  /// Inserts Q(value) and one DQ per edge, with `like`'s grid and domain
-  /// (`q` and `dq` take the attributes of the Q, resp. DQ, nodes).
-  void insertPair(const std::vector<Edge> &edges, const Node &like, const Node *qAttrs,
-                  const Node *dqAttrs) {
+  /// Inserts Q(value) and one DQ per edge, with `like`'s grid, domain and
+  /// axis (the one attribute a Q and a DQ share before opset 21).
+  void insertPair(const std::vector<Edge> &edges, const Node &like) {
     Value *v = edges.front().value;
     Value *scale = like.inputs[1], *zp = like.input(2) ? like.inputs[2] : nullptr;
     auto qdqInputs = [&](Value *x) {
@@ -124,7 +125,7 @@ private:
     q->domain = like.domain;
     q->inputs = qdqInputs(v);
     q->outputs = {codes};
-    copyAxis(qAttrs, *q);
+    copyAxis(like, *q);
     g.addNode(std::move(q));
     for (size_t k = 0; k < edges.size(); ++k) {
       Value *out = g.getOrCreateValue(
@@ -137,7 +138,7 @@ private:
       dq->domain = like.domain;
       dq->inputs = qdqInputs(codes);
       dq->outputs = {out};
-      copyAxis(dqAttrs, *dq);
+      copyAxis(like, *dq);
       g.addNode(std::move(dq));
       edges[k].dst->inputs[edges[k].index] = out;
     }
@@ -153,7 +154,7 @@ private:
       if (!edge || (edge->value->producer && isQdq(*edge->value->producer, "DequantizeLinear")))
         return;
       // The edge keeps its value: the next step starts at that value's producer.
-      insertPair({*edge}, q, &q, &q);
+      insertPair({*edge}, q);
     }
   }
 
@@ -173,7 +174,7 @@ private:
       std::vector<Node *> dsts;
       for (const Edge &e : group)
         dsts.push_back(e.dst);
-      insertPair(group, dq, &dq, &dq);
+      insertPair(group, dq);
       for (Node *d : dsts)
         groups.push_back(nextPropagationEdges(Edge{nullptr, d, 0}));
     }
@@ -188,24 +189,14 @@ private:
     return edgesOf(e.dst->outputs[0]);
   }
 
-  static void copyAxis(const Node *from, Node &to) {
-    if (!from)
-      return;
-    if (const graph::Attribute *a = from->attr("axis"))
+  static void copyAxis(const Node &from, Node &to) {
+    if (const graph::Attribute *a = from.attr("axis"))
       to.attributes.push_back(*a);
   }
 
-  graph::Model &m;
   graph::Graph &g;
   int opset;
 };
-
-/// The version of `n`'s schema in effect at the model's opset.
-int sinceVersion(const Node &n, int opset) {
-  const ir::OnnxOp *schema = ir::OnnxSchemaIndex::get().find(n.opType);
-  const ir::OnnxOpVersion *v = schema ? schema->atOpset(opset) : nullptr;
-  return v ? v->sinceVersion : 0;
-}
 
 /// ORT's PadFusion on one Pad; whether it folded it into its reader.
 bool fusePad(Node &pad, int opset, std::vector<bool> &dead) {
