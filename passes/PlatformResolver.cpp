@@ -55,7 +55,7 @@ PlatformResult PlatformResolver::run() {
     ir::Opset opset;
     opset.name = name;
     opset.loc = def.name->range;
-    if (const auto &o = opsetOptions(*llvm::cast<ast::OpsetDecl>(def.item), def.level))
+    if (const auto &o = opsetOptions(def))
       opset.options = o->options;
     p.opsets.push_back(std::move(opset));
   }
@@ -90,7 +90,7 @@ void PlatformResolver::evaluateDefinitions() {
       lookupGroup(*step.def->name);
       break;
     case DefKind::Opset:
-      opsetOptions(*llvm::cast<ast::OpsetDecl>(step.item), step.level);
+      opsetOptions(*step.def);
       break;
     }
   }
@@ -101,7 +101,7 @@ void PlatformResolver::evaluateDefinitions() {
 //===----------------------------------------------------------------------===//
 
 const ScopeDef *PlatformResolver::superOf(const ast::Ident &ref) {
-  const ScopeDef *self = frames.empty() ? nullptr : frames.back().def;
+  const ScopeDef *self = currentDef();
   if (!self) {
     c.diags.emit(ref.range, diag::err_super_outside_override,
                  "only an `override` attr, config, options, opset or group can use it");
@@ -125,7 +125,7 @@ const ScopeDef *PlatformResolver::superOf(const ast::Ident &ref) {
 const ScopeDef *PlatformResolver::definitionOf(const ast::Ident &ref) const {
   if (ref.name != "super")
     return scope.lookup(ref.name);
-  const ScopeDef *self = frames.empty() ? nullptr : frames.back().def;
+  const ScopeDef *self = currentDef();
   return self ? scope.replacedBy(*self) : nullptr;
 }
 
@@ -221,17 +221,14 @@ void PlatformResolver::record(const PartialConfig &partial, const ir::OpConfig &
 const OptionsValue *PlatformResolver::lookupOptions(const ast::Ident &name) {
   // In `override opset X : super ...`, `super` is the options of the opset
   // it replaces (the default's, when that opset is config-less).
-  const ScopeDef *self = frames.empty() ? nullptr : frames.back().def;
+  const ScopeDef *self = currentDef();
   if (name.name == "super" && self && self->kind == DefKind::Opset) {
     const ScopeDef *def = superOf(name);
     if (!def)
       return nullptr;
     const std::optional<OptionsValue> &o =
-        opsetOptions(*llvm::cast<ast::OpsetDecl>(def->item), def->level);
-    if (llvm::cast<ast::OpsetDecl>(def->item)->options)
-      return o ? &*o : nullptr;
-    const std::optional<OptionsValue> &d = defaultOptions();
-    return d ? &*d : nullptr;
+        llvm::cast<ast::OpsetDecl>(def->item)->options ? opsetOptions(*def) : defaultOptions();
+    return o ? &*o : nullptr;
   }
   const ScopeDef *def = resolveRef(name, optionsKind);
   if (!def)
@@ -343,7 +340,7 @@ PlatformResolver::evalOptionElement(const ast::Value &v) {
     const PartialConfig *p = lookupConfig(named->name);
     if (!p)
       return std::nullopt;
-    return std::make_pair(*p, finalizeConfig(*p, name, definitionOf(named->name)->name->range));
+    return std::make_pair(*p, finalizeConfig(*p, name, def->name->range));
   }
   // `NAME with {...}` or an inline block.
   std::optional<PartialConfig> p = builder.buildConfig(v);
@@ -355,23 +352,15 @@ PlatformResolver::evalOptionElement(const ast::Value &v) {
   return std::make_pair(std::move(*p), std::move(cfg));
 }
 
-const std::optional<OptionsValue> &PlatformResolver::opsetOptions(const ast::OpsetDecl &d,
-                                                                  unsigned level) {
+const std::optional<OptionsValue> &PlatformResolver::opsetOptions(const ScopeDef &def) {
+  // One item may declare several opsets: its options are evaluated once.
+  const auto &d = *llvm::cast<ast::OpsetDecl>(def.item);
   auto it = opsets.find(&d);
   if (it != opsets.end())
     return it->second;
   std::optional<OptionsValue> o;
-  if (d.options) {
-    // The opset's definition (any of its names: `super` needs one name).
-    const ScopeDef *def = nullptr;
-    for (const ast::Ident &n : d.names)
-      if (const ScopeDef *sd = scope.lookup(n.name); sd && sd->item == &d)
-        def = sd;
-    for (const auto &[key, sd] : scope.replaced)
-      if (!def && sd.item == &d)
-        def = &sd;
-    o = inFrame(level, def, [&] { return evalOptions(*d.options); }).first;
-  }
+  if (d.options)
+    o = inFrame(def.level, &def, [&] { return evalOptions(*d.options); }).first;
   return opsets.emplace(&d, std::move(o)).first->second;
 }
 

@@ -87,7 +87,8 @@ private:
   /// `NAME with {...}`: every candidate of NAME edited.
   std::optional<OptionsValue> evalNamedOptions(const ast::NamedOptions &named);
   std::optional<std::pair<PartialConfig, ir::OpConfig>> evalOptionElement(const ast::Value &v);
-  const std::optional<OptionsValue> &opsetOptions(const ast::OpsetDecl &d, unsigned level);
+  /// The options of the opset item that defines `def` (evaluated once).
+  const std::optional<OptionsValue> &opsetOptions(const ScopeDef &def);
   /// One item to evaluate: a named definition in effect (`def` set), the
   /// `default` in effect, or a `fuse` / `remove fuse`.
   struct EvalStep {
@@ -147,6 +148,8 @@ private:
     std::vector<const ScopeDef *> overrides;
   };
   std::vector<Frame> frames;
+  /// The definition being evaluated, if any (`super` refers to it).
+  const ScopeDef *currentDef() const { return frames.empty() ? nullptr : frames.back().def; }
   /// Runs `compute` as the evaluation of `def` (null: the `default`) at
   /// `level`, noting the overrides it used on the errors in its text.
   template <typename F> auto inFrame(unsigned level, const ScopeDef *def, F compute) {

@@ -92,7 +92,7 @@ private:
   void define(const ast::Ident &name, DefKind kind, const ast::PlatformItem &item) {
     // `super` names what an override replaces (the resolver).
     if (name.name == "super") {
-      c.diags.emit(name.range, diag::err_super_defined, describeDefKind(kind));
+      c.diags.emit(name.range, diag::err_super_defined);
       return;
     }
     auto [first, fresh] = namesHere.emplace(name.name, &name);

@@ -53,7 +53,7 @@ void plan::addConstantOperands(PlanNode &pn, const graph::Model &model) {
     if (declared)
       continue;
     PlanWeight w;
-    w.slot = "input[" + std::to_string(i) + "]";
+    w.slot = operandSlot(int64_t(i));
     w.inputIndex = int64_t(i);
     w.input = v;
     w.config = pn.config().weightConfig(w.slot);

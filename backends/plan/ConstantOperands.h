@@ -18,6 +18,11 @@
 
 namespace tpcc::plan {
 
+/// The plan's key of constant operand `input`: `input[i]`.
+inline std::string operandSlot(int64_t input) { return "input[" + std::to_string(input) + "]"; }
+/// Whether a plan's weight key names a constant operand (not a framework slot).
+inline bool isOperandSlot(llvm::StringRef slot) { return slot.startswith("input["); }
+
 /// Appends the constant operands of `pn` (after its declared slots).
 void addConstantOperands(PlanNode &pn, const graph::Model &model);
 

@@ -296,9 +296,9 @@ void Planner::planWeights(PlanNode &pn) {
   // A chain's constants are part of its pattern, not weights.
   if (pn.chain >= 0)
     return;
+  static const std::vector<const ir::WeightSlot *> kNoSlots;
   auto it = slotsByOp.find(n.opType);
-  for (const ir::WeightSlot *ws :
-       it == slotsByOp.end() ? std::vector<const ir::WeightSlot *>() : it->second) {
+  for (const ir::WeightSlot *ws : it == slotsByOp.end() ? kNoSlots : it->second) {
     bool seen = std::any_of(pn.weights.begin(), pn.weights.end(),
                             [&](const PlanWeight &w) { return w.slot == ws->slot; });
     if (seen || (ws->where && !evaluate(*ws->where, model, n)))

@@ -29,9 +29,18 @@ struct Loaded {
   bool verified() { return succeeded(graph::verifyGraph(m->graph, "m.onnx", diags)); }
 };
 
-void grid(GraphBuilder &b, const std::string &s, const std::string &z) {
-  b.constant(s, {}, 0.25f);
-  b.zeroPoint(z, 128);
+/// Input `x` and the grid `s`, `z` (0.25, 128).
+void inputAndGrid(GraphBuilder &b) {
+  b.input("x");
+  b.constant("s", {}, 0.25f);
+  b.zeroPoint("z", 128);
+}
+
+/// Input `x`, the grid, and `xd` = DequantizeLinear(QuantizeLinear(x)).
+void quantizedInput(GraphBuilder &b) {
+  inputAndGrid(b);
+  b.node("QuantizeLinear", "q", {"x", "s", "z"}, {"xq"});
+  b.node("DequantizeLinear", "dq", {"xq", "s", "z"}, {"xd"});
 }
 
 /// The op types that read `value` (after the rewrite).
@@ -53,10 +62,7 @@ std::string producerOfInput(const graph::Model &m, const std::string &node, size
 
 TEST(OrtPropagation, DequantizeForwardAcrossMovingOps) {
   GraphBuilder b;
-  b.input("x");
-  grid(b, "s", "z");
-  b.node("QuantizeLinear", "q", {"x", "s", "z"}, {"xq"});
-  b.node("DequantizeLinear", "dq", {"xq", "s", "z"}, {"xd"});
+  quantizedInput(b);
   GraphBuilder::intsAttr(b.node("Transpose", "t", {"xd"}, {"t_out"}), "perm", {0, 1, 3, 2});
   auto *mp = b.node("MaxPool", "mp", {"t_out"}, {"p"});
   GraphBuilder::intsAttr(mp, "kernel_shape", {1, 1});
@@ -79,8 +85,7 @@ TEST(OrtPropagation, DequantizeForwardAcrossMovingOps) {
 
 TEST(OrtPropagation, QuantizeBackwardUpToTheOpBefore) {
   GraphBuilder b;
-  b.input("x");
-  grid(b, "s", "z");
+  inputAndGrid(b);
   b.ints("shape", {1, 4, 16, 1});
   b.conv("c", "x", "c_out");
   b.node("Reshape", "rs", {"c_out", "shape"}, {"r_out"});
@@ -97,10 +102,7 @@ TEST(OrtPropagation, QuantizeBackwardUpToTheOpBefore) {
 
 TEST(OrtPropagation, StopsWhereOrtStops) {
   GraphBuilder b;
-  b.input("x");
-  grid(b, "s", "z");
-  b.node("QuantizeLinear", "q", {"x", "s", "z"}, {"xq"});
-  b.node("DequantizeLinear", "dq", {"xq", "s", "z"}, {"xd"});
+  quantizedInput(b);
   // Read twice: no forward propagation from `dq`.
   GraphBuilder::intsAttr(b.node("Transpose", "t", {"xd"}, {"t_out"}), "perm", {0, 1, 3, 2});
   b.node("Relu", "r", {"xd"}, {"y2"});
@@ -118,12 +120,9 @@ TEST(OrtPropagation, StopsWhereOrtStops) {
 /// x -> Q -> DQ -> Pad(pads, value) -> Conv(pads 1) -> y
 GraphBuilder padConv(std::vector<int64_t> pads, float value) {
   GraphBuilder b;
-  b.input("x");
-  grid(b, "s", "z");
+  quantizedInput(b);
   b.ints("pads", pads);
   b.constant("v", {}, value);
-  b.node("QuantizeLinear", "q", {"x", "s", "z"}, {"xq"});
-  b.node("DequantizeLinear", "dq", {"xq", "s", "z"}, {"xd"});
   b.node("Pad", "pad", {"xd", "pads", "v"}, {"p"});
   b.constant("W", {4, 4, 3, 3});
   GraphBuilder::intsAttr(b.node("Conv", "conv", {"p", "W"}, {"y"}), "pads", {1, 1, 1, 1});

@@ -1,6 +1,8 @@
 //===- Apply.cpp - A calibrated plan back into a QDQ spec -------------------===//
 #include "backends/quantize/qdq/Apply.h"
 
+#include "backends/plan/ConstantOperands.h"
+
 #include "backends/quantize/grids/Lut.h"
 #include "backends/quantize/grids/Threshold.h"
 #include "runtime/Tensor.h"
@@ -124,7 +126,7 @@ bool PlanReader::node(const json::Object &n) {
       WeightQDQ q;
       q.node = node->name;
       q.inputIndex = unsigned(index);
-      q.operand = llvm::StringRef(slot).startswith("input[");
+      q.operand = plan::isOperandSlot(slot);
       llvm::Optional<int64_t> axis = w->getInteger("axis");
       rt::Tensor t = rt::Tensor::fromGraph(*in->constant);
       if (t.elem() != graph::ElemType::Float)
