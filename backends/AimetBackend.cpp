@@ -30,7 +30,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "backends/Backends.h"
-#include "backends/JSONWriter.h"
+#include "ir/JSONWriter.h"
 
 #include "llvm/ADT/StringExtras.h"
 
@@ -72,29 +72,6 @@ std::vector<std::vector<std::string>> interop::aimetSupergroups(const ir::Platfo
     }
   }
   return result;
-}
-
-ir::Signedness interop::fixedSignedness(const ir::OpConfig &c) {
-  if (c.activation.signedness != ir::Signedness::Auto)
-    return c.activation.signedness;
-  int64_t signedMax = (int64_t(1) << (c.activation.bits - 1)) - 1;
-  return c.fixedZeroPoint.value_or(0) > signedMax ? ir::Signedness::Unsigned
-                                                  : ir::Signedness::Signed;
-}
-
-std::pair<double, double> interop::fixedRange(const ir::OpConfig &c) {
-  int bits = c.activation.bits;
-  double qmin, qmax;
-  if (fixedSignedness(c) == ir::Signedness::Unsigned) {
-    qmin = 0;
-    qmax = std::ldexp(1.0, bits) - 1;
-  } else {
-    qmin = -std::ldexp(1.0, bits - 1);
-    qmax = std::ldexp(1.0, bits - 1) - 1;
-  }
-  double scale = c.fixedScale.value_or(1.0);
-  double zp = static_cast<double>(c.fixedZeroPoint.value_or(0));
-  return {scale * (qmin - zp), scale * (qmax - zp)};
 }
 
 namespace {
@@ -253,7 +230,7 @@ void AimetWriter::kernelList(const std::vector<Kernel> &ks) {
 bool AimetWriter::constraints(const ir::OpConfig &base, llvm::StringRef op, double &lo,
                               double &hi) const {
   if (base.fixedScale && base.fixedZeroPoint) {
-    std::tie(lo, hi) = interop::fixedRange(base);
+    std::tie(lo, hi) = ir::fixedRange(base);
     return true;
   }
   if (!fw)

@@ -57,21 +57,11 @@ std::string mctAttrKey(llvm::StringRef slot);
 std::vector<std::vector<std::string>> aimetSupergroups(const ir::Platform &p,
                                                        const ir::Capabilities &c);
 
-/// The signedness of a grid with a fixed zero point: the config's, and for
-/// `auto` signed unless the zero point only fits an unsigned grid (above
-/// 2^(bits-1) - 1). MCT's TFLite Softmax (zero point -128, `auto`) is int8.
-ir::Signedness fixedSignedness(const ir::OpConfig &c);
-
 /// The name MCT writes for opset `opset`: its own, except `Expand`, which MCT's
 /// OperatorSetNames spells "Expend".
 std::string mctSetName(llvm::StringRef opset);
 /// Whether `name` is one of MCT 2.4.1's OperatorSetNames.
 bool isMctSetName(llvm::StringRef name);
-
-/// The real range [min, max] that a fixed scale and zero point give an
-/// activation of `bits` bits of fixedSignedness(c):
-/// scale * (qmin - zp), scale * (qmax - zp). Needs both fixed values.
-std::pair<double, double> fixedRange(const ir::OpConfig &c);
 } // namespace interop
 
 } // namespace tpcc

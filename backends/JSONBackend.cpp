@@ -30,7 +30,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "backends/Backends.h"
-#include "backends/JSONWriter.h"
+#include "ir/JSONWriter.h"
 
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/SmallVector.h"

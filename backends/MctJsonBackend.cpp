@@ -31,7 +31,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "backends/Backends.h"
-#include "backends/JSONWriter.h"
+#include "ir/JSONWriter.h"
 
 #include "llvm/ADT/StringExtras.h"
 

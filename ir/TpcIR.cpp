@@ -285,6 +285,33 @@ std::string Operand::str() const {
 }
 
 //===----------------------------------------------------------------------===//
+// Fixed grids
+//===----------------------------------------------------------------------===//
+
+Signedness ir::fixedSignedness(const OpConfig &c) {
+  if (c.activation.signedness != Signedness::Auto)
+    return c.activation.signedness;
+  int64_t signedMax = (int64_t(1) << (c.activation.bits - 1)) - 1;
+  return c.fixedZeroPoint.value_or(0) > signedMax ? Signedness::Unsigned
+                                                  : Signedness::Signed;
+}
+
+std::pair<double, double> ir::fixedRange(const OpConfig &c) {
+  int bits = c.activation.bits;
+  double qmin, qmax;
+  if (fixedSignedness(c) == Signedness::Unsigned) {
+    qmin = 0;
+    qmax = std::ldexp(1.0, bits) - 1;
+  } else {
+    qmin = -std::ldexp(1.0, bits - 1);
+    qmax = std::ldexp(1.0, bits - 1) - 1;
+  }
+  double scale = c.fixedScale.value_or(1.0);
+  double zp = static_cast<double>(c.fixedZeroPoint.value_or(0));
+  return {scale * (qmin - zp), scale * (qmax - zp)};
+}
+
+//===----------------------------------------------------------------------===//
 // Predicates
 //===----------------------------------------------------------------------===//
 

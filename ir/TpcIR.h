@@ -20,6 +20,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace tpcc::ir {
@@ -76,6 +77,16 @@ struct OpConfig {
     return it == slots.end() ? weights : it->second;
   }
 };
+
+/// The signedness of a grid with a fixed zero point: the config's, and for
+/// `auto` signed unless the zero point only fits an unsigned grid (above
+/// 2^(bits-1) - 1). MCT's TFLite Softmax (zero point -128, `auto`) is int8.
+Signedness fixedSignedness(const OpConfig &c);
+
+/// The real range [min, max] that a fixed scale and zero point give an
+/// activation of `bits` bits of fixedSignedness(c):
+/// scale * (qmin - zp), scale * (qmax - zp). Needs both fixed values.
+std::pair<double, double> fixedRange(const OpConfig &c);
 
 /// Quantization config options: mixed-precision candidates and the base one.
 struct Options {

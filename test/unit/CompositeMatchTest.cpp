@@ -7,7 +7,7 @@
 // HardSigmoid·Mul.
 //
 //===----------------------------------------------------------------------===//
-#include "backends/plan/CompositeMatch.h"
+#include "plan/CompositeMatch.h"
 #include "ir/graph/OnnxIO.h"
 #include "passes/Passes.h"
 #include "test/unit/GraphBuilder.h"

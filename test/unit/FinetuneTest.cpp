@@ -9,8 +9,8 @@
 // Distillation without labels lowers its own loss.
 //
 //===----------------------------------------------------------------------===//
-#include "backends/quantize/finetune/Finetune.h"
-#include "backends/quantize/Pipeline.h"
+#include "quant/learn/finetune/Finetune.h"
+#include "quant/pipeline/Pipeline.h"
 #include "frontend/Frontend.h"
 #include "passes/Passes.h"
 #include "runtime/DataIO.h"

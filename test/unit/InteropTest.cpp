@@ -25,30 +25,30 @@ TEST(InteropTest, FixedRange) {
   c.activation.signedness = ir::Signedness::Signed;
   c.fixedScale = 1.0 / 256;
   c.fixedZeroPoint = -128; // TFLite softmax: [0, 255/256]
-  auto [lo, hi] = interop::fixedRange(c);
+  auto [lo, hi] = ir::fixedRange(c);
   EXPECT_DOUBLE_EQ(lo, 0.0);
   EXPECT_DOUBLE_EQ(hi, 255.0 / 256);
   c.activation.signedness = ir::Signedness::Unsigned;
   c.fixedZeroPoint = 0;
-  std::tie(lo, hi) = interop::fixedRange(c);
+  std::tie(lo, hi) = ir::fixedRange(c);
   EXPECT_DOUBLE_EQ(lo, 0.0);
   EXPECT_DOUBLE_EQ(hi, 255.0 / 256);
   // `auto` (as MCT writes every TFLite config): the zero point decides. -128 and
   // 0 fit int8; 200 fits only uint8.
   c.activation.signedness = ir::Signedness::Auto;
   c.fixedZeroPoint = -128;
-  EXPECT_EQ(interop::fixedSignedness(c), ir::Signedness::Signed);
-  std::tie(lo, hi) = interop::fixedRange(c);
+  EXPECT_EQ(ir::fixedSignedness(c), ir::Signedness::Signed);
+  std::tie(lo, hi) = ir::fixedRange(c);
   EXPECT_DOUBLE_EQ(lo, 0.0);
   EXPECT_DOUBLE_EQ(hi, 255.0 / 256);
   c.fixedZeroPoint = 0;
   c.fixedScale = 1.0 / 128; // TFLite tanh: [-1, 127/128]
-  EXPECT_EQ(interop::fixedSignedness(c), ir::Signedness::Signed);
-  std::tie(lo, hi) = interop::fixedRange(c);
+  EXPECT_EQ(ir::fixedSignedness(c), ir::Signedness::Signed);
+  std::tie(lo, hi) = ir::fixedRange(c);
   EXPECT_DOUBLE_EQ(lo, -1.0);
   EXPECT_DOUBLE_EQ(hi, 127.0 / 128);
   c.fixedZeroPoint = 200;
-  EXPECT_EQ(interop::fixedSignedness(c), ir::Signedness::Unsigned);
+  EXPECT_EQ(ir::fixedSignedness(c), ir::Signedness::Unsigned);
 }
 
 TEST(InteropTest, SupergroupsAreACartesianProductWithoutDuplicates) {

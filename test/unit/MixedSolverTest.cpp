@@ -6,7 +6,7 @@
 // refinement traced step by step.
 //
 //===----------------------------------------------------------------------===//
-#include "backends/quantize/mixed/Solver.h"
+#include "quant/search/mixed/Solver.h"
 
 #include <gtest/gtest.h>
 

@@ -1,7 +1,7 @@
 //===- OnnxSchemaTest.cpp - Tests of the ONNX operator schema index -------===//
 #include "ir/OnnxSchema.h"
 
-#include "backends/plan/ConstantOperands.h"
+#include "plan/ConstantOperands.h"
 
 #include "support/Diagnostics.h"
 
@@ -262,7 +262,7 @@ TEST(OnnxSchemaTest, SameIndexFromManyThreads) {
     EXPECT_EQ(p, &OnnxSchemaIndex::get());
 }
 
-// Constant operands (backends/plan/ConstantOperands.h) are the inputs a schema
+// Constant operands (plan/ConstantOperands.h) are the inputs a schema
 // marks differentiable: data, not parameters.
 TEST(OnnxSchemaTest, DifferentiableInputs) {
   const auto &idx = ir::OnnxSchemaIndex::get();

@@ -10,8 +10,8 @@
 // 0 entry stays, and the loss drops; with a correlated H it never rises.
 //
 //===----------------------------------------------------------------------===//
-#include "backends/quantize/gptq/Patches.h"
-#include "backends/quantize/gptq/LutRefit.h"
+#include "quant/learn/gptq/Patches.h"
+#include "quant/learn/gptq/LutRefit.h"
 
 #include <gtest/gtest.h>
 

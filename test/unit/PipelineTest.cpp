@@ -6,7 +6,7 @@
 // SQNR is checked against an independent run of both models.
 //
 //===----------------------------------------------------------------------===//
-#include "backends/quantize/Pipeline.h"
+#include "quant/pipeline/Pipeline.h"
 #include "frontend/Frontend.h"
 #include "ir/graph/OnnxIO.h"
 #include "passes/Passes.h"

@@ -8,7 +8,7 @@
 #ifndef TPCC_TEST_UNIT_PLANFIXTURE_H
 #define TPCC_TEST_UNIT_PLANFIXTURE_H
 
-#include "backends/plan/Plan.h"
+#include "plan/Plan.h"
 #include "ir/graph/OnnxIO.h"
 #include "passes/Passes.h"
 #include "test/unit/GraphBuilder.h"

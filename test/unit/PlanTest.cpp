@@ -6,7 +6,7 @@
 // each on a small graph built here with the ONNX protobuf classes.
 //
 //===----------------------------------------------------------------------===//
-#include "backends/plan/PredicateEval.h"
+#include "plan/PredicateEval.h"
 #include "test/unit/PlanFixture.h"
 
 #include <gtest/gtest.h>

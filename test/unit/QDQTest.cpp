@@ -9,7 +9,8 @@
 //===----------------------------------------------------------------------===//
 #include "QDQTestUtil.h"
 
-#include "backends/quantize/Quantizer.h"
+#include "quant/ptq/Quantizer.h"
+#include "quant/ptq/qdq/Finish.h"
 
 #include <functional>
 #include <set>

@@ -10,7 +10,7 @@
 #ifndef TPCC_TEST_UNIT_QDQTESTUTIL_H
 #define TPCC_TEST_UNIT_QDQTESTUTIL_H
 
-#include "backends/quantize/qdq/QDQ.h"
+#include "quant/ptq/qdq/QDQ.h"
 #include "ir/graph/OnnxIO.h"
 #include "runtime/DataIO.h"
 #include "runtime/Executor.h"

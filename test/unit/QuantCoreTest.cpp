@@ -1,15 +1,17 @@
 //===- QuantCoreTest.cpp - The quantizer core on a model built here ---------===//
 //
 // quantizePlan, completeSpec, measureLayers, CalibrationData and specFromPlan
-// (backends/quantize/Quantizer.h, qdq/Apply.h) on a one-Gemm model built with
+// (quant/ptq/Quantizer.h, qdq/Apply.h) on a one-Gemm model built with
 // the ONNX protobuf classes and a small platform: grids, bias correction and
 // SQNR are checked against values computed here from their definitions
 // (algorithms.md 1, 2, 4), not against what the code printed once.
 //
 //===----------------------------------------------------------------------===//
-#include "backends/plan/Plan.h"
-#include "backends/quantize/Quantizer.h"
-#include "backends/quantize/qdq/Apply.h"
+#include "plan/Plan.h"
+#include "quant/ptq/Measure.h"
+#include "quant/ptq/Quantizer.h"
+#include "quant/ptq/qdq/Finish.h"
+#include "quant/ptq/qdq/Apply.h"
 #include "ir/graph/OnnxIO.h"
 #include "passes/Passes.h"
 #include "runtime/DataIO.h"

@@ -1,6 +1,6 @@
 //===- QuantCorrectionsTest.cpp - Model corrections keep the float model ---===//
 //
-// The recipe's corrections (backends/quantize/Corrections.h) on the models of
+// The recipe's corrections (quant/ptq/corrections/Corrections.h) on the models of
 // test/lit/quantize/Inputs/corrections (test/tools/make_correction_models.py):
 // the pre-statistics corrections must leave the float outputs unchanged, and
 // so must the graph edits together with their compensation (shift_negative:
@@ -9,9 +9,9 @@
 // lit tests corrections-*.test show what each changes in the QDQ model.
 //
 //===----------------------------------------------------------------------===//
-#include "backends/quantize/corrections/Corrections.h"
-#include "backends/quantize/corrections/GraphEdits.h"
-#include "backends/quantize/stats/Histogram.h"
+#include "quant/ptq/corrections/Corrections.h"
+#include "quant/core/GraphEdits.h"
+#include "quant/core/stats/Histogram.h"
 #include "ir/graph/OnnxIO.h"
 #include "runtime/DataIO.h"
 #include "runtime/Executor.h"

@@ -1,5 +1,5 @@
 //===- QuantGridTest.cpp - Quantization grids (algorithms.md 1) -----------===//
-#include "backends/quantize/grids/Grid.h"
+#include "quant/core/grids/Grid.h"
 
 #include <gtest/gtest.h>
 

@@ -1,5 +1,5 @@
 //===- QuantHistogramTest.cpp - Activation statistics (algorithms.md 3) ---===//
-#include "backends/quantize/stats/Histogram.h"
+#include "quant/core/stats/Histogram.h"
 
 #include <gtest/gtest.h>
 

@@ -1,6 +1,6 @@
 //===- QuantLutTest.cpp - LUT (k-means) quantization (algorithms.md 1) ----===//
-#include "backends/quantize/grids/Lut.h"
-#include "backends/quantize/grids/Threshold.h"
+#include "quant/core/grids/Lut.h"
+#include "quant/core/grids/Threshold.h"
 
 #include <gtest/gtest.h>
 

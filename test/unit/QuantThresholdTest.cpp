@@ -6,7 +6,7 @@
 // histogram built below); only the numbers are pasted.
 //
 //===----------------------------------------------------------------------===//
-#include "backends/quantize/grids/Threshold.h"
+#include "quant/core/grids/Threshold.h"
 
 #include <gtest/gtest.h>
 

@@ -2,7 +2,7 @@
 #ifndef TPCC_TEST_UNIT_QUANTIZEFIXTURE_H
 #define TPCC_TEST_UNIT_QUANTIZEFIXTURE_H
 
-#include "backends/quantize/Pipeline.h"
+#include "quant/pipeline/Pipeline.h"
 #include "frontend/Frontend.h"
 #include "passes/Passes.h"
 

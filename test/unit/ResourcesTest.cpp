@@ -12,7 +12,7 @@
 // platform's declared memory (checkPlatformMemory, the summary, the JSON).
 //
 //===----------------------------------------------------------------------===//
-#include "backends/plan/Resources.h"
+#include "plan/Resources.h"
 #include "test/unit/PlanFixture.h"
 
 #include <gtest/gtest.h>

@@ -11,8 +11,8 @@
 // model (y = x W: the trace is ‖W‖² per image).
 //
 //===----------------------------------------------------------------------===//
-#include "backends/quantize/gptq/Hessian.h"
-#include "backends/quantize/gptq/HessianTrace.h"
+#include "quant/learn/gptq/Hessian.h"
+#include "quant/core/stats/HessianTrace.h"
 #include "ir/graph/OnnxIO.h"
 #include "runtime/DataIO.h"
 

@@ -9,7 +9,7 @@
 // rounded up at finalize.
 //
 //===----------------------------------------------------------------------===//
-#include "backends/quantize/finetune/Quantizers.h"
+#include "quant/learn/finetune/Quantizers.h"
 
 #include <gtest/gtest.h>
 

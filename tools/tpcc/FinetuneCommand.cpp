@@ -1,13 +1,13 @@
 //===- FinetuneCommand.cpp - `tpcc finetune` --------------------------------===//
 //
 // `tpcc quantize` with quantization-aware fine-tuning between calibration and
-// the QDQ rewrite (backends/quantize/finetune/Finetune.h): reads the training
+// the QDQ rewrite (quant/learn/finetune/Finetune.h): reads the training
 // data and labels, checks them, calibrates on --calib or the first samples
 // of --data, trains, and prints quantize's summary and the training's.
 //
 //===----------------------------------------------------------------------===//
-#include "backends/quantize/Pipeline.h"
-#include "backends/quantize/finetune/Finetune.h"
+#include "quant/pipeline/Pipeline.h"
+#include "quant/learn/finetune/Finetune.h"
 #include "runtime/DataIO.h"
 #include "tools/tpcc/Driver.h"
 

@@ -64,7 +64,7 @@ struct Options {
   std::string flagError;
   int64_t batch = 0;                   ///< 0: the command's default (quantize 32, eval 64)
   int64_t sqnrSamples = 64;            ///< quantize: the samples the SQNR report runs
-  std::optional<double> minSqnr;       ///< quantize --min-sqnr DB (Target.h)
+  std::optional<double> minSqnr;       ///< quantize --min-sqnr DB (quant/pipeline/QualityTarget.h)
   std::vector<std::string> minSqnrAt;  ///< quantize --min-sqnr-at TENSOR, each
   std::string data, labels, reference; ///< eval; finetune --data, --labels
   /// finetune --epochs, --lr, --quantizer (ste or lsq); unset (and --batch

@@ -1,13 +1,13 @@
 //===- PlanCommand.cpp - `tpcc plan` ----------------------------------------===//
 //
 // Picks the platform and its capabilities, loads the model, builds the plan
-// (backends/plan), then prints the summary or an explanation and writes the
+// (plan/), then prints the summary or an explanation and writes the
 // plan or the ORT overrides. Nothing is written when there are errors.
 //
 //===----------------------------------------------------------------------===//
-#include "backends/plan/Plan.h"
-#include "backends/plan/Resources.h"
-#include "backends/quantize/Pipeline.h"
+#include "plan/Plan.h"
+#include "plan/Resources.h"
+#include "quant/pipeline/Pipeline.h"
 #include "ir/graph/OnnxIO.h"
 #include "support/AtomicFile.h"
 #include "tools/tpcc/Driver.h"

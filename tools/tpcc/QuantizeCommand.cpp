@@ -1,13 +1,13 @@
 //===- QuantizeCommand.cpp - `tpcc quantize` and `tpcc apply` ----------------===//
 //
 // Picks the platform, capabilities and recipe, hands the rest to the
-// quantization pipeline (backends/quantize/Pipeline.h) and prints its
+// quantization pipeline (quant/pipeline/Pipeline.h) and prints its
 // summary. Nothing is written after an error.
 //
 //===----------------------------------------------------------------------===//
-#include "backends/quantize/Pipeline.h"
-#include "backends/quantize/Report.h"
-#include "backends/quantize/Target.h"
+#include "quant/pipeline/Pipeline.h"
+#include "quant/pipeline/Report.h"
+#include "quant/pipeline/QualityTarget.h"
 #include "runtime/Evaluate.h"
 #include "tools/tpcc/Driver.h"
 

@@ -1,0 +1,76 @@
+//===- GraphHelpers.h - Graph helpers the quantizer shares -------*- C++ -*-===//
+//
+// Shared by the layers of quant/: finding nodes and constants, replacing a
+// constant input, fresh names; reading attributes with schema defaults
+// (graph::NodeAttrs); and what the quantizer asks about linear ops (OpTraits
+// `linear`: Conv, Gemm): whether a node is one with constant weights, and
+// along which axis its kernel's output channels run, as the framework
+// declares it (stdlib/onnx.tpc: `weight kernel ... axes(out: ...)`, read
+// from the plan's weights).
+//
+//===----------------------------------------------------------------------===//
+#ifndef TPCC_QUANT_CORE_GRAPHHELPERS_H
+#define TPCC_QUANT_CORE_GRAPHHELPERS_H
+
+#include "plan/Plan.h"
+#include "ir/graph/NodeAttrs.h"
+
+#include "llvm/ADT/StringRef.h"
+
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+namespace tpcc::quant::edits {
+
+graph::Node *nodeNamed(const graph::Graph &g, llvm::StringRef name);
+/// The values of a float constant (not an overridable graph input); empty
+/// otherwise.
+std::vector<float> floatValues(const graph::Value *v);
+/// The bounds of the Clip `n`, when both are known constants (Clip-6:
+/// attributes min and max, a missing min -inf; Clip-11 and later: inputs 1
+/// and 2).
+bool clipBounds(const graph::NodeAttrs &attrs, const graph::Node &n, double &lo, double &hi);
+/// The only node reading `v` (once), or null; `index` gets the input index.
+graph::Node *singleConsumer(const graph::Value *v, unsigned *index = nullptr);
+/// New data, as many floats, for the initializer behind `v` (a kernel or
+/// bias that training or rounding changed).
+void overwriteInitializer(graph::Graph &g, const graph::Value &v, const std::vector<float> &values);
+/// Input `index` of `n` becomes a new float constant named after `base`.
+void setConstant(graph::Graph &g, graph::Node &n, unsigned index, const std::vector<float> &values,
+                 const std::vector<int64_t> &dims, const std::string &base);
+/// A value (or node, `nodes`) name `g` does not use and `taken` does not hold;
+/// added to `taken`.
+std::string freshName(const graph::Graph &g, const std::string &base, std::set<std::string> &taken,
+                      bool nodes = false);
+
+/// A linear op (OpTraits::linear) whose kernel is a float constant of a rank
+/// it can have (Conv: 3 or more; Gemm: 2, with transA = 0) and whose bias,
+/// when present, is a 1-D float constant: the ops the corrections edit.
+bool isLinearWithConstants(const graph::Model &m, const graph::Node *n);
+
+/// The plan node of `n` (a node of plan.model), or null.
+const plan::PlanNode *planNodeOf(const plan::Plan &plan, const graph::Node *n);
+
+/// The output-channel axis of the kernel (input 1) of `pn`, as the
+/// framework's weight slot declares it (`axes(out: ...)`, where clauses
+/// such as Gemm's transB already decided), normalized to the kernel's rank;
+/// none when no slot with an out axis holds input 1.
+std::optional<int64_t> kernelOutAxis(const plan::PlanNode &pn);
+
+/// The element offsets of a rank-2 kernel: [K, N] when the output channels
+/// run along axis 1, [N, K] when along axis 0 (Gemm with transB).
+struct KernelMatrix {
+  int64_t K = 0, N = 0; ///< inputs, outputs
+  bool outFirst = false;
+  KernelMatrix(const std::vector<int64_t> &dims, int64_t outAxis)
+      : K(outAxis == 0 ? dims[1] : dims[0]), N(outAxis == 0 ? dims[0] : dims[1]),
+        outFirst(outAxis == 0) {}
+  /// The offset of the weight from input k to output j.
+  size_t at(int64_t k, int64_t j) const { return size_t(outFirst ? j * K + k : k * N + j); }
+};
+
+} // namespace tpcc::quant::edits
+
+#endif

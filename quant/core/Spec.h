@@ -1,0 +1,65 @@
+//===- Spec.h - What the QDQ model quantizes, and how -------------*- C++ -*-===//
+//
+// The grids the quantizer chose, by tensor: every quantized activation, every
+// weight input stored as integers and every bias stored as int32. The
+// quantizer fills a QDQSpec (ptq/Quantizer.h), the plan carries it
+// (ptq/qdq/Apply.h reads it back), and the QDQ rewrite (ptq/qdq/QDQ.h) applies
+// it.
+//
+//===----------------------------------------------------------------------===//
+#ifndef TPCC_QUANT_CORE_SPEC_H
+#define TPCC_QUANT_CORE_SPEC_H
+
+#include "quant/core/grids/Grid.h"
+#include "runtime/Tensor.h"
+
+#include <string>
+#include <vector>
+
+namespace tpcc::quant {
+
+/// One activation tensor to quantize.
+struct ActivationQDQ {
+  std::string value; ///< the tensor's name
+  QuantGrid grid;
+};
+
+/// One weight input to store quantized.
+struct WeightQDQ {
+  std::string node; ///< the consuming node's name (unique after naming)
+  unsigned inputIndex = 0;
+  int64_t axis = -1;            ///< per-channel axis of the weight, -1: per tensor
+  std::vector<QuantGrid> grids; ///< one per channel along `axis`, or one
+  /// A constant operand (the plan's `input[i]`), not a framework slot: GPTQ
+  /// leaves it rounded to nearest, as MCT's trains kernels only.
+  bool operand = false;
+};
+
+/// A bias input to store as int32 = round(b / (s_in * s_w[c])).
+struct BiasQDQ {
+  std::string node;
+  unsigned inputIndex = 0;
+  std::string inputActivation; ///< the activation whose scale s_in applies
+  std::string weightNode;      ///< the WeightQDQ whose scales s_w apply
+  unsigned weightInput = 1;
+};
+
+struct QDQSpec {
+  std::vector<ActivationQDQ> activations;
+  std::vector<WeightQDQ> weights;
+  std::vector<BiasQDQ> biases;
+  /// An activation grid narrower than its 8-bit container (bits < 8: its
+  /// integers fill only part of int8/uint8) gets a Clip to the grid's range
+  /// before its QuantizeLinear, so the model computes exactly the grid's values. ONNX
+  /// Runtime then runs the Clip in float and does not fuse the producer into
+  /// an integer kernel; without the Clip, values outside the grid but inside
+  /// the container survive.
+  bool clipNarrowActivations = true;
+};
+
+/// The fake-quantized values of a weight under `w`'s grids.
+std::vector<float> fakeQuantized(const rt::Tensor &t, const WeightQDQ &w);
+
+} // namespace tpcc::quant
+
+#endif

@@ -1,0 +1,81 @@
+//===- Grid.cpp - Quantization grids ----------------------------------------===//
+#include "quant/core/grids/Grid.h"
+
+#include <algorithm>
+#include <cmath>
+
+using namespace tpcc;
+using namespace tpcc::quant;
+
+/// Round half to even (the FE_TONEAREST mode every thread starts in).
+static double rnd(double x) { return std::nearbyint(x); }
+
+int64_t QuantGrid::toInt(double x) const {
+  double q = rnd(x / scale) + double(zeroPoint);
+  q = std::clamp(q, double(qmin), double(qmax));
+  int64_t i = std::isnan(q) ? zeroPoint : int64_t(q);
+  if (lut.empty())
+    return i;
+  // The nearest table entry to the unrounded position, the first on ties.
+  double v = std::clamp(x / scale + double(zeroPoint), double(qmin), double(qmax));
+  auto it = std::lower_bound(lut.begin(), lut.end(), v);
+  if (it == lut.end())
+    return lut.back();
+  if (it == lut.begin())
+    return *it;
+  return (v - double(*(it - 1)) <= double(*it) - v) ? *(it - 1) : *it;
+}
+
+double quant::powerOfTwoCeil(double t, double minThreshold) {
+  return std::exp2(std::ceil(std::log2(std::max(t, minThreshold))));
+}
+
+QuantGrid quant::symmetricGrid(double t, int bits, bool isSigned) {
+  QuantGrid g;
+  g.method = ir::QuantMethod::Symmetric;
+  g.bits = bits;
+  g.isSigned = isSigned;
+  g.threshold = t;
+  int s = isSigned ? 1 : 0;
+  g.scale = t / std::exp2(bits - s);
+  g.zeroPoint = 0;
+  g.qmin = isSigned ? -(int64_t(1) << (bits - 1)) : 0;
+  g.qmax = (int64_t(1) << (bits - s)) - 1;
+  g.lo = g.scale * double(g.qmin);
+  g.hi = g.scale * double(g.qmax);
+  return g;
+}
+
+QuantGrid quant::powerOfTwoGrid(double t, int bits, bool isSigned, double minThreshold) {
+  QuantGrid g = symmetricGrid(powerOfTwoCeil(t, minThreshold), bits, isSigned);
+  g.method = ir::QuantMethod::PowerOfTwo;
+  return g;
+}
+
+QuantGrid quant::uniformGrid(double a, double b, int bits) {
+  QuantGrid g;
+  g.method = ir::QuantMethod::Uniform;
+  g.bits = bits;
+  g.isSigned = false;
+  // MCT's fix_range_to_include_zero keeps a range below zero as exactly
+  // [a, 0]; the shift below would only reproduce it up to rounding.
+  bool belowZero = b < 0;
+  a = std::min(a, 0.0);
+  b = std::max(b, 0.0);
+  if (b - a < ir::kDefaultMinThreshold) { // an all-zero tensor: the smallest range
+    b = a + ir::kDefaultMinThreshold;
+    belowZero = false;
+  }
+  double levels = std::exp2(bits) - 1;
+  double u = (b - a) / levels;
+  double a2 = belowZero ? a : u * rnd(a / u);
+  double b2 = b - a + a2;
+  g.scale = (b2 - a2) / levels;
+  g.zeroPoint = int64_t(-rnd(a2 / g.scale));
+  g.qmin = 0;
+  g.qmax = int64_t(levels);
+  g.lo = a2;
+  g.hi = b2;
+  g.threshold = std::max(-a2, b2);
+  return g;
+}

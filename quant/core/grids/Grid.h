@@ -1,0 +1,62 @@
+//===- Grid.h - Quantization grids (algorithms.md section 1) ----*- C++ -*-===//
+//
+// A QuantGrid is the set of values one tensor (or one channel of a weight)
+// is quantized to, with the integers that represent them in the QDQ model:
+// value = scale * (q - zeroPoint), q in [qmin, qmax]. Power-of-two and
+// symmetric grids come from a threshold t (POT: t a power of two), uniform
+// grids from a range [lo, hi] shifted so zero is a grid point, LUT grids
+// restrict the integers further to a table of centres. The definitions are
+// MCT's (../shared/design/algorithms.md), so results are comparable.
+//
+//===----------------------------------------------------------------------===//
+#ifndef TPCC_QUANT_CORE_GRIDS_GRID_H
+#define TPCC_QUANT_CORE_GRIDS_GRID_H
+
+#include "ir/TpcIR.h"
+
+#include <cstdint>
+#include <vector>
+
+namespace tpcc::quant {
+
+struct QuantGrid {
+  ir::QuantMethod method = ir::QuantMethod::Symmetric;
+  int bits = 8;
+  bool isSigned = true;
+  /// Symmetric, POT and LUT: the threshold t (t itself not representable).
+  double threshold = 0;
+  /// Uniform: the zero-exact range [lo, hi] (a', b'); symmetric: [-s*t, t-scale].
+  double lo = 0, hi = 0;
+  /// value = scale * (q - zeroPoint)
+  double scale = 1;
+  int64_t zeroPoint = 0;
+  /// The integers the grid may use.
+  int64_t qmin = 0, qmax = 0;
+  /// LUT methods: the table of integer centres q (sorted, unique), a subset
+  /// of [qmin, qmax] on the 2^lutBits multiplier grid; empty otherwise.
+  std::vector<int64_t> lut;
+
+  /// The integer that represents `x` (nearest grid point, ties to even; LUT:
+  /// the nearest table entry, the first on ties).
+  int64_t toInt(double x) const;
+  /// The grid value nearest to `x` (the fake-quantized x).
+  double quantize(double x) const { return scale * double(toInt(x) - zeroPoint); }
+};
+
+/// The grid of a symmetric threshold `t`: scale t/2^(bits-s), integers
+/// [-s*2^(bits-1), 2^(bits-s)-1], zero point 0.
+QuantGrid symmetricGrid(double t, int bits, bool isSigned);
+/// As symmetricGrid, with t rounded up to a power of two
+/// (powerOfTwoCeil(t, minThreshold)).
+QuantGrid powerOfTwoGrid(double t, int bits, bool isSigned,
+                         double minThreshold = ir::kDefaultMinThreshold);
+/// The uniform grid of range [a, b]: widened to hold 0 (and to at least
+/// ir::kDefaultMinThreshold), shifted so zero is a grid point (algorithms.md
+/// 1, "Uniform"); integers [0, 2^bits-1].
+QuantGrid uniformGrid(double a, double b, int bits);
+/// 2^ceil(log2 max(t, minThreshold)) (MCT's max_power_of_two).
+double powerOfTwoCeil(double t, double minThreshold = ir::kDefaultMinThreshold);
+
+} // namespace tpcc::quant
+
+#endif

@@ -1,0 +1,268 @@
+//===- Finetune.cpp - Quantization-aware fine-tuning -----------------------===//
+#include "quant/learn/finetune/Finetune.h"
+
+#include "quant/learn/finetune/Optimizers.h"
+
+#include <fmt/format.h>
+
+#include <chrono>
+#include <cmath>
+#include <cstring>
+#include <map>
+#include <random>
+
+using namespace tpcc;
+using namespace tpcc::quant;
+using graph::ElemType;
+using rt::Tensor;
+
+namespace {
+
+/// log softmax of each row of `logits` [B, C].
+std::vector<double> logSoftmax(const Tensor &logits, int64_t row) {
+  int64_t c = logits.dim(1);
+  const float *r = logits.data<float>() + row * c;
+  double mx = *std::max_element(r, r + c), sum = 0;
+  for (int64_t k = 0; k < c; ++k)
+    sum += std::exp(double(r[k]) - mx);
+  std::vector<double> out(static_cast<size_t>(c));
+  for (int64_t k = 0; k < c; ++k)
+    out[size_t(k)] = double(r[k]) - mx - std::log(sum);
+  return out;
+}
+
+} // namespace
+
+LogicalResult quant::finetune(graph::Model &model, QuantizeResult &result, const plan::Plan &plan,
+                              rt::Executor &teacher, const FinetuneData &data,
+                              const FinetuneOptions &options, FinetuneReport &report,
+                              DiagnosticEngine &diags) {
+  auto t0 = std::chrono::steady_clock::now();
+  auto secondsSince = [](std::chrono::steady_clock::time_point from) {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - from).count();
+  };
+  std::string where = model.path.empty() ? std::string("<model>") : model.path;
+  FakeQuantOptions fo;
+  fo.weights = fo.activations = options.quantizer;
+  fo.minThreshold = options.minThreshold;
+  std::unique_ptr<FakeQuantModel> fq = FakeQuantModel::create(model, result, plan, fo, diags);
+  if (!fq)
+    return failure();
+  rt::Executor *ex = &fq->executor();
+  if (ex->requiredInputs().size() != 1)
+    return diags.emitAt(where, diag::err_run_node,
+                        "fine-tuning feeds --data to a model with one input");
+  const graph::Value *input = ex->requiredInputs().front();
+  std::vector<TrainingWeight> &weights = fq->weights;
+  std::vector<Adam> weightAdam(weights.size());
+  std::vector<double> grad;
+
+  // Data.
+  const Tensor &x = data.x;
+  int64_t n = x.rank() >= 1 ? x.dim(0) : 0;
+  if (n == 0)
+    return diags.emitAt(where, diag::err_run_node, "the training data holds no samples");
+  bool labeled = data.labels.defined();
+  std::mt19937 rng(options.seed);
+  std::vector<int64_t> order(static_cast<size_t>(n));
+  int64_t batch = std::max<int64_t>(1, std::min(options.batch, n));
+  int64_t perEpoch = (n + batch - 1) / batch, total = perEpoch * options.epochs, t = 0;
+  report = FinetuneReport();
+  report.trainedWeights = weights.size();
+  report.trainedActivations = fq->activations.size();
+  double epochLoss = 0;
+  std::vector<double> stepLoss;                          ///< every step's, for the report
+  std::map<const std::vector<double> *, Adam> paramAdam; ///< the quantizers'
+  size_t rowBytes = x.bytes() / size_t(n);
+  rt::RunOptions ro = fq->runOptions();
+  // The samples of the validation set the fake-quantized model classifies
+  // right.
+  auto validate = [&](int64_t &correct) -> LogicalResult {
+    correct = 0;
+    const Tensor &vx = options.validateX;
+    int64_t vn = vx.dim(0);
+    for (int64_t b0 = 0; b0 < vn; b0 += batch) {
+      std::vector<Tensor> outs;
+      std::map<std::string, Tensor> feed{{input->name, vx.rows(b0, std::min(vn, b0 + batch))}};
+      if (failed(ex->run(feed, outs, diags, ro)))
+        return failure();
+      const Tensor &y = outs.front();
+      if (options.validationOutputs)
+        options.validationOutputs(b0, y);
+      for (int64_t r = 0; r < y.dim(0); ++r) {
+        const float *row = y.data<float>() + r * y.dim(1);
+        int64_t best = std::max_element(row, row + y.dim(1)) - row;
+        correct += best == int64_t(options.validateLabels.at(b0 + r));
+      }
+    }
+    return success();
+  };
+  for (int64_t epoch = 1; epoch <= options.epochs; ++epoch) {
+    for (int64_t i = 0; i < n; ++i)
+      order[size_t(i)] = i;
+    for (int64_t i = n - 1; i > 0; --i) // Fisher-Yates, the same on every library
+      std::swap(order[size_t(i)], order[size_t(rng() % uint32_t(i + 1))]);
+    epochLoss = 0;
+    auto epochStart = std::chrono::steady_clock::now();
+    for (int64_t step = 0; step < perEpoch; ++step) {
+      int64_t b0 = step * batch, b = std::min(batch, n - b0);
+      rt::Shape shape = x.shape();
+      shape[0] = b;
+      Tensor xb(x.elem(), shape);
+      for (int64_t i = 0; i < b; ++i)
+        std::memcpy(static_cast<uint8_t *>(xb.raw()) + size_t(i) * rowBytes,
+                    static_cast<const uint8_t *>(x.raw()) +
+                        size_t(order[size_t(b0 + i)]) * rowBytes,
+                    rowBytes);
+      // Forward with fake-quantized weights and activations.
+      std::vector<Tensor> outs;
+      std::map<std::string, Tensor> feed{{input->name, xb}};
+      if (failed(fq->backprop().forward(feed, outs, diags, ro)))
+        return failure();
+      const Tensor &logits = outs.front();
+      if (logits.rank() != 2 || logits.dim(0) != b)
+        return diags.emitAt(where, diag::err_run_node,
+                            fmt::format("fine-tuning needs logits [batch, classes] as the first "
+                                        "output; it is {}",
+                                        rt::shapeStr(logits.shape())));
+      int64_t classes = logits.dim(1);
+      if (labeled && t == 0) // every label, once the logits say how many classes
+        for (int64_t i = 0; i < n; ++i) {
+          int64_t label = int64_t(data.labels.at(i));
+          if (label < 0 || label >= classes)
+            return diags.emitAt(where, diag::err_run_node,
+                                fmt::format("label {} of sample {} is not a class of the {} "
+                                            "logits",
+                                            label, i, classes));
+        }
+      // Loss and its gradient.
+      Tensor dy(ElemType::Float, logits.shape());
+      double loss = 0;
+      std::vector<Tensor> teacherOut;
+      if (!labeled && failed(teacher.run(feed, teacherOut, diags)))
+        return failure();
+      for (int64_t r = 0; r < b; ++r) {
+        std::vector<double> ls = logSoftmax(logits, r);
+        std::vector<double> target(size_t(classes), 0.0);
+        if (labeled) {
+          int64_t label = int64_t(data.labels.at(order[size_t(b0 + r)]));
+          target[size_t(label)] = 1;
+          loss -= ls[size_t(label)];
+        } else {
+          std::vector<double> lt = logSoftmax(teacherOut.front(), r);
+          for (int64_t k = 0; k < classes; ++k) {
+            target[size_t(k)] = std::exp(lt[size_t(k)]);
+            loss += target[size_t(k)] * (lt[size_t(k)] - ls[size_t(k)]);
+          }
+        }
+        for (int64_t k = 0; k < classes; ++k)
+          dy.data<float>()[r * classes + k] =
+              float((std::exp(ls[size_t(k)]) - target[size_t(k)]) / double(b));
+      }
+      loss /= double(b);
+      if (!std::isfinite(loss))
+        return diags.emitAt(where, diag::err_run_node,
+                            fmt::format("the loss is not finite at epoch {}, step {}: lower --lr",
+                                        epoch, step + 1));
+      // Backward: each quantizer's straight-through rule in the hook.
+      fq->zeroGrad();
+      auto hook = [&](const graph::Value &v, Tensor g) { return fq->gradient(v, std::move(g)); };
+      std::vector<Tensor> grads;
+      if (failed(fq->backprop().backward({dy}, grads, diags, hook)))
+        return failure();
+      // Adam, on a cosine schedule.
+      ++t;
+      double lr = options.lr * 0.5 * (1 + std::cos(M_PI * double(t - 1) / double(total)));
+      for (size_t k = 0; k < weights.size(); ++k) {
+        TrainingWeight &s = weights[k];
+        grad.assign(grads[k].data<float>(), grads[k].data<float>() + grads[k].numel());
+        // Decoupled weight decay on the kernels.
+        weightAdam[k].step(s.w.data(), grad.data(), s.w.size(), lr,
+                           s.quantizer ? options.weightDecay : 0, t);
+      }
+      auto update = [&](TrainableQuantizer &q) {
+        for (QuantizerParam &p : q.parameters())
+          paramAdam[p.value].step(p.value->data(), p.grad->data(), p.value->size(), lr, 0, t);
+      };
+      for (TrainingActivation &a : fq->activations)
+        update(*a.quantizer);
+      for (TrainingWeight &s : weights)
+        if (s.quantizer)
+          update(*s.quantizer);
+      fq->refresh();
+      epochLoss += loss * double(b);
+      stepLoss.push_back(loss);
+      ++report.steps;
+      report.samples += b;
+      if (options.progress) {
+        double s = report.trainSeconds + secondsSince(epochStart);
+        options.progress(epoch, step + 1, perEpoch, loss, double(report.samples) / s);
+      }
+    }
+    report.trainSeconds += secondsSince(epochStart);
+    int64_t correct = -1;
+    if (options.validateX.defined() && failed(validate(correct)))
+      return failure();
+    if (options.epochDone)
+      options.epochDone(epoch, epochLoss / double(n), correct);
+  }
+  size_t tenth = std::max<size_t>(1, stepLoss.size() / 10);
+  for (size_t k = 0; k < tenth; ++k) {
+    report.firstLoss += stepLoss[k] / double(tenth);
+    report.lastLoss += stepLoss[stepLoss.size() - tenth + k] / double(tenth);
+  }
+
+  fq->finish(&report.quantizers);
+  report.seconds = secondsSince(t0);
+  return success();
+}
+
+void quant::writeFinetuneJSON(const FinetuneReport &report, const FinetuneOptions &options,
+                              llvm::json::OStream &j) {
+  j.attributeObject("finetune", [&] {
+    j.attribute("epochs", options.epochs);
+    j.attribute("batch", options.batch);
+    j.attribute("lr", options.lr);
+    j.attribute("weight_decay", options.weightDecay);
+    j.attribute("quantizer", toString(options.quantizer));
+    j.attribute("seed", int64_t(options.seed));
+    j.attribute("steps", report.steps);
+    j.attribute("samples", report.samples);
+    j.attribute("first_loss", report.firstLoss);
+    j.attribute("last_loss", report.lastLoss);
+    j.attribute("seconds", report.seconds);
+    j.attribute("samples_per_second", report.samplesPerSecond());
+    j.attributeArray("quantizers", [&] {
+      for (const TrainedQuantizer &t : report.quantizers)
+        j.object([&] {
+          const TrainableQuantizerConfig &c = t.config;
+          bool weights = c.target == QuantizerTarget::Weights;
+          j.attribute("tensor", t.tensor);
+          j.attribute("target", weights ? "weights" : "activation");
+          j.attribute("method", ir::toString(c.method));
+          j.attribute("bits", c.bits);
+          j.attributeArray("candidate_bits", [&] {
+            for (int b : c.candidateBits)
+              j.value(b);
+          });
+          j.attribute("enabled", c.enabled);
+          j.attribute("signed", c.isSigned);
+          j.attribute("per_channel", c.perChannel());
+          j.attribute("channel_axis", c.channelAxis);
+          j.attribute("min_threshold", c.minThreshold);
+          j.attribute("kind", toString(t.kind));
+          j.attributeArray("trained", [&] {
+            for (const std::string &p : t.parameters)
+              j.value(p);
+          });
+          j.attributeArray("ranges", [&] { // as trained, one per channel
+            for (const QuantGrid &g : c.grids)
+              j.array([&] {
+                j.value(g.lo);
+                j.value(g.hi);
+              });
+          });
+        });
+    });
+  });
+}

@@ -1,0 +1,166 @@
+//===- Report.cpp - What a quantization chose, as text, JSON and plan ------===//
+#include "quant/pipeline/Report.h"
+
+#include "llvm/Support/JSON.h"
+
+#include <fmt/format.h>
+
+#include <cmath>
+#include <map>
+
+using namespace tpcc;
+using namespace tpcc::quant;
+
+void quant::printSummary(const QuantizeResult &r, const std::string &model, const std::string &out,
+                         const std::string &cleanup, const std::vector<std::string> &corrections,
+                         llvm::raw_ostream &os) {
+  unsigned acts = 0, weights = 0;
+  for (const TensorReport &t : r.tensors)
+    if (t.quantized)
+      (t.weight ? weights : acts)++;
+  os << fmt::format("quantize: {} -> {} ({} calibration samples, SQNR on {})\n", model, out,
+                    r.samples, r.sqnrSamples);
+  os << fmt::format("  {} activation tensors and {} weights quantized\n", acts, weights);
+  if (!cleanup.empty())
+    os << "  clean-up: " << cleanup << "\n";
+  for (const std::string &c : corrections)
+    os << "  correction: " << c << "\n";
+  os << fmt::format("  {:<34} {:<14} {:>4} {:<13} {:<11} {:>10} {:>8}\n", "tensor", "opset", "bits",
+                    "method", "threshold", "scale", "SQNR dB");
+  for (const TensorReport &t : r.tensors) {
+    std::string name = t.readAsSigmoid ? "sigmoid(" + t.tensor + ")" : t.tensor;
+    if (name.size() > 34)
+      name = "..." + name.substr(name.size() - 31);
+    std::string sqnr = t.measured ? formatDb(t.sqnr) : std::string("-");
+    if (!t.quantized) {
+      os << fmt::format("  {:<34} {:<14} {:>4} {:<13} {:<11} {:>10} {:>8}\n", name, "(output)", "-",
+                        "float", "-", "-", sqnr);
+      continue;
+    }
+    std::string method = std::string(ir::toString(t.method)) +
+                         (t.weight ? (t.channels > 1 ? "/ch" : "") : (t.isSigned ? " s" : " u"));
+    os << fmt::format("  {:<34} {:<14} {:>4} {:<13} {:<11} {:>10.4g} {:>8}\n", name, t.opset,
+                      t.bits, method, t.threshold, t.scale, sqnr);
+  }
+  os << fmt::format("  time: calibration {:.2f} s, thresholds {:.2f} s, weights and "
+                    "corrections {:.2f} s, measuring {:.2f} s\n",
+                    r.seconds[0], r.seconds[1], r.seconds[2], r.seconds[3]);
+}
+
+void quant::writeReport(const QuantizeResult &r, const ReportHeader &h,
+                        const std::vector<std::string> &corrections, llvm::raw_ostream &os,
+                        const mixed::SearchResult *search, const plan::Plan *plan) {
+  llvm::json::OStream j(os, 2);
+  j.object([&] {
+    j.attribute("report_version", 1);
+    j.attribute("platform", h.platform);
+    j.attribute("recipe", h.recipe);
+    j.attribute("model", h.model);
+    j.attribute("output", h.output);
+    j.attribute("calibration_samples", r.samples);
+    j.attribute("sqnr_samples", r.sqnrSamples);
+    j.attributeArray("corrections", [&] {
+      for (const std::string &c : corrections)
+        j.value(c);
+    });
+    j.attributeObject("seconds", [&] {
+      j.attribute("calibration", r.seconds[0]);
+      j.attribute("thresholds", r.seconds[1]);
+      j.attribute("weights_and_corrections", r.seconds[2]);
+      j.attribute("measuring", r.seconds[3]);
+      if (search) {
+        j.attribute("sensitivity", search->sensitivity.seconds);
+        j.attribute("solver", search->solverSeconds);
+      }
+    });
+    if (search && plan)
+      mixed::writeSearchJSON(*search, *plan, j);
+    if (h.extra)
+      h.extra(j);
+    j.attributeArray("tensors", [&] {
+      for (const TensorReport &t : r.tensors)
+        j.object([&] {
+          auto db = [](double v) { // null: identical
+            return std::isinf(v) ? llvm::json::Value(nullptr) : llvm::json::Value(v);
+          };
+          auto sqnr = [&] {
+            if (!t.measured)
+              return;
+            j.attribute("sqnr_db", db(t.sqnr));
+            // The float values and what the tensor's own grid does to them.
+            j.attribute("rms", t.rms);
+            j.attribute("max_abs", t.maxAbs);
+            j.attribute("worst_sample_sqnr_db", db(t.worstSampleSqnr));
+            if (t.quantized) {
+              j.attribute("own_sqnr_db", db(t.ownSqnr));
+              j.attribute("worst_sample_own_sqnr_db", db(t.worstSampleOwnSqnr));
+              j.attribute("clipped", t.clipped);
+            }
+          };
+          j.attribute("name", t.tensor);
+          if (t.readAsSigmoid)
+            j.attribute("read_as", "sigmoid");
+          j.attribute("kind", t.weight                  ? "weight"
+                              : t.quantized             ? "activation"
+                              : t.opset == "(measured)" ? "float, measured"
+                                                        : "float output");
+          if (!t.quantized)
+            return sqnr();
+          j.attribute("node", t.node);
+          j.attribute("op_type", t.opType);
+          j.attribute("opset", t.opset);
+          j.attribute("config", t.config);
+          j.attribute("method", ir::toString(t.method));
+          j.attribute("bits", t.bits);
+          j.attribute("signed", t.isSigned);
+          j.attribute("threshold_method", t.threshold);
+          j.attribute("scale", t.scale);
+          j.attribute("zero_point", t.zeroPoint);
+          j.attribute("channels", t.channels);
+          j.attributeArray("range", [&] {
+            j.value(t.lo);
+            j.value(t.hi);
+          });
+          sqnr();
+        });
+    });
+  });
+  os << "\n";
+}
+
+void quant::fillPlan(plan::Plan &p, const QuantizeResult &r) {
+  std::map<std::string, const QuantGrid *> grids;
+  for (const ActivationQDQ &a : r.spec.activations)
+    grids[a.value] = &a.grid;
+  std::map<std::string, std::string> how;
+  for (const TensorReport &t : r.tensors)
+    if (!t.weight && t.quantized)
+      how[t.tensor] = t.threshold;
+  for (plan::PlanTensor &t : p.tensors) {
+    auto g = grids.find(t.value->name);
+    if (!t.quantize || g == grids.end())
+      continue;
+    t.scale = g->second->scale;
+    t.zeroPoint = g->second->zeroPoint;
+    t.range = std::make_pair(g->second->lo, g->second->hi);
+    t.statistic = how.count(t.value->name) ? how[t.value->name] : "its input's grid";
+  }
+  for (plan::PlanNode &n : p.nodes) {
+    for (plan::PlanWeight &w : n.weights)
+      for (const WeightQDQ &q : r.spec.weights)
+        if (q.node == n.node->name && q.inputIndex == w.inputIndex)
+          for (const QuantGrid &g : q.grids) {
+            w.scales.push_back(g.scale);
+            w.zeroPoints.push_back(g.zeroPoint);
+            if (!g.lut.empty())
+              w.luts.push_back(g.lut);
+          }
+    for (plan::PlanWeight &w : n.weights)
+      for (const QuantizeResult::TrainedWeight &t : r.trainedWeights)
+        if (t.node == n.node->name && t.inputIndex == w.inputIndex)
+          w.trained = t.values;
+    for (const auto &[node, values] : r.biases)
+      if (node == n.node->name)
+        n.correctedBias = values;
+  }
+}

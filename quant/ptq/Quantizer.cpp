@@ -1,0 +1,540 @@
+//===- Quantizer.cpp - Calibration, thresholds, corrections -----------------===//
+//
+// The order follows MCT (algorithms.md 4): statistics on the float model,
+// then activation thresholds, input scaling and shift-negative correction
+// (corrections/PostThreshold.cpp), weight thresholds, bias correction. Tensors
+// whose producer only moves values (MaxPool, Reshape, Flatten, Transpose...)
+// and whose input is quantized get their input's grid again: numerically the
+// identity (the op's outputs are already grid values), and what lets ONNX
+// Runtime keep such chains in integers.
+//
+//===----------------------------------------------------------------------===//
+#include "quant/ptq/Quantizer.h"
+
+#include "quant/core/stats/HessianTrace.h"
+
+#include "quant/core/GraphHelpers.h"
+#include "quant/ptq/corrections/PostThreshold.h"
+#include "quant/ptq/qdq/Finish.h"
+#include "quant/core/grids/Lut.h"
+#include "quant/core/grids/Threshold.h"
+#include "ir/graph/OpTraits.h"
+#include "runtime/KernelUtil.h"
+
+#include <fmt/format.h>
+
+#include <chrono>
+#include <cmath>
+#include <limits>
+#include <set>
+
+using namespace tpcc;
+using namespace tpcc::quant;
+using graph::Node;
+using graph::Value;
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+double since(Clock::time_point t) {
+  return std::chrono::duration<double>(Clock::now() - t).count();
+}
+
+struct Activation {
+  ir::QuantMethod method;
+  int bits;
+  ir::Signedness signedness;
+};
+
+/// A weight the plan quantizes that gets grids here: a float constant, not
+/// a bias (biases follow their kernel's scales).
+bool floatKernel(const plan::PlanWeight &pw) {
+  return pw.slot != "bias" && pw.quantize && pw.input && pw.input->constant &&
+         pw.input->constant->elem == graph::ElemType::Float;
+}
+
+/// Images whose Hessians weigh `hmse` (algorithms.md 8).
+constexpr int64_t kHmseImages = 16;
+
+/// quantizePlan's state: one plan, one recipe, one result.
+class PlanQuantizer {
+public:
+  PlanQuantizer(const plan::Plan &plan, const QuantizeOptions &o, QuantizeResult &r,
+                DiagnosticEngine &diags)
+      : plan(plan), recipe(o.recipe), o(o), result(r), diags(diags),
+        grids(plan.model->graph.values().size()) {}
+
+  bool run(rt::Executor &ex, CalibrationData &data);
+
+private:
+  Activation effective(const plan::PlanTensor &t) const {
+    Activation a{t.method, t.bits, t.signedness};
+    if (recipe.activationBits)
+      a.bits = *recipe.activationBits;
+    if (recipe.activationMethod && !ir::isLut(*recipe.activationMethod))
+      a.method = *recipe.activationMethod;
+    return a;
+  }
+  bool activationGrid(const plan::PlanTensor &t, TensorStats *s);
+  bool weights(const plan::PlanNode &pn);
+  void correctBias(const plan::PlanNode &pn, const WeightQDQ &w, const rt::Tensor &kernel,
+                   TensorStats *inputStats, const edits::LinearAdjust *adjust);
+  bool biasCorrected(const plan::PlanNode &pn, const WeightQDQ &w, const rt::Tensor &kernel,
+                     TensorStats *inputStats, const edits::LinearAdjust *adjust);
+  void report(const plan::PlanTensor &t, const QuantGrid &g, const std::string &how);
+
+  const plan::Plan &plan;
+  const ir::Recipe &recipe;
+  const QuantizeOptions &o;
+  QuantizeResult &result;
+  DiagnosticEngine &diags;
+  std::vector<std::optional<QuantGrid>> grids; ///< activation grids by value id
+  std::vector<std::unique_ptr<TensorStats>> stats;
+  std::map<std::string, edits::LinearAdjust> adjust; ///< by linear node name
+  std::set<std::string> biasWritten;
+  /// `hmse`: the Hessian diagonal of each quantized kernel, by value id.
+  std::map<unsigned, std::vector<float>> hessians;
+  bool weightHessians(rt::Executor &ex, CalibrationData &data);
+};
+
+/// `hmse` (MCT's HMSE): the Hessian diagonals of every weight the plan
+/// quantizes with a threshold search, from 16 calibration images.
+bool PlanQuantizer::weightHessians(rt::Executor &ex, CalibrationData &data) {
+  std::vector<const Value *> weights;
+  for (const plan::PlanNode &pn : plan.nodes)
+    for (const plan::PlanWeight &pw : pn.weights) {
+      if (!floatKernel(pw) || ir::isLut(withRecipeOverrides(pw.config, recipe).method) ||
+          std::find(weights.begin(), weights.end(), pw.input) != weights.end())
+        continue;
+      weights.push_back(pw.input);
+    }
+  if (weights.empty())
+    return true;
+  std::vector<std::map<std::string, rt::Tensor>> feeds;
+  if (failed(data.firstSamples(kHmseImages, feeds, diags)))
+    return false;
+  std::vector<std::vector<float>> diagonals;
+  int64_t probes = 0;
+  if (failed(weightHessianDiagonals(ex, feeds, weights, HutchinsonOptions(), diagonals, probes,
+                                    diags)))
+    return false;
+  for (size_t k = 0; k < weights.size(); ++k)
+    hessians[weights[k]->id] = std::move(diagonals[k]);
+  return true;
+}
+
+void PlanQuantizer::report(const plan::PlanTensor &t, const QuantGrid &g, const std::string &how) {
+  TensorReport r;
+  r.tensor = t.value->name;
+  if (t.producer) {
+    r.node = t.producer->node->displayName();
+    r.opType = t.producer->node->opType;
+    r.opset = t.producer->opset ? t.producer->opset->name : "(default)";
+  } else {
+    r.node = "(input)";
+    r.opset = "(default)";
+  }
+  r.config = t.configId;
+  r.method = g.method;
+  r.bits = g.bits;
+  r.isSigned = g.qmin < 0;
+  r.threshold = how;
+  r.scale = g.scale;
+  r.zeroPoint = g.zeroPoint;
+  r.lo = g.lo;
+  r.hi = g.hi;
+  result.tensors.push_back(std::move(r));
+}
+
+bool PlanQuantizer::activationGrid(const plan::PlanTensor &t, TensorStats *s) {
+  Activation a = effective(t);
+  QuantGrid g;
+  std::string how;
+  if (failed(quant::selectTensorGrid(t, a.method, a.bits, a.signedness, s, recipe, plan.modelName,
+                                     g, how, diags)))
+    return false;
+  grids[t.value->id] = g;
+  report(t, g, how);
+  return true;
+}
+
+bool PlanQuantizer::weights(const plan::PlanNode &pn) {
+  const Node &n = *pn.node;
+  for (const plan::PlanWeight &pw : pn.weights) {
+    if (!floatKernel(pw) || recipe.quantizeWeights == false)
+      continue;
+    ir::AttrConfig c = withRecipeOverrides(pw.config, recipe);
+    rt::Tensor t = rt::Tensor::fromGraph(*pw.input->constant);
+    auto adj = adjust.find(n.name);
+    const edits::LinearAdjust *a = adj == adjust.end() ? nullptr : &adj->second;
+    if (a && a->kernel && pw.inputIndex == 1 && int64_t(a->kernel->size()) == t.numel())
+      std::copy(a->kernel->begin(), a->kernel->end(), t.data<float>()); // input_scaling
+    int64_t bad = 0;
+    for (int64_t i = 0; i < t.numel(); ++i)
+      bad += !std::isfinite(t.data<float>()[i]);
+    if (bad) {
+      diags.emitAt(plan.modelName, diag::err_quant_constant_nonfinite, pw.input->name, bad);
+      return false;
+    }
+    int width = ir::isLut(c.method) ? c.lutBits.value_or(8) : c.bits;
+    if (width > 16) {
+      diags.emitAt(plan.modelName, diag::err_quant_unsupported,
+                   fmt::format("weight `{}` of `{}`: {}-bit weights do not fit the 16-bit "
+                               "integers of QDQ models",
+                               pw.input->name, n.displayName(), width));
+      return false;
+    }
+    auto h = hessians.find(pw.input->id);
+    WeightQDQ w =
+        selectWeightGrids(t, c, pw.axis, recipe, h == hessians.end() ? nullptr : &h->second);
+    w.node = n.name;
+    w.inputIndex = unsigned(pw.inputIndex);
+    w.operand = !pw.decl;
+    int64_t channels = int64_t(w.grids.size());
+    TensorReport r;
+    r.tensor = pw.input->name;
+    r.node = n.displayName();
+    r.opType = n.opType;
+    r.opset = pn.opset ? pn.opset->name : "(default)";
+    r.config = pn.options.configId(pn.chosen);
+    r.weight = true;
+    r.method = c.method;
+    r.bits = c.bits;
+    r.isSigned = true;
+    r.threshold = ir::isLut(c.method) ? "k-means" : ir::toString(recipe.weightsThreshold);
+    r.scale = w.grids[0].scale;
+    r.channels = channels;
+    r.lo = w.grids[0].lo;
+    r.hi = w.grids[0].hi;
+    result.tensors.push_back(std::move(r));
+    if ((recipe.biasCorrection || (a && a->bias)) && graph::opTraits(n).linear &&
+        pw.inputIndex == 1)
+      correctBias(pn, w, t, n.input(0) ? stats[n.input(0)->id].get() : nullptr, a);
+    result.spec.weights.push_back(std::move(w));
+  }
+  return true;
+}
+
+/// MCT's bias correction (algorithms.md 4): c_o = sum_i E[o,i] mu_i with E the
+/// kernel's quantization error summed over its spatial taps and mu the mean of
+/// input channel i on the calibration data; b <- b - c.
+///
+/// With shift_negative the input's mean moves by delta and the bias starts
+/// from the compensated one; with input_scaling the mean is scaled by t/m.
+void PlanQuantizer::correctBias(const plan::PlanNode &pn, const WeightQDQ &w,
+                                const rt::Tensor &kernel, TensorStats *inputStats,
+                                const edits::LinearAdjust *adjust) {
+  const Node &n = *pn.node;
+  if (adjust && adjust->bias) {
+    biasWritten.insert(n.name);
+    if (!recipe.biasCorrection || !inputStats || !biasCorrected(pn, w, kernel, inputStats, adjust))
+      result.biases.emplace_back(n.name, *adjust->bias);
+    return;
+  }
+  if (inputStats)
+    biasCorrected(pn, w, kernel, inputStats, adjust);
+}
+
+/// Writes the corrected bias of `pn`; false when it cannot (shapes).
+bool PlanQuantizer::biasCorrected(const plan::PlanNode &pn, const WeightQDQ &w,
+                                  const rt::Tensor &kernel, TensorStats *inputStats,
+                                  const edits::LinearAdjust *adjust) {
+  std::optional<std::vector<float>> bias =
+      correctedBias(*plan.model, pn, w, kernel, inputStats->channelMean(), adjust);
+  if (!bias)
+    return false;
+  result.biases.emplace_back(pn.node->name, std::move(*bias));
+  return true;
+}
+
+bool PlanQuantizer::run(rt::Executor &ex, CalibrationData &data) {
+  auto t0 = Clock::now();
+  auto progress = [&](int64_t done) {
+    if (o.progress)
+      o.progress("calibration", done, data.total());
+  };
+  std::vector<StatsRequest> wanted = statisticsRequests(plan, recipe);
+  bool reuse = o.stats != nullptr;
+  for (const StatsRequest &r : wanted) {
+    const TensorStats *have =
+        reuse && r.value->id < o.stats->size() ? (*o.stats)[r.value->id].get() : nullptr;
+    reuse = have && have->batches() > 0 && have->channelAxis() == r.channelAxis;
+  }
+  if (reuse)
+    stats = std::move(*o.stats);
+  else if (failed(collectStatistics(ex, data, wanted, stats, progress, diags)))
+    return false;
+  result.samples = data.total();
+  result.seconds[0] = since(t0);
+
+  t0 = Clock::now();
+  const graph::Graph &g = plan.model->graph;
+  bool ok = true;
+  // Activations, inputs first, then in topological order (plan order).
+  for (const plan::PlanTensor &t : plan.tensors) {
+    if (!t.quantize || recipe.quantizeActivations == false)
+      continue;
+    if (t.preserving) {
+      // The output keeps its input's grid; it gets a quantizer of its own only
+      // when the platform asks for one (MCT's insert_preserving_quantizers).
+      if (!plan.platform->insertPreservingQuantizers) {
+        result.withoutQuantizer.insert(t.value->name);
+        continue;
+      }
+      const Value *in = t.producer ? t.producer->node->input(0) : nullptr;
+      if (in && grids[in->id])
+        grids[t.value->id] = grids[in->id];
+      continue;
+    }
+    ok &= activationGrid(t, stats[t.value->id].get());
+  }
+  if (!ok)
+    return false;
+  // Post-threshold corrections: new tensors in the QDQ copy, grids moved.
+  edits::PostThreshold post{plan, recipe, grids, stats, result, {}, {}, {}};
+  if (recipe.inputScaling && recipe.quantizeActivations != false)
+    edits::decideInputScaling(post);
+  if (recipe.shiftNegative.enabled && recipe.quantizeActivations != false)
+    edits::decideShiftNegative(post);
+  adjust = std::move(post.linear);
+  for (const auto &v : g.values())
+    if (grids[v->id])
+      result.spec.activations.push_back({v->name, *grids[v->id]});
+  for (ActivationQDQ &a : post.added)
+    result.spec.activations.push_back(std::move(a));
+  result.seconds[1] = since(t0);
+
+  t0 = Clock::now();
+  if (recipe.weightsThreshold == ir::ThresholdMethod::HMSE && recipe.quantizeWeights != false &&
+      !weightHessians(ex, data))
+    return false;
+  for (const plan::PlanNode &pn : plan.nodes)
+    if (!weights(pn))
+      return false;
+  for (const auto &[node, a] : adjust) {
+    if (a.bias && !biasWritten.count(node)) // its kernel is not quantized
+      result.biases.emplace_back(node, *a.bias);
+    if (a.kernel)
+      result.kernels.push_back({node, 1, *a.kernel});
+  }
+  if (result.edits.empty())
+    completeSpec(*plan.model, result); // else applyCorrections completes it
+  result.seconds[2] = since(t0);
+  return true;
+}
+
+} // namespace
+
+std::optional<std::vector<float>> quant::correctedBias(const graph::Model &model,
+                                                       const plan::PlanNode &pn, const WeightQDQ &w,
+                                                       const rt::Tensor &kernel,
+                                                       std::vector<double> mu,
+                                                       const edits::LinearAdjust *adjust) {
+  const Node &n = *pn.node;
+  for (double &x : mu)
+    x = adjust ? x * adjust->inputScale + adjust->inputShift : x;
+  std::vector<float> q = fakeQuantized(kernel, w);
+  const float *x = kernel.data<float>();
+  std::vector<double> corr;
+  graph::NodeAttrs attrs = graph::attrsOf(model, n);
+  std::optional<int64_t> outAxis = edits::kernelOutAxis(pn);
+  double scale = 1;
+  if (n.opType == "Conv") {
+    if (kernel.rank() < 3 || outAxis != 0)
+      return std::nullopt;
+    int64_t O = kernel.dim(0), Cg = kernel.dim(1), G = attrs.getInt("group", 1);
+    int64_t taps = kernel.numel() / std::max<int64_t>(1, O * Cg);
+    if (G < 1 || int64_t(mu.size()) != Cg * G || O % G)
+      return std::nullopt;
+    corr.assign(size_t(O), 0);
+    for (int64_t oc = 0; oc < O; ++oc) {
+      int64_t g = oc / (O / G);
+      for (int64_t i = 0; i < Cg; ++i) {
+        double e = 0;
+        for (int64_t k = 0; k < taps; ++k) {
+          size_t at = size_t((oc * Cg + i) * taps + k);
+          e += double(q[at]) - double(x[at]);
+        }
+        corr[size_t(oc)] += e * mu[size_t(g * Cg + i)];
+      }
+    }
+  } else { // Gemm: y = alpha A B + beta C
+    if (attrs.getInt("transA", 0) != 0 || kernel.rank() != 2 || !outAxis)
+      return std::nullopt;
+    edits::KernelMatrix B(kernel.shape(), *outAxis);
+    double beta = attrs.getFloat("beta", 1.0);
+    if (int64_t(mu.size()) != B.K || beta == 0)
+      return std::nullopt;
+    scale = attrs.getFloat("alpha", 1.0) / beta;
+    corr.assign(size_t(B.N), 0);
+    for (int64_t k = 0; k < B.K; ++k)
+      for (int64_t j = 0; j < B.N; ++j) {
+        size_t at = B.at(k, j);
+        corr[size_t(j)] += (double(q[at]) - double(x[at])) * mu[size_t(k)];
+      }
+  }
+  std::vector<float> bias(corr.size(), 0.f);
+  if (adjust && adjust->bias) {
+    if (adjust->bias->size() != corr.size())
+      return std::nullopt;
+    bias = *adjust->bias;
+  } else if (const Value *b = n.input(2)) {
+    if (!b->constant || b->constant->elem != graph::ElemType::Float ||
+        b->constant->dims != std::vector<int64_t>{int64_t(corr.size())})
+      return std::nullopt; // a bias of another shape (a scalar Gemm C): left as it is
+    rt::Tensor bt = rt::Tensor::fromGraph(*b->constant);
+    std::copy(bt.data<float>(), bt.data<float>() + bt.numel(), bias.begin());
+  }
+  for (size_t i = 0; i < bias.size(); ++i)
+    bias[i] = float(double(bias[i]) - scale * corr[i]);
+  return bias;
+}
+
+ir::AttrConfig quant::withRecipeOverrides(ir::AttrConfig c, const ir::Recipe &recipe) {
+  if (recipe.weightsBits)
+    c.bits = *recipe.weightsBits;
+  if (recipe.weightsMethod)
+    c.method = *recipe.weightsMethod;
+  if (recipe.perChannel)
+    c.perChannel = *recipe.perChannel;
+  return c;
+}
+
+std::vector<StatsRequest> quant::statisticsRequests(const plan::Plan &plan,
+                                                    const ir::Recipe &recipe) {
+  std::vector<int> axis(plan.model->graph.values().size(), -2); // -2: not requested
+  for (const plan::PlanTensor &t : plan.tensors)
+    if (t.quantize && !t.preserving && !(t.scale && t.zeroPoint))
+      axis[t.value->id] = -1;
+  if (recipe.biasCorrection)
+    for (const plan::PlanNode &pn : plan.nodes)
+      if (graph::opTraits(*pn.node).linear && pn.node->input(0) && !pn.node->input(0)->constant)
+        axis[pn.node->input(0)->id] = 1;
+  std::vector<StatsRequest> out;
+  for (const auto &v : plan.model->graph.values())
+    if (axis[v->id] > -2)
+      out.push_back({v.get(), axis[v->id]});
+  return out;
+}
+
+LogicalResult quant::selectTensorGrid(const plan::PlanTensor &t, ir::QuantMethod method, int bits,
+                                      ir::Signedness signedness, TensorStats *s,
+                                      const ir::Recipe &recipe, const std::string &modelName,
+                                      QuantGrid &g, std::string &how, DiagnosticEngine &diags) {
+  const std::string &name = t.value->name;
+  if (bits > 16) {
+    return diags.emitAt(
+        modelName, diag::err_quant_unsupported,
+        fmt::format("tensor `{}`: {}-bit activations do not fit the 16-bit integers "
+                    "of QDQ models",
+                    name, bits));
+  }
+  if (t.scale && t.zeroPoint) { // fixed by the platform
+    bool isSigned = *t.zeroPoint < 0 || signedness == ir::Signedness::Signed;
+    g.method = method;
+    g.bits = bits;
+    g.isSigned = isSigned;
+    g.scale = *t.scale;
+    g.zeroPoint = *t.zeroPoint;
+    g.qmin = isSigned ? -(int64_t(1) << (bits - 1)) : 0;
+    g.qmax = isSigned ? (int64_t(1) << (bits - 1)) - 1 : (int64_t(1) << bits) - 1;
+    g.lo = g.scale * double(g.qmin - g.zeroPoint);
+    g.hi = g.scale * double(g.qmax - g.zeroPoint);
+    g.threshold = std::max(-g.lo, g.hi);
+    how = "fixed";
+  } else if (t.range && std::isfinite(t.range->first) && std::isfinite(t.range->second)) {
+    // A bounded op (Sigmoid, Softmax...): no clipping on its known range.
+    double lo = t.range->first, hi = t.range->second;
+    bool isSigned = lo < 0;
+    if (method == ir::QuantMethod::Uniform)
+      g = uniformGrid(lo, hi, bits);
+    else if (method == ir::QuantMethod::PowerOfTwo)
+      g = powerOfTwoGrid(std::max(-lo, hi), bits, isSigned, recipe.minThreshold);
+    else
+      g = symmetricGrid(std::max(-lo, hi), bits, isSigned);
+    how = "known range";
+  } else {
+    if (!s || s->batches() == 0) {
+      return diags.emitAt(modelName, diag::err_quant_unsupported,
+                          fmt::format("tensor `{}` has no statistics (it is not a float tensor "
+                                      "the model computes)",
+                                      name));
+    }
+    Histogram h = s->histogram();
+    h.removeOutliers(recipe.zThreshold);
+    bool isSigned;
+    if (signedness == ir::Signedness::Signed)
+      isSigned = true;
+    else if (signedness == ir::Signedness::Unsigned)
+      isSigned = false;
+    else if (t.range)
+      isSigned = t.range->first < 0;
+    else
+      isSigned = h.minNonEmpty() < 0;
+    SelectionOptions so;
+    so.error = recipe.activationThreshold;
+    so.p = recipe.lp;
+    so.minThreshold = recipe.minThreshold;
+    g = selectActivationGrid(h, method, bits, isSigned, so);
+    how = ir::toString(recipe.activationThreshold);
+    // The uniform search may reach past the bounds of the Clip that computes
+    // the tensor (MSE: up to 1.2 times its largest value). There the grid
+    // only wastes steps, and ONNX Runtime keeps such a Clip, so the Conv
+    // before it runs in float: the grid ends at the bound.
+    const graph::Node *clip = t.value->producer;
+    double clipLo, clipHi;
+    if (method == ir::QuantMethod::Uniform && clip && clip->domain.empty() &&
+        clip->opType == "Clip" &&
+        edits::clipBounds(graph::NodeAttrs(*clip, nullptr), *clip, clipLo, clipHi) &&
+        (g.hi > clipHi || g.lo < clipLo))
+      g = uniformGrid(std::max(g.lo, clipLo), std::min(g.hi, clipHi), bits);
+  }
+  return success();
+}
+
+WeightQDQ quant::selectWeightGrids(const rt::Tensor &t, const ir::AttrConfig &c,
+                                   std::optional<int64_t> axis, const ir::Recipe &recipe,
+                                   const std::vector<float> *hessian) {
+  WeightQDQ w;
+  int64_t outer = 1, channels = 1, inner = t.numel();
+  if (c.perChannel && axis && t.rank() > 0) {
+    w.axis = *axis;
+    channels = t.dim(w.axis);
+    inner = 1;
+    for (int64_t d = w.axis + 1; d < t.rank(); ++d)
+      inner *= t.dim(d);
+    outer = t.numel() / std::max<int64_t>(1, channels * inner);
+  }
+  w.grids.resize(size_t(channels));
+  SelectionOptions so;
+  so.error = recipe.weightsThreshold;
+  so.p = recipe.lp;
+  so.minThreshold = recipe.minThreshold;
+  const float *x = t.data<float>();
+  const float *hx = hessian && int64_t(hessian->size()) == t.numel() ? hessian->data() : nullptr;
+  rt::parallelFor(channels, 1 << 16, [&](int64_t b, int64_t e) {
+    std::vector<float> v(size_t(outer * inner)), h(hx ? v.size() : 0);
+    SelectionOptions mine = so;
+    mine.hessian = hx ? h.data() : nullptr;
+    for (int64_t ch = b; ch < e; ++ch) {
+      for (int64_t o = 0; o < outer; ++o) {
+        int64_t from = (o * channels + ch) * inner;
+        std::copy(x + from, x + from + inner, v.begin() + o * inner);
+        if (hx)
+          std::copy(hx + from, hx + from + inner, h.begin() + o * inner);
+      }
+      w.grids[size_t(ch)] =
+          ir::isLut(c.method)
+              ? selectLutGrid(v.data(), int64_t(v.size()), c.method, c.bits, c.lutBits.value_or(8))
+              : selectWeightGrid(v.data(), int64_t(v.size()), c.method, c.bits, w.axis >= 0, mine);
+    }
+  });
+  return w;
+}
+
+LogicalResult quant::quantizePlan(const plan::Plan &plan, rt::Executor &floatEx,
+                                  CalibrationData &data, const QuantizeOptions &options,
+                                  QuantizeResult &result, DiagnosticEngine &diags) {
+  PlanQuantizer q(plan, options, result, diags);
+  return success(q.run(floatEx, data));
+}

@@ -1,0 +1,70 @@
+//===- Corrections.h - Pre-statistics model corrections ---------*- C++ -*-===//
+//
+// The recipe's pre-statistics corrections (algorithms.md 4) change weights so
+// that the float model computes the same outputs with friendlier
+// activations. They run on both copies `tpcc quantize` holds (the float
+// reference and the copy that becomes the QDQ model), before the plan is
+// rebuilt and calibration runs: relu_unbound_correction (Op -> Clip(0, M) ->
+// Op with linear ops, M not a power of two, power-of-two activations: the
+// bound becomes 8) and activation_channel_equalization (Conv -> Relu
+// -> Conv, channels scaled by e_c = min(1, 1/sigma'_c) with sigma'_c the
+// channel's standard deviation measured in an extra statistics pass; MCT
+// takes sigma' from the folded BatchNorm's prior instead, which clean-up has
+// already folded away).
+//
+// The other corrections are elsewhere: the post-threshold graph edits
+// (shift_negative, input_scaling) are decided once the grids are chosen
+// (PostThreshold.h) and written into the QDQ copy only (GraphEdits.h); bias
+// correction is part of the quantizer (Quantizer.cpp).
+//
+//===----------------------------------------------------------------------===//
+#ifndef TPCC_QUANT_PTQ_CORRECTIONS_CORRECTIONS_H
+#define TPCC_QUANT_PTQ_CORRECTIONS_CORRECTIONS_H
+
+#include "plan/Plan.h"
+#include "quant/core/stats/Calibrate.h"
+
+#include <string>
+#include <vector>
+
+namespace tpcc::quant {
+
+/// relu_unbound_correction: first -> clip(0, M) -> second; r = M / 8.
+struct ReluBound {
+  std::string clip, first, second;
+  double bound = 0, ratio = 1;
+  /// The output-channel axis of `first`'s kernel (kernelOutAxis).
+  int64_t firstOutAxis = 0;
+};
+
+/// activation_channel_equalization: first -> relu -> second (Convs), or
+/// first -> second (relu empty); output channel c of `first` is scaled by
+/// factors[c], input channel c of `second` by 1 / factors[c].
+struct ChannelEqualization {
+  std::string relu, first, second;
+  std::vector<double> factors;
+};
+
+struct PreCorrections {
+  std::vector<ReluBound> reluBounds;
+  std::vector<ChannelEqualization> equalizations;
+  bool empty() const { return reluBounds.empty() && equalizations.empty(); }
+  /// One line per correction, for the plan (`corrections`) and messages.
+  std::vector<std::string> describe() const;
+};
+
+/// Finds the pre-statistics corrections `recipe` turns on in `plan.model`.
+/// Channel equalization runs one statistics pass over `data` with `ex`
+/// (which runs plan.model). False after diagnostics.
+LogicalResult findPreStatisticsCorrections(const plan::Plan &plan, const ir::Recipe &recipe,
+                                           rt::Executor &ex, CalibrationData &data,
+                                           PreCorrections &out, DiagnosticEngine &diags);
+
+/// Applies `pre` to `m` (either copy of the model: nodes are found by name);
+/// the model stays numerically equivalent. False after diagnostics.
+LogicalResult applyPreStatisticsCorrections(graph::Model &m, const PreCorrections &pre,
+                                            DiagnosticEngine &diags);
+
+} // namespace tpcc::quant
+
+#endif

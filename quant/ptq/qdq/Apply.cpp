@@ -1,0 +1,272 @@
+//===- Apply.cpp - A calibrated plan back into a QDQ spec -------------------===//
+#include "quant/ptq/qdq/Apply.h"
+#include "quant/ptq/qdq/Finish.h"
+
+#include "plan/ConstantOperands.h"
+
+#include "quant/core/grids/Lut.h"
+#include "quant/core/grids/Threshold.h"
+#include "runtime/Tensor.h"
+
+#include "llvm/Support/JSON.h"
+
+#include <fmt/format.h>
+
+#include <cmath>
+
+using namespace tpcc;
+using namespace tpcc::quant;
+namespace json = llvm::json;
+
+namespace {
+
+class PlanReader {
+public:
+  PlanReader(llvm::StringRef where, const graph::Model &m, QuantizeResult &r,
+             DiagnosticEngine &diags)
+      : where(where.str()), m(m), r(r), diags(diags) {}
+
+  bool read(const json::Object &plan);
+
+private:
+  bool fail(const std::string &msg) {
+    diags.emitAt(where, diag::err_apply_plan, msg);
+    return false;
+  }
+  bool checkModel(const json::Array &nodes);
+  bool tensor(const json::Object &t);
+  bool node(const json::Object &n);
+
+  std::string where;
+  const graph::Model &m;
+  QuantizeResult &r;
+  DiagnosticEngine &diags;
+};
+
+/// Integer range of a `bits`-wide grid.
+void setRange(QuantGrid &g, bool isSigned) {
+  g.isSigned = isSigned;
+  g.qmin = isSigned ? -(int64_t(1) << (g.bits - 1)) : 0;
+  g.qmax = isSigned ? (int64_t(1) << (g.bits - 1)) - 1 : (int64_t(1) << g.bits) - 1;
+}
+
+bool PlanReader::checkModel(const json::Array &nodes) {
+  const auto &ours = m.graph.nodes();
+  if (nodes.size() != ours.size())
+    return fail(fmt::format("the plan is for another model: it has {} nodes, `{}` has {} "
+                            "(after clean-up)",
+                            nodes.size(), m.path, ours.size()));
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    const json::Object *n = nodes[i].getAsObject();
+    if (!n)
+      return fail(fmt::format("nodes[{}] is not an object", i));
+    std::string name = n->getString("name").getValueOr("").str();
+    std::string op = n->getString("op_type").getValueOr("").str();
+    if (name != ours[i]->displayName() || op != ours[i]->opType)
+      return fail(fmt::format("the plan is for another model: node {} is `{}` ({}) in the plan "
+                              "but `{}` ({}) in `{}`",
+                              i, name, op, ours[i]->displayName(), ours[i]->opType, m.path));
+  }
+  return true;
+}
+
+bool PlanReader::tensor(const json::Object &t) {
+  std::string name = t.getString("name").getValueOr("").str();
+  if (!t.getBoolean("quantize").getValueOr(false))
+    return true;
+  llvm::Optional<double> scale = t.getNumber("scale");
+  llvm::Optional<int64_t> zp = t.getInteger("zero_point");
+  if (!scale || !zp)
+    return fail(fmt::format("tensor `{}` is quantized but has no scale and zero point; apply "
+                            "takes plans written by `tpcc quantize --plan-out`",
+                            name));
+  QuantGrid g;
+  auto method = ir::parseQuantMethod(t.getString("method").getValueOr(""));
+  if (!method)
+    return fail(fmt::format("tensor `{}`: unknown method", name));
+  g.method = *method;
+  g.bits = int(t.getInteger("bits").getValueOr(8));
+  if (g.bits < 2 || g.bits > 32)
+    return fail(fmt::format("tensor `{}`: {} bits is not a width", name, g.bits));
+  g.scale = *scale;
+  g.zeroPoint = *zp;
+  double lo = 0;
+  if (const json::Array *range = t.getArray("range"); range && !range->empty())
+    lo = (*range)[0].getAsNumber().getValueOr(0);
+  bool isSigned = g.method != ir::QuantMethod::Uniform && (lo < 0 || g.zeroPoint < 0);
+  setRange(g, isSigned); // the rewrite checks the scale and zero point against it
+  g.lo = g.scale * double(g.qmin - g.zeroPoint);
+  g.hi = g.scale * double(g.qmax - g.zeroPoint);
+  g.threshold = std::max(-g.lo, g.hi);
+  r.spec.activations.push_back({name, g});
+  return true;
+}
+
+bool PlanReader::node(const json::Object &n) {
+  std::string name = n.getString("name").getValueOr("").str();
+  const json::Object *weights = n.getObject("weights");
+  const json::Object *grids = n.getObject("weight_grids");
+  if (weights)
+    for (const auto &[slot, value] : *weights) {
+      const json::Object *w = value.getAsObject();
+      if (!w || slot == "bias" || !w->getBoolean("quantize").getValueOr(false))
+        continue;
+      int64_t index = w->getInteger("input_index").getValueOr(-1);
+      const graph::Node *node = nullptr;
+      for (const auto &x : m.graph.nodes())
+        if (x->displayName() == name)
+          node = x.get();
+      const graph::Value *in = node ? node->input(size_t(index)) : nullptr;
+      if (!in || !in->constant)
+        continue;
+      auto method = ir::parseQuantMethod(w->getString("method").getValueOr(""));
+      int bits = int(w->getInteger("bits").getValueOr(8));
+      if (!method || bits < 2 || bits > 16)
+        return fail(fmt::format("node `{}` weight `{}`: a method and 2 to 16 bits are needed", name,
+                                slot.str()));
+      WeightQDQ q;
+      q.node = node->name;
+      q.inputIndex = unsigned(index);
+      q.operand = plan::isOperandSlot(slot);
+      llvm::Optional<int64_t> axis = w->getInteger("axis");
+      rt::Tensor t = rt::Tensor::fromGraph(*in->constant);
+      if (t.elem() != graph::ElemType::Float)
+        continue;
+      bool perChannel = w->getBoolean("per_channel").getValueOr(false) && axis;
+      int64_t channels = perChannel ? t.dim(*axis) : 1;
+      q.axis = perChannel ? *axis : -1;
+      const json::Object *g = grids ? grids->getObject(slot) : nullptr;
+      if (g) {
+        const json::Array *scales = g->getArray("scales"), *zps = g->getArray("zero_points");
+        const json::Array *luts = g->getArray("luts");
+        if (const json::Array *trained = g->getArray("trained")) {
+          QuantizeResult::TrainedWeight tw{node->name, unsigned(index), {}};
+          for (const json::Value &v : *trained)
+            tw.values.push_back(float(v.getAsNumber().getValueOr(0)));
+          r.trainedWeights.push_back(std::move(tw));
+        }
+        if (!scales || !zps || zps->size() != scales->size())
+          return fail(fmt::format("node `{}` weight `{}`: weight_grids needs as many scales as "
+                                  "zero points",
+                                  name, slot.str()));
+        for (size_t c = 0; c < scales->size(); ++c) {
+          QuantGrid qg;
+          qg.method = *method;
+          qg.bits = ir::isLut(*method) ? int(w->getInteger("lut_bits").getValueOr(8)) : bits;
+          qg.scale = (*scales)[c].getAsNumber().getValueOr(0);
+          qg.zeroPoint = (*zps)[c].getAsInteger().getValueOr(0);
+          setRange(qg, true);
+          qg.bits = bits;
+          if (ir::isLut(*method) && luts && c < luts->size())
+            if (const json::Array *table = (*luts)[c].getAsArray())
+              for (const json::Value &v : *table)
+                qg.lut.push_back(v.getAsInteger().getValueOr(0));
+          qg.lo = qg.scale * double(qg.qmin);
+          qg.hi = qg.scale * double(qg.qmax);
+          qg.threshold = -qg.lo;
+          q.grids.push_back(qg);
+        }
+      } else { // no calibrated grid: choose it from the weight's values
+        int64_t inner = 1;
+        for (int64_t d = (perChannel ? *axis : -1) + 1; perChannel && d < t.rank(); ++d)
+          inner *= t.dim(d);
+        int64_t outer =
+            t.numel() / std::max<int64_t>(1, channels * (perChannel ? inner : t.numel()));
+        if (!perChannel)
+          inner = t.numel();
+        std::vector<float> v(size_t(outer * inner));
+        for (int64_t c = 0; c < channels; ++c) {
+          for (int64_t o = 0; o < outer; ++o)
+            std::copy(t.data<float>() + (o * channels + c) * inner,
+                      t.data<float>() + (o * channels + c + 1) * inner, v.begin() + o * inner);
+          q.grids.push_back(ir::isLut(*method)
+                                ? selectLutGrid(v.data(), int64_t(v.size()), *method, bits,
+                                                int(w->getInteger("lut_bits").getValueOr(8)))
+                                : selectWeightGrid(v.data(), int64_t(v.size()), *method, bits,
+                                                   perChannel, SelectionOptions()));
+        }
+      }
+      r.spec.weights.push_back(std::move(q));
+    }
+  if (const json::Array *bias = n.getArray("corrected_bias")) {
+    std::vector<float> values;
+    for (const json::Value &v : *bias)
+      values.push_back(float(v.getAsNumber().getValueOr(0)));
+    const graph::Node *node = nullptr;
+    for (const auto &x : m.graph.nodes())
+      if (x->displayName() == name)
+        node = x.get();
+    if (node)
+      r.biases.emplace_back(node->name, std::move(values));
+  }
+  return true;
+}
+
+bool PlanReader::read(const json::Object &plan) {
+  if (plan.getInteger("plan_version").getValueOr(0) != 1)
+    return fail("not a plan (plan_version 1 expected)");
+  const json::Array *nodes = plan.getArray("nodes");
+  const json::Array *tensors = plan.getArray("tensors");
+  if (!nodes || !tensors)
+    return fail("the plan has no `nodes` or `tensors`");
+  if (!checkModel(*nodes))
+    return false;
+  if (const json::Array *c = plan.getArray("corrections"); c && !c->empty()) {
+    std::string first = (*c)[0].getAsString().getValueOr("").str();
+    return fail(fmt::format("the plan records {} model correction(s) (`{}`{}); `tpcc apply` "
+                            "does not replay corrections: quantize the model again with "
+                            "`tpcc quantize`",
+                            c->size(), first, c->size() > 1 ? ", ..." : ""));
+  }
+  for (const json::Value &t : *tensors)
+    if (const json::Object *o = t.getAsObject(); !o || !tensor(*o))
+      return o ? false : fail("a tensor entry is not an object");
+  for (const json::Value &n : *nodes)
+    if (!node(*n.getAsObject()))
+      return false;
+  completeSpec(m, r);
+  return true;
+}
+
+} // namespace
+
+LogicalResult quant::fixedInputsOfPlan(llvm::StringRef text, llvm::StringRef where,
+                                       transforms::FixedInputs &fixed, DiagnosticEngine &diags) {
+  llvm::Expected<json::Value> v = json::parse(text);
+  if (!v) {
+    diags.emitAt(where.str(), diag::err_apply_plan, "not JSON: " + llvm::toString(v.takeError()));
+    return failure();
+  }
+  const json::Object *o = v->getAsObject();
+  const json::Object *inputs = o ? o->getObject("fixed_inputs") : nullptr;
+  if (!inputs)
+    return success();
+  std::vector<std::string> names;
+  for (const auto &kv : *inputs)
+    names.push_back(kv.first.str());
+  std::sort(names.begin(), names.end()); // llvm's JSON objects are unordered
+  for (const std::string &name : names) {
+    llvm::Optional<double> value = inputs->getNumber(name);
+    if (!value)
+      return diags.emitAt(where.str(), diag::err_apply_plan,
+                          fmt::format("fixed input `{}` is not a number", name));
+    fixed.emplace_back(name, *value);
+  }
+  return success();
+}
+
+LogicalResult quant::specFromPlan(llvm::StringRef text, llvm::StringRef where,
+                                  const graph::Model &m, QuantizeResult &result,
+                                  DiagnosticEngine &diags) {
+  llvm::Expected<json::Value> v = json::parse(text);
+  if (!v) {
+    diags.emitAt(where.str(), diag::err_apply_plan, "not JSON: " + llvm::toString(v.takeError()));
+    return failure();
+  }
+  const json::Object *o = v->getAsObject();
+  if (!o) {
+    diags.emitAt(where.str(), diag::err_apply_plan, "not a plan (a JSON object expected)");
+    return failure();
+  }
+  return success(PlanReader(where, m, result, diags).read(*o));
+}

@@ -1,0 +1,40 @@
+//===- Apply.h - A calibrated plan back into a QDQ spec ---------*- C++ -*-===//
+//
+// `tpcc apply --plan plan.json MODEL -o OUT.onnx`: the plan `tpcc quantize
+// --plan-out` wrote (and a user may have edited) is read back into the
+// QDQSpec the rewrite takes, with no calibration: activation grids come from
+// each tensor's scale, zero point, bits and range; weight grids from the
+// weight_grids the quantizer recorded (a weight without them gets its
+// threshold chosen from its values, which needs no data); corrected biases
+// from corrected_bias. The plan must be for this model: same node count and
+// the same name and operator at every index. A plan that records model
+// corrections (`corrections`: relu_unbound_correction, channel equalization,
+// shift_negative, input_scaling change weights or add nodes) is refused:
+// apply does not replay them.
+//
+//===----------------------------------------------------------------------===//
+#ifndef TPCC_QUANT_PTQ_QDQ_APPLY_H
+#define TPCC_QUANT_PTQ_QDQ_APPLY_H
+
+#include "ir/graph/Graph.h"
+#include "quant/core/Result.h"
+#include "support/Diagnostics.h"
+#include "transforms/Cleanup.h"
+
+#include "llvm/ADT/StringRef.h"
+
+namespace tpcc::quant {
+
+/// The inputs the plan's `fixed_inputs` fixes (none when it has none);
+/// false after a diagnostic.
+LogicalResult fixedInputsOfPlan(llvm::StringRef json, llvm::StringRef where,
+                                transforms::FixedInputs &fixed, DiagnosticEngine &diags);
+
+/// Parses `json` (the plan file `where`) against `m` (loaded and cleaned up
+/// as `tpcc quantize` does). False after diagnostics.
+LogicalResult specFromPlan(llvm::StringRef json, llvm::StringRef where, const graph::Model &m,
+                           QuantizeResult &result, DiagnosticEngine &diags);
+
+} // namespace tpcc::quant
+
+#endif
