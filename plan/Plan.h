@@ -16,9 +16,9 @@
 #ifndef TPCC_PLAN_PLAN_H
 #define TPCC_PLAN_PLAN_H
 
-#include "plan/CompositeMatch.h"
 #include "ir/TpcIR.h"
 #include "ir/graph/Graph.h"
+#include "plan/CompositeMatch.h"
 #include "support/Diagnostics.h"
 
 #include "llvm/Support/raw_ostream.h"

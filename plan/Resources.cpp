@@ -26,6 +26,8 @@
 
 #include "plan/Resources.h"
 
+#include "ir/graph/LinearKernel.h"
+
 #include <fmt/format.h>
 
 #include "llvm/ADT/SmallVector.h"
@@ -317,23 +319,26 @@ static std::optional<double> elementsPerSample(const graph::Value *v) {
 }
 
 /// MACs per sample of a kernel node with weight `w`; none when a shape is
-/// unknown. Conv: output elements x W elements / C_out (= C_in/group x
-/// taps); ConvTranspose: input elements x W elements / C_in (= C_out/group x
-/// taps); Gemm, MatMul: output elements x K.
+/// unknown. Each output element reads one row of the kernel read as a matrix
+/// (graph::LinearKernel): Conv: output elements x its columns (C_in/group x
+/// taps); ConvTranspose: input elements x the outputs one input feeds
+/// (C_out/group x taps); Gemm, MatMul: output elements x K.
 static std::optional<double> macs(const graph::Node &n, const graph::Tensor &w) {
   const std::vector<int64_t> &d = w.dims;
-  double numel = double(w.numElements());
-  if (d.empty() || numel == 0)
+  if (d.empty() || w.numElements() == 0)
     return std::nullopt;
-  if (n.opType == "Conv") {
-    std::optional<double> out = elementsPerSample(n.outputs.empty() ? nullptr : n.outputs[0]);
-    return out ? std::optional<double>(*out * numel / double(d[0])) : std::nullopt;
+  const graph::Value *outValue = n.outputs.empty() ? nullptr : n.outputs[0];
+  if (n.opType == "Conv" || n.opType == "ConvTranspose") {
+    bool transposed = n.opType == "ConvTranspose";
+    // The kernel's own shape decides (group 1: C_in/group is its axis 1).
+    std::optional<graph::LinearKernel> k = graph::LinearKernel::convolution(d, 1, transposed);
+    std::optional<double> in = elementsPerSample(transposed ? n.input(0) : outValue);
+    if (!k)
+      return std::nullopt;
+    double perElement = transposed ? double(k->rowsPerGroup * k->taps) : double(k->cols);
+    return in ? std::optional<double>(*in * perElement) : std::nullopt;
   }
-  if (n.opType == "ConvTranspose") {
-    std::optional<double> in = elementsPerSample(n.input(0));
-    return in ? std::optional<double>(*in * numel / double(d[0])) : std::nullopt;
-  }
-  std::optional<double> out = elementsPerSample(n.outputs.empty() ? nullptr : n.outputs[0]);
+  std::optional<double> out = elementsPerSample(outValue);
   if (!out)
     return std::nullopt;
   double k = double(d[0]);
@@ -341,9 +346,9 @@ static std::optional<double> macs(const graph::Node &n, const graph::Tensor &w) 
     const graph::Attribute *t = n.attr("transB");
     if (d.size() != 2)
       return std::nullopt;
-    k = double(t && t->i ? d[1] : d[0]);
+    k = double(graph::LinearKernel::matrix(d, t && t->i ? 0 : 1)->cols);
   } else if (d.size() >= 2) { // MatMul: B is [..., K, N]
-    k = double(d[d.size() - 2]);
+    k = double(graph::LinearKernel::matrix(d, int64_t(d.size()) - 1)->cols);
   }
   return *out * k;
 }

@@ -8,8 +8,8 @@
 //===----------------------------------------------------------------------===//
 #include "quant/core/GraphEdits.h"
 
-#include "quant/core/GraphHelpers.h"
 #include "ir/graph/OnnxIO.h"
+#include "quant/core/GraphHelpers.h"
 
 #include <fmt/format.h>
 

@@ -12,8 +12,8 @@
 #ifndef TPCC_QUANT_CORE_GRAPHHELPERS_H
 #define TPCC_QUANT_CORE_GRAPHHELPERS_H
 
-#include "plan/Plan.h"
 #include "ir/graph/NodeAttrs.h"
+#include "plan/Plan.h"
 
 #include "llvm/ADT/StringRef.h"
 
@@ -58,18 +58,6 @@ const plan::PlanNode *planNodeOf(const plan::Plan &plan, const graph::Node *n);
 /// such as Gemm's transB already decided), normalized to the kernel's rank;
 /// none when no slot with an out axis holds input 1.
 std::optional<int64_t> kernelOutAxis(const plan::PlanNode &pn);
-
-/// The element offsets of a rank-2 kernel: [K, N] when the output channels
-/// run along axis 1, [N, K] when along axis 0 (Gemm with transB).
-struct KernelMatrix {
-  int64_t K = 0, N = 0; ///< inputs, outputs
-  bool outFirst = false;
-  KernelMatrix(const std::vector<int64_t> &dims, int64_t outAxis)
-      : K(outAxis == 0 ? dims[1] : dims[0]), N(outAxis == 0 ? dims[0] : dims[1]),
-        outFirst(outAxis == 0) {}
-  /// The offset of the weight from input k to output j.
-  size_t at(int64_t k, int64_t j) const { return size_t(outFirst ? j * K + k : k * N + j); }
-};
 
 } // namespace tpcc::quant::edits
 

@@ -10,8 +10,8 @@
 #ifndef TPCC_QUANT_CORE_SPEC_H
 #define TPCC_QUANT_CORE_SPEC_H
 
+#include "quant/core/format/NumberFormat.h"
 #include "quant/core/grids/Grid.h"
-#include "runtime/Tensor.h"
 
 #include <string>
 #include <vector>
@@ -24,12 +24,11 @@ struct ActivationQDQ {
   QuantGrid grid;
 };
 
-/// One weight input to store quantized.
-struct WeightQDQ {
+/// One weight input to store quantized, in its number format (`axis`,
+/// `grids`).
+struct WeightQDQ : NumberFormat {
   std::string node; ///< the consuming node's name (unique after naming)
   unsigned inputIndex = 0;
-  int64_t axis = -1;            ///< per-channel axis of the weight, -1: per tensor
-  std::vector<QuantGrid> grids; ///< one per channel along `axis`, or one
   /// A constant operand (the plan's `input[i]`), not a framework slot: GPTQ
   /// leaves it rounded to nearest, as MCT's trains kernels only.
   bool operand = false;
@@ -56,9 +55,6 @@ struct QDQSpec {
   /// the container survive.
   bool clipNarrowActivations = true;
 };
-
-/// The fake-quantized values of a weight under `w`'s grids.
-std::vector<float> fakeQuantized(const rt::Tensor &t, const WeightQDQ &w);
 
 } // namespace tpcc::quant
 

@@ -18,9 +18,9 @@
 #ifndef TPCC_QUANT_PIPELINE_PIPELINE_H
 #define TPCC_QUANT_PIPELINE_PIPELINE_H
 
-#include "quant/ptq/Quantizer.h"
 #include "quant/learn/gptq/Gptq.h"
 #include "quant/learn/gptq/SecondOrder.h"
+#include "quant/ptq/Quantizer.h"
 #include "quant/search/mixed/Search.h"
 #include "transforms/Cleanup.h"
 

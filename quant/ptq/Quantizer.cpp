@@ -13,12 +13,13 @@
 
 #include "quant/core/stats/HessianTrace.h"
 
+#include "ir/graph/LinearKernel.h"
+#include "ir/graph/OpTraits.h"
 #include "quant/core/GraphHelpers.h"
-#include "quant/ptq/corrections/PostThreshold.h"
-#include "quant/ptq/qdq/Finish.h"
 #include "quant/core/grids/Lut.h"
 #include "quant/core/grids/Threshold.h"
-#include "ir/graph/OpTraits.h"
+#include "quant/ptq/corrections/PostThreshold.h"
+#include "quant/ptq/qdq/Finish.h"
 #include "runtime/KernelUtil.h"
 
 #include <fmt/format.h>
@@ -333,43 +334,39 @@ std::optional<std::vector<float>> quant::correctedBias(const graph::Model &model
   const Node &n = *pn.node;
   for (double &x : mu)
     x = adjust ? x * adjust->inputScale + adjust->inputShift : x;
-  std::vector<float> q = fakeQuantized(kernel, w);
+  std::vector<float> q = w.fakeQuantized(kernel);
   const float *x = kernel.data<float>();
   std::vector<double> corr;
   graph::NodeAttrs attrs = graph::attrsOf(model, n);
   std::optional<int64_t> outAxis = edits::kernelOutAxis(pn);
   double scale = 1;
   if (n.opType == "Conv") {
-    if (kernel.rank() < 3 || outAxis != 0)
+    std::optional<graph::LinearKernel> K =
+        graph::LinearKernel::convolution(kernel.shape(), attrs.getInt("group", 1), false);
+    if (!K || outAxis != 0 || int64_t(mu.size()) != K->channelsPerGroup * K->groups)
       return std::nullopt;
-    int64_t O = kernel.dim(0), Cg = kernel.dim(1), G = attrs.getInt("group", 1);
-    int64_t taps = kernel.numel() / std::max<int64_t>(1, O * Cg);
-    if (G < 1 || int64_t(mu.size()) != Cg * G || O % G)
-      return std::nullopt;
-    corr.assign(size_t(O), 0);
-    for (int64_t oc = 0; oc < O; ++oc) {
-      int64_t g = oc / (O / G);
-      for (int64_t i = 0; i < Cg; ++i) {
-        double e = 0;
-        for (int64_t k = 0; k < taps; ++k) {
-          size_t at = size_t((oc * Cg + i) * taps + k);
+    corr.assign(size_t(K->rows), 0);
+    for (int64_t oc = 0; oc < K->rows; ++oc)
+      for (int64_t col = 0; col < K->cols; col += K->taps) {
+        double e = 0; // one input channel's taps
+        for (int64_t k = 0; k < K->taps; ++k) {
+          size_t at = size_t(K->at(oc, col + k));
           e += double(q[at]) - double(x[at]);
         }
-        corr[size_t(oc)] += e * mu[size_t(g * Cg + i)];
+        corr[size_t(oc)] += e * mu[size_t(K->inputChannel(oc, col))];
       }
-    }
   } else { // Gemm: y = alpha A B + beta C
-    if (attrs.getInt("transA", 0) != 0 || kernel.rank() != 2 || !outAxis)
-      return std::nullopt;
-    edits::KernelMatrix B(kernel.shape(), *outAxis);
+    std::optional<graph::LinearKernel> K =
+        outAxis && kernel.rank() == 2 ? graph::LinearKernel::matrix(kernel.shape(), *outAxis)
+                                      : std::nullopt;
     double beta = attrs.getFloat("beta", 1.0);
-    if (int64_t(mu.size()) != B.K || beta == 0)
+    if (attrs.getInt("transA", 0) != 0 || !K || int64_t(mu.size()) != K->cols || beta == 0)
       return std::nullopt;
     scale = attrs.getFloat("alpha", 1.0) / beta;
-    corr.assign(size_t(B.N), 0);
-    for (int64_t k = 0; k < B.K; ++k)
-      for (int64_t j = 0; j < B.N; ++j) {
-        size_t at = B.at(k, j);
+    corr.assign(size_t(K->rows), 0);
+    for (int64_t k = 0; k < K->cols; ++k)
+      for (int64_t j = 0; j < K->rows; ++j) {
+        size_t at = size_t(K->at(j, k));
         corr[size_t(j)] += (double(q[at]) - double(x[at])) * mu[size_t(k)];
       }
   }

@@ -7,6 +7,7 @@ header include graph must have no cycle (a cycle inside one library is also an
 error: it means two headers that cannot be read apart).
 
 usage: check_layers.py SOURCE_DIR  (exit 1 and one line per violation)
+       check_layers.py --self-test   (the checker finds an upward include and a cycle)
 """
 import os
 import re
@@ -59,8 +60,7 @@ def allowed():
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"')
 
 
-def main():
-    root = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else '.')
+def check(root):
     closure = allowed()
     errors = []
     graph = {}
@@ -107,10 +107,39 @@ def main():
     for h in sorted(graph):
         if h.endswith('.h') and colour.get(h) is None:
             visit(h)
+    checked = sum(len(v) for v in graph.values())
+    return errors, len(files), checked
+
+
+def self_test():
+    """A tree with one upward include and one header cycle: both must be found."""
+    import tempfile
+    with tempfile.TemporaryDirectory() as root:
+        def write(path, *includes):
+            os.makedirs(os.path.join(root, os.path.dirname(path)), exist_ok=True)
+            with open(os.path.join(root, path), 'w') as f:
+                f.writelines(f'#include "{i}"\n' for i in includes)
+        write('plan/Plan.h')
+        write('quant/core/A.h', 'quant/core/B.h')
+        write('quant/core/B.h', 'quant/core/A.h')         # a cycle
+        write('quant/pipeline/P.h', 'plan/Plan.h')        # fine: down
+        write('plan/Planner.cpp', 'quant/pipeline/P.h')   # upward
+        errors, _, _ = check(root)
+        upward = [e for e in errors if 'plan may not include quant/pipeline/P.h' in e]
+        cycles = [e for e in errors if e.startswith('include cycle:')]
+        ok = len(upward) == 1 and len(cycles) == 1 and len(errors) == 2
+        print('check_layers self-test:', 'ok' if ok else 'FAILED', errors)
+        return 0 if ok else 1
+
+
+def main():
+    if sys.argv[1:] == ['--self-test']:
+        return self_test()
+    root = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else '.')
+    errors, files, checked = check(root)
     for e in errors:
         print(e)
-    checked = sum(len(v) for v in graph.values())
-    print(f'check_layers: {len(files)} files, {checked} includes, {len(errors)} violations')
+    print(f'check_layers: {files} files, {checked} includes, {len(errors)} violations')
     return 1 if errors else 0
 
 

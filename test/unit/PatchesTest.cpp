@@ -1,6 +1,6 @@
 //===- PatchesTest.cpp - Convolutions as rows times patches, LUT refits ---===//
 //
-// convPatches and ConvRows against direct convolutions written the other
+// convPatches and graph::LinearKernel against direct convolutions written the other
 // way round: a Conv as a sum over kernel taps gathered per output, a
 // ConvTranspose as inputs scattered onto the outputs. For every output
 // channel (row) and output position, Σ_c W[at(row, c)] · patch[c] must be
@@ -109,11 +109,13 @@ TEST(Patches, RowsTimesPatchesAreTheConvolution) {
                  rt::shapeStr(c.w) + " group " + std::to_string(c.group));
     Tensor x = randomTensor(c.x, rng), w = randomTensor(c.w, rng);
     rt::ConvGeometry g = geometryOf(c);
-    ConvRows l;
-    ASSERT_TRUE(l.init(c.w, c.group, c.transposed));
+    std::optional<graph::LinearKernel> k =
+        graph::LinearKernel::convolution(c.w, c.group, c.transposed);
+    ASSERT_TRUE(k);
+    const graph::LinearKernel &l = *k;
     EXPECT_EQ(l.rows, g.outShape[1]);
     std::vector<double> y = direct(c, g, x, w);
-    int64_t positions = ConvRows::positions(g, c.x[0]), spatial = positions / c.x[0];
+    int64_t positions = convPositions(g, c.x[0]), spatial = positions / c.x[0];
     EXPECT_EQ(positions * l.rows, int64_t(y.size()));
     std::vector<float> patches(size_t(positions * l.cols));
     for (int64_t grp = 0; grp < c.group; ++grp) {

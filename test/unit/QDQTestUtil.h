@@ -10,8 +10,8 @@
 #ifndef TPCC_TEST_UNIT_QDQTESTUTIL_H
 #define TPCC_TEST_UNIT_QDQTESTUTIL_H
 
-#include "quant/ptq/qdq/QDQ.h"
 #include "ir/graph/OnnxIO.h"
+#include "quant/ptq/qdq/QDQ.h"
 #include "runtime/DataIO.h"
 #include "runtime/Executor.h"
 #include "test/unit/RunUtil.h"
@@ -99,7 +99,10 @@ inline quant::WeightQDQ weightGrids(const graph::Model &m, const std::string &no
     double &a = maxAbs[size_t(axis < 0 ? 0 : (i / inner) % channels)];
     a = std::max(a, std::fabs(t.at(i)));
   }
-  quant::WeightQDQ w{node, index, axis, {}};
+  quant::WeightQDQ w;
+  w.node = node;
+  w.inputIndex = index;
+  w.axis = axis;
   for (double a : maxAbs)
     w.grids.push_back(quant::symmetricGrid(a, bits, true));
   return w;

@@ -7,13 +7,13 @@
 // (algorithms.md 1, 2, 4), not against what the code printed once.
 //
 //===----------------------------------------------------------------------===//
+#include "ir/graph/OnnxIO.h"
+#include "passes/Passes.h"
 #include "plan/Plan.h"
 #include "quant/ptq/Measure.h"
 #include "quant/ptq/Quantizer.h"
-#include "quant/ptq/qdq/Finish.h"
 #include "quant/ptq/qdq/Apply.h"
-#include "ir/graph/OnnxIO.h"
-#include "passes/Passes.h"
+#include "quant/ptq/qdq/Finish.h"
 #include "runtime/DataIO.h"
 #include "test/unit/TestUtil.h"
 

@@ -9,10 +9,10 @@
 // lit tests corrections-*.test show what each changes in the QDQ model.
 //
 //===----------------------------------------------------------------------===//
-#include "quant/ptq/corrections/Corrections.h"
+#include "ir/graph/OnnxIO.h"
 #include "quant/core/GraphEdits.h"
 #include "quant/core/stats/Histogram.h"
-#include "ir/graph/OnnxIO.h"
+#include "quant/ptq/corrections/Corrections.h"
 #include "runtime/DataIO.h"
 #include "runtime/Executor.h"
 

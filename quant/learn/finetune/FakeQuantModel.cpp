@@ -1,8 +1,8 @@
 //===- FakeQuantModel.cpp - The QDQ model as it trains --------------------===//
 #include "quant/learn/finetune/FakeQuantModel.h"
 
-#include "quant/core/GraphHelpers.h"
 #include "ir/graph/OpTraits.h"
+#include "quant/core/GraphHelpers.h"
 #include "runtime/KernelUtil.h"
 
 #include <cmath>
@@ -219,8 +219,7 @@ void FakeQuantModel::refresh() {
       // As the QDQ rewrite: the scale in float32, half to even, int32.
       // (A grouped ConvTranspose's groups share the kernel's per-channel grids.)
       float scale = in * float(kernel[size_t(i) % kernel.size()].scale);
-      double q = std::nearbyint(double(b.current.data<float>()[i]) / double(scale));
-      q = std::clamp(q, -2147483648.0, 2147483647.0);
+      double q = int32Code(double(b.current.data<float>()[i]), double(scale));
       b.read.data<float>()[i] = float(q) * scale;
     }
   }

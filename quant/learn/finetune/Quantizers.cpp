@@ -1,6 +1,7 @@
 //===- Quantizers.cpp - Trainable quantizers (algorithms.md 6 and 7) -------===//
 #include "quant/learn/finetune/Quantizers.h"
 
+#include "quant/core/format/NumberFormat.h"
 #include "runtime/KernelUtil.h"
 
 #include <algorithm>
@@ -26,33 +27,6 @@ QuantGrid thresholdGrid(ir::QuantMethod m, double t, int bits, bool isSigned, do
                                           : symmetricGrid(std::max(t, minT), bits, isSigned);
 }
 
-/// Fake quantization onto grid g (clip in integers).
-double fake(const QuantGrid &g, double x) {
-  double q = std::clamp(rnd(x / g.scale) + double(g.zeroPoint), double(g.qmin), double(g.qmax));
-  return g.scale * (q - double(g.zeroPoint));
-}
-
-/// A grid in the float arithmetic of the deployed QuantizeLinear /
-/// DequantizeLinear pair (runtime/ops/Quantize.cpp): q = saturate(round
-/// half to even(x / s) + z), x_q = (q - z) s. Adding and subtracting
-/// 1.5 * 2^23 rounds half to even below 2^22, and past it every value
-/// saturates anyway; inline, so the loops below vectorize.
-struct FloatGrid {
-  float s, z, lo, hi;
-  explicit FloatGrid(const QuantGrid &g)
-      : s(float(g.scale)), z(float(g.zeroPoint)), lo(float(g.qmin)), hi(float(g.qmax)) {}
-  /// u rounded half to even (|u| below 2^22; larger values saturate).
-  static float round(float u) { return (u + 12582912.f) - 12582912.f; }
-  /// The integer of x, minus the zero point.
-  float level(float x) const {
-    float q = round(x / s) + z;
-    q = q < lo ? lo : q;
-    q = q > hi ? hi : q;
-    return q - z;
-  }
-  float fake(float x) const { return level(x) * s; }
-};
-
 /// y = fake quantization of x onto one grid, in parallel.
 Tensor fakeTensor(const Tensor &x, const QuantGrid &grid) {
   FloatGrid g(grid);
@@ -68,23 +42,10 @@ Tensor fakeTensor(const Tensor &x, const QuantGrid &grid) {
 }
 
 /// Calls `f(begin, end, k)` for each run of [b, e) whose elements share
-/// grid k of `grids`: channel k on `axis` of `shape` (the last grid for
-/// channels beyond it), or the one grid of a per-tensor quantizer.
+/// grid k of `grids` along `axis` of `shape` (NumberFormat.h's layout).
 template <typename F>
 void gridRuns(size_t grids, int64_t axis, const rt::Shape &shape, int64_t b, int64_t e, F f) {
-  if (grids == 1 || axis < 0 || size_t(axis) >= shape.size()) {
-    f(b, e, size_t(0));
-    return;
-  }
-  int64_t inner = 1;
-  for (size_t d = size_t(axis) + 1; d < shape.size(); ++d)
-    inner *= shape[d];
-  int64_t channels = shape[size_t(axis)];
-  for (int64_t i = b; i < e;) {
-    int64_t block = i / inner, end = std::min(e, (block + 1) * inner);
-    f(i, end, size_t(std::min<int64_t>(block % channels, int64_t(grids) - 1)));
-    i = end;
-  }
+  groupLayout(grids, axis, shape).runs(b, e, f);
 }
 
 /// y[i] = f(i, k, x[i]) over a float tensor in parallel, k the grid of i.
@@ -125,7 +86,7 @@ public:
       return fakeTensor(x, cfg.grids.front());
     return mapRuns(x, cfg.grids.size(), cfg.channelAxis, [&](int64_t, size_t k, float v) {
       const QuantGrid &g = cfg.grids[k];
-      return float(g.lut.empty() ? fake(g, v) : g.quantize(v));
+      return float(fakeQuantize(g, v));
     });
   }
   Tensor backward(const Tensor &, const Tensor &dy) override { return dy; }

@@ -1,4 +1,4 @@
-//===- Patches.cpp - A convolution's kernel as rows and its inputs as patches -===//
+//===- Patches.cpp - A convolution's inputs as patches ----------------------===//
 #include "quant/learn/gptq/Patches.h"
 
 #include <algorithm>
@@ -6,47 +6,16 @@
 using namespace tpcc;
 using namespace tpcc::quant;
 
-bool ConvRows::init(const rt::Shape &w, int64_t g, bool t) {
-  if (w.size() < 3 || g < 1)
-    return false;
-  transposed = t;
-  groups = g;
-  taps = 1;
-  for (size_t i = 2; i < w.size(); ++i)
-    taps *= w[i];
-  if (transposed) { // [I, O/g, k...]
-    if (w[0] % groups)
-      return false;
-    rowsPerGroup = w[1];
-    channelsPerGroup = w[0] / groups;
-  } else { // [O, I/g, k...]
-    if (w[0] % groups)
-      return false;
-    rowsPerGroup = w[0] / groups;
-    channelsPerGroup = w[1];
-  }
-  rows = rowsPerGroup * groups;
-  cols = channelsPerGroup * taps;
-  return true;
-}
-
-int64_t ConvRows::at(int64_t row, int64_t col) const {
-  if (!transposed)
-    return row * cols + col;
-  int64_t grp = row / rowsPerGroup, o = row % rowsPerGroup;
-  int64_t ci = col / taps, tap = col % taps;
-  return ((grp * channelsPerGroup + ci) * rowsPerGroup + o) * taps + tap;
-}
-
-int64_t ConvRows::positions(const rt::ConvGeometry &g, int64_t batch) {
+int64_t quant::convPositions(const rt::ConvGeometry &g, int64_t batch) {
   int64_t n = batch;
   for (size_t i = 2; i < g.outShape.size(); ++i)
     n *= g.outShape[i];
   return n;
 }
 
-void quant::convPatches(const ConvRows &l, const rt::ConvGeometry &g, const rt::Tensor &x,
-                        int64_t grp, int64_t p0, int64_t p1, float *out, int64_t ld) {
+void quant::convPatches(const graph::LinearKernel &l, const rt::ConvGeometry &g,
+                        const rt::Tensor &x, int64_t grp, int64_t p0, int64_t p1, float *out,
+                        int64_t ld) {
   const float *xs = x.data<float>();
   bool oneD = x.rank() == 3;
   int64_t c = x.dim(1), ih = oneD ? 1 : x.dim(2), iw = x.dim(x.rank() - 1);

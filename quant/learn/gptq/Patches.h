@@ -1,4 +1,4 @@
-//===- Patches.h - A convolution's kernel as rows and its inputs as patches -*- C++ -*-===//
+//===- Patches.h - A convolution's inputs as patches ------------*- C++ -*-===//
 //
 // Second-order rounding sees a convolution as a matrix product: each output
 // channel is a row of weights, and each output position reads one patch of
@@ -13,31 +13,20 @@
 #ifndef TPCC_QUANT_LEARN_GPTQ_PATCHES_H
 #define TPCC_QUANT_LEARN_GPTQ_PATCHES_H
 
+#include "ir/graph/LinearKernel.h"
 #include "runtime/Tensor.h"
 #include "runtime/ops/ConvGeometry.h"
 
 namespace tpcc::quant {
 
-/// A Conv or ConvTranspose kernel read as rows (output channels, group by
-/// group) x columns (input channels of the row's group x kernel taps).
-struct ConvRows {
-  bool transposed = false;
-  int64_t groups = 1, rows = 0, cols = 0;
-  int64_t rowsPerGroup = 0, channelsPerGroup = 0, taps = 1;
-
-  /// From the kernel's shape; false when the groups do not divide it.
-  bool init(const rt::Shape &w, int64_t groups, bool transposed);
-  /// Index of element (row, column) in the ONNX kernel.
-  int64_t at(int64_t row, int64_t col) const;
-  /// Output positions of `batch` inputs: batch x `g`'s spatial output size.
-  static int64_t positions(const rt::ConvGeometry &g, int64_t batch);
-};
+/// Output positions of `batch` inputs: batch x `g`'s spatial output size.
+int64_t convPositions(const rt::ConvGeometry &g, int64_t batch);
 
 /// Writes the patches of output positions [p0, p1) of group `grp` from the
 /// layer's input `x` (plain float, rank 3 or 4): column c of the patch of
 /// position p at out[c * ld + p − p0].
-void convPatches(const ConvRows &l, const rt::ConvGeometry &g, const rt::Tensor &x, int64_t grp,
-                 int64_t p0, int64_t p1, float *out, int64_t ld);
+void convPatches(const graph::LinearKernel &l, const rt::ConvGeometry &g, const rt::Tensor &x,
+                 int64_t grp, int64_t p0, int64_t p1, float *out, int64_t ld);
 
 } // namespace tpcc::quant
 

@@ -1,12 +1,12 @@
 //===- SecondOrder.cpp - Layer-wise second-order rounding -----------------===//
 #include "quant/learn/gptq/SecondOrder.h"
 
+#include "ir/graph/NodeAttrs.h"
+#include "ir/graph/OnnxIO.h"
 #include "quant/core/GraphHelpers.h"
 #include "quant/learn/finetune/Quantizers.h"
 #include "quant/learn/gptq/LutRefit.h"
 #include "quant/learn/gptq/Patches.h"
-#include "ir/graph/NodeAttrs.h"
-#include "ir/graph/OnnxIO.h"
 #include "runtime/KernelUtil.h"
 #include "runtime/ops/ConvGeometry.h"
 
@@ -29,12 +29,9 @@ constexpr int64_t kChunk = 4096;
 /// columns (the inputs one output reads), in `groups` independent groups.
 struct Layer {
   const graph::Node *node = nullptr;
-  size_t spec = 0;         ///< its WeightQDQ
-  size_t step = 0;         ///< the executor's step that runs it
-  bool conv = false;       ///< Conv / ConvTranspose (`kernel`); else Gemm / MatMul
-  bool transposed = false; ///< Gemm/MatMul weight stored K x N (column r of W is row r)
-  int64_t rows = 0, cols = 0, groups = 1;
-  ConvRows kernel;
+  size_t spec = 0; ///< its WeightQDQ
+  size_t step = 0; ///< the executor's step that runs it
+  graph::LinearKernel kernel;
   rt::ConvGeometry geo;
 };
 
@@ -57,38 +54,29 @@ std::string classify(const graph::Model &m, const graph::Node &n, const WeightQD
     // kernel, axis 1 (the group's outputs) of a ConvTranspose's.
     if (w.rank() < 3 || w.rank() > 4 || (perChannel && wq.axis != (t ? 1 : 0)))
       return "a " + n.opType + " other than 1-D or 2-D with per-output-channel grids";
-    if (!l.kernel.init(w.shape(), a.getInt("group", 1), t))
+    std::optional<graph::LinearKernel> k =
+        graph::LinearKernel::convolution(w.shape(), a.getInt("group", 1), t);
+    if (!k)
       return "its groups do not divide its channels";
-    l.conv = true;
-    l.groups = l.kernel.groups;
-    l.rows = l.kernel.rows;
-    l.cols = l.kernel.cols;
+    l.kernel = *k;
     return "";
   }
   if (w.rank() != 2)
     return "a " + n.opType + " kernel that is not a matrix";
+  int64_t rowAxis = 0; // Gemm with transB: W is [N, K]
   if (n.opType == "Gemm") {
     if (a.getInt("transA", 0) != 0 || a.getFloat("alpha", 1.0) != 1.0)
       return "a Gemm with transA or alpha";
-    l.transposed = a.getInt("transB", 0) == 0;
+    rowAxis = a.getInt("transB", 0) == 0 ? 1 : 0;
   } else if (n.opType == "MatMul") {
-    l.transposed = true;
+    rowAxis = 1;
   } else {
     return "a " + n.opType + " (only Conv, ConvTranspose, Gemm and MatMul kernels)";
   }
-  int64_t rowAxis = l.transposed ? 1 : 0;
   if (perChannel && wq.axis != rowAxis)
     return "grids along an axis other than the output";
-  l.rows = w.dim(rowAxis);
-  l.cols = w.dim(1 - rowAxis);
+  l.kernel = *graph::LinearKernel::matrix(w.shape(), rowAxis);
   return "";
-}
-
-/// Index of element (row r, column c) of layer `l`'s kernel.
-int64_t at(const Layer &l, int64_t r, int64_t c) {
-  if (l.conv)
-    return l.kernel.at(r, c);
-  return l.transposed ? c * l.rows + r : r * l.cols + c;
 }
 
 /// The grid of row `r` of layer `l` among `grids` (one, or one per output
@@ -96,7 +84,7 @@ int64_t at(const Layer &l, int64_t r, int64_t c) {
 const QuantGrid &gridOfRow(const Layer &l, const std::vector<QuantGrid> &grids, int64_t r) {
   if (grids.size() == 1)
     return grids.front();
-  return grids[size_t(l.conv && l.kernel.transposed ? r % l.kernel.rowsPerGroup : r)];
+  return grids[size_t(l.kernel.conv && l.kernel.transposed ? r % l.kernel.rowsPerGroup : r)];
 }
 
 /// Adds the patches layer `l` reads from input `x` to the groups' sums:
@@ -105,22 +93,22 @@ const QuantGrid &gridOfRow(const Layer &l, const std::vector<QuantGrid> &grids, 
 bool addPatches(const Layer &l, const Tensor &x, std::vector<GramAccumulator> &grams,
                 std::string &error) {
   const float *xs = x.data<float>();
-  if (!l.conv) {
-    if (x.rank() < 1 || x.dim(x.rank() - 1) != l.cols) {
-      error = "its input's last dimension is not the kernel's " + std::to_string(l.cols);
+  if (!l.kernel.conv) {
+    if (x.rank() < 1 || x.dim(x.rank() - 1) != l.kernel.cols) {
+      error = "its input's last dimension is not the kernel's " + std::to_string(l.kernel.cols);
       return false;
     }
-    int64_t rows = x.numel() / l.cols, blocks = (rows + kChunk - 1) / kChunk;
+    int64_t rows = x.numel() / l.kernel.cols, blocks = (rows + kChunk - 1) / kChunk;
     std::vector<GramAccumulator::Block> sums(static_cast<size_t>(blocks));
-    rt::parallelFor(blocks, kChunk * l.cols * l.cols, [&](int64_t b0, int64_t b1) {
-      std::vector<float> t(static_cast<size_t>(kChunk * l.cols));
+    rt::parallelFor(blocks, kChunk * l.kernel.cols * l.kernel.cols, [&](int64_t b0, int64_t b1) {
+      std::vector<float> t(static_cast<size_t>(kChunk * l.kernel.cols));
       for (int64_t k = b0; k < b1; ++k) {
-        const float *p = xs + k * kChunk * l.cols;
+        const float *p = xs + k * kChunk * l.kernel.cols;
         int64_t m = std::min(kChunk, rows - k * kChunk);
         for (int64_t r = 0; r < m; ++r)
-          for (int64_t c = 0; c < l.cols; ++c)
-            t[size_t(c * kChunk + r)] = p[r * l.cols + c];
-        GramAccumulator::sumBlock(t.data(), m, l.cols, kChunk, sums[size_t(k)]);
+          for (int64_t c = 0; c < l.kernel.cols; ++c)
+            t[size_t(c * kChunk + r)] = p[r * l.kernel.cols + c];
+        GramAccumulator::sumBlock(t.data(), m, l.kernel.cols, kChunk, sums[size_t(k)]);
       }
     });
     for (const GramAccumulator::Block &b : sums)
@@ -129,13 +117,13 @@ bool addPatches(const Layer &l, const Tensor &x, std::vector<GramAccumulator> &g
   }
   // Convolutions: the patches of each group's output positions.
   if (x.rank() != int64_t(l.geo.kernel.size()) + 2 ||
-      x.dim(1) != l.kernel.channelsPerGroup * l.groups) {
+      x.dim(1) != l.kernel.channelsPerGroup * l.kernel.groups) {
     error = "its input does not have the kernel's " +
-            std::to_string(l.kernel.channelsPerGroup * l.groups) + " channels";
+            std::to_string(l.kernel.channelsPerGroup * l.kernel.groups) + " channels";
     return false;
   }
-  int64_t positions = ConvRows::positions(l.geo, x.dim(0)), cols = l.cols;
-  int64_t perGroup = (positions + kChunk - 1) / kChunk, blocks = l.groups * perGroup;
+  int64_t positions = convPositions(l.geo, x.dim(0)), cols = l.kernel.cols;
+  int64_t perGroup = (positions + kChunk - 1) / kChunk, blocks = l.kernel.groups * perGroup;
   std::vector<GramAccumulator::Block> sums(static_cast<size_t>(blocks));
   rt::parallelFor(blocks, kChunk * cols * cols, [&](int64_t b0, int64_t b1) {
     std::vector<float> buf(static_cast<size_t>(kChunk * cols));
@@ -232,8 +220,8 @@ LogicalResult quant::secondOrderRounding(graph::Model &model, QuantizeResult &re
     const graph::Value *wv = l.node->input(wq.inputIndex), *xv = l.node->input(0);
     const Tensor &w = *ex->constant(*wv);
     std::vector<GramAccumulator> grams;
-    for (int64_t k = 0; k < l.groups; ++k)
-      grams.emplace_back(l.cols);
+    for (int64_t k = 0; k < l.kernel.groups; ++k)
+      grams.emplace_back(l.kernel.cols);
     // Every batch runs up to the layer; its input's patches are summed.
     for (size_t b = 0; b < feeds.size(); ++b) {
       rt::RunOptions ro;
@@ -251,7 +239,7 @@ LogicalResult quant::secondOrderRounding(graph::Model &model, QuantizeResult &re
         return diags.emitAt(graph::describeNode(where, *l.node), diag::err_run_node,
                             "second-order rounding: its input has no float value");
       std::string error;
-      if (l.conv && b == 0) {
+      if (l.kernel.conv && b == 0) {
         std::unique_ptr<rt::NodeState> none;
         rt::KernelContext kc(*l.node, model.opsetVersion("").value_or(1), none);
         if (!(l.kernel.transposed ? rt::deconvGeometry(kc, x.shape(), w.shape(), l.geo)
@@ -272,80 +260,81 @@ LogicalResult quant::secondOrderRounding(graph::Model &model, QuantizeResult &re
     // Round each group's rows.
     GptqLayerReport lr;
     lr.node = l.node->displayName();
-    lr.rows = l.rows;
-    lr.cols = l.cols;
-    lr.groups = l.groups;
-    int64_t rowsPer = l.rows / l.groups;
+    lr.rows = l.kernel.rows;
+    lr.cols = l.kernel.cols;
+    lr.groups = l.kernel.groups;
+    int64_t rowsPer = l.kernel.rows / l.kernel.groups;
     // The kernel as rows x columns: as it was, and rounded.
-    std::vector<double> original(size_t(l.rows * l.cols)), quantized(original.size());
+    std::vector<double> original(size_t(l.kernel.rows * l.kernel.cols)), quantized(original.size());
     auto gridOf = [&](int64_t row) -> const QuantGrid & { return gridOfRow(l, wq.grids, row); };
-    for (int64_t grp = 0; grp < l.groups; ++grp) {
-      std::vector<double> wg(size_t(rowsPer * l.cols));
+    for (int64_t grp = 0; grp < l.kernel.groups; ++grp) {
+      std::vector<double> wg(size_t(rowsPer * l.kernel.cols));
       std::vector<QuantGrid> grids;
       for (int64_t r = 0; r < rowsPer; ++r) {
         int64_t row = grp * rowsPer + r;
         grids.push_back(gridOf(row));
-        for (int64_t c = 0; c < l.cols; ++c)
-          wg[size_t(r * l.cols + c)] = double(w.data<float>()[at(l, row, c)]);
+        for (int64_t c = 0; c < l.kernel.cols; ++c)
+          wg[size_t(r * l.kernel.cols + c)] = double(w.data<float>()[l.kernel.at(row, c)]);
       }
-      std::copy(wg.begin(), wg.end(), original.begin() + grp * rowsPer * l.cols);
+      std::copy(wg.begin(), wg.end(), original.begin() + grp * rowsPer * l.kernel.cols);
       const GramAccumulator &gram = grams[size_t(grp)];
       SecondOrderResult res;
-      lr.singular |=
-          !roundSecondOrder(wg, rowsPer, l.cols, grids, gram.xxt(), gram.count(), settings, res);
-      lr.result.lossNearest += res.lossNearest * double(rowsPer) / double(l.rows);
-      lr.result.lossRounded += res.lossRounded * double(rowsPer) / double(l.rows);
+      lr.singular |= !roundSecondOrder(wg, rowsPer, l.kernel.cols, grids, gram.xxt(), gram.count(),
+                                       settings, res);
+      lr.result.lossNearest += res.lossNearest * double(rowsPer) / double(l.kernel.rows);
+      lr.result.lossRounded += res.lossRounded * double(rowsPer) / double(l.kernel.rows);
       lr.result.dampening = std::max(lr.result.dampening, res.dampening);
       lr.result.deadInputs += res.deadInputs;
-      std::copy(wg.begin(), wg.end(), quantized.begin() + grp * rowsPer * l.cols);
+      std::copy(wg.begin(), wg.end(), quantized.begin() + grp * rowsPer * l.kernel.cols);
     }
     // LUT kernels: each table refitted to the rounded weights that use it.
     std::vector<QuantGrid> refitted = wq.grids;
     if (ir::isLut(wq.grids.front().method)) {
-      std::vector<std::vector<double>> hs(static_cast<size_t>(l.groups));
-      for (int64_t grp = 0; grp < l.groups; ++grp) {
+      std::vector<std::vector<double>> hs(static_cast<size_t>(l.kernel.groups));
+      for (int64_t grp = 0; grp < l.kernel.groups; ++grp) {
         const GramAccumulator &gram = grams[size_t(grp)];
         for (double v : gram.xxt())
           hs[size_t(grp)].push_back(2 * v / double(std::max<int64_t>(1, gram.count())));
       }
       auto rowOf = [&](int64_t row) {
-        return LutRow{&original[size_t(row * l.cols)], &quantized[size_t(row * l.cols)],
-                      hs[size_t(row / rowsPer)].data()};
+        return LutRow{&original[size_t(row * l.kernel.cols)],
+                      &quantized[size_t(row * l.kernel.cols)], hs[size_t(row / rowsPer)].data()};
       };
       // The rows each table serves (a shared grid: all of them).
       std::vector<std::vector<LutRow>> served(refitted.size());
-      for (int64_t row = 0; row < l.rows; ++row)
+      for (int64_t row = 0; row < l.kernel.rows; ++row)
         served[size_t(&gridOfRow(l, refitted, row) - refitted.data())].push_back(rowOf(row));
       std::vector<LutRefit> fits(refitted.size());
-      rt::parallelFor(int64_t(fits.size()), l.cols * l.cols * l.rows / int64_t(fits.size()),
+      rt::parallelFor(int64_t(fits.size()),
+                      l.kernel.cols * l.kernel.cols * l.kernel.rows / int64_t(fits.size()),
                       [&](int64_t t0, int64_t t1) {
                         for (int64_t t = t0; t < t1; ++t)
                           fits[size_t(t)] =
-                              refitLutTable(refitted[size_t(t)], served[size_t(t)], l.cols);
+                              refitLutTable(refitted[size_t(t)], served[size_t(t)], l.kernel.cols);
                       });
       for (const LutRefit &f : fits) {
-        lr.result.lossRounded -= (f.lossBefore - f.lossAfter) / double(l.rows);
+        lr.result.lossRounded -= (f.lossBefore - f.lossAfter) / double(l.kernel.rows);
         lr.lutRefitted += f.refitted;
       }
       lr.lutTables = int64_t(fits.size());
     }
     // The kernel in the model's layout; a corrected bias's shift, below.
     std::vector<float> rounded(size_t(w.numel()));
-    std::vector<double> meanShift(size_t(l.rows), 0.0); // (nearest − rounded) · E[x]
-    for (int64_t row = 0; row < l.rows; ++row) {
+    std::vector<double> meanShift(size_t(l.kernel.rows), 0.0); // (nearest − rounded) · E[x]
+    for (int64_t row = 0; row < l.kernel.rows; ++row) {
       const GramAccumulator &gram = grams[size_t(row / rowsPer)];
-      for (int64_t c = 0; c < l.cols; ++c) {
-        double q = quantized[size_t(row * l.cols + c)];
-        rounded[size_t(at(l, row, c))] = float(q);
-        double nearest = gridOf(row).quantize(original[size_t(row * l.cols + c)]);
+      for (int64_t c = 0; c < l.kernel.cols; ++c) {
+        double q = quantized[size_t(row * l.kernel.cols + c)];
+        rounded[size_t(l.kernel.at(row, c))] = float(q);
+        double nearest = gridOf(row).quantize(original[size_t(row * l.kernel.cols + c)]);
         meanShift[size_t(row)] +=
             (nearest - q) * gram.total()[size_t(c)] / double(std::max<int64_t>(1, gram.count()));
       }
     }
     result.spec.weights[l.spec].grids = std::move(refitted);
-    if (grams.front().count() < l.cols)
+    if (grams.front().count() < l.kernel.cols)
       diags.emitAt(graph::describeNode(where, *l.node), diag::note_gptq_singular,
-                   grams.front().count(), l.cols, lr.result.dampening);
+                   grams.front().count(), l.kernel.cols, lr.result.dampening);
     // The kernel, rounded, from here on (and in the model).
     substitutes[wv->id] = Tensor(ElemType::Float, w.shape());
     std::memcpy(substitutes[wv->id].raw(), rounded.data(), rounded.size() * sizeof(float));
@@ -357,11 +346,11 @@ LogicalResult quant::secondOrderRounding(graph::Model &model, QuantizeResult &re
                                   [&](const auto &b) { return b.first == l.node->name; });
     const graph::Value *bv = l.node->input(2);
     if (corrected != result.biases.end() && bv && bv->constant &&
-        int64_t(corrected->second.size()) == l.rows) {
-      for (int64_t r = 0; r < l.rows; ++r)
+        int64_t(corrected->second.size()) == l.kernel.rows) {
+      for (int64_t r = 0; r < l.kernel.rows; ++r)
         corrected->second[size_t(r)] += float(meanShift[size_t(r)]);
       const std::vector<float> &b = corrected->second;
-      substitutes[bv->id] = Tensor(ElemType::Float, {l.rows});
+      substitutes[bv->id] = Tensor(ElemType::Float, {l.kernel.rows});
       std::memcpy(substitutes[bv->id].raw(), b.data(), b.size() * sizeof(float));
       edits::overwriteInitializer(g, *bv, b);
     }

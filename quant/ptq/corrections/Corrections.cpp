@@ -6,8 +6,9 @@
 //===----------------------------------------------------------------------===//
 #include "quant/ptq/corrections/Corrections.h"
 
-#include "quant/core/GraphHelpers.h"
+#include "ir/graph/LinearKernel.h"
 #include "ir/graph/OnnxIO.h"
+#include "quant/core/GraphHelpers.h"
 
 #include <fmt/format.h>
 
@@ -145,19 +146,19 @@ void scaleLinear(graph::Model &m, Node &n, int64_t outAxis, const std::vector<do
     return f.empty() ? 1.0 : f[size_t(i)];
   };
   if (n.opType == "Conv") {
-    int64_t O = dims[0], Cg = dims[1], taps = int64_t(w.size()) / std::max<int64_t>(1, O * Cg);
-    int64_t G = graph::attrsOf(m, n).getInt("group", 1);
-    for (int64_t o = 0; o < O; ++o)
-      for (int64_t i = 0; i < Cg; ++i) {
-        double f = factor(out, o) * factor(in, (o / std::max<int64_t>(1, O / G)) * Cg + i);
-        for (int64_t t = 0; t < taps; ++t)
-          w[size_t((o * Cg + i) * taps + t)] = float(w[size_t((o * Cg + i) * taps + t)] * f);
+    std::optional<graph::LinearKernel> K =
+        graph::LinearKernel::convolution(dims, graph::attrsOf(m, n).getInt("group", 1), false);
+    for (int64_t o = 0; K && o < K->rows; ++o)
+      for (int64_t col = 0; col < K->cols; col += K->taps) {
+        double f = factor(out, o) * factor(in, K->inputChannel(o, col));
+        for (int64_t t = 0; t < K->taps; ++t)
+          w[size_t(K->at(o, col + t))] = float(w[size_t(K->at(o, col + t))] * f);
       }
-  } else { // Gemm, transA = 0: B is [K, N] or [N, K]
-    edits::KernelMatrix B(dims, outAxis);
-    for (int64_t kk = 0; kk < B.K; ++kk)
-      for (int64_t j = 0; j < B.N; ++j) {
-        size_t at = B.at(kk, j);
+  } else if (std::optional<graph::LinearKernel> K = graph::LinearKernel::matrix(dims, outAxis)) {
+    // Gemm, transA = 0: B is [K, N] or [N, K]
+    for (int64_t kk = 0; kk < K->cols; ++kk)
+      for (int64_t j = 0; j < K->rows; ++j) {
+        size_t at = size_t(K->at(j, kk));
         w[at] = float(w[at] * factor(out, j) * factor(in, kk));
       }
   }

@@ -14,8 +14,8 @@
 
 #include "quant/core/GraphHelpers.h"
 
-#include "quant/core/grids/Threshold.h"
 #include "ir/graph/OpTraits.h"
+#include "quant/core/grids/Threshold.h"
 
 #include <fmt/format.h>
 

@@ -31,24 +31,8 @@ using graph::Value;
 
 namespace {
 
-/// How many bits a grid's integers take: its width, or for a LUT grid (whose
-/// `bits` count table entries) the width of the table's integer range.
-int integerBits(const QuantGrid &g) {
-  int b = g.bits;
-  while (!g.lut.empty() && b < 62 && (int64_t(1) << b) < g.qmax - g.qmin + 1)
-    ++b;
-  return b;
-}
-
-/// The integer type holding the grids' integers: 8 bits wide when the grids
-/// are, else 16; signed when some integers are negative.
-ElemType containerOf(const std::vector<QuantGrid> &grids) {
-  bool negative = std::any_of(grids.begin(), grids.end(), [](auto &g) { return g.qmin < 0; });
-  bool wide = std::any_of(grids.begin(), grids.end(), [](auto &g) { return integerBits(g) > 8; });
-  if (wide)
-    return negative ? ElemType::Int16 : ElemType::UInt16;
-  return negative ? ElemType::Int8 : ElemType::UInt8;
-}
+/// The integer type holding the grids' integers (NumberFormat::storageOf).
+ElemType containerOf(const std::vector<QuantGrid> &grids) { return NumberFormat::storageOf(grids); }
 int64_t containerMin(ElemType t) {
   return t == ElemType::Int8 ? -128 : t == ElemType::Int16 ? -32768 : 0;
 }
@@ -404,12 +388,11 @@ void Rewriter::storeQuantized(Node *n, unsigned index, std::unique_ptr<Tensor> q
 void Rewriter::rewriteWeight(const WeightQDQ &w) {
   Node *n = nodeNamed(w.node);
   const Tensor &t = *n->inputs[w.inputIndex]->constant;
-  int64_t axis = w.grids.size() > 1 ? w.axis : -1, channels = int64_t(w.grids.size()), inner = 1;
-  for (size_t d = size_t(std::max<int64_t>(axis, 0)) + 1; d < t.dims.size(); ++d)
-    inner *= t.dims[d];
-  auto q = newTensor(containerOf(w.grids), t.dims);
+  int64_t axis = w.grids.size() > 1 ? w.axis : -1;
+  GroupLayout groups = w.layout(t.dims);
+  auto q = newTensor(w.storage(), t.dims);
   for (int64_t i = 0; i < t.numElements(); ++i)
-    put(*q, i, double(w.grids[size_t(axis < 0 ? 0 : (i / inner) % channels)].toInt(t.at(i))));
+    put(*q, i, double(w.grids[groups.groupOf(i)].toInt(t.at(i))));
   std::vector<double> scales;
   std::vector<int64_t> zps;
   for (const QuantGrid &g : w.grids) {
@@ -435,12 +418,8 @@ void Rewriter::rewriteBias(const BiasQDQ &b) {
     if (t.dims[d] == channels)
       axis = int64_t(d);
   auto q = newTensor(ElemType::Int32, t.dims);
-  const double lo = std::numeric_limits<int32_t>::min(), hi = std::numeric_limits<int32_t>::max();
-  for (int64_t i = 0; i < t.numElements(); ++i) {
-    // Round half to even (the default rounding mode), saturated to int32.
-    double v = std::nearbyint(t.at(i) / scales[size_t(axis < 0 ? 0 : i)]);
-    put(*q, i, std::isnan(v) ? 0.0 : std::clamp(v, lo, hi));
-  }
+  for (int64_t i = 0; i < t.numElements(); ++i)
+    put(*q, i, int32Code(t.at(i), scales[size_t(axis < 0 ? 0 : i)]));
   storeQuantized(n, b.inputIndex, std::move(q), scales, std::vector<int64_t>(scales.size(), 0),
                  axis);
 }

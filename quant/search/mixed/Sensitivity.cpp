@@ -1,9 +1,9 @@
 //===- Sensitivity.cpp - How much each layer's candidates cost in accuracy ---===//
 #include "quant/search/mixed/Sensitivity.h"
 
-#include "quant/ptq/Quantizer.h"
-#include "quant/core/stats/HessianTrace.h"
 #include "ir/graph/OpTraits.h"
+#include "quant/core/stats/HessianTrace.h"
+#include "quant/ptq/Quantizer.h"
 
 #include <fmt/format.h>
 #include <omp.h>
@@ -218,7 +218,7 @@ LogicalResult Measurer::prepareWeights() {
         if (width > 16)
           continue; // quantizePlan reports it if this candidate is chosen
         WeightQDQ w = selectWeightGrids(t, ac, ac.perChannel ? axis : std::nullopt, recipe);
-        std::vector<float> q = fakeQuantized(t, w);
+        std::vector<float> q = w.fakeQuantized(t);
         rt::Tensor fq(graph::ElemType::Float, t.shape());
         std::copy(q.begin(), q.end(), fq.data<float>());
         weights[{i, c}][pw.input->id] = std::move(fq);
@@ -353,16 +353,7 @@ void Measurer::quantized(const plan::Assignment &cfg, const graph::Value &v, rt:
   rt::Tensor q(graph::ElemType::Float, t.shape());
   const float *x = t.data<float>();
   float *y = q.data<float>();
-  const QuantGrid &grid = g->second;
-  if (!grid.lut.empty()) {
-    for (int64_t i = 0; i < t.numel(); ++i)
-      y[i] = float(grid.quantize(x[i]));
-  } else { // QuantGrid::quantize inlined: this runs on every value of every run
-    const double s = grid.scale, zp = double(grid.zeroPoint);
-    const double lo = double(grid.qmin), hi = double(grid.qmax);
-    for (int64_t i = 0; i < t.numel(); ++i)
-      y[i] = float(s * (std::clamp(std::nearbyint(double(x[i]) / s) + zp, lo, hi) - zp));
-  }
+  fakeQuantize(g->second, x, y, t.numel());
   t = std::move(q);
 }
 

@@ -1,0 +1,148 @@
+//===- NumberFormat.h - How a quantized tensor's values are represented -*- C++ -*-===//
+//
+// A NumberFormat says which values a quantized tensor may hold and how they
+// are stored:
+//
+//  - the element grid of each group of elements (QuantGrid: integers q in
+//    [qmin, qmax] standing for scale * (q - zeroPoint); uniform, symmetric
+//    and power-of-two grids, and look-up tables that keep a subset of those
+//    integers);
+//  - the granularity: how the elements fall into groups (one group for the
+//    whole tensor, or one per channel along an axis), as a GroupLayout of a
+//    tensor's shape;
+//  - the storage: the integer type that holds the codes in the QDQ model.
+//
+// Every part of the quantizer that puts values on a format goes through
+// here, so the rounding and saturation are written once:
+//  - fakeQuantize(grid, x): a value on its grid in double precision, as the
+//    grids are chosen and the QDQ rewrite stores the codes (round half to
+//    even, saturated to [qmin, qmax]; LUT grids: the nearest table entry);
+//  - FloatGrid: the same in float32, as the deployed QuantizeLinear /
+//    DequantizeLinear pair computes it (fine-tuning's forward pass);
+//  - int32Code: a bias on the accumulator grid (scale input x weight, in
+//    float32 as ONNX Runtime computes it).
+//
+// Adding a format: a granularity is a new GroupLayout (per block: groups of
+// consecutive elements along an axis, which `runs` already visits as runs of
+// one grid); an element type other than integers (floating-point FP8
+// elements) is an element grid with its own code and value functions, which
+// fakeQuantize and storage dispatch on.
+//
+//===----------------------------------------------------------------------===//
+#ifndef TPCC_QUANT_CORE_FORMAT_NUMBERFORMAT_H
+#define TPCC_QUANT_CORE_FORMAT_NUMBERFORMAT_H
+
+#include "ir/graph/Graph.h"
+#include "quant/core/grids/Grid.h"
+#include "runtime/Tensor.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <vector>
+
+namespace tpcc::quant {
+
+/// x on grid `g` in double precision: scale * (clamp(round(x / scale) +
+/// zeroPoint) - zeroPoint), rounding half to even; a LUT grid takes the
+/// nearest table entry (QuantGrid::toInt).
+inline double fakeQuantize(const QuantGrid &g, double x) {
+  if (!g.lut.empty())
+    return g.quantize(x);
+  double q =
+      std::clamp(std::nearbyint(x / g.scale) + double(g.zeroPoint), double(g.qmin), double(g.qmax));
+  return g.scale * (q - double(g.zeroPoint));
+}
+
+/// y[i] = fakeQuantize(g, x[i]) for n floats (written to vectorize: it runs
+/// on every value of the sensitivity's runs).
+void fakeQuantize(const QuantGrid &g, const float *x, float *y, int64_t n);
+
+/// A grid in the float32 arithmetic of the deployed QuantizeLinear /
+/// DequantizeLinear pair (runtime/ops/Quantize.cpp): q = saturate(round half
+/// to even(x / s) + z), x_q = (q - z) s. Adding and subtracting 1.5 * 2^23
+/// rounds half to even below 2^22, and past it every value saturates anyway;
+/// inline, so the loops that use it vectorize.
+struct FloatGrid {
+  float s, z, lo, hi;
+  explicit FloatGrid(const QuantGrid &g)
+      : s(float(g.scale)), z(float(g.zeroPoint)), lo(float(g.qmin)), hi(float(g.qmax)) {}
+  /// u rounded half to even (|u| below 2^22; larger values saturate).
+  static float round(float u) { return (u + 12582912.f) - 12582912.f; }
+  /// The integer of x, minus the zero point.
+  float level(float x) const {
+    float q = round(x / s) + z;
+    q = q < lo ? lo : q;
+    q = q > hi ? hi : q;
+    return q - z;
+  }
+  float fake(float x) const { return level(x) * s; }
+};
+
+/// How the elements of a tensor fall into groups that share one grid: one
+/// group, or one per channel along an axis (`inner` elements after the axis
+/// each). A tensor with more channels than grids gives the extra channels
+/// the last grid.
+struct GroupLayout {
+  int64_t inner = 1;    ///< elements per channel run (the product of the dims after the axis)
+  int64_t channels = 1; ///< the axis's length (1: one group)
+  size_t grids = 1;
+
+  /// The group of element i.
+  size_t groupOf(int64_t i) const {
+    return channels == 1 || grids == 1
+               ? 0
+               : size_t(std::min<int64_t>((i / inner) % channels, int64_t(grids) - 1));
+  }
+  /// Calls f(begin, end, group) for each run of [b, e) whose elements share
+  /// one group, in order.
+  template <typename F> void runs(int64_t b, int64_t e, F f) const {
+    if (channels == 1 || grids == 1) {
+      f(b, e, size_t(0));
+      return;
+    }
+    for (int64_t i = b; i < e;) {
+      int64_t block = i / inner, end = std::min(e, (block + 1) * inner);
+      f(i, end, size_t(std::min<int64_t>(block % channels, int64_t(grids) - 1)));
+      i = end;
+    }
+  }
+};
+
+/// The layout of `grids` grids along `axis` (-1: per tensor) of a tensor of
+/// shape `dims`.
+GroupLayout groupLayout(size_t grids, int64_t axis, const std::vector<int64_t> &dims);
+
+/// A quantized tensor's format: one grid, or one per channel along `axis`.
+struct NumberFormat {
+  int64_t axis = -1;            ///< the per-channel axis; -1: per tensor
+  std::vector<QuantGrid> grids; ///< one per channel along `axis`, or one
+
+  bool perChannel() const { return axis >= 0 && grids.size() > 1; }
+  /// How a tensor of shape `dims` falls into this format's groups.
+  GroupLayout layout(const std::vector<int64_t> &dims) const {
+    return groupLayout(grids.size(), perChannel() ? axis : -1, dims);
+  }
+  /// The values of `t` (a float tensor) on their grids, in double precision.
+  std::vector<float> fakeQuantized(const rt::Tensor &t) const;
+  /// The integer type that stores the codes: 8 bits when every grid's
+  /// integers fit, else 16; signed when some integers are negative.
+  graph::ElemType storage() const { return storageOf(grids); }
+  static graph::ElemType storageOf(const std::vector<QuantGrid> &grids);
+};
+
+/// How many bits a grid's integers take: its width, or for a LUT grid (whose
+/// `bits` count table entries) the width of the table's integer range.
+int integerBits(const QuantGrid &g);
+
+/// A bias value on the accumulator grid of step `scale` (input scale x
+/// kernel scale, multiplied in float32): round half to even, saturated to
+/// int32; NaN gives 0.
+inline double int32Code(double x, double scale) {
+  double v = std::nearbyint(x / scale);
+  return std::isnan(v) ? 0.0 : std::clamp(v, -2147483648.0, 2147483647.0);
+}
+
+} // namespace tpcc::quant
+
+#endif
