@@ -511,7 +511,7 @@ LogicalResult Measurer::run(rt::Executor &floatEx, CalibrationData &data, Sensit
   if (o.progress)
     o.progress(int64_t(jobs.size()), int64_t(jobs.size()));
 
-  // The floor and the rescale of algorithms.md 5.
+  // The floor and the rescale of docs/quantize.md, "Mixed precision".
   out.cost = out.metric;
   double largest = 0;
   for (size_t l = 0; l < layers.size(); ++l)

@@ -1,7 +1,7 @@
 //===- Sensitivity.h - How much each layer's candidates cost in accuracy -*- C++ -*-===//
 //
-// Mixed precision's sensitivity (algorithms.md 5), measured with our
-// executor on the first N calibration images:
+// Mixed precision's sensitivity (docs/quantize.md, "Mixed precision"),
+// measured with our executor on the first N calibration images:
 //   - the float model's values at the interest points (outputs of ops whose
 //     traits name a point distance: Conv, ConvTranspose, Gemm, MatMul,
 //     Sigmoid, Softmax, Add, Concat; graph outputs are output points);
