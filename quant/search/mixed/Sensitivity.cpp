@@ -98,8 +98,6 @@ public:
   LogicalResult measureOutputs(rt::Executor &floatEx,
                                const std::vector<std::vector<unsigned>> &choices,
                                std::vector<OutputAgreement> &values);
-  /// The metric of the whole model with layer l at `choice[l]`.
-  LogicalResult measureChoice(rt::Executor &ex, const std::vector<unsigned> &choice, double &value);
 
 private:
   LogicalResult readImages(CalibrationData &data);

@@ -87,9 +87,6 @@ class SensitivityPass {
 public:
   SensitivityPass();
   ~SensitivityPass();
-  /// The metric of the model with every searched layer l at `choice[l]`
-  /// (the same points, images and distances as the sensitivities).
-  LogicalResult measureChoice(rt::Executor &ex, const std::vector<unsigned> &choice, double &value);
   /// The outputs of the model configured as each of `choices` on every
   /// calibration image (at most 1024), against the float model's (which
   /// `floatEx` computes once).
