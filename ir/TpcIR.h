@@ -124,7 +124,7 @@ struct Version {
   int64_t minor = 0, patch = 0;
 };
 
-/// A resource a budget limits (algorithms.md 5).
+/// A resource a budget limits (docs/plan.md, "Resources").
 enum class Resource { WeightsMemory, ActivationMemory, TotalMemory, Bops };
 const char *toString(Resource r); ///< `weights_memory`, ..., `bops`
 std::string flagOf(Resource r);   ///< `--weights-memory`, ..., `--bops`
@@ -304,17 +304,18 @@ struct Capabilities {
   SourceRange loc;
 };
 
-/// Threshold selection errors (algorithms.md 2); HMSE (weights only) is the
-/// MSE weighted by each weight's Hessian diagonal (MCT's HMSE).
+/// Threshold selection errors (docs/algorithms.md §2); HMSE (weights only) is
+/// the MSE weighted by each weight's Hessian diagonal (MCT's HMSE).
 enum class ThresholdMethod { NoClipping, MSE, MAE, KL, LP, HMSE };
 const char *toString(ThresholdMethod m);
 std::optional<ThresholdMethod> parseThresholdMethod(llvm::StringRef s);
 
 /// The smallest threshold a quantizer may get when the recipe does not set
-/// `min_threshold` (algorithms.md 8: 2^-16).
+/// `min_threshold` (docs/algorithms.md §4: 2^-16).
 constexpr double kDefaultMinThreshold = 1.0 / 65536;
 
-/// How a layer's sensitivity weighs the interest points (algorithms.md 5).
+/// How a layer's sensitivity weighs the interest points (docs/quantize.md,
+/// "Mixed precision").
 enum class MixedDistance { Avg, LastLayer, Hessian };
 const char *toString(MixedDistance d); ///< `avg`, `last_layer`, `hessian`
 std::optional<MixedDistance> parseMixedDistance(llvm::StringRef s);
@@ -339,8 +340,9 @@ struct MixedPrecision {
   bool anyBudget() const { return weightsMemory || activationMemory || totalMemory || bops; }
 };
 
-/// The trainable quantizers `tpcc finetune` wraps tensors in (algorithms.md
-/// 7): straight-through (thresholds train) or LSQ (steps train).
+/// The trainable quantizers `tpcc finetune` wraps tensors in
+/// (docs/finetune.md): straight-through (thresholds train) or LSQ (steps
+/// train).
 enum class FinetuneQuantizer { Ste, Lsq };
 const char *toString(FinetuneQuantizer q); ///< `ste`, `lsq`
 std::optional<FinetuneQuantizer> parseFinetuneQuantizer(llvm::StringRef s);
@@ -356,9 +358,10 @@ struct Finetune {
   int64_t seed = 0; ///< the sample order
 };
 
-/// How `tpcc quantize` rounds kernels beyond nearest (algorithms.md 6):
-/// GPTQ's trained soft rounding or straight-through rounding against the
-/// float model, or layer-wise second-order rounding (no backprop).
+/// How `tpcc quantize` rounds kernels beyond nearest (docs/quantize.md, "GPTQ"
+/// and "Second-order rounding"): GPTQ's trained soft rounding or
+/// straight-through rounding against the float model, or layer-wise
+/// second-order rounding (no backprop).
 enum class GptqMethod { SoftRounding, Ste, SecondOrder };
 const char *toString(GptqMethod m); ///< `soft_rounding`, `ste`, `second_order`
 std::optional<GptqMethod> parseGptqMethod(llvm::StringRef s);
@@ -369,7 +372,7 @@ struct Gptq {
   // Second-order rounding.
   double dampening = 0.01; ///< of the mean diagonal of H
   bool actOrder = false;   ///< columns by decreasing H_ii
-  // Soft rounding and STE (the defaults of MCT, algorithms.md 8).
+  // Soft rounding and STE (the defaults of MCT, docs/language.md §8.3).
   std::optional<int64_t> epochs; ///< required: the recipe's or --gptq-epochs
   double lr = 3e-2;              ///< Adam, on the rounding variables
   double biasLr = 1e-4;          ///< SGD with momentum 0.9; 0: biases stay

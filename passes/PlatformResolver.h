@@ -1,6 +1,6 @@
 //===- PlatformResolver.h - Platform declarations to IR ---------*- C++ -*-===//
 //
-// Resolves one platform (language.md "Platform" and "Extending a platform"):
+// Resolves one platform (docs/language.md §4 and §5):
 // every `with` chain, option list, opset, group and fusing pattern of the
 // platform and its parents is evaluated in the platform's own scope (late
 // binding), defaults are filled in, and Rules 3-11 and 15 are checked.

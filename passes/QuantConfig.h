@@ -104,7 +104,7 @@ private:
 /// The IR of an attr, with defaults: method power_of_two, bits 32,
 /// per_channel false, quantize = (bits given and < 32), lut_bits unset.
 ir::AttrConfig finalizeAttr(const PartialAttr &a);
-/// The IR of a config, with defaults (see language.md "Platform").
+/// The IR of a config, with defaults (see docs/language.md §4.3).
 ir::OpConfig finalizeConfig(const PartialConfig &p, std::string name, SourceRange loc);
 
 /// Rules 8-9 for an attr (weights bits, `lut_bits`).

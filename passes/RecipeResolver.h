@@ -1,6 +1,6 @@
 //===- RecipeResolver.h - Recipe declarations to IR -------------*- C++ -*-===//
 //
-// A recipe is one field block (language.md "Recipe"); `recipe X extends Y`
+// A recipe is one field block (docs/language.md §8); `recipe X extends Y`
 // starts from Y's resolved fields. Fields that force a choice the platform
 // makes (`activation_bits`, `per_channel`, ...) are accepted with a warning.
 //

@@ -1,7 +1,7 @@
 //===- Resources.h - What a plan's choices cost the hardware -----*- C++ -*-===//
 //
-// The resource figures of algorithms.md 5 for a plan, for its chosen configs
-// or any other assignment of candidates to nodes:
+// The resource figures of docs/plan.md ("Resources") for a plan, for its
+// chosen configs or any other assignment of candidates to nodes:
 //   weights    sum over quantized weights other than biases of elements x
 //              bits (LUT methods: elements x table-index bits plus each
 //              channel's table of 2^bits entries x multiplier bits);

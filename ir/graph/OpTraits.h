@@ -21,8 +21,9 @@
 namespace tpcc::graph {
 
 /// How mixed precision's sensitivity compares this op's output with the float
-/// model's (algorithms.md 5): not an interest point, normalized MSE, cosine
-/// distance (1 - cos)/2, or KL divergence (Softmax's probabilities).
+/// model's (docs/quantize.md, "Mixed precision"): not an interest point,
+/// normalized MSE, cosine distance (1 - cos)/2, or KL divergence (Softmax's
+/// probabilities).
 enum class PointDistance { None, Mse, Cosine, KL };
 
 struct OpTraits {

@@ -1,12 +1,12 @@
 //===- GraphEdits.h - Post-threshold edits of the QDQ copy -------*- C++ -*-===//
 //
 // The post-threshold corrections (shift_negative, input_scaling;
-// algorithms.md 4) change the graph: the quantizer decides them from the
-// statistics and grids (PostThreshold.h) and records them as GraphEdits and
-// ConstantEdits; applyCorrections (Quantizer.h) writes them into the QDQ copy
-// only with applyGraphEdits. The float reference stays the original model,
-// and the new tensors (an Add or Mul output) have no float counterpart, so
-// they are not measured.
+// docs/quantize.md, "Corrections") change the graph: the quantizer decides them
+// from the statistics and grids (PostThreshold.h) and records them as
+// GraphEdits and ConstantEdits; applyCorrections (Quantizer.h) writes them into
+// the QDQ copy only with applyGraphEdits. The float reference stays the
+// original model, and the new tensors (an Add or Mul output) have no float
+// counterpart, so they are not measured.
 //
 //===----------------------------------------------------------------------===//
 #ifndef TPCC_QUANT_CORE_GRAPHEDITS_H

@@ -1,12 +1,12 @@
 //===- Quantizer.cpp - Calibration, thresholds, corrections -----------------===//
 //
-// The order follows MCT (algorithms.md 4): statistics on the float model,
-// then activation thresholds, input scaling and shift-negative correction
-// (corrections/PostThreshold.cpp), weight thresholds, bias correction. Tensors
-// whose producer only moves values (MaxPool, Reshape, Flatten, Transpose...)
-// and whose input is quantized get their input's grid again: numerically the
-// identity (the op's outputs are already grid values), and what lets ONNX
-// Runtime keep such chains in integers.
+// The order follows MCT (docs/quantize.md, "Corrections"): statistics on the
+// float model, then activation thresholds, input scaling and shift-negative
+// correction (corrections/PostThreshold.cpp), weight thresholds, bias
+// correction. Tensors whose producer only moves values (MaxPool, Reshape,
+// Flatten, Transpose...) and whose input is quantized get their input's grid
+// again: numerically the identity (the op's outputs are already grid values),
+// and what lets ONNX Runtime keep such chains in integers.
 //
 //===----------------------------------------------------------------------===//
 #include "quant/ptq/Quantizer.h"
@@ -54,7 +54,7 @@ bool floatKernel(const plan::PlanWeight &pw) {
          pw.input->constant->elem == graph::ElemType::Float;
 }
 
-/// Images whose Hessians weigh `hmse` (algorithms.md 8).
+/// Images whose Hessians weigh `hmse` (docs/algorithms.md §4).
 constexpr int64_t kHmseImages = 16;
 
 /// quantizePlan's state: one plan, one recipe, one result.
@@ -216,9 +216,9 @@ bool PlanQuantizer::weights(const plan::PlanNode &pn) {
   return true;
 }
 
-/// MCT's bias correction (algorithms.md 4): c_o = sum_i E[o,i] mu_i with E the
-/// kernel's quantization error summed over its spatial taps and mu the mean of
-/// input channel i on the calibration data; b <- b - c.
+/// MCT's bias correction (docs/quantize.md, "Corrections"): c_o = sum_i
+/// E[o,i] mu_i with E the kernel's quantization error summed over its spatial
+/// taps and mu the mean of input channel i on the calibration data; b <- b - c.
 ///
 /// With shift_negative the input's mean moves by delta and the bias starts
 /// from the compensated one; with input_scaling the mean is scaled by t/m.

@@ -3,7 +3,7 @@
 // `tpcc quantize` without the file handling: given the plan of a (cleaned,
 // BN-folded) float model and calibration data, collect the statistics of
 // every quantized tensor, choose each activation's and weight's grid as the
-// recipe says (algorithms.md), compute the bias corrections, and describe
+// recipe says (docs/algorithms.md), compute the bias corrections, and describe
 // the QDQ model to write (QDQSpec), and the post-threshold graph edits
 // (shift_negative, input_scaling; GraphEdits.h) for the QDQ copy.
 // measureLayers then compares the rewritten model with the float one,
@@ -60,12 +60,12 @@ WeightQDQ selectWeightGrids(const rt::Tensor &t, const ir::AttrConfig &c,
                             std::optional<int64_t> axis, const ir::Recipe &recipe,
                             const std::vector<float> *hessian = nullptr);
 
-/// MCT's bias correction (algorithms.md 4) of linear node `pn` (Conv, Gemm)
-/// whose kernel `kernel` is quantized as `w`: b - sum_i E[o,i] mu_i, with E
-/// the kernel's quantization error summed over its taps and `mu` the mean of
-/// each input channel on the calibration data; `adjust` (may be null) moves
-/// the mean and gives the starting bias. Nullopt when the shapes do not
-/// allow it (the bias is then left as it is).
+/// MCT's bias correction (docs/quantize.md, "Corrections") of linear node `pn`
+/// (Conv, Gemm) whose kernel `kernel` is quantized as `w`: b - sum_i E[o,i]
+/// mu_i, with E the kernel's quantization error summed over its taps and `mu`
+/// the mean of each input channel on the calibration data; `adjust` (may be
+/// null) moves the mean and gives the starting bias. Nullopt when the shapes do
+/// not allow it (the bias is then left as it is).
 std::optional<std::vector<float>> correctedBias(const graph::Model &model, const plan::PlanNode &pn,
                                                 const WeightQDQ &w, const rt::Tensor &kernel,
                                                 std::vector<double> mu,

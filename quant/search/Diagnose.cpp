@@ -163,8 +163,6 @@ std::string offer(const TensorReport &t, const plan::Plan &plan, const Growth &g
 
 } // namespace
 
-bool quant::ownGridIsPoor(const TensorReport &t) { return causeOf(t) != Cause::Inherited; }
-
 const plan::PlanNode *quant::producerOf(const plan::Plan &plan, const TensorReport &t) {
   for (const plan::PlanNode &n : plan.nodes)
     if (n.node && n.node->name == t.node && !n.innerOfChain)

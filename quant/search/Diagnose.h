@@ -34,11 +34,6 @@ namespace tpcc::quant {
 constexpr double kPoorSqnrDb = 20;
 constexpr size_t kMaxPoorTensors = 8;
 
-/// Whether a measured activation's own grid is a cause of its low SQNR
-/// (clipping, values below one step, a range too wide for its bits), rather
-/// than the error of the tensors before it.
-bool ownGridIsPoor(const TensorReport &t);
-
 /// The activations' reports of `r` (weights left out), by tensor name.
 using ReportsByName = std::map<std::string, const TensorReport *>;
 ReportsByName activationReports(const QuantizeResult &r);

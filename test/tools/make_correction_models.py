@@ -4,9 +4,9 @@
 usage: make_correction_models.py [OUTDIR]
 (default: test/lit/quantize/Inputs/corrections next to this script's test/)
 
-Each model is built for one recipe correction (algorithms.md 4), with data
-that gives the correction something to fix; all deterministic (seeded
-numpy.random.RandomState), opset 14, a few KB each:
+Each model is built for one recipe correction (docs/quantize.md,
+"Corrections"), with data that gives the correction something to fix; all
+deterministic (seeded numpy.random.RandomState), opset 14, a few KB each:
 
   snc.onnx      Conv -> HardSwish -> Conv (padded): the HardSwish output is
                 slightly negative (min -0.375), so its signed grid wastes half

@@ -231,7 +231,7 @@ TEST(BudgetSpelling, MixedPrecisionAccessors) {
   const MixedPrecision &cmp = mp;
   EXPECT_EQ(&*cmp.budget(Resource::TotalMemory), &*mp.totalMemory);
   EXPECT_TRUE(mp.anyBudget());
-  // The defaults of algorithms.md 5 / language.md.
+  // The defaults of docs/language.md §8.1.
   MixedPrecision d;
   EXPECT_FALSE(d.enabled);
   EXPECT_EQ(d.images, 32);

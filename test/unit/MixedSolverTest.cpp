@@ -2,8 +2,8 @@
 //
 // Hand-solved instances (budgets, products, conflicts, infeasibility, ties),
 // a brute-force cross-check of solveAllocation on random small instances, a
-// large instance of the size real models give, and algorithms.md 5's
-// refinement traced step by step.
+// large instance of the size real models give, and the refinement of
+// docs/quantize.md ("Mixed precision") traced step by step.
 //
 //===----------------------------------------------------------------------===//
 #include "quant/search/mixed/Solver.h"

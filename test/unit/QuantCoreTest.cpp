@@ -4,7 +4,8 @@
 // (quant/ptq/Quantizer.h, qdq/Apply.h) on a one-Gemm model built with
 // the ONNX protobuf classes and a small platform: grids, bias correction and
 // SQNR are checked against values computed here from their definitions
-// (algorithms.md 1, 2, 4), not against what the code printed once.
+// (docs/algorithms.md §1, §2; docs/quantize.md, "Corrections"), not against
+// what the code printed once.
 //
 //===----------------------------------------------------------------------===//
 #include "ir/graph/OnnxIO.h"
@@ -303,7 +304,8 @@ TEST_F(QuantCore, BiasCorrectionSubtractsTheKernelErrorTimesTheInputMean) {
   EXPECT_EQ(r.biases[0].first, "fc");
   const std::vector<float> &b = r.biases[0].second;
   ASSERT_EQ(b.size(), size_t(kOut));
-  // b_j - sum_k (q(W_jk) - W_jk) mu_k (algorithms.md 4; alpha = beta = 1),
+  // b_j - sum_k (q(W_jk) - W_jk) mu_k (docs/quantize.md, "Corrections";
+  // alpha = beta = 1),
   // mu_k the average of the per-batch means of input channel k (as MCT; the
   // batches of 4 are rows 0-3, 4-7 and 8-9).
   for (int64_t j = 0; j < kOut; ++j) {

@@ -1,4 +1,4 @@
-//===- QuantGridTest.cpp - Quantization grids (algorithms.md 1) -----------===//
+//===- QuantGridTest.cpp - Quantization grids (docs/algorithms.md §1) -----===//
 #include "quant/core/grids/Grid.h"
 
 #include <gtest/gtest.h>

@@ -1,4 +1,4 @@
-//===- QuantHistogramTest.cpp - Activation statistics (algorithms.md 3) ---===//
+//===- QuantHistogramTest.cpp - Activation statistics (docs/algorithms.md §3) -===//
 #include "quant/core/stats/Histogram.h"
 
 #include <gtest/gtest.h>

@@ -1,4 +1,4 @@
-//===- QuantLutTest.cpp - LUT (k-means) quantization (algorithms.md 1) ----===//
+//===- QuantLutTest.cpp - LUT (k-means) quantization (docs/algorithms.md §1.4) -===//
 #include "quant/core/grids/Lut.h"
 #include "quant/core/grids/Threshold.h"
 

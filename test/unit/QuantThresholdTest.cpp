@@ -1,4 +1,4 @@
-//===- QuantThresholdTest.cpp - Threshold selection (algorithms.md 2) -----===//
+//===- QuantThresholdTest.cpp - Threshold selection (docs/algorithms.md §2) ---===//
 //
 // Expected thresholds come from a one-off numpy transcription of MCT 2.2.2's
 // searches (qparams_search.py, error_functions.py, quantizers_helpers.py) in

@@ -1,4 +1,4 @@
-//===- Grid.h - Quantization grids (algorithms.md section 1) ----*- C++ -*-===//
+//===- Grid.h - Quantization grids (docs/algorithms.md §1) -----*- C++ -*-===//
 //
 // A QuantGrid is the set of values one tensor (or one channel of a weight)
 // is quantized to, with the integers that represent them in the QDQ model:
@@ -6,7 +6,7 @@
 // symmetric grids come from a threshold t (POT: t a power of two), uniform
 // grids from a range [lo, hi] shifted so zero is a grid point, LUT grids
 // restrict the integers further to a table of centres. The definitions are
-// MCT's (../shared/design/algorithms.md), so results are comparable.
+// MCT's (docs/algorithms.md §1), so results are comparable.
 //
 //===----------------------------------------------------------------------===//
 #ifndef TPCC_QUANT_CORE_GRIDS_GRID_H
@@ -51,8 +51,8 @@ QuantGrid symmetricGrid(double t, int bits, bool isSigned);
 QuantGrid powerOfTwoGrid(double t, int bits, bool isSigned,
                          double minThreshold = ir::kDefaultMinThreshold);
 /// The uniform grid of range [a, b]: widened to hold 0 (and to at least
-/// ir::kDefaultMinThreshold), shifted so zero is a grid point (algorithms.md
-/// 1, "Uniform"); integers [0, 2^bits-1].
+/// ir::kDefaultMinThreshold), shifted so zero is a grid point
+/// (docs/algorithms.md §1.3); integers [0, 2^bits-1].
 QuantGrid uniformGrid(double a, double b, int bits);
 /// 2^ceil(log2 max(t, minThreshold)) (MCT's max_power_of_two).
 double powerOfTwoCeil(double t, double minThreshold = ir::kDefaultMinThreshold);

@@ -1,4 +1,4 @@
-//===- Lut.h - Non-uniform (LUT) weight quantization (algorithms.md 1) -*- C++ -*-===//
+//===- Lut.h - Non-uniform (LUT) quantization (docs/algorithms.md §1.4) -*- C++ -*-===//
 //
 // lut_pot / lut_sym: the weights of a channel (or tensor), scaled onto the
 // 2^lutBits multiplier grid by a threshold (power-of-two or symmetric
@@ -20,17 +20,18 @@
 
 namespace tpcc::quant {
 
-/// The multiplier bits m of LUT grids (algorithms.md 8).
+/// The multiplier bits m of LUT grids (docs/algorithms.md §4).
 constexpr int kLutMultiplierBits = 8;
 
 /// `method` is LutPot or LutSym; `bits` < `lutBits` <= 8. The threshold's
 /// no-clipping M uses `bits` (as MCT passes the LUT bits to it).
 QuantGrid selectLutGrid(const float *x, int64_t n, ir::QuantMethod method, int bits, int lutBits);
 
-/// LUT activations (algorithms.md 1): t = POT (LutPot) or plain (LutSym) of
-/// the largest |upper edge| of non-empty bins, at least `minThreshold`; the
-/// edges scaled onto the signed or unsigned `lutBits` grid are clustered by
-/// weighted k-means (each count on its bin's upper edge), no zero forcing.
+/// LUT activations (docs/algorithms.md §1.4): t = POT (LutPot) or plain
+/// (LutSym) of the largest |upper edge| of non-empty bins, at least
+/// `minThreshold`; the edges scaled onto the signed or unsigned `lutBits` grid
+/// are clustered by weighted k-means (each count on its bin's upper edge), no
+/// zero forcing.
 QuantGrid selectLutActivationGrid(const Histogram &h, ir::QuantMethod method, int bits, int lutBits,
                                   bool isSigned, double minThreshold = ir::kDefaultMinThreshold);
 

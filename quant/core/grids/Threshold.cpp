@@ -1,7 +1,7 @@
 //===- Threshold.cpp - Threshold and range selection ------------------------===//
 //
 // MCT's threshold searches (qparams_search.py, error_functions.py) over the
-// grids of Grid.h, as algorithms.md section 2 states them. Every function is
+// grids of Grid.h, as docs/algorithms.md §2 states them. Every function is
 // pure: weight channels may be searched in parallel.
 //
 //===----------------------------------------------------------------------===//

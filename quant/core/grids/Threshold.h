@@ -1,4 +1,4 @@
-//===- Threshold.h - Threshold and range selection (algorithms.md 2) -*- C++ -*-===//
+//===- Threshold.h - Threshold and range selection (docs/algorithms.md §2) -*- C++ -*-===//
 //
 // Chooses the grid of one activation tensor (from its histogram) or of one
 // weight tensor or channel (from its values), for every threshold method of
@@ -29,7 +29,7 @@ struct SearchTrace {
   int evaluations = 0;
 };
 
-/// How long one search runs (algorithms.md 8).
+/// How long one search runs (docs/algorithms.md §4).
 struct SearchSchedule {
   /// Power of two: candidates 2^(1 + ceil(log2 m) - i), i = 0..count-1.
   int potCandidates;
@@ -43,7 +43,7 @@ struct SearchSchedule {
 };
 
 /// The schedules of every search and what they share: MCT's defaults
-/// (qparams_search.py), algorithms.md 8.
+/// (qparams_search.py), docs/algorithms.md §4.
 struct SearchSchedules {
   SearchSchedule activations;       ///< from histograms
   SearchSchedule weightsPerTensor;  ///< one search per weight tensor
@@ -81,7 +81,7 @@ struct SelectionOptions {
 
 /// The error of quantizing the histogram `h` (bin lower edges as values)
 /// with `g` under `o.error` (MSE, MAE, LP; KL: the KL divergence of
-/// algorithms.md 2). Smaller is better.
+/// docs/algorithms.md §2.2). Smaller is better.
 double histogramError(const Histogram &h, const QuantGrid &g, const SelectionOptions &o);
 /// The error of quantizing `n` values with `g` (MSE, MAE, LP; KL through a
 /// 2048-bin histogram of the values).

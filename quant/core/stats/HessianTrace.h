@@ -1,13 +1,14 @@
 //===- HessianTrace.h - Activation and weight Hessians (Hutchinson) -*- C++ -*-===//
 //
-// How much the model's output moves with each activation, as MCT measures
-// it for mixed precision's `hessian` weighting (algorithms.md 5) and GPTQ's
-// layer weights (6): for activation a and the model's first output y, the
-// trace of JᵀJ with J = ∂y/∂a, estimated with Hutchinson's method as
-// E_v ‖∂(vᵀy)/∂a‖² over standard normal probes v. One forward pass per
-// batch keeps the tape; each probe is one backward pass that gives every
-// activation's gradient at once. Probes stop when no trace moved by more
-// than `tolerance` (relative) after `minProbes`, or at `maxProbes`.
+// How much the model's output moves with each activation, as MCT measures it
+// for mixed precision's `hessian` weighting (docs/quantize.md, "Mixed
+// precision") and GPTQ's layer weights (docs/quantize.md, "GPTQ"): for
+// activation a and the model's first output y, the trace of JᵀJ with J = ∂y/∂a,
+// estimated with Hutchinson's method as E_v ‖∂(vᵀy)/∂a‖² over standard normal
+// probes v. One forward pass per batch keeps the tape; each probe is one
+// backward pass that gives every activation's gradient at once. Probes stop
+// when no trace moved by more than `tolerance` (relative) after `minProbes`, or
+// at `maxProbes`.
 //
 // The same probes give each weight's Hessian diagonal (of JᵀJ, J = ∂y/∂W)
 // for the `hmse` weight threshold: E_v (∂(vᵀy)/∂w_i)² per element.

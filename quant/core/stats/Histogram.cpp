@@ -2,7 +2,7 @@
 //
 // Batch histograms follow numpy.histogram (the binning MCT's collector uses)
 // on float64 data; merging follows MCT's interpolate_histogram (numpy.interp
-// of the cumulative counts). See Histogram.h and algorithms.md section 3.
+// of the cumulative counts). See Histogram.h and docs/algorithms.md §3.
 //
 //===----------------------------------------------------------------------===//
 #include "quant/core/stats/Histogram.h"

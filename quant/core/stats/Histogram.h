@@ -1,4 +1,4 @@
-//===- Histogram.h - Activation statistics (algorithms.md section 3) -*- C++ -*-===//
+//===- Histogram.h - Activation statistics (docs/algorithms.md §3) -*- C++ -*-===//
 //
 // The statistics calibration collects for one activation tensor: running
 // min/max (per channel too), per-channel means, and a 2048-bin histogram.

@@ -87,7 +87,7 @@ public:
   std::vector<TrainingWeight> weights;         ///< kernels and biases, as `wrt`
   std::vector<TrainingActivation> activations; ///< those that train
 
-  /// Gradual activation quantization (algorithms.md 6): a quantized
+  /// Gradual activation quantization (docs/quantize.md, "GPTQ"): a quantized
   /// activation reads (1 - f) x + f Q(x); 1 (all quantized) by default.
   double activationMix = 1;
 

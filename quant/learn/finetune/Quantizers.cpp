@@ -1,4 +1,4 @@
-//===- Quantizers.cpp - Trainable quantizers (algorithms.md 6 and 7) -------===//
+//===- Quantizers.cpp - Trainable quantizers (docs/finetune.md) -----------===//
 #include "quant/learn/finetune/Quantizers.h"
 
 #include "quant/core/format/NumberFormat.h"

@@ -1,4 +1,4 @@
-//===- Quantizers.h - Trainable quantizers (algorithms.md 6 and 7) -*- C++ -*-===//
+//===- Quantizers.h - Trainable quantizers (docs/finetune.md) -*- C++ -*-===//
 //
 // A trainable quantizer wraps one quantized weight or activation. Its config
 // is what MCT's trainable infrastructure derives from the platform: target,
@@ -23,7 +23,7 @@
 //   (activations: 1); ∂q/∂x = 1 inside the grid and 0 outside; ∂q/∂Δ =
 //   clip(rnd(x/Δ)) - x/Δ inside, q_min or q_max outside. Uniform LSQ trains
 //   (a, b) on x - a (Δ = (b - a) / (2^n - 1)).
-// - Soft rounding (weights; GPTQ, algorithms.md 6): W_q = Δ clip(⌊W/Δ⌋ + h),
+// - Soft rounding (weights; GPTQ, docs/quantize.md): W_q = Δ clip(⌊W/Δ⌋ + h),
 //   h = clip(1.2 σ(α) - 0.1, 0, 1) per element, α initialised so that h is
 //   the fractional part; the float weights stay fixed; the regularizer
 //   λ Σ (1 - |2h - 1|^β) pushes h to 0 or 1; finalize rounds h at 0.5.

@@ -1,8 +1,8 @@
 //===- Gptq.h - Gradient-based post-training quantization ---------*- C++ -*-===//
 //
 // `--gptq soft_rounding` (the default method) and `--gptq ste`: GPTQ as
-// algorithms.md 6 defines it. The student is the corrected model copy the
-// QDQ rewrite turns into the output, fake-quantized (FakeQuantModel.h;
+// docs/quantize.md ("GPTQ") defines it. The student is the corrected model
+// copy the QDQ rewrite turns into the output, fake-quantized (FakeQuantModel.h;
 // activations on their PTQ grids, fixed); the teacher is the float model.
 // The loss compares the outputs of every layer with a trained kernel:
 // ℓ_i = mean((y_q - y_f)²) / mean(y_f²), L = mean_i(w_i ℓ_i), the w_i from

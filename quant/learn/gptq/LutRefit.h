@@ -1,14 +1,14 @@
 //===- LutRefit.h - Look-up tables refitted after second-order rounding -*- C++ -*-===//
 //
 // A LUT kernel's table is k-means' centres of the weights as they were
-// (algorithms.md 1). Second-order rounding moves every weight onto a table
-// entry, spreading each rounding error over the columns still to come, so
-// the entries a weight lands on are no longer the best values for the
-// weights that use them. With the assignment fixed, the layer's loss
-// (w − q) H (w − q)ᵀ is quadratic in the entries: refitLutTable solves for
-// them (least squares through H, LAPACK's Cholesky), rounds them back onto
-// the integer multiplier grid and keeps them when the loss drops. The entry
-// that stands for 0 stays 0, as the table's definition fixes it.
+// (docs/algorithms.md §1.4). Second-order rounding moves every weight onto a
+// table entry, spreading each rounding error over the columns still to come, so
+// the entries a weight lands on are no longer the best values for the weights
+// that use them. With the assignment fixed, the layer's loss (w − q) H (w − q)ᵀ
+// is quadratic in the entries: refitLutTable solves for them (least squares
+// through H, LAPACK's Cholesky), rounds them back onto the integer multiplier
+// grid and keeps them when the loss drops. The entry that stands for 0 stays 0,
+// as the table's definition fixes it.
 //
 //===----------------------------------------------------------------------===//
 #ifndef TPCC_QUANT_LEARN_GPTQ_LUTREFIT_H

@@ -1,16 +1,16 @@
 //===- Corrections.h - Pre-statistics model corrections ---------*- C++ -*-===//
 //
-// The recipe's pre-statistics corrections (algorithms.md 4) change weights so
-// that the float model computes the same outputs with friendlier
-// activations. They run on both copies `tpcc quantize` holds (the float
-// reference and the copy that becomes the QDQ model), before the plan is
-// rebuilt and calibration runs: relu_unbound_correction (Op -> Clip(0, M) ->
-// Op with linear ops, M not a power of two, power-of-two activations: the
-// bound becomes 8) and activation_channel_equalization (Conv -> Relu
-// -> Conv, channels scaled by e_c = min(1, 1/sigma'_c) with sigma'_c the
-// channel's standard deviation measured in an extra statistics pass; MCT
-// takes sigma' from the folded BatchNorm's prior instead, which clean-up has
-// already folded away).
+// The recipe's pre-statistics corrections (docs/quantize.md, "Corrections")
+// change weights so that the float model computes the same outputs with
+// friendlier activations. They run on both copies `tpcc quantize` holds (the
+// float reference and the copy that becomes the QDQ model), before the plan is
+// rebuilt and calibration runs: relu_unbound_correction (Op -> Clip(0, M) -> Op
+// with linear ops, M not a power of two, power-of-two activations: the bound
+// becomes 8) and activation_channel_equalization (Conv -> Relu -> Conv,
+// channels scaled by e_c = min(1, 1/sigma'_c) with sigma'_c the channel's
+// standard deviation measured in an extra statistics pass; MCT takes sigma'
+// from the folded BatchNorm's prior instead, which clean-up has already folded
+// away).
 //
 // The other corrections are elsewhere: the post-threshold graph edits
 // (shift_negative, input_scaling) are decided once the grids are chosen

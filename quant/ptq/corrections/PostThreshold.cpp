@@ -1,13 +1,13 @@
 //===- PostThreshold.cpp - shift_negative and input_scaling decisions -------===//
 //
-// Post-threshold corrections (algorithms.md 4): decided from the float
-// model's statistics and grids, written into the QDQ copy by
+// Post-threshold corrections (docs/quantize.md, "Corrections"): decided from
+// the float model's statistics and grids, written into the QDQ copy by
 // applyGraphEdits. As MCT, the activation whose output is shifted is
-// requantized to 16 bits with its own threshold (com.microsoft int16 Q/DQ)
-// and the Add output gets the unsigned 8-bit grid; the bypass tensors on the
-// path get unsigned grids of their own thresholds (or recomputed from
-// shifted histograms with recompute_threshold). The parameter search option
-// does not exist.
+// requantized to 16 bits with its own threshold (com.microsoft int16 Q/DQ) and
+// the Add output gets the unsigned 8-bit grid; the bypass tensors on the path
+// get unsigned grids of their own thresholds (or recomputed from shifted
+// histograms with recompute_threshold). The parameter search option does not
+// exist.
 //
 //===----------------------------------------------------------------------===//
 #include "quant/ptq/corrections/PostThreshold.h"

@@ -1,11 +1,11 @@
 //===- PostThreshold.h - shift_negative and input_scaling decisions -*- C++ -*-===//
 //
-// Internal to quant/ptq: the post-threshold corrections
-// (algorithms.md 4) the quantizer decides once every activation grid is
-// chosen. A decision records a GraphEdit (GraphEdits.h) for the QDQ copy,
-// replaces the grids of the tensors it changes, and leaves what the next
-// linear op needs (a compensated bias, a scaled kernel, the shift and scale
-// of its input's mean for bias correction) in a LinearAdjust.
+// Internal to quant/ptq: the post-threshold corrections (docs/quantize.md,
+// "Corrections") the quantizer decides once every activation grid is chosen. A
+// decision records a GraphEdit (GraphEdits.h) for the QDQ copy, replaces the
+// grids of the tensors it changes, and leaves what the next linear op needs (a
+// compensated bias, a scaled kernel, the shift and scale of its input's mean
+// for bias correction) in a LinearAdjust.
 //
 //===----------------------------------------------------------------------===//
 #ifndef TPCC_QUANT_PTQ_CORRECTIONS_POSTTHRESHOLD_H
@@ -43,7 +43,7 @@ struct PostThreshold {
 
 /// input_scaling: graph input -> [Pad] -> Conv/Gemm with threshold t > m.
 void decideInputScaling(PostThreshold &s);
-/// shift_negative: see GraphEdits.h and algorithms.md 4.
+/// shift_negative: see GraphEdits.h and docs/quantize.md, "Corrections".
 void decideShiftNegative(PostThreshold &s);
 
 } // namespace tpcc::quant::edits

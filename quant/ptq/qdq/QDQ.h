@@ -2,7 +2,7 @@
 //
 // The last step of `tpcc quantize`: given the grid chosen for every quantized
 // activation tensor and weight, rewrite the model into the QDQ form of
-// ../shared/design/architecture.md ("The quantized model"):
+// docs/quantize.md ("The QDQ model"):
 //
 //  - a quantized weight becomes an integer initializer (int8/uint8; values of
 //    narrower grids and LUT tables stay inside the 8-bit container) followed

@@ -1,16 +1,16 @@
 //===- Search.h - Mixed precision: candidates chosen under budgets -*- C++ -*-===//
 //
-// The whole search of algorithms.md 5 for one plan: the budgets resolved to
-// targets (absolute, or a fraction of the base configuration's figure; a
-// flag over the recipe's field; the platform's declared memory when the
-// search is on and nothing else is given), checked against the smallest
-// figure the model can reach (every searched layer at its smallest
-// candidate), the sensitivity of every searched layer (Sensitivity.h), the
-// ILP (Solver.h) with one constraint per budget (per live-set cut for
-// activation and total memory), the refinement, and the choice among the
-// ILP's `verify` best solutions by running each as a whole model. The result
-// is a set of per-node choices: what `--choose` gives, so the plan records it
-// and `tpcc apply` reproduces it.
+// The whole search of docs/quantize.md ("Mixed precision") for one plan: the
+// budgets resolved to targets (absolute, or a fraction of the base
+// configuration's figure; a flag over the recipe's field; the platform's
+// declared memory when the search is on and nothing else is given), checked
+// against the smallest figure the model can reach (every searched layer at its
+// smallest candidate), the sensitivity of every searched layer (Sensitivity.h),
+// the ILP (Solver.h) with one constraint per budget (per live-set cut for
+// activation and total memory), the refinement, and the choice among the ILP's
+// `verify` best solutions by running each as a whole model. The result is a set
+// of per-node choices: what `--choose` gives, so the plan records it and
+// `tpcc apply` reproduces it.
 //
 //===----------------------------------------------------------------------===//
 #ifndef TPCC_QUANT_SEARCH_MIXED_SEARCH_H

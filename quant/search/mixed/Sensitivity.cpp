@@ -98,8 +98,6 @@ public:
   LogicalResult measureOutputs(rt::Executor &floatEx,
                                const std::vector<std::vector<unsigned>> &choices,
                                std::vector<OutputAgreement> &values);
-  /// The metric of the whole model with layer l at `choice[l]`.
-  LogicalResult measureChoice(rt::Executor &ex, const std::vector<unsigned> &choice, double &value);
 
 private:
   LogicalResult readImages(CalibrationData &data);
@@ -502,7 +500,7 @@ LogicalResult Measurer::run(rt::Executor &floatEx, CalibrationData &data, Sensit
   if (o.progress)
     o.progress(int64_t(jobs.size()), int64_t(jobs.size()));
 
-  // The floor and the rescale of algorithms.md 5.
+  // The floor and the rescale of docs/quantize.md, "Mixed precision".
   out.cost = out.metric;
   double largest = 0;
   for (size_t l = 0; l < layers.size(); ++l)

@@ -1,7 +1,7 @@
 //===- Sensitivity.h - How much each layer's candidates cost in accuracy -*- C++ -*-===//
 //
-// Mixed precision's sensitivity (algorithms.md 5), measured with our
-// executor on the first N calibration images:
+// Mixed precision's sensitivity (docs/quantize.md, "Mixed precision"),
+// measured with our executor on the first N calibration images:
 //   - the float model's values at the interest points (outputs of ops whose
 //     traits name a point distance: Conv, ConvTranspose, Gemm, MatMul,
 //     Sigmoid, Softmax, Add, Concat; graph outputs are output points);
@@ -87,9 +87,6 @@ class SensitivityPass {
 public:
   SensitivityPass();
   ~SensitivityPass();
-  /// The metric of the model with every searched layer l at `choice[l]`
-  /// (the same points, images and distances as the sensitivities).
-  LogicalResult measureChoice(rt::Executor &ex, const std::vector<unsigned> &choice, double &value);
   /// The outputs of the model configured as each of `choices` on every
   /// calibration image (at most 1024), against the float model's (which
   /// `floatEx` computes once).

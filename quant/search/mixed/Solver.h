@@ -1,9 +1,9 @@
 //===- Solver.h - The bit-allocation ILP and its refinement -----*- C++ -*-===//
 //
-// Mixed precision's choice (algorithms.md 5) as a multiple-choice integer
-// program: every layer l takes exactly one candidate c (binary x(l,c),
-// sum_c x(l,c) = 1), the objective sum s(l,c) x(l,c) is minimised, and each
-// budget is one or more constraints
+// Mixed precision's choice (docs/quantize.md, "Mixed precision") as a
+// multiple-choice integer program: every layer l takes exactly one candidate c
+// (binary x(l,c), sum_c x(l,c) = 1), the objective sum s(l,c) x(l,c) is
+// minimised, and each budget is one or more constraints
 //   constant + sum coef * x(l,c) + sum coef * x(l,c) * x(m,d) <= bound
 // (a product term: a kernel's BOPs depend on its own weight bits and on the
 // bits of the activation feeding it; it is linearised with one continuous y
@@ -13,12 +13,13 @@
 // y >= x + x' - 1). Pairs of candidates that cannot be chosen together (a
 // producer's bits a consumer does not accept) are conflicts.
 //
-// solveAllocation solves it with COIN-OR CBC (one thread, a time limit, a
-// fixed seed: the same problem gives the same choice). refineAllocation is
-// algorithms.md 5's refinement: while some layer can move to a candidate whose
-// weight and activation bits are both >= its current ones (not both equal)
-// and every constraint still holds, upgrade the layer whose cheapest such
-// move costs least (total, then weights, then activation resources).
+// solveAllocation solves it with COIN-OR CBC (one thread, a time limit, a fixed
+// seed: the same problem gives the same choice). refineAllocation is the
+// refinement of docs/quantize.md ("Mixed precision"): while some layer can move
+// to a candidate whose weight and activation bits are both >= its current ones
+// (not both equal) and every constraint still holds, upgrade the layer whose
+// cheapest such move costs least (total, then weights, then activation
+// resources).
 //
 //===----------------------------------------------------------------------===//
 #ifndef TPCC_QUANT_SEARCH_MIXED_SOLVER_H
