@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 #include "quant/ptq/Measure.h"
 
+#include "quant/core/format/NumberFormat.h"
 #include "runtime/Metrics.h"
 
 #include <algorithm>
@@ -97,6 +98,15 @@ LogicalResult quant::measureLayers(rt::Executor &floatEx, rt::Executor &quantEx,
     if (r == ref.end() || t.elem() != graph::ElemType::Float || t.numel() != r->second.numel())
       return;
     const float *expected = r->second.data<float>();
+    // The row's grid (its integer range from its range and zero point), on
+    // which the float values alone are put.
+    QuantGrid grid;
+    grid.scale = row.scale;
+    grid.zeroPoint = row.zeroPoint;
+    if (row.scale > 0) {
+      grid.qmin = int64_t(std::nearbyint(row.lo / row.scale)) + row.zeroPoint;
+      grid.qmax = int64_t(std::nearbyint(row.hi / row.scale)) + row.zeroPoint;
+    }
     if (row.refScale != 1 || row.refOffset != 0) {
       moved.resize(size_t(t.numel()));
       for (size_t k = 0; k < moved.size(); ++k)
@@ -112,12 +122,7 @@ LogicalResult quant::measureLayers(rt::Executor &floatEx, rt::Executor &quantEx,
       maxAbs[i] = std::max(maxAbs[i], std::fabs(x));
       squares[i] += x * x;
       outside[i] += row.quantized && row.scale > 0 && (x < row.lo || x > row.hi);
-      alone[size_t(k)] =
-          row.quantized && row.scale > 0
-              ? float(row.lo +
-                      std::nearbyint((std::clamp(x, row.lo, row.hi) - row.lo) / row.scale) *
-                          row.scale)
-              : float(x);
+      alone[size_t(k)] = row.quantized && row.scale > 0 ? float(fakeQuantize(grid, x)) : float(x);
     }
     count[i] += t.numel();
     const float *got = t.data<float>();
