@@ -110,23 +110,15 @@ const ir::Platform *pickPlatform(Compilation &c, const ir::Module &m, const Opti
 /// `recipe`; the defaults when none is given.
 LogicalResult pickRecipe(Compilation &c, const ir::Module &m, const Options &o, ir::Recipe &recipe);
 
-/// `tpcc check`, `emit` and `doc`, after the specs compiled without errors.
-int runSpecCommand(Compilation &c, const ir::Module &m, const Options &o);
-/// `tpcc plan`, after the specs compiled without errors.
-int runPlan(Compilation &c, const ir::Module &m, const Options &o);
-/// `tpcc quantize`, after the specs compiled without errors.
-int runQuantize(Compilation &c, const ir::Module &m, const Options &o);
+/// quantize's and finetune's common checks: a platform or recipe given as a
+/// .tpc file is compiled with the inputs; no --calib data for a --fix-input
+/// input. Failure after a usage error.
+LogicalResult completeQuantizeArgs(Options &o);
 /// `tpcc quantize` with `extend` completing the request (failure after
-/// diagnostics) and `summary` printing after quantize's summary.
+/// diagnostics) and `summary` printing after quantize's summary (finetune).
 int quantizeWith(Compilation &c, const ir::Module &m, const Options &o,
                  const std::function<LogicalResult(quant::QuantizeRequest &)> &extend,
                  const std::function<void()> &summary);
-/// `tpcc finetune`: quantize, then quantization-aware fine-tuning before the
-/// QDQ rewrite (FinetuneCommand.cpp).
-int runFinetune(Compilation &c, const ir::Module &m, const Options &o);
-/// `tpcc apply`, `tpcc run` and `tpcc eval` (they take no specs).
-int runApply(const Options &o);
-int runModel(const Options &o);
 
 } // namespace tpcc::driver
 

@@ -1,9 +1,9 @@
 //===- Flags.cpp - Every flag of tpcc, the commands that take it ------------===//
 //
 // One row per flag: its spelling, the commands that accept it (any other
-// command refuses it: "--X works with `tpcc A` and `tpcc B`"), whether it
-// takes a value, the error for a missing or refused value, and the setter
-// that checks and stores the value.
+// command refuses it: "--X works with `tpcc A` and `tpcc B`", with the names
+// of the command table, Commands.h), whether it takes a value, the error for
+// a missing or refused value, and the setter that checks and stores the value.
 //
 //===----------------------------------------------------------------------===//
 #include "tools/tpcc/Options.h"
@@ -188,7 +188,7 @@ const std::vector<Flag> &driver::flagTable() {
          o.runOutputs.push_back(named(v));
          return !v.empty();
        }},
-      {"-o", AllCommands & ~(Check | Eval), true, "-o needs a file name",
+      {"-o", allCommands() & ~(Check | Eval), true, "-o needs a file name",
        [](Options &o, const std::string &v) {
          o.output = v;
          o.runOutputs.push_back(named(v));
@@ -239,20 +239,21 @@ const std::vector<Flag> &driver::flagTable() {
          o.ortCpu = true;
          return oneOf(v, {"vnni", "no-vnni"});
        }},
-      {"-I", SpecCommands, true, "-I needs a directory",
+      {"-I", specCommands(), true, "-I needs a directory",
        [](Options &o, const std::string &v) { return o.includeDirs.push_back(v), true; }},
-      {"--stdlib", SpecCommands, true, "--stdlib needs a directory",
+      {"--stdlib", specCommands(), true, "--stdlib needs a directory",
        [](Options &o, const std::string &v) { return o.stdlibDir = v, true; }},
-      {"--error-limit", SpecCommands, true, "--error-limit takes a number",
+      {"--error-limit", specCommands(), true, "--error-limit takes a number",
        [](Options &o, const std::string &v) {
          if (v.empty() || v.size() > 9 || v.find_first_not_of("0123456789") != std::string::npos)
            return false;
          o.errorLimit = unsigned(std::stoul(v));
          return true;
        }},
-      {"-Werror", SpecCommands, false, "", [](Options &o, auto &) { return o.werror = true; }},
-      {"--time", AllCommands & ~Apply, false, "", [](Options &o, auto &) { return o.time = true; }},
-      {"--color", AllCommands, true, "--color takes auto, always or never",
+      {"-Werror", specCommands(), false, "", [](Options &o, auto &) { return o.werror = true; }},
+      {"--time", allCommands() & ~Apply, false, "",
+       [](Options &o, auto &) { return o.time = true; }},
+      {"--color", allCommands(), true, "--color takes auto, always or never",
        [](Options &o, const std::string &v) {
          o.color = v;
          return oneOf(v, {"auto", "always", "never"});

@@ -9,29 +9,6 @@
 using namespace tpcc;
 using namespace tpcc::driver;
 
-namespace {
-struct CommandName {
-  const char *name;
-  Command command;
-};
-const CommandName commandNames[] = {
-    {"check", Check}, {"emit", Emit}, {"doc", Doc},   {"plan", Plan},        {"quantize", Quantize},
-    {"apply", Apply}, {"run", Run},   {"eval", Eval}, {"finetune", Finetune}};
-
-/// "`tpcc plan` and `tpcc quantize`" for a set of commands.
-std::string commandList(unsigned commands) {
-  std::vector<std::string> names;
-  for (const CommandName &c : commandNames)
-    if (commands & c.command)
-      names.push_back(std::string("`tpcc ") + c.name + "`");
-  std::string s;
-  for (size_t i = 0; i < names.size(); ++i)
-    s += (i == 0 ? "" : i + 1 == names.size() ? " and " : ", ") + names[i];
-  return s;
-}
-
-} // namespace
-
 LogicalResult driver::usageError(const std::string &msg) {
   // Before any compilation: a diagnostics engine of its own.
   SourceManager sm;
@@ -48,9 +25,27 @@ static std::optional<int> usage(const std::string &msg) {
   return ExitUsage;
 }
 
+/// An argument after the command, as its row's inputs say; failure after a
+/// usage error.
+static LogicalResult takePositional(const CommandInfo &command, const std::string &p, Options &o) {
+  bool isModel = command.inputs == Inputs::Model ||
+                 (command.inputs == Inputs::SpecsAndModel && llvm::StringRef(p).endswith(".onnx"));
+  if (command.inputs == Inputs::NameAndSpecs && o.name.empty()) {
+    o.name = p;
+  } else if (isModel) {
+    if (!o.model.empty())
+      return usageError(o.commandName + " takes one model; found `" + o.model + "` and `" + p +
+                        "`");
+    o.model = p;
+  } else {
+    o.inputs.push_back(p);
+  }
+  return success();
+}
+
 std::optional<int> driver::parseCommandLine(const std::vector<std::string> &args, Options &o) {
   if (args.empty()) {
-    llvm::errs() << mainUsage;
+    llvm::errs() << mainUsage();
     return ExitUsage;
   }
   std::vector<const Flag *> seen;
@@ -103,70 +98,25 @@ std::optional<int> driver::parseCommandLine(const std::vector<std::string> &args
       return usage(o.flagError.empty() ? std::string(flag->error) : o.flagError);
     seen.push_back(flag);
   }
-  if (positional.empty()) {
-    if (help) {
-      llvm::outs() << mainUsage;
-      return ExitOK;
-    }
-    return usage("unknown command ``; expected `check`, `emit`, `doc`, `plan`, "
-                 "`quantize`, `finetune`, `apply`, `run` or `eval`");
-  }
-  o.commandName = positional.front();
-  bool known = false;
-  for (const CommandName &c : commandNames)
-    if (o.commandName == c.name)
-      o.command = c.command, known = true;
-  if (help) {
-    llvm::outs() << (o.command & (Run | Eval) && known ? runUsage
-                     : o.command == Apply && known     ? applyUsage
-                                                       : mainUsage);
+  if (positional.empty() && help) {
+    llvm::outs() << mainUsage();
     return ExitOK;
   }
-  if (!known)
-    return usage("unknown command `" + o.commandName +
-                 "`; expected `check`, `emit`, `doc`, `plan`, `quantize`, `finetune`, `apply`, "
-                 "`run` or `eval`");
+  o.commandName = positional.empty() ? "" : positional.front();
+  const CommandInfo *command = findCommand(o.commandName);
+  if (command)
+    o.command = command->command;
+  if (help) {
+    llvm::outs() << (command && command->help ? command->help : mainUsage());
+    return ExitOK;
+  }
+  if (!command)
+    return usage("unknown command `" + o.commandName + "`; expected " + commandChoices());
   for (const Flag *f : seen)
     if (!(f->commands & o.command))
       return usage(std::string(f->name) + " works with " + commandList(f->commands));
-  // Positional arguments after the command.
-  for (size_t i = 1; i < positional.size(); ++i) {
-    const std::string &p = positional[i];
-    bool takesModel = o.command & (Plan | Quantize | Finetune | Apply | Run | Eval);
-    if (o.command == Doc && o.name.empty()) {
-      o.name = p;
-    } else if (takesModel && (!(o.command & (Plan | Quantize | Finetune)) ||
-                              llvm::StringRef(p).endswith(".onnx"))) {
-      if (!o.model.empty())
-        return usage(o.commandName + " takes one model; found `" + o.model + "` and `" + p + "`");
-      o.model = p;
-    } else if (o.command & SpecCommands) {
-      o.inputs.push_back(p);
-    }
-  }
-  LogicalResult checked = success();
-  switch (o.command) {
-  case Check:
-  case Emit:
-  case Doc:
-    checked = checkSpecArgs(o);
-    break;
-  case Plan:
-    checked = checkPlanArgs(o);
-    break;
-  case Quantize:
-    checked = checkQuantizeArgs(o);
-    break;
-  case Finetune:
-    checked = checkFinetuneArgs(o);
-    break;
-  case Apply:
-    checked = checkApplyArgs(o);
-    break;
-  case Run:
-  case Eval:
-    checked = checkModelArgs(o);
-    break;
-  }
-  return failed(checked) ? std::optional<int>(ExitUsage) : std::nullopt;
+  for (size_t i = 1; i < positional.size(); ++i)
+    if (failed(takePositional(*command, positional[i], o)))
+      return ExitUsage;
+  return failed(command->check(o)) ? std::optional<int>(ExitUsage) : std::nullopt;
 }

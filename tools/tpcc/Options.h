@@ -1,10 +1,11 @@
 //===- Options.h - The tpcc command line -------------------------*- C++ -*-===//
 //
-// One parser for every command: a table of flags (Options.cpp) says which
+// One parser for every command: a table of flags (Flags.cpp) says which
 // commands take each flag, whether it takes a value and how the value is
 // checked; `--flag=VALUE` and `--flag VALUE` are the same, `-IDIR` too.
-// Positional arguments are the command, then its model and spec files.
-// Errors are usage errors (exit 2), each with one line saying what is wrong.
+// Positional arguments are the command, then what its row of the command
+// table says it takes (Commands.h). Errors are usage errors (exit 2), each
+// with one line saying what is wrong.
 //
 //===----------------------------------------------------------------------===//
 #ifndef TPCC_TOOLS_TPCC_OPTIONS_H
@@ -13,6 +14,7 @@
 #include "ir/TpcIR.h"
 #include "runtime/IntegerPairs.h"
 #include "support/LogicalResult.h"
+#include "tools/tpcc/Commands.h"
 
 #include <cstdint>
 #include <functional>
@@ -26,30 +28,13 @@ namespace tpcc::driver {
 
 enum ExitCode { ExitOK = 0, ExitInputErrors = 1, ExitUsage = 2 };
 
-/// The commands, as bits so that a flag can name the ones that take it.
-enum Command : unsigned {
-  Check = 1 << 0,
-  Emit = 1 << 1,
-  Doc = 1 << 2,
-  Plan = 1 << 3,
-  Quantize = 1 << 4,
-  Apply = 1 << 5,
-  Run = 1 << 6,
-  Eval = 1 << 7,
-  Finetune = 1 << 8,
-};
-
-/// The commands that compile specs, and every command.
-constexpr unsigned SpecCommands = Check | Emit | Doc | Plan | Quantize | Finetune;
-constexpr unsigned AllCommands = SpecCommands | Apply | Run | Eval;
-
 using NamedFile = std::pair<std::string, std::string>; ///< NAME ("" if none), FILE
 
 struct Options {
   Command command = Check;
   std::string commandName;
   std::vector<std::string> inputs; ///< .tpc files
-  std::string model;               ///< plan, quantize, apply, run, eval
+  std::string model;               ///< for the commands that take one
   std::string name;                ///< doc: the platform
   std::string output;              ///< -o (not run: see runOutputs)
   std::string emit, platform, capabilities, format, explain;
@@ -110,23 +95,8 @@ bool oneOf(const std::string &v, std::initializer_list<const char *> allowed);
 /// command should run, else the exit code (after printing usage or an error).
 std::optional<int> parseCommandLine(const std::vector<std::string> &args, Options &o);
 
-/// What each command requires of its arguments, after parsing (in the
-/// command's own file); failure after a usage error.
-LogicalResult checkSpecArgs(Options &o);
-LogicalResult checkPlanArgs(Options &o);
-LogicalResult checkQuantizeArgs(Options &o);
-LogicalResult checkFinetuneArgs(Options &o);
-/// quantize's and finetune's common part: a platform or recipe given as a
-/// .tpc file is compiled with the inputs; the batch defaults to 32; no
-/// --calib data for a --fix-input input.
-LogicalResult completeQuantizeArgs(Options &o);
-LogicalResult checkApplyArgs(Options &o);
-LogicalResult checkModelArgs(Options &o);
-
 /// Prints `msg` as a usage error (exit code ExitUsage).
 LogicalResult usageError(const std::string &msg);
-
-extern const char *const mainUsage, *const runUsage, *const applyUsage;
 
 } // namespace tpcc::driver
 

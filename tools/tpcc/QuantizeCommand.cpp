@@ -1,4 +1,4 @@
-//===- QuantizeCommand.cpp - `tpcc quantize` and `tpcc apply` ----------------===//
+//===- QuantizeCommand.cpp - `tpcc quantize` --------------------------------===//
 //
 // Picks the platform, capabilities and recipe, hands the rest to the
 // quantization pipeline (quant/pipeline/Pipeline.h) and prints its
@@ -46,12 +46,6 @@ LogicalResult driver::completeQuantizeArgs(Options &o) {
     o.inputs.push_back(o.platform);
   if (llvm::StringRef(o.recipe).endswith(".tpc"))
     o.inputs.push_back(o.recipe);
-  return success();
-}
-
-LogicalResult driver::checkApplyArgs(Options &o) {
-  if (o.planFile.empty() || o.model.empty() || o.output.empty() || o.output == "-")
-    return usageError("apply needs --plan PLAN.json, a model and -o OUT.onnx");
   return success();
 }
 
@@ -186,21 +180,5 @@ int driver::quantizeWith(Compilation &c, const ir::Module &m, const Options &o,
   if (summary)
     summary();
   llvm::outs() << rt::saturationNote(*out.quantModel);
-  return ExitOK;
-}
-
-int driver::runApply(const Options &o) {
-  SourceManager sm;
-  DiagnosticEngine diags(sm);
-  quant::QuantizeResult result;
-  std::unique_ptr<graph::Model> model;
-  if (failed(quant::applyPlan(o.planFile, o.model, o.output, result, model, diags)))
-    return finish(diags, o);
-  finish(diags, o); // warnings
-  llvm::outs() << fmt::format("apply: {} -> {}: {} activation tensors and {} weights quantized "
-                              "as `{}` says\n",
-                              o.model, o.output, result.spec.activations.size(),
-                              result.spec.weights.size(), o.planFile);
-  llvm::outs() << rt::saturationNote(*model);
   return ExitOK;
 }

@@ -1,53 +1,15 @@
 //===- Usage.cpp - The usage texts of tpcc ----------------------------------===//
-#include "tools/tpcc/Options.h"
+#include "tools/tpcc/Commands.h"
 
 namespace tpcc::driver {
 
-const char *const mainUsage = R"(tpcc — compiler for hardware target-platform specs (.tpc)
+/// `tpcc --help`: this head, each command's lines (Commands.cpp), the rest.
+static const char *const usageHead = R"(tpcc — compiler for hardware target-platform specs (.tpc)
 
 usage:
-  tpcc check [options] FILE...         check FILEs and everything they import
-  tpcc emit --emit=KIND [options] FILE...
-                                       compile and write KIND to stdout (or -o)
-  tpcc emit --emit=mct-json --platform NAME [FILE...]
-  tpcc emit --emit=aimet --capabilities NAME [FILE...]
-  tpcc doc NAME [FILE...] [--format=markdown|html]
-                                       a readable table of platform NAME
-  tpcc plan --platform NAME|FILE.tpc [--capabilities NAME] [FILE...] MODEL.onnx
-            [-o plan.json] [--emit=plan|ort-overrides] [--explain NODE]
-            [--choose NODE=CONFIG]... [--calib DATA [--recipe R] BUDGET...]
-                                       match MODEL's nodes to the platform's
-                                       opsets, options and fusing patterns;
-                                       with a budget, search the bit widths
-  tpcc quantize --platform NAME|FILE.tpc [--recipe NAME|FILE.tpc]
-            --calib [NAME=]FILE|DIR... MODEL.onnx -o OUT.onnx
-            [--plan-out plan.json] [--report report.json] [--batch N]
-            [--sqnr-samples N] [--choose NODE=CONFIG]... [BUDGET...]
-            [--min-sqnr DB [--min-sqnr-at T]...] [--gptq soft_rounding|ste|second_order]
-            [--gptq-epochs N] [--fix-input NAME=VALUE]...
-                                       calibrate MODEL and write it in QDQ
-                                       form for the platform (--gptq: train
-                                       the kernels' rounding against MODEL
-                                       for N epochs, or round them with
-                                       second-order error compensation)
-  tpcc finetune --platform NAME|FILE.tpc [--recipe NAME|FILE.tpc]
-            --data X.npy [--labels Y.npy] [--calib DATA...] MODEL.onnx
-            -o OUT.onnx [--epochs N] [--batch B] [--lr LR] [--quantizer ste|lsq]
-            [--validate X.npy Y.npy] [--plan-out plan.json] [--report report.json]
-                                       quantize MODEL as `quantize` does, then
-                                       train its weights, biases and quantizers
-                                       on X (cross-entropy with Y, or
-                                       distillation from MODEL) before writing
-                                       it in QDQ form (docs/finetune.md)
-  tpcc apply --plan PLAN.json MODEL.onnx -o OUT.onnx
-                                       rewrite MODEL as a (calibrated, maybe
-                                       edited) plan says
-  tpcc run MODEL.onnx [--input [NAME=]FILE]... [--output [NAME=]FILE]...
-                                       run MODEL on .npy or .pb tensors
-  tpcc eval MODEL.onnx --data FILE [--labels FILE] [--reference OTHER.onnx]
-            [--batch N]                accuracy, agreement, SQNR, throughput
-                                       (`tpcc run --help` for details)
-  tpcc --help | --version
+)";
+
+static const char *const usageRest = R"(  tpcc --help | --version
 
 kinds for --emit:
   json      canonical JSON of the resolved IR (every config inlined, keys sorted)
@@ -152,6 +114,16 @@ options:
 exit status: 0 success (warnings allowed), 1 errors in the input,
              2 usage or I/O errors
 )";
+
+const std::string &mainUsage() {
+  static const std::string text = [] {
+    std::string s = usageHead;
+    for (const CommandInfo &c : commandTable())
+      s += c.usage;
+    return s + usageRest;
+  }();
+  return text;
+}
 
 const char *const runUsage = R"(usage:
   tpcc run MODEL.onnx [--input [NAME=]FILE]... [--output [NAME=]FILE]...

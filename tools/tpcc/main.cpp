@@ -1,8 +1,8 @@
 //===- main.cpp - The tpcc driver -------------------------------------------===//
 //
 // A thin driver: parses the command line (Options.h), compiles the specs the
-// command needs (frontend, passes) and calls the library the command is
-// about; every file it names is written atomically.
+// command needs (frontend, passes) and runs the command through its row of
+// the command table (Commands.h); every file it names is written atomically.
 //
 // Exit codes: 0 success (warnings allowed), 1 errors in the input,
 // 2 usage or I/O errors.
@@ -10,12 +10,14 @@
 // OpenMP's wait policy: libgomp's threads spin for about 300,000 iterations
 // after each parallel region, which on a machine whose cores are busy with
 // other work takes the core from the thread that has work and multiplies a
-// run's time (measured 4-10x on 2 cores, docs/executor.md). libgomp reads the
-// policy when it loads, before main, so the driver re-executes itself once
-// with a short spin (GOMP_SPINCOUNT) unless the user chose a policy.
+// run's time (measured 4-10x on 2 cores; docs/runtime.md, "Threads"). libgomp
+// reads the policy when it loads, before main, so the driver re-executes
+// itself once with a short spin (GOMP_SPINCOUNT) when the command runs a
+// model, unless the user chose a policy.
 //
 //===----------------------------------------------------------------------===//
 #include "passes/Passes.h"
+#include "tools/tpcc/Commands.h"
 #include "tools/tpcc/Driver.h"
 #include "tools/tpcc/Verify.h"
 
@@ -30,10 +32,9 @@ static int run(int argc, char **argv) {
   if (std::optional<int> exit =
           parseCommandLine(std::vector<std::string>(argv + 1, argv + argc), o))
     return *exit;
-  if (o.command == Apply)
-    return runApply(o);
-  if (o.command & (Run | Eval))
-    return runModel(o);
+  const CommandInfo &command = commandInfo(o.command);
+  if (!command.compilesSpecs())
+    return command.run(o);
 
   FrontendOptions fo;
   fo.includeDirs = o.includeDirs;
@@ -48,9 +49,9 @@ static int run(int argc, char **argv) {
 
   PhaseTimer timer(o.time);
   std::vector<std::string> inputs = o.inputs;
-  // A platform by name (plan, quantize) or an entity by name without files
-  // (doc, mct-json, aimet): the library is searched too.
-  bool platformByName = (o.command & (Plan | Quantize | Finetune)) && !o.platform.empty() &&
+  // A platform by name for a model (Inputs::SpecsAndModel) or an entity by
+  // name without files (doc, mct-json, aimet): the library is searched too.
+  bool platformByName = command.inputs == Inputs::SpecsAndModel && !o.platform.empty() &&
                         !llvm::StringRef(o.platform).endswith(".tpc");
   if (inputs.empty() || platformByName) {
     std::vector<std::string> dirs = o.includeDirs;
@@ -77,13 +78,7 @@ static int run(int argc, char **argv) {
     return ExitUsage;
   if (errors)
     return ExitInputErrors;
-  if (o.command == Plan)
-    return runPlan(c, module, o);
-  if (o.command == Quantize)
-    return runQuantize(c, module, o);
-  if (o.command == Finetune)
-    return runFinetune(c, module, o);
-  return runSpecCommand(c, module, o);
+  return command.runCompiled(c, module, o);
 }
 
 /// Re-executes the binary with a short OpenMP spin, once, when the command
@@ -92,10 +87,10 @@ static int run(int argc, char **argv) {
 static void chooseOpenMPWait(int argc, char **argv) {
   if (argc < 2 || std::getenv("OMP_WAIT_POLICY") || std::getenv("GOMP_SPINCOUNT"))
     return;
-  llvm::StringRef command = argv[1];
-  bool runs =
-      command == "run" || command == "eval" || command == "quantize" || command == "finetune";
-  for (int i = 2; i < argc && command == "plan"; ++i)
+  const CommandInfo *command = findCommand(argv[1]);
+  RunsModel runsModel = command ? command->runsModel : RunsModel::Never;
+  bool runs = runsModel == RunsModel::Always;
+  for (int i = 2; i < argc && runsModel == RunsModel::WithCalib; ++i)
     runs |= llvm::StringRef(argv[i]).startswith("--calib");
   if (!runs)
     return;
