@@ -6,9 +6,9 @@
 //
 //===----------------------------------------------------------------------===//
 #include "quant/pipeline/Pipeline.h"
-#include "quant/pipeline/Report.h"
 #include "quant/pipeline/QualityTarget.h"
-#include "runtime/Evaluate.h"
+#include "quant/pipeline/Report.h"
+#include "runtime/eval/Evaluate.h"
 #include "tools/tpcc/Driver.h"
 
 #include <fmt/format.h>
