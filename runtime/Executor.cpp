@@ -2,8 +2,6 @@
 #include "runtime/Executor.h"
 
 #include "ir/graph/OnnxIO.h"
-#include "runtime/OrtBinary.h"
-#include "runtime/OrtSoftmax.h"
 #include "runtime/ops/Dnnl.h"
 
 #include <fmt/format.h>
@@ -166,8 +164,7 @@ LogicalResult Executor::precompute(DiagnosticEngine &diags) {
   return success();
 }
 
-/// Whether node `n` reads input `i` in oneDNN's blocked layout.
-static bool readsBlocked(const graph::Node &n, size_t i) {
+bool rt::readsBlocked(const graph::Node &n, size_t i) {
   if (i != 0 || !(n.domain.empty() || n.domain == "ai.onnx"))
     return false;
   const std::string &op = n.opType;
@@ -195,18 +192,9 @@ void Executor::findFusions() {
   }
 }
 
-/// Whether a run sums float Convs as ORT's MLAS does (RunOptions::ortFloat).
-static bool sumsAsOrt(const RunOptions &options) {
-  return options.ortFloat && options.arithmetic != IntegerArithmetic::Float;
-}
-
 bool Executor::fusable(const Step &head, const RunOptions &options) const {
   const Fusion &f = *head.fusion;
-  // A QDQ group's node computes its output as the group's grid says.
-  // Runs that compute as ORT does sum a float Conv in MLAS's order, alone
-  // (the fused activations ORT applies after it give the same values).
-  if (options.keep || (options.arithmetic != IntegerArithmetic::Float && head.integer) ||
-      sumsAsOrt(options))
+  if (options.keep)
     return false;
   for (const graph::Value *v : f.skipped)
     if (watches(options, *v) || (options.substitute && options.substitute(*v)))
@@ -214,148 +202,19 @@ bool Executor::fusable(const Step &head, const RunOptions &options) const {
   return true;
 }
 
-/// The QuantizeLinear the kernel of the group at step `s` can write directly:
-/// the only reader of the node's output, or of the only Relu/Clip reading it.
-void Executor::findQuantizedOutput(size_t s) {
-  Step &step = steps[s];
-  const graph::Value *v = step.node->outputs.empty() ? nullptr : step.node->outputs[0];
-  std::vector<size_t> chain;
-  std::vector<const graph::Value *> skipped;
-  while (v && !v->isGraphOutput && v->uses.size() == 1 && v->uses[0].index == 0) {
-    const graph::Node &r = *v->uses[0].node;
-    if (!r.inDefaultDomain() || r.outputs.empty() || !r.outputs[0])
-      return;
-    chain.push_back(stepIndex[r.id]);
-    skipped.push_back(v);
-    if (r.opType == "QuantizeLinear") {
-      step.integerAbsorbed = std::move(chain);
-      step.integerSkipped = std::move(skipped);
-      step.quantizedOutput = r.outputs[0];
-      return;
-    }
-    if ((r.opType != "Relu" && r.opType != "Clip") || chain.size() > 1)
-      return;
-    v = r.outputs[0];
-  }
-}
-
-/// Finds the DequantizeLinear steps whose output only group kernels and
-/// tables read.
-void Executor::findKernelOnlyInputs() {
-  for (Step &step : steps) {
-    const graph::Node &n = *step.node;
-    const graph::Value *out = n.outputs.empty() ? nullptr : n.outputs[0];
-    if (n.opType != "DequantizeLinear" || !n.inDefaultDomain() || !out || out->isGraphOutput ||
-        out->uses.empty() || step.precomputed)
-      continue;
-    std::vector<size_t> readers;
-    for (const graph::Use &u : out->uses) {
-      const Step &reader = steps[stepIndex[u.node->id]];
-      bool reads = (u.index == 0 && reader.quantizedInput == n.input(0)) ||
-                   (u.index == 1 && reader.quantizedInputB == n.input(0));
-      if (!(reader.integerKernel || reader.lookup) || !reads)
-        break;
-      readers.push_back(stepIndex[u.node->id]);
-    }
-    if (readers.size() == out->uses.size())
-      step.kernelReaders = std::move(readers);
-  }
-}
-
-/// The convolution kernels whose quantized output every reader takes
-/// channels-last: through DequantizeLinear steps only convolution kernels,
-/// tables and max poolings on the codes (readsBlocked) read.
-void Executor::findChannelsLastOutputs() {
-  for (Step &step : steps) {
-    const graph::Value *v = step.quantizedOutput;
-    if (!v || !step.integerKernel || step.node->opType != "Conv" || v->isGraphOutput ||
-        v->uses.empty())
-      continue;
-    bool all = true;
-    for (const graph::Use &u : v->uses) {
-      const Step &dq = steps[stepIndex[u.node->id]];
-      all &= !dq.kernelReaders.empty();
-      for (size_t r : dq.kernelReaders)
-        all &=
-            (steps[r].lookup && (!steps[r].lookup->onCodes || readsBlocked(*steps[r].node, 0))) ||
-            (steps[r].integerKernel && steps[r].node->opType == "Conv");
-    }
-    step.channelsLastOut = all;
-  }
-}
-
-/// The integer groups and their kernels, found by the first run that
-/// computes them. A group's kernel reads the tensor its DequantizeLinear
-/// reads: that value lives until the group's step.
-void Executor::findIntegerGroups() {
-  integerGroupsFound = true;
-  auto constant = [&](const graph::Value &v) -> const Tensor * {
-    return constants[v.id].defined() && !v.isGraphInput ? &constants[v.id] : nullptr;
-  };
-  for (size_t s = 0; s < steps.size(); ++s) {
-    Step &step = steps[s];
-    if (step.precomputed)
-      continue;
-    step.integer = integerGroupOf(*step.node);
-    if (step.integer && !ortFuses(*step.integer))
-      step.integer.reset(); // ORT runs it in float
-    if (!step.integer) {
-      step.lookup = lookupChainOf(*step.node, constant);
-      if (step.lookup && !buildTable(step))
-        step.lookup.reset();
-      if (!step.lookup)
-        step.lookup = codeChainOf(*step.node, constant);
-      if (!step.lookup)
-        step.lookup = softmaxChainOf(*step.node, constant);
-      if (step.lookup) {
-        step.integerAbsorbed = {stepIndex[step.lookup->q->id]};
-        step.integerSkipped = {step.node->outputs[0]};
-        if (const graph::Node *act = step.lookup->dropped) { // ORT drops it
-          step.integerAbsorbed.insert(step.integerAbsorbed.begin(), stepIndex[act->id]);
-          step.integerSkipped.push_back(act->outputs[0]);
-        }
-        step.quantizedOutput = step.lookup->output;
-        step.quantizedInput = step.lookup->input[0];
-        step.quantizedInputB = step.lookup->input[1]; // null for one input
-        keepUntil(s, step.quantizedInput);
-        if (step.quantizedInputB)
-          keepUntil(s, step.quantizedInputB);
-      }
-      continue;
-    }
-    const graph::Value *dq = step.node->input(0);
-    const graph::Value *xq = dq && dq->producer ? dq->producer->input(0) : nullptr;
-    std::string error;
-    if (!xq || !(step.integerKernel = IntegerKernel::create(*step.integer, error)))
-      continue;
-    step.quantizedInput = xq;
-    findQuantizedOutput(s);
-    keepUntil(s, xq);
-  }
-  findKernelOnlyInputs();
-  findChannelsLastOutputs();
-}
-
-/// Step `s` reads `xq` itself (the tensor its DequantizeLinear reads): `xq`
-/// lives until it.
-void Executor::keepUntil(size_t s, const graph::Value *xq) {
-  if (xq->isGraphOutput || xq->constant)
+void Executor::keepUntil(size_t s, const graph::Value &v) {
+  if (v.isGraphOutput || v.constant)
     return;
   for (size_t r = 0; r < s; ++r) { // released before the step: release at it
     auto &rel = steps[r].release;
-    auto it = std::find(rel.begin(), rel.end(), xq->id);
+    auto it = std::find(rel.begin(), rel.end(), v.id);
     if (it != rel.end()) {
       rel.erase(it);
-      steps[s].release.push_back(xq->id);
+      steps[s].release.push_back(v.id);
     }
   }
 }
 
-/// Runs the kernel of `n` on `x` (its first inputs; the others are
-/// constants): building tables, computing a skipped DequantizeLinear's
-/// output after all (a fresh state), and an on-code chain's node on the
-/// codes (`state`: its step's; `blockedOutput`: the output may stay
-/// channels-last). False with `err` when the kernel fails.
 bool Executor::runAlone(const graph::Node &n, llvm::ArrayRef<const Tensor *> x, Tensor &y,
                         std::string *err, std::unique_ptr<NodeState> *state, bool blockedOutput) {
   const Step &st = steps[stepIndex[n.id]];
@@ -373,70 +232,6 @@ bool Executor::runAlone(const graph::Node &n, llvm::ArrayRef<const Tensor *> x, 
   }
   y = std::move(ctx.outputs[0]);
   return y.defined() && (blockedOutput || !y.blocked());
-}
-
-/// The pair table of an Add or Mul that ONNX Runtime fuses into QLinearAdd
-/// or QLinearMul (its inputs and output of one code type in ORT's terms),
-/// computed as ORT's kernels do (OrtBinary.h); false when ORT runs it in
-/// float.
-bool Executor::ortBinaryTable(Step &step) {
-  const LookupChain &c = *step.lookup;
-  if (c.arity != 2 || (c.op->opType != "Add" && c.op->opType != "Mul"))
-    return false;
-  const graph::Node *nodes[3] = {c.dq[0], c.dq[1], c.q};
-  const graph::Value *codes[3] = {c.input[0], c.input[1], c.output};
-  OrtGrid grid[3];
-  bool native[3];
-  for (int k = 0; k < 3; ++k) {
-    const Tensor &scale = constants[nodes[k]->input(1)->id];
-    const graph::Value *zv = nodes[k]->input(2);
-    const Tensor *zero = zv && constants[zv->id].defined() ? &constants[zv->id] : nullptr;
-    graph::ElemType elem = zero ? zero->elem() : codes[k]->type.elem;
-    if (scale.elem() != graph::ElemType::Float || scale.numel() != 1)
-      return false;
-    native[k] = elem == graph::ElemType::Int8;
-    grid[k].scale = scale.data<float>()[0];
-    grid[k].isSigned = native[k] && !ortUnsignedCodes(*codes[k]);
-    grid[k].zero = int32_t(zero ? zero->intAt(0) : 0) + (native[k] && !grid[k].isSigned ? 128 : 0);
-  }
-  if (grid[0].isSigned != grid[1].isSigned || grid[1].isSigned != grid[2].isSigned)
-    return false;
-  step.table = rt::ortBinaryTable(c.op->opType, grid[0], grid[1], grid[2], native);
-  step.table.resize(step.table.size() + kPairTablePadding, 0);
-  step.tableType = native[2] ? graph::ElemType::Int8 : graph::ElemType::UInt8;
-  return true;
-}
-
-/// The table of a lookup chain: ORT's arithmetic for the Add and Mul it
-/// fuses, else its kernels run on every code (pair).
-bool Executor::buildTable(Step &step) {
-  if (ortBinaryTable(step))
-    return true;
-  const LookupChain &c = *step.lookup;
-  const int64_t n = c.arity == 2 ? 65536 : 256;
-  BufferPool::Scope system(nullptr);
-  Tensor codes[2], f[2], g, y;
-  for (int i = 0; i < c.arity; ++i) {
-    codes[i] = Tensor(c.input[i]->type.elem, {n});
-    uint8_t *p = static_cast<uint8_t *>(codes[i].raw());
-    for (int64_t k = 0; k < n; ++k)
-      p[k] = uint8_t(i == 0 ? k & 255 : k >> 8);
-    if (!runAlone(*c.dq[i], {&codes[i]}, f[i]))
-      return false;
-  }
-  if (!runAlone(*c.op,
-                c.arity == 2 ? std::vector<const Tensor *>{&f[0], &f[1]}
-                             : std::vector<const Tensor *>{&f[0]},
-                g) ||
-      !runAlone(*c.q, {&g}, y) || y.numel() != n ||
-      (y.elem() != graph::ElemType::UInt8 && y.elem() != graph::ElemType::Int8))
-    return false;
-  const uint8_t *p = static_cast<const uint8_t *>(y.raw());
-  step.table.assign(p, p + n);
-  if (c.arity == 2)
-    step.table.resize(size_t(n) + kPairTablePadding, 0);
-  step.tableType = y.elem();
-  return true;
 }
 
 LogicalResult Executor::checkInputs(const std::map<std::string, Tensor> &inputs,
@@ -561,24 +356,18 @@ LogicalResult Executor::runFrom(size_t first, std::vector<Tensor> values,
     if (options.observe)
       options.observe(v, t);
   };
-  if (options.arithmetic != IntegerArithmetic::Float && !integerGroupsFound)
-    findIntegerGroups();
+  // The run's mode: its plan of steps, its kernels, whether it fuses.
+  StepPlan *plan = options.mode ? planFor(*options.mode) : nullptr;
+  const KernelRegistry *registry = options.mode ? options.mode->kernels() : nullptr;
+  const std::vector<KernelFn> *modeKernel = registry ? &kernelsIn(*registry) : nullptr;
+  bool fuses = !options.mode || options.mode->fuses();
   // Blocked layouts only between oneDNN kernels, and never in what a caller
-  // sees or a QDQ group's arithmetic reads.
+  // sees.
   bool mayBlock = !options.keep;
   std::vector<bool> &absorbed = absorbedSteps;
   absorbed.assign(steps.size(), false);
   llvm::SmallVector<Tensor, 2> plainCopies;
-  // A step's 8-bit inputs made plain (at most two at a time).
-  Tensor converted[2];
-  unsigned conversions = 0;
-  auto plainCopy = [&](const Tensor &t) -> const Tensor & {
-    if (!t.blocked())
-      return t;
-    Tensor &c = converted[conversions++ % 2];
-    c = dnnl_util::toPlain(t);
-    return c;
-  };
+  StepRun::Copies copies; // a plan's 8-bit inputs made plain
   // A run that stops early keeps everything (no step is fused with the next
   // one when values are kept).
   size_t end = options.keep ? std::min(options.stopBefore, steps.size()) : steps.size();
@@ -597,106 +386,26 @@ LogicalResult Executor::runFrom(size_t first, std::vector<Tensor> values,
             options.observe(*out, constants[out->id]);
       continue;
     }
-    bool integer = options.arithmetic != IntegerArithmetic::Float && step.integer;
-    bool kernel = integer && options.arithmetic == IntegerArithmetic::Exact && step.integerKernel;
-    if (options.arithmetic == IntegerArithmetic::Exact && !step.kernelReaders.empty() &&
-        skippable(options, *n.outputs[0]) &&
-        std::all_of(step.kernelReaders.begin(), step.kernelReaders.end(), [&](size_t r) {
-          return steps[r].integerKernel || direct(steps[r], options);
-        })) {
-      // Every reader reads its input instead.
-      for (unsigned id : step.release)
-        values[id] = Tensor();
-      continue;
-    }
-    // The 8-bit tensors a group kernel or a table reads (integer runs only).
-    bool integerRun = options.arithmetic != IntegerArithmetic::Float;
-    const Tensor *xq = integerRun && step.quantizedInput ? valueOf(step.quantizedInput) : nullptr,
-                 *xq2 =
-                     integerRun && step.quantizedInputB ? valueOf(step.quantizedInputB) : nullptr;
-    if (xq && !xq->defined())
-      return missing(n, *step.quantizedInput);
-    if (xq2 && !xq2->defined())
-      return missing(n, *step.quantizedInputB);
-    bool tableRun = integerRun && step.lookup && (!xq2 || xq2->shape() == xq->shape());
-    if (integerRun && step.lookup && !tableRun) // a Dequantize skipped for it: computed now
-      for (int i = 0; i < step.lookup->arity; ++i)
-        if (const graph::Value *d = n.inputs[size_t(i)];
-            !values[d->id].defined() &&
-            !runAlone(*step.lookup->dq[i], {&plainCopy(i == 0 ? *xq : *xq2)}, values[d->id])) {
-          diags.emitAt(graph::describeNode(where, n), diag::err_run_node,
-                       "its DequantizeLinear input cannot be computed");
-          return failure();
-        }
-    if ((kernel || tableRun) && direct(step, options)) {
-      // From quantized input to quantized output, as ORT's QLinearConv,
-      // QGemm and QLinear element-wise ops: the QuantizeLinear (and a
-      // Relu/Clip before it) never runs.
-      Tensor &yq = values[step.quantizedOutput->id];
-      // 8-bit tensors pass channels-last between kernels and tables, never
-      // to a caller or a hook.
-      bool plainOut = !mayBlock || watches(options, *step.quantizedOutput) ||
-                      step.quantizedOutput->isGraphOutput;
-      std::string error;
-      if (step.lookup && step.lookup->onCodes) {
-        // The node's own kernel on the codes: a max pooling reads
-        // channels-last codes where they are (oneDNN) and writes them so
-        // unless a plain output is needed; the others read them plain.
-        bool pool = readsBlocked(n, 0) && dnnl_util::isChannelsLast(*xq);
-        if (!runAlone(n, {pool ? xq : &plainCopy(*xq)}, yq, &error, &states[s],
-                      pool && !plainOut)) {
-          diags.emitAt(graph::describeNode(where, n), diag::err_run_node,
-                       error.empty() ? "it did not run on its input's 8-bit codes" : error);
-          return failure();
-        }
-      } else if (step.lookup && step.lookup->softmax) {
-        const LookupChain &c = *step.lookup;
-        const Tensor *zero = c.q->input(2) ? &constants[c.q->input(2)->id] : nullptr;
-        const graph::Attribute *axis = n.attr("axis");
-        // ORT runs the chain on uint8 codes (softmaxChainOf asks for codes
-        // ORT sees so): int8 output codes are 128 up there, saturating at 255.
-        bool s8 = zero && zero->defined() && zero->elem() == graph::ElemType::Int8;
-        Tensor yu;
-        if (!ortSoftmax(plainCopy(*xq), constants[c.dq[0]->input(1)->id].data<float>()[0],
-                        constants[c.q->input(1)->id].data<float>()[0], graph::ElemType::UInt8,
-                        (zero && zero->defined() ? int(zero->intAt(0)) : 0) + (s8 ? 128 : 0),
-                        axis              ? axis->i
-                        : step.opset < 13 ? 1
-                                          : -1,
-                        step.opset, s8 ? yu : yq)) {
-          diags.emitAt(graph::describeNode(where, n), diag::err_run_node, "axis out of range");
-          return failure();
-        }
-        if (s8) {
-          yq = Tensor(graph::ElemType::Int8, yu.shape());
-          for (int64_t i = 0; i < yu.numel(); ++i)
-            yq.data<int8_t>()[i] = int8_t(int(yu.data<uint8_t>()[i]) - 128);
-        }
-      } else if (step.lookup) {
-        // Element-wise: the output in the inputs' layout, made plain unless
-        // both are channels-last (and the output may be).
-        bool last = !plainOut && dnnl_util::isChannelsLast(*xq) &&
-                    (!xq2 || dnnl_util::isChannelsLast(*xq2));
-        if (!last) {
-          xq = &plainCopy(*xq);
-          xq2 = xq2 ? &plainCopy(*xq2) : nullptr;
-        }
-        applyTable(*xq, xq2, step.table, step.tableType, yq);
-      } else if (!step.integerKernel->run(*xq, yq, error, step.channelsLastOut && !plainOut)) {
-        diags.emitAt(graph::describeNode(where, n), diag::err_run_node, error);
+    StepRun run(*this, s, n, options, values, absorbed, copies, diags);
+    if (plan) {
+      StepPlan::Action a = plan->before(run);
+      if (a == StepPlan::Action::Failed)
         return failure();
+      if (a == StepPlan::Action::Done) {
+        if (!options.keep)
+          for (unsigned id : step.release)
+            values[id] = Tensor();
+        continue;
       }
-      observe(*step.quantizedOutput, yq);
-      for (size_t a : step.integerAbsorbed)
-        absorbed[a] = true;
-      if (!options.keep)
-        for (unsigned id : step.release)
-          values[id] = Tensor();
-      continue;
     }
+    // A step its plan reads after its kernel runs alone, plain, as the
+    // default registry computes it.
+    bool alone = plan && plan->alone(s);
+    KernelFn kernel = modeKernel && !alone && (*modeKernel)[s] ? (*modeKernel)[s] : step.kernel;
     KernelContext ctx(n, step.opset, states[s]);
     ctx.model = &m;
-    const Fusion *fused = step.fusion && fusable(step, options) ? &*step.fusion : nullptr;
+    const Fusion *fused =
+        step.fusion && fuses && !alone && fusable(step, options) ? &*step.fusion : nullptr;
     if (fused) {
       ctx.post = fused->post;
       for (const graph::Value *v : fused->operands) {
@@ -709,14 +418,12 @@ LogicalResult Executor::runFrom(size_t first, std::vector<Tensor> values,
         absorbed[a] = true;
     }
     const graph::Value *result = fused ? fused->result : n.outputs.empty() ? nullptr : n.outputs[0];
-    ctx.ortFloat = sumsAsOrt(options) && !step.integer;
-    ctx.blockedOutput = mayBlock && result && blockedReaders[result->id] &&
-                        !watches(options, *result) &&
-                        !(options.arithmetic != IntegerArithmetic::Float && step.integer);
+    ctx.blockedOutput =
+        mayBlock && result && blockedReaders[result->id] && !watches(options, *result) && !alone;
     plainCopies.clear();
     plainCopies.reserve(n.inputs.size());
     ctx.inputs.reserve(n.inputs.size());
-    for (size_t i = 0; i < n.inputs.size() && !kernel; ++i) {
+    for (size_t i = 0; i < n.inputs.size(); ++i) {
       const graph::Value *in = n.inputs[i];
       const Tensor *t = valueOf(in);
       if (in && !t->defined())
@@ -730,14 +437,7 @@ LogicalResult Executor::runFrom(size_t first, std::vector<Tensor> values,
       ctx.inputs.push_back(t);
     }
     ctx.outputs.resize(n.outputs.size());
-    if (kernel) {
-      // The group on integers, from the tensor its DequantizeLinear reads.
-      if (!step.integerKernel->runDequantized(*xq, ctx.outputs[0], ctx.error)) {
-        diags.emitAt(graph::describeNode(where, n), diag::err_run_node, ctx.error);
-        return failure();
-      }
-    } else if (!step.kernel(ctx) ||
-               (integer && !computeIntegerGroup(*step.integer, options.arithmetic, ctx))) {
+    if (!kernel(ctx) || (plan && !plan->after(run, ctx))) {
       diags.emitAt(graph::describeNode(where, n), diag::err_run_node, ctx.error);
       return failure();
     }
@@ -764,4 +464,80 @@ LogicalResult Executor::runFrom(size_t first, std::vector<Tensor> values,
   if (options.keep)
     *options.keep = std::move(values);
   return success();
+}
+
+StepPlan *Executor::planFor(const ExecutionMode &mode) {
+  const void *key = mode.planKey();
+  for (auto &[k, p] : plans)
+    if (k == key)
+      return p.get();
+  plans.emplace_back(key, nullptr);
+  plans.back().second = mode.makePlan(*this);
+  return plans.back().second.get();
+}
+
+const StepPlan *Executor::planOf(const void *key) const {
+  for (const auto &[k, p] : plans)
+    if (k == key)
+      return p.get();
+  return nullptr;
+}
+
+const std::vector<KernelFn> &Executor::kernelsIn(const KernelRegistry &reg) {
+  if (modeRegistry != &reg) {
+    modeRegistry = &reg;
+    modeKernels.clear();
+    for (const Step &step : steps)
+      modeKernels.push_back(reg.find(step.node->domain, step.node->opType));
+  }
+  return modeKernels;
+}
+
+StepPlan::~StepPlan() = default;
+ExecutionMode::~ExecutionMode() = default;
+
+const ExecutionMode &StepRun::mode() const { return *opts.mode; }
+
+int64_t StepRun::opset() const { return ex.steps[s].opset; }
+
+const Tensor *StepRun::read(const graph::Value &v) const {
+  if (opts.substitute)
+    if (const Tensor *t = opts.substitute(v))
+      return t;
+  return values[v.id].defined() ? &values[v.id] : &ex.constants[v.id];
+}
+
+bool StepRun::watches(const graph::Value &v) const { return ex.watches(opts, v); }
+
+void StepRun::computed(const graph::Value &v) {
+  if (!watches(v))
+    return;
+  if (opts.transform)
+    opts.transform(v, values[v.id]);
+  if (opts.observe)
+    opts.observe(v, values[v.id]);
+}
+
+bool StepRun::mayLeaveOut(const graph::Value &v) const {
+  return !opts.keep && !watches(v) && !(opts.substitute && opts.substitute(v));
+}
+
+bool StepRun::plainOnly() const { return opts.keep != nullptr; }
+
+const Tensor &StepRun::plain(const Tensor &t) {
+  if (!t.blocked())
+    return t;
+  Tensor &c = copies.t[copies.next++ % 2];
+  c = dnnl_util::toPlain(t);
+  return c;
+}
+
+std::unique_ptr<NodeState> &StepRun::state() { return ex.states[s]; }
+
+void StepRun::fail(llvm::StringRef msg) {
+  diags.emitAt(graph::describeNode(ex.where, n), diag::err_run_node, msg.str());
+}
+
+void StepRun::missing(const graph::Value &in) {
+  fail(fmt::format("input `{}` has no value", in.name));
 }

@@ -28,11 +28,9 @@
 #define TPCC_RUNTIME_EXECUTOR_H
 
 #include "runtime/BufferPool.h"
+#include "runtime/ExecutionMode.h"
 #include "runtime/Fusion.h"
-#include "runtime/IntegerKernel.h"
-#include "runtime/IntegerPairs.h"
 #include "runtime/Kernel.h"
-#include "runtime/LookupTable.h"
 #include "support/Diagnostics.h"
 
 #include "llvm/ADT/STLFunctionalExtras.h"
@@ -79,17 +77,10 @@ struct RunOptions {
   /// Check input shapes against the declared ones (the ONNX test suite has
   /// cases whose data contradicts their own declarations).
   bool checkShapes = true;
-  /// How the QDQ groups ONNX Runtime runs as integer kernels are computed:
-  /// as the float model the graph defines, or as ORT's kernels with or
-  /// without VNNI (IntegerPairs.h). Exact runs the groups on oneDNN's int8
-  /// primitives (IntegerKernel.h) where their form allows, else computes
-  /// them as Exact after the float kernel.
-  IntegerArithmetic arithmetic = IntegerArithmetic::Float;
-  /// With `arithmetic` not Float: compute a float Conv outside the integer
-  /// groups as ORT's MLAS does on one thread (ops/OrtConv.h), bit for bit,
-  /// instead of through oneDNN (faster; its sums round apart in the last
-  /// bit, which a tensor on a rounding tie turns into a step).
-  bool ortFloat = false;
+  /// Runs the model another way than its kernels (ExecutionMode.h; ONNX
+  /// Runtime's arithmetic: runtime/ort/OrtMode.h); null: as the model
+  /// defines it.
+  const ExecutionMode *mode = nullptr;
 };
 
 class Executor {
@@ -120,41 +111,12 @@ public:
   const graph::Model &model() const { return m; }
   /// The nodes that run fused into the Conv/ConvTranspose before them (as
   /// oneDNN post-ops, Fusion.h) in runs that watch none of the values in
-  /// between (not after a QDQ group's node when the run computes the groups
-  /// as integers).
+  /// between (and whose mode fuses them).
   unsigned fusedNodes() const {
     unsigned n = 0;
     for (const Step &s : steps)
       n += s.fusion ? unsigned(s.fusion->absorbed.size()) : 0;
     return n;
-  }
-  /// The QDQ groups the runs with integer arithmetic computed as ONNX
-  /// Runtime does (0 before the first such run).
-  unsigned integerGroups() const {
-    unsigned n = 0;
-    for (const Step &s : steps)
-      n += s.integer.has_value();
-    return n;
-  }
-  /// What integer runs compute without the float graph: QuantizeLinear
-  /// nodes computed inside a group's kernel or a lookup, lookup tables,
-  /// convolution kernels that hand their output on channels-last, nodes run
-  /// on 8-bit codes.
-  struct Shortcuts {
-    unsigned quantizeSkipped = 0, tables = 0, pairTables = 0; ///< pairTables: of two inputs
-    unsigned channelsLast = 0;
-    unsigned onCodes = 0; ///< max / data movement run on the 8-bit codes (codeChainOf)
-  };
-  Shortcuts quantizedShortcuts() const {
-    Shortcuts s;
-    for (const Step &step : steps) {
-      s.channelsLast += step.channelsLastOut;
-      s.quantizeSkipped += step.quantizedOutput != nullptr;
-      s.tables += step.lookup && !step.lookup->onCodes && !step.lookup->softmax;
-      s.onCodes += step.lookup && step.lookup->onCodes;
-      s.pairTables += step.lookup && step.lookup->arity == 2;
-    }
-    return s;
   }
   /// The tensor memory of this executor's runs.
   BufferPool::Stats memoryStats() const { return pool.stats(); }
@@ -179,7 +141,30 @@ public:
   /// empty when every node can run.
   static std::vector<Missing> unsupportedOperators(const graph::Model &model);
 
+  // For execution modes (ExecutionMode.h), which plan steps of their own.
+
+  /// The node of step `s`.
+  const graph::Node &nodeAt(size_t s) const { return *steps[s].node; }
+  /// Whether create() computed step `s` once (its inputs are constants).
+  bool precomputed(size_t s) const { return steps[s].precomputed; }
+  /// Step `s` reads `v` itself (a tensor before the node's inputs): `v`
+  /// lives until that step.
+  void keepUntil(size_t s, const graph::Value &v);
+  /// Runs the default kernel of `n` on `x` (its first inputs; the others
+  /// are the executor's constants) into output 0 `y`: tables built from a
+  /// node's kernel, a value a mode left out computed after all (a fresh
+  /// state), a node run on other data (`state`: its step's; `blockedOutput`:
+  /// the output may stay in oneDNN's layout). False, with `err`, when the
+  /// kernel fails or gives no plain output where one is due.
+  bool runAlone(const graph::Node &n, llvm::ArrayRef<const Tensor *> x, Tensor &y,
+                std::string *err = nullptr, std::unique_ptr<NodeState> *state = nullptr,
+                bool blockedOutput = false);
+  /// The plan this executor keeps for modes of `key`, or null before its
+  /// first run in one.
+  const StepPlan *planOf(const void *key) const;
+
 private:
+  friend class StepRun;
   explicit Executor(const graph::Model &m) : m(m) {}
   LogicalResult checkInputs(const std::map<std::string, Tensor> &inputs, DiagnosticEngine &diags,
                             const RunOptions &options);
@@ -196,60 +181,17 @@ private:
     /// Every input is a constant: computed once by create(); its outputs are
     /// in `constants`.
     bool precomputed = false;
-    /// The QDQ group this node heads, as ORT runs it in integers (found by
-    /// the first run with integer arithmetic).
-    std::optional<IntegerGroup> integer;
-    /// Its oneDNN int8 kernel (IntegerArithmetic::Exact), when the group's
-    /// form has one, and the quantized value the kernel reads.
-    std::unique_ptr<IntegerKernel> integerKernel;
-    const graph::Value *quantizedInput = nullptr;
-    const graph::Value *quantizedInputB = nullptr; ///< a binary table's second
-    /// An element-wise node between 8-bit DequantizeLinear and
-    /// QuantizeLinear, computed as a lookup in `table` (LookupTable.h).
-    std::optional<LookupChain> lookup;
-    std::vector<uint8_t> table;
-    graph::ElemType tableType = graph::ElemType::UInt8;
-    /// With the kernel or the table: the QuantizeLinear after the node (and
-    /// the Relu/Clip ORT drops before it), computed with the node as its
-    /// quantized output; the values that leaves out.
-    std::vector<size_t> integerAbsorbed;
-    std::vector<const graph::Value *> integerSkipped;
-    const graph::Value *quantizedOutput = nullptr;
-    /// A DequantizeLinear only group kernels and tables read (they read its
-    /// input): the steps that read it.
-    std::vector<size_t> kernelReaders;
-    /// A convolution's kernel whose quantized output only convolution
-    /// kernels, tables and max poolings on the codes read: it hands it over
-    /// channels-last (no transposes; a run that needs it plain converts it).
-    bool channelsLastOut = false;
   };
-  void findIntegerGroups();
-  void findQuantizedOutput(size_t s);
-  void findKernelOnlyInputs();
-  void findChannelsLastOutputs();
-  bool buildTable(Step &step);
-  bool ortBinaryTable(Step &step);
-  bool runAlone(const graph::Node &n, llvm::ArrayRef<const Tensor *> x, Tensor &y,
-                std::string *err = nullptr, std::unique_ptr<NodeState> *state = nullptr,
-                bool blockedOutput = false);
-  void keepUntil(size_t s, const graph::Value *xq);
-  bool integerGroupsFound = false;
   void findFusions();
   bool fusable(const Step &head, const RunOptions &options) const;
-  /// Whether `step` computes its quantized output directly in this run.
-  bool direct(const Step &step, const RunOptions &options) const {
-    return step.quantizedOutput &&
-           std::all_of(step.integerSkipped.begin(), step.integerSkipped.end(),
-                       [&](const graph::Value *v) { return skippable(options, *v); });
-  }
-  /// Whether a run with integer kernels may leave `v` uncomputed.
-  bool skippable(const RunOptions &options, const graph::Value &v) const {
-    return !options.keep && !watches(options, v) && !(options.substitute && options.substitute(v));
-  }
   bool watches(const RunOptions &options, const graph::Value &v) const {
     return (options.observe || options.transform) &&
            (!options.watched || (v.id < options.watched->size() && (*options.watched)[v.id]));
   }
+  /// The plan of `mode` (made on first use).
+  StepPlan *planFor(const ExecutionMode &mode);
+  /// The kernel of each step in `reg`, or null where it has none.
+  const std::vector<KernelFn> &kernelsIn(const KernelRegistry &reg);
   LogicalResult precompute(DiagnosticEngine &diags);
   std::vector<Step> steps;
   std::vector<size_t> stepIndex; ///< by node id
@@ -260,8 +202,17 @@ private:
   std::vector<bool> blockedReaders;
   BufferPool pool;
   std::vector<bool> absorbedSteps; ///< runFrom's: computed by a fused step
-  std::string where;               ///< the model's name in diagnostics
+  /// Plans of execution modes, by key; the steps' kernels in a mode's
+  /// registry.
+  std::vector<std::pair<const void *, std::unique_ptr<StepPlan>>> plans;
+  const KernelRegistry *modeRegistry = nullptr;
+  std::vector<KernelFn> modeKernels;
+  std::string where; ///< the model's name in diagnostics
 };
+
+/// Whether node `n` reads input `i` in oneDNN's blocked layout (a
+/// convolution's or pooling's input).
+bool readsBlocked(const graph::Node &n, size_t i);
 
 } // namespace tpcc::rt
 

@@ -13,6 +13,8 @@
 //
 // Registration is explicit: each ops file has a `register...` function that
 // the registry calls (static initializers would be dropped by the linker).
+// A run may look kernels up in a second registry first (ExecutionMode.h:
+// ONNX Runtime's float arithmetic, runtime/ort/OrtKernels.h).
 //
 //===----------------------------------------------------------------------===//
 #ifndef TPCC_RUNTIME_KERNEL_H
@@ -72,10 +74,6 @@ struct KernelContext {
   /// Output 0 may stay in oneDNN's layout (only oneDNN kernels read it); the
   /// inputs of these kernels may arrive in one.
   bool blockedOutput = false;
-  /// The run computes the model as ONNX Runtime does (`--ort-cpu`), and this
-  /// node is no QDQ group ORT runs on integers: a float Conv sums as MLAS
-  /// does (ops/OrtConv.h).
-  bool ortFloat = false;
   /// Bit i: input i is one of the executor's constants (an initializer or a
   /// value computed from them once): its buffer and contents never change.
   uint64_t constantInputs = 0;

@@ -68,34 +68,9 @@ struct LeakyReluOp {
   explicit LeakyReluOp(const KernelContext &c) : alpha(c.attrFloat("alpha", 0.01f)) {}
   template <typename T> T operator()(T v) const { return v >= 0 ? v : T(alpha) * v; }
 };
-/// The logistic function as ONNX Runtime computes Sigmoid on x86-64 CPUs
-/// with FMA3 (MLAS's MlasComputeLogisticF32KernelFma3; ORT's AVX-512 builds
-/// keep it): Eigen's rational approximation on x clamped to [-18, 18], its
-/// two polynomials in x^2 by fused multiply-adds, p * x / q + 0.5, floored at
-/// 0. `--ort-cpu` runs use it: M-LSD's line scores keep the Sigmoid values
-/// that equal their MaxPool, and a last-bit difference changes which do.
-float mlasLogistic(float x) {
-  x = std::min(std::max(x, -18.0f), 18.0f);
-  float x2 = x * x;
-  float p = std::fma(x2, 4.37031012579801e-11f, 1.15627324459942e-07f);
-  p = std::fma(x2, p, 6.08574864600143e-05f);
-  p = std::fma(x2, p, 8.51377133304701e-03f);
-  p = std::fma(x2, p, 2.48287947061529e-01f);
-  float q = std::fma(x2, 6.10247389755681e-13f, 5.76102136993427e-09f);
-  q = std::fma(x2, q, 6.29106785017040e-06f);
-  q = std::fma(x2, q, 1.70198817374094e-03f);
-  q = std::fma(x2, q, 1.16817656904453e-01f);
-  q = std::fma(x2, q, 9.93151921023180e-01f);
-  return std::max(0.0f, x * p / q + 0.5f);
-}
-
 struct SigmoidOp {
-  bool ort;
-  explicit SigmoidOp(const KernelContext &c) : ort(c.ortFloat) {}
+  explicit SigmoidOp(const KernelContext &) {}
   template <typename T> T operator()(T v) const {
-    if constexpr (std::is_same_v<T, float>)
-      if (ort && !std::isnan(v))
-        return mlasLogistic(v);
     if (v >= 0)
       return T(1) / (T(1) + std::exp(-v));
     T e = std::exp(v);

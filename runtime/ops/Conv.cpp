@@ -23,7 +23,6 @@
 #include "runtime/KernelUtil.h"
 #include "runtime/ops/ConvGeometry.h"
 #include "runtime/ops/Dnnl.h"
-#include "runtime/ops/OrtConv.h"
 
 #include <algorithm>
 #include <cmath>
@@ -421,7 +420,9 @@ void placeExtended(const Tensor &part, Tensor &out, const ConvGeometry &g, const
   });
 }
 
-bool runConv(KernelContext &ctx, bool transpose) {
+} // namespace
+
+bool rt::checkConvCall(KernelContext &ctx, bool transpose, ConvGeometry &g) {
   const char *op = transpose ? "ConvTranspose" : "Conv";
   const Tensor *x = ctx.input(0), *w = ctx.input(1), *b = ctx.input(2);
   if (!x || !w)
@@ -432,7 +433,6 @@ bool runConv(KernelContext &ctx, bool transpose) {
   if (x->rank() < 3 || x->rank() > 5 || w->rank() != x->rank())
     return ctx.fail("input " + shapeStr(x->shape()) + " and weights " + shapeStr(w->shape()) +
                     " must both have rank 3, 4 or 5");
-  ConvGeometry g;
   if (!(transpose ? deconvGeometry(ctx, x->shape(), w->shape(), g)
                   : convGeometry(ctx, x->shape(), w->shape(), g)))
     return false;
@@ -443,13 +443,20 @@ bool runConv(KernelContext &ctx, bool transpose) {
     if (o->shape() != g.outShape || o->elem() != ElemType::Float)
       return ctx.fail("the fused Add's operand " + shapeStr(o->shape()) +
                       " does not have the output's shape " + shapeStr(g.outShape));
+  return true;
+}
+
+namespace {
+
+bool runConv(KernelContext &ctx, bool transpose) {
+  const char *op = transpose ? "ConvTranspose" : "Conv";
+  ConvGeometry g;
+  if (!checkConvCall(ctx, transpose, g))
+    return false;
+  const Tensor *x = ctx.input(0), *w = ctx.input(1), *b = ctx.input(2);
   if (numElements(x->shape()) == 0 || numElements(g.outShape) == 0) {
     ctx.outputs[0] = Tensor(ElemType::Float, g.outShape);
     return true;
-  }
-  if (ctx.ortFloat && !transpose && ctx.post.empty()) {
-    Tensor plainX = x->blocked() ? toPlain(*x) : *x;
-    return ortFloatConv(plainX, *w, b, g, ctx.outputs[0]);
   }
   // oneDNN takes no negative pads (ConvTranspose's output_shape may ask for
   // a larger output than the input covers): clip them, and extend after.

@@ -3,8 +3,8 @@
 // Kernel, strides, dilations and pads (auto_pad and ceil_mode resolved) of
 // one MaxPool / AveragePool call, spatial dimensions right-aligned into
 // three, and per output coordinate the taps of its window that land inside
-// the input: read once, for the forward loops (Pool.cpp) and their backward
-// (grad/ops/Pool.cpp).
+// the input: read once, for the forward loops (Pool.cpp), ONNX Runtime's
+// (ort/ops/OrtPool.cpp) and their backward (grad/ops/Pool.cpp).
 //
 //===----------------------------------------------------------------------===//
 #ifndef TPCC_RUNTIME_OPS_POOLGEOMETRY_H
@@ -37,6 +37,11 @@ struct Taps {
 };
 
 Taps poolTaps(const PoolGeometry &g, int j);
+
+/// AveragePool's own loops on plain `x` into `y` (shaped `g.outShape`): each
+/// window summed in row-major order, divided by its count; false for an
+/// element type other than float and double.
+bool averagePool(const Tensor &x, Tensor &y, const PoolGeometry &g, bool includePad);
 
 /// Calls `fn(o, z, y, x)` for every output cell of one plane, with the tap
 /// tables of its three dimensions.

@@ -21,7 +21,6 @@
 // threads over the rows of each pass.
 //
 //===----------------------------------------------------------------------===//
-#include "runtime/ops/OrtResize.h"
 #include "runtime/ops/ResizeTaps.h"
 
 #include "runtime/KernelUtil.h"
@@ -534,34 +533,6 @@ bool readNode(KernelContext &ctx, Options &o, std::vector<double> &scales,
                                        : readResize(ctx, o, scales, sizes, roi);
 }
 
-/// `tpcc run --ort-cpu`: a float bilinear Resize over the last two axes as
-/// ONNX Runtime's CPU provider computes it (OrtResize.h), into output 0;
-/// false when it computes this one otherwise.
-bool ortBilinearResize(KernelContext &ctx, const Tensor &x, const Options &o,
-                       const std::vector<double> &scales, const std::vector<int64_t> &sizes,
-                       const ResizeTaps &t) {
-  int64_t r = x.rank();
-  if (o.mode != Mode::Linear || x.elem() != ElemType::Float || (r != 2 && r != 4) ||
-      t.axes.empty() || (!o.legacy && o.coord == "tf_crop_and_resize"))
-    return false;
-  float sc[2];
-  for (int64_t k = 0; k < r; ++k) {
-    float s = sizes.empty() ? float(scales[size_t(k)]) : float(sizes[size_t(k)]) / float(x.dim(k));
-    if (k < r - 2 && s != 1) // ORT's NCHW path: N and C keep their size
-      return false;
-    if (k >= r - 2)
-      sc[k - (r - 2)] = s;
-  }
-  OrtCoord c = o.legacy || o.coord == "asymmetric" ? OrtCoord::Asymmetric
-               : o.coord == "pytorch_half_pixel"   ? OrtCoord::PytorchHalfPixel
-               : o.coord == "tf_half_pixel_for_nn" ? OrtCoord::TfHalfPixelForNN
-               : o.coord == "align_corners"        ? OrtCoord::AlignCorners
-                                                   : OrtCoord::HalfPixel;
-  ctx.outputs[0] = Tensor(x.elem(), t.outShape);
-  ortBilinear(x, ctx.outputs[0], c, sc[0], sc[1]);
-  return true;
-}
-
 bool resizeKernel(KernelContext &ctx) {
   const Tensor *x = ctx.input(0);
   if (!x)
@@ -572,12 +543,26 @@ bool resizeKernel(KernelContext &ctx) {
   ResizeTaps t;
   if (!readNode(ctx, o, scales, sizes, roi) || !planTaps(ctx, *x, o, scales, sizes, roi, t))
     return false;
-  if (ctx.ortFloat && ortBilinearResize(ctx, *x, o, scales, sizes, t))
-    return true;
   return run(ctx, *x, t);
 }
 
 } // namespace
+
+bool rt::resizeCall(KernelContext &ctx, const Tensor &x, ResizeCall &c) {
+  Options o;
+  std::vector<double> roi;
+  if (!readNode(ctx, o, c.scales, c.sizes, roi) ||
+      !planTaps(ctx, x, o, c.scales, c.sizes, roi, c.taps))
+    return false;
+  c.linear = o.mode == Mode::Linear;
+  c.legacy = o.legacy;
+  c.coord = o.coord;
+  return true;
+}
+
+bool rt::resizeWithTaps(KernelContext &ctx, const Tensor &x, const ResizeTaps &t) {
+  return run(ctx, x, t);
+}
 
 bool rt::resizeTaps(KernelContext &ctx, const Tensor &x, ResizeTaps &t) {
   Options o;

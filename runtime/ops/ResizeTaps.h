@@ -4,8 +4,9 @@
 // reads a few input coordinates with fixed weights (one of weight 1 for
 // nearest, two for linear, four for cubic). resizeTaps reads a node's
 // attributes and inputs (scales, sizes, roi) and computes those taps for one
-// input shape: the forward kernel (Resize.cpp) runs them, and the backward
-// (grad/ops/Shape.cpp) runs them transposed.
+// input shape: the forward kernel (Resize.cpp) runs them, ONNX Runtime's
+// (ort/ops/OrtResize.cpp) reads them, and the backward (grad/ops/Shape.cpp)
+// runs them transposed.
 //
 //===----------------------------------------------------------------------===//
 #ifndef TPCC_RUNTIME_OPS_RESIZETAPS_H
@@ -39,6 +40,23 @@ struct ResizeTaps {
 /// The taps of the Resize or Upsample node of `ctx` for input `x`; false
 /// (with ctx.fail) on unsupported attributes, types or shapes.
 bool resizeTaps(KernelContext &ctx, const Tensor &x, ResizeTaps &t);
+
+/// What a Resize or Upsample node asks of one input: its mode, its scales or
+/// sizes as the node gives them, and the taps (ONNX Runtime's own Resize,
+/// ort/ops/OrtResize.cpp, reads them).
+struct ResizeCall {
+  bool linear = false; ///< mode linear (bilinear)
+  bool legacy = false; ///< Resize-10 and Upsample
+  std::string coord;   ///< coordinate_transformation_mode (Resize-11 on)
+  std::vector<double> scales;
+  std::vector<int64_t> sizes;
+  ResizeTaps taps;
+};
+/// Reads the call of the node of `ctx` on `x`; false (with ctx.fail) as
+/// resizeTaps.
+bool resizeCall(KernelContext &ctx, const Tensor &x, ResizeCall &c);
+/// Output 0 of `ctx`: `x` resized by the default kernel's passes over `t`.
+bool resizeWithTaps(KernelContext &ctx, const Tensor &x, const ResizeTaps &t);
 
 } // namespace tpcc::rt
 

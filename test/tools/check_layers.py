@@ -23,6 +23,8 @@ LAYERS = [
     ('passes', ['passes'], ['frontend', 'ir']),
     ('runtime', ['runtime'], ['graph']),
     ('grad', ['runtime/grad'], ['runtime']),
+    ('ort', ['runtime/ort'], ['runtime']),
+    ('eval', ['runtime/eval'], ['ort']),
     ('transforms', ['transforms'], ['runtime']),
     ('backends', ['backends'], ['ir']),
     ('plan', ['plan'], ['graph']),
@@ -31,7 +33,7 @@ LAYERS = [
     ('quant_search', ['quant/search'], ['quant_ptq']),
     ('quant_learn', ['quant/learn'], ['quant_ptq']),
     ('quant', ['quant/pipeline'], ['quant_search', 'quant_learn']),
-    ('driver', ['tools/tpcc'], ['passes', 'backends', 'quant']),
+    ('driver', ['tools/tpcc'], ['passes', 'backends', 'quant', 'eval']),
 ]
 SOURCE_DIRS = [f for _, folders, _ in LAYERS for f in folders]
 

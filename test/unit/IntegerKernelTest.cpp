@@ -16,16 +16,17 @@
 // in halves) on any machine.
 //
 //===----------------------------------------------------------------------===//
-#include "runtime/IntegerKernel.h"
+#include "runtime/ort/IntegerKernel.h"
 #include "ir/graph/OnnxIO.h"
 #include "runtime/DataIO.h"
 #include "runtime/Executor.h"
-#include "runtime/IntegerPairs.h"
 #include "runtime/KernelUtil.h"
 #include "runtime/MicroBatch.h"
-#include "runtime/OrtPropagation.h"
 #include "runtime/Simd.h"
 #include "runtime/ops/Dnnl.h"
+#include "runtime/ort/IntegerPairs.h"
+#include "runtime/ort/OrtMode.h"
+#include "runtime/ort/OrtPropagation.h"
 #include "test/unit/RunUtil.h"
 
 #include "llvm/Support/FileSystem.h"
@@ -972,7 +973,7 @@ TEST(IntegerKernelModels, QuantizedShortcutsChangeNoBit) {
     auto ex = rt::Executor::create(*m, diags);
     ASSERT_TRUE(ex);
     rt::RunOptions direct, observed;
-    direct.arithmetic = observed.arithmetic = rt::IntegerArithmetic::Exact;
+    direct.mode = observed.mode = rt::ortMode(rt::IntegerArithmetic::Exact);
     auto observe = [](const graph::Value &, const Tensor &) {};
     observed.observe = observe;
     std::vector<bool> watched(m->graph.values().size(), false);
@@ -1011,18 +1012,18 @@ TEST(IntegerKernelModels, QuantizedShortcutsChangeNoBit) {
       EXPECT_EQ(0, std::memcmp(a[i].raw(), b[i].raw(), size_t(a[i].numel()) * 4)) << file;
       EXPECT_EQ(0, std::memcmp(a[i].raw(), c[i].raw(), a[i].bytes())) << file << ", split";
     }
-    EXPECT_GT(ex->quantizedShortcuts().quantizeSkipped, 0u) << file;
+    EXPECT_GT(rt::quantizedShortcuts(*ex).quantizeSkipped, 0u) << file;
     // MaxPool, Flatten between equal grids; on tflite (as in MCT 2.4.1) Flatten is
     // no preserving set of its own: it takes the default config and its own grid,
     // and the MaxPools' grids are the ones ORT's propagation carries across them.
     if (file.find("fashion_cnn.imx500") != std::string::npos)
-      EXPECT_EQ(ex->quantizedShortcuts().onCodes, 3u) << file;
+      EXPECT_EQ(rt::quantizedShortcuts(*ex).onCodes, 3u) << file;
     if (file.find("fashion_cnn.tflite") != std::string::npos)
-      EXPECT_EQ(ex->quantizedShortcuts().onCodes, 2u) << file;
+      EXPECT_EQ(rt::quantizedShortcuts(*ex).onCodes, 2u) << file;
     if (file.find("fashion_mbv2.tflite") != std::string::npos) { // its Sigmoids, Muls, Adds
-      EXPECT_GT(ex->quantizedShortcuts().channelsLast, 0u) << file;
-      EXPECT_GT(ex->quantizedShortcuts().tables, ex->quantizedShortcuts().pairTables) << file;
-      EXPECT_GT(ex->quantizedShortcuts().pairTables, 0u) << file;
+      EXPECT_GT(rt::quantizedShortcuts(*ex).channelsLast, 0u) << file;
+      EXPECT_GT(rt::quantizedShortcuts(*ex).tables, rt::quantizedShortcuts(*ex).pairTables) << file;
+      EXPECT_GT(rt::quantizedShortcuts(*ex).pairTables, 0u) << file;
     }
   }
 }

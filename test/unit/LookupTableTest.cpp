@@ -1,8 +1,9 @@
 //===- LookupTableTest.cpp - 8-bit element-wise chains as lookups ----------===//
-#include "runtime/LookupTable.h"
+#include "runtime/ort/LookupTable.h"
 #include "ir/graph/OnnxIO.h"
 #include "runtime/Executor.h"
 #include "runtime/Simd.h"
+#include "runtime/ort/OrtMode.h"
 #include "test/unit/GraphBuilder.h"
 
 #include <gtest/gtest.h>
@@ -80,8 +81,8 @@ std::unique_ptr<rt::Executor> expectSameBits(const graph::Model &m, const rt::Te
     return nullptr;
   }
   rt::RunOptions integer, emulated;
-  integer.arithmetic = rt::IntegerArithmetic::Exact;
-  emulated.arithmetic = rt::IntegerArithmetic::Float;
+  integer.mode = rt::ortMode(rt::IntegerArithmetic::Exact);
+  emulated.mode = rt::ortMode(rt::IntegerArithmetic::Float);
   std::vector<rt::Tensor> a, b;
   EXPECT_TRUE(succeeded(ex->run({{"x", x}}, a, diags, integer))) << what;
   EXPECT_TRUE(succeeded(ex->run({{"x", x}}, b, diags, emulated))) << what;
@@ -116,8 +117,8 @@ TEST(LookupTable, ChainsGiveTheFloatRunsBits) {
     auto ex = expectSameBits(
         *m, x, 2, std::string(broadcast ? "broadcast " : "") + (isSigned ? "int8" : "uint8"));
     ASSERT_TRUE(ex);
-    EXPECT_EQ(ex->quantizedShortcuts().tables, 2u);
-    EXPECT_EQ(ex->quantizedShortcuts().pairTables, 1u);
+    EXPECT_EQ(rt::quantizedShortcuts(*ex).tables, 2u);
+    EXPECT_EQ(rt::quantizedShortcuts(*ex).pairTables, 1u);
   }
 }
 
@@ -192,6 +193,6 @@ TEST(LookupTable, MaxPoolRunsOnTheCodesOfOneGrid) {
     ASSERT_TRUE(m) << "the test graph does not load";
     auto ex = expectSameBits(*m, x, 2, isSigned ? "int8" : "uint8");
     ASSERT_TRUE(ex);
-    EXPECT_EQ(ex->quantizedShortcuts().onCodes, 1u) << (isSigned ? "int8" : "uint8");
+    EXPECT_EQ(rt::quantizedShortcuts(*ex).onCodes, 1u) << (isSigned ? "int8" : "uint8");
   }
 }

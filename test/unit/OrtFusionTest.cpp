@@ -7,8 +7,8 @@
 
 #include "GraphBuilder.h"
 #include "ir/graph/OnnxIO.h"
-#include "runtime/IntegerPairs.h"
-#include "runtime/OrtSoftmax.h"
+#include "runtime/ort/IntegerPairs.h"
+#include "runtime/ort/OrtSoftmax.h"
 
 #include <gtest/gtest.h>
 #include <onnx/onnx_pb.h>

@@ -7,7 +7,7 @@
 // folds a zero spatial Pad into the Conv that reads it.
 //
 //===----------------------------------------------------------------------===//
-#include "runtime/OrtPropagation.h"
+#include "runtime/ort/OrtPropagation.h"
 #include "ir/graph/OnnxIO.h"
 #include "support/Diagnostics.h"
 #include "test/unit/GraphBuilder.h"

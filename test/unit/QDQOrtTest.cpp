@@ -16,7 +16,8 @@
 //
 //===----------------------------------------------------------------------===//
 #include "QDQTestUtil.h"
-#include "runtime/IntegerPairs.h"
+#include "runtime/ort/IntegerPairs.h"
+#include "runtime/ort/OrtMode.h"
 
 #include <cstdio>
 #include <cstdlib>
@@ -255,11 +256,11 @@ TEST(QDQOrt, AddBeforeADroppedReluIsQLinearAdd) {
     auto ex = rt::Executor::create(*l->m, l->diags);
     ASSERT_TRUE(ex);
     rt::RunOptions integer;
-    integer.arithmetic = rt::IntegerArithmetic::Exact;
+    integer.mode = rt::ortMode(rt::IntegerArithmetic::Exact);
     std::vector<rt::Tensor> out;
     ASSERT_TRUE(succeeded(ex->run({{"x", x}}, out, l->diags, integer)));
     // An int8 symmetric output keeps the Relu meaningful: no table there.
-    EXPECT_EQ(ex->quantizedShortcuts().pairTables, signedOut ? 0u : 1u);
+    EXPECT_EQ(rt::quantizedShortcuts(*ex).pairTables, signedOut ? 0u : 1u);
   }
   if (!checkOrt("add_relu.onnx", x,
                 "QuantizeLinear QLinearConv QLinearConv com.microsoft:QLinearAdd DequantizeLinear",

@@ -14,6 +14,7 @@
 #include "quant/ptq/qdq/QDQ.h"
 #include "runtime/DataIO.h"
 #include "runtime/Executor.h"
+#include "runtime/ort/OrtMode.h"
 #include "test/unit/RunUtil.h"
 
 #include "llvm/Support/FileSystem.h"
@@ -61,7 +62,7 @@ inline std::vector<float> run(const graph::Model &m, const rt::Tensor &x, Ranges
                               size_t output = 0,
                               rt::IntegerArithmetic arith = rt::IntegerArithmetic::Float) {
   rt::RunOptions opts;
-  opts.arithmetic = arith;
+  opts.mode = rt::ortMode(arith);
   auto observe = [&](const graph::Value &v, const rt::Tensor &t) {
     if (t.elem() != graph::ElemType::Float || !t.numel())
       return;

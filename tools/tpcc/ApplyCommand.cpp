@@ -5,7 +5,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "quant/pipeline/Pipeline.h"
-#include "runtime/Evaluate.h"
+#include "runtime/eval/Evaluate.h"
 #include "tools/tpcc/Driver.h"
 
 #include <fmt/format.h>

@@ -12,7 +12,7 @@
 #define TPCC_TOOLS_TPCC_OPTIONS_H
 
 #include "ir/TpcIR.h"
-#include "runtime/IntegerPairs.h"
+#include "runtime/ort/IntegerPairs.h"
 #include "support/LogicalResult.h"
 #include "tools/tpcc/Commands.h"
 

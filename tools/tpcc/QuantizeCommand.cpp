@@ -8,7 +8,7 @@
 #include "quant/pipeline/Pipeline.h"
 #include "quant/pipeline/QualityTarget.h"
 #include "quant/pipeline/Report.h"
-#include "runtime/Evaluate.h"
+#include "runtime/eval/Evaluate.h"
 #include "tools/tpcc/Driver.h"
 
 #include <fmt/format.h>

@@ -1,11 +1,11 @@
 //===- RunCommand.cpp - `tpcc run` and `tpcc eval` ---------------------------===//
 //
-// Hands the model and the files to runtime/Evaluate.h and prints what came
+// Hands the model and the files to runtime/eval/Evaluate.h and prints what came
 // back: each output's statistics (run), or accuracy, agreement, SQNR and
 // throughput (eval).
 //
 //===----------------------------------------------------------------------===//
-#include "runtime/Evaluate.h"
+#include "runtime/eval/Evaluate.h"
 #include "tools/tpcc/Driver.h"
 
 #include <fmt/format.h>

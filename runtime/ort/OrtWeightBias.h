@@ -8,8 +8,8 @@
 // `tpcc run|eval --ort-cpu` rewrites the model as ORT does before computing it.
 //
 //===----------------------------------------------------------------------===//
-#ifndef TPCC_RUNTIME_ORTWEIGHTBIAS_H
-#define TPCC_RUNTIME_ORTWEIGHTBIAS_H
+#ifndef TPCC_RUNTIME_ORT_ORTWEIGHTBIAS_H
+#define TPCC_RUNTIME_ORT_ORTWEIGHTBIAS_H
 
 #include "ir/graph/Graph.h"
 

@@ -5,8 +5,8 @@
 // the same bits (OrtConv.cpp says which order).
 //
 //===----------------------------------------------------------------------===//
-#ifndef TPCC_RUNTIME_OPS_ORTCONV_H
-#define TPCC_RUNTIME_OPS_ORTCONV_H
+#ifndef TPCC_RUNTIME_ORT_OPS_ORTCONV_H
+#define TPCC_RUNTIME_ORT_OPS_ORTCONV_H
 
 #include "runtime/Tensor.h"
 #include "runtime/ops/ConvGeometry.h"

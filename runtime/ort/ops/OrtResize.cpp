@@ -4,9 +4,11 @@
 // additions, none of them fused (ctest ort_float_ops, against ORT).
 //
 //===----------------------------------------------------------------------===//
-#include "runtime/ops/OrtResize.h"
+#include "runtime/ort/ops/OrtResize.h"
 
 #include "runtime/KernelUtil.h"
+#include "runtime/ops/ResizeTaps.h"
+#include "runtime/ort/OrtKernels.h"
 
 #include <algorithm>
 #include <cmath>
@@ -81,4 +83,51 @@ void rt::ortBilinear(const Tensor &x, Tensor &y, OrtCoord coord, float scaleH, f
       }
     }
   });
+}
+
+namespace {
+
+/// A float bilinear Resize over the last two axes, as ORT's CPU provider
+/// computes it, into output 0 of `ctx`; false when ORT computes this call
+/// otherwise (then the default kernel's passes do).
+bool ortBilinearResize(KernelContext &ctx, const Tensor &x, const ResizeCall &c) {
+  int64_t r = x.rank();
+  const ResizeTaps &t = c.taps;
+  if (!c.linear || x.elem() != ElemType::Float || (r != 2 && r != 4) || t.axes.empty() ||
+      (!c.legacy && c.coord == "tf_crop_and_resize"))
+    return false;
+  float sc[2];
+  for (int64_t k = 0; k < r; ++k) {
+    float s =
+        c.sizes.empty() ? float(c.scales[size_t(k)]) : float(c.sizes[size_t(k)]) / float(x.dim(k));
+    if (k < r - 2 && s != 1) // ORT's NCHW path: N and C keep their size
+      return false;
+    if (k >= r - 2)
+      sc[k - (r - 2)] = s;
+  }
+  OrtCoord coord = c.legacy || c.coord == "asymmetric" ? OrtCoord::Asymmetric
+                   : c.coord == "pytorch_half_pixel"   ? OrtCoord::PytorchHalfPixel
+                   : c.coord == "tf_half_pixel_for_nn" ? OrtCoord::TfHalfPixelForNN
+                   : c.coord == "align_corners"        ? OrtCoord::AlignCorners
+                                                       : OrtCoord::HalfPixel;
+  ctx.outputs[0] = Tensor(x.elem(), t.outShape);
+  ortBilinear(x, ctx.outputs[0], coord, sc[0], sc[1]);
+  return true;
+}
+
+bool ortResizeKernel(KernelContext &ctx) {
+  const Tensor *x = ctx.input(0);
+  if (!x)
+    return ctx.fail(ctx.node.opType + " needs an input");
+  ResizeCall c;
+  if (!resizeCall(ctx, *x, c))
+    return false;
+  return ortBilinearResize(ctx, *x, c) || resizeWithTaps(ctx, *x, c.taps);
+}
+
+} // namespace
+
+void rt::registerOrtResizeKernels(KernelRegistry &r) {
+  r.add("Resize", ortResizeKernel);
+  r.add("Upsample", ortResizeKernel);
 }

@@ -1,5 +1,5 @@
 //===- IntegerPairs.cpp - QDQ groups computed as ONNX Runtime's integer kernels ===//
-#include "runtime/IntegerPairs.h"
+#include "runtime/ort/IntegerPairs.h"
 #include "runtime/ops/ConvGeometry.h"
 
 #include <algorithm>

@@ -12,8 +12,8 @@
 // tensors nor the QuantizeLinear.
 //
 //===----------------------------------------------------------------------===//
-#ifndef TPCC_RUNTIME_LOOKUPTABLE_H
-#define TPCC_RUNTIME_LOOKUPTABLE_H
+#ifndef TPCC_RUNTIME_ORT_LOOKUPTABLE_H
+#define TPCC_RUNTIME_ORT_LOOKUPTABLE_H
 
 #include "runtime/Tensor.h"
 

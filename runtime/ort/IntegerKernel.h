@@ -47,10 +47,10 @@
 // buffers): one per executor.
 //
 //===----------------------------------------------------------------------===//
-#ifndef TPCC_RUNTIME_INTEGERKERNEL_H
-#define TPCC_RUNTIME_INTEGERKERNEL_H
+#ifndef TPCC_RUNTIME_ORT_INTEGERKERNEL_H
+#define TPCC_RUNTIME_ORT_INTEGERKERNEL_H
 
-#include "runtime/IntegerPairs.h"
+#include "runtime/ort/IntegerPairs.h"
 
 #include <memory>
 #include <string>

@@ -1,5 +1,5 @@
 //===- IntegerKernel.cpp - QDQ groups on oneDNN's int8 primitives ---------===//
-#include "runtime/IntegerKernel.h"
+#include "runtime/ort/IntegerKernel.h"
 #include "runtime/KernelUtil.h"
 #include "runtime/Simd.h"
 #include "runtime/ops/ConvGeometry.h"

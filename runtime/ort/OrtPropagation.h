@@ -12,8 +12,8 @@
 // way in ORT, and `tpcc run|eval --ort-cpu` rewrites it as ORT does first.
 //
 //===----------------------------------------------------------------------===//
-#ifndef TPCC_RUNTIME_ORTPROPAGATION_H
-#define TPCC_RUNTIME_ORTPROPAGATION_H
+#ifndef TPCC_RUNTIME_ORT_ORTPROPAGATION_H
+#define TPCC_RUNTIME_ORT_ORTPROPAGATION_H
 
 #include "ir/graph/Graph.h"
 

@@ -7,10 +7,10 @@
 // pad_fusion.cc (its conditions and how the pads add up).
 //
 //===----------------------------------------------------------------------===//
-#include "runtime/OrtPropagation.h"
+#include "runtime/ort/OrtPropagation.h"
 
-#include "runtime/IntegerPairs.h"
-#include "runtime/OrtWeightBias.h"
+#include "runtime/ort/IntegerPairs.h"
+#include "runtime/ort/OrtWeightBias.h"
 
 #include "ir/OnnxSchema.h"
 

@@ -34,9 +34,11 @@
 // for bit.
 //
 //===----------------------------------------------------------------------===//
-#include "runtime/ops/OrtConv.h"
+#include "runtime/ort/ops/OrtConv.h"
 
 #include "runtime/Simd.h"
+#include "runtime/ops/Dnnl.h"
+#include "runtime/ort/OrtKernels.h"
 
 #include <immintrin.h>
 
@@ -245,3 +247,27 @@ bool rt::ortFloatConv(const Tensor &x, const Tensor &w, const Tensor *b, const C
     }
   return true;
 }
+
+namespace {
+
+/// Conv in ORT's float registry: the default kernel's checks, then MLAS's
+/// sums on the plain input. (Runs as ORT fuse nothing into a Conv: with
+/// post-ops it would be the default kernel's.)
+bool ortConvKernel(KernelContext &ctx) {
+  if (!ctx.post.empty())
+    return KernelRegistry::get().find("", "Conv")(ctx);
+  ConvGeometry g;
+  if (!checkConvCall(ctx, /*transpose=*/false, g))
+    return false;
+  const Tensor *x = ctx.input(0), *w = ctx.input(1), *b = ctx.input(2);
+  if (numElements(x->shape()) == 0 || numElements(g.outShape) == 0) {
+    ctx.outputs[0] = Tensor(ElemType::Float, g.outShape);
+    return true;
+  }
+  Tensor plainX = x->blocked() ? dnnl_util::toPlain(*x) : *x;
+  return ortFloatConv(plainX, *w, b, g, ctx.outputs[0]);
+}
+
+} // namespace
+
+void rt::registerOrtConvKernels(KernelRegistry &r) { r.add("Conv", ortConvKernel); }

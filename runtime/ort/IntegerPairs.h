@@ -20,8 +20,8 @@
 // vnni|no-vnni` gives ORT's numbers to the last bit.
 //
 //===----------------------------------------------------------------------===//
-#ifndef TPCC_RUNTIME_INTEGERPAIRS_H
-#define TPCC_RUNTIME_INTEGERPAIRS_H
+#ifndef TPCC_RUNTIME_ORT_INTEGERPAIRS_H
+#define TPCC_RUNTIME_ORT_INTEGERPAIRS_H
 
 #include "runtime/Kernel.h"
 

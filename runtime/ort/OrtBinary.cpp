@@ -1,5 +1,5 @@
 //===- OrtBinary.cpp - QLinearAdd / QLinearMul as ONNX Runtime computes them -===//
-#include "runtime/OrtBinary.h"
+#include "runtime/ort/OrtBinary.h"
 
 #include <algorithm>
 #include <cmath>

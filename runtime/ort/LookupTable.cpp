@@ -1,10 +1,10 @@
 //===- LookupTable.cpp - 8-bit element-wise chains as one lookup ------------===//
-#include "runtime/LookupTable.h"
+#include "runtime/ort/LookupTable.h"
 
-#include "runtime/IntegerPairs.h"
 #include "runtime/KernelUtil.h"
 #include "runtime/Simd.h"
 #include "runtime/ops/Dnnl.h"
+#include "runtime/ort/IntegerPairs.h"
 
 #include "llvm/ADT/StringSwitch.h"
 

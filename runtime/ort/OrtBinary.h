@@ -13,8 +13,8 @@
 // Same-shape inputs only: a broadcast scalar takes another path in both.
 //
 //===----------------------------------------------------------------------===//
-#ifndef TPCC_RUNTIME_ORTBINARY_H
-#define TPCC_RUNTIME_ORTBINARY_H
+#ifndef TPCC_RUNTIME_ORT_ORTBINARY_H
+#define TPCC_RUNTIME_ORT_ORTBINARY_H
 
 #include <cstdint>
 #include <string>

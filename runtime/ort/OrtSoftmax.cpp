@@ -1,5 +1,5 @@
 //===- OrtSoftmax.cpp - Softmax on 8-bit codes as ONNX Runtime computes it ---===//
-#include "runtime/OrtSoftmax.h"
+#include "runtime/ort/OrtSoftmax.h"
 
 #include "runtime/KernelUtil.h"
 

@@ -1,7 +1,8 @@
 //===- Evaluate.cpp - `tpcc run` and `tpcc eval` as library calls -----------===//
-#include "runtime/Evaluate.h"
+#include "runtime/eval/Evaluate.h"
 
-#include "runtime/OrtPropagation.h"
+#include "runtime/ort/OrtMode.h"
+#include "runtime/ort/OrtPropagation.h"
 
 #include "ir/graph/OnnxIO.h"
 #include "runtime/DataIO.h"
@@ -106,8 +107,7 @@ LogicalResult rt::runOnFiles(const RunRequest &r, RunOutcome &out, DiagnosticEng
   }
   phase(r.phaseDone, "read");
   RunOptions options;
-  options.arithmetic = r.arithmetic;
-  options.ortFloat = r.ortFloat;
+  options.mode = ortMode(r.arithmetic, r.ortFloat);
   if (failed(ex->run(inputs, out.results, diags, options)))
     return failure();
   phase(r.phaseDone, "run");
@@ -180,8 +180,7 @@ LogicalResult rt::evaluateModel(const EvalRequest &r, EvalOutcome &out, Diagnost
   const auto &outputs = out.model->graph.outputs();
   out.sqnr.assign(ref ? outputs.size() : 0, Sqnr());
   RunOptions options;
-  options.arithmetic = r.arithmetic;
-  options.ortFloat = r.ortFloat;
+  options.mode = ortMode(r.arithmetic, r.ortFloat);
   auto progress = [&](int64_t done) {
     if (r.progress)
       r.progress(done, n);
@@ -231,7 +230,7 @@ LogicalResult rt::evaluateModel(const EvalRequest &r, EvalOutcome &out, Diagnost
   }
   out.peakTensorBytes = runner.memoryStats().peakInUse;
   out.microBatch = runner.microBatchSize(batch, omp_get_max_threads());
-  out.integerGroups = ex->integerGroups();
+  out.integerGroups = integerGroups(*ex);
   phase(r.phaseDone, "eval");
   return success();
 }

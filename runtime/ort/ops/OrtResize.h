@@ -12,8 +12,8 @@
 // way.
 //
 //===----------------------------------------------------------------------===//
-#ifndef TPCC_RUNTIME_OPS_ORTRESIZE_H
-#define TPCC_RUNTIME_OPS_ORTRESIZE_H
+#ifndef TPCC_RUNTIME_ORT_OPS_ORTRESIZE_H
+#define TPCC_RUNTIME_ORT_OPS_ORTRESIZE_H
 
 #include "runtime/Tensor.h"
 

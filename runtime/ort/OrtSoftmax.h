@@ -11,8 +11,8 @@
 // the axes from `axis` on.
 //
 //===----------------------------------------------------------------------===//
-#ifndef TPCC_RUNTIME_ORTSOFTMAX_H
-#define TPCC_RUNTIME_ORTSOFTMAX_H
+#ifndef TPCC_RUNTIME_ORT_ORTSOFTMAX_H
+#define TPCC_RUNTIME_ORT_ORTSOFTMAX_H
 
 #include "runtime/Tensor.h"
 

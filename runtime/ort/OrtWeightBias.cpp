@@ -5,9 +5,9 @@
 // default it is called with), ORT 1.30.
 //
 //===----------------------------------------------------------------------===//
-#include "runtime/OrtWeightBias.h"
+#include "runtime/ort/OrtWeightBias.h"
 
-#include "runtime/IntegerPairs.h"
+#include "runtime/ort/IntegerPairs.h"
 
 #include <algorithm>
 #include <cmath>

@@ -7,15 +7,16 @@
 // model (every operator has a kernel) and the data (names, types, shapes,
 // finite values) before running anything; errors go to the DiagnosticEngine
 // (a file that cannot be read: err_cannot_open_file; a request that does not
-// fit the model: err_usage).
+// fit the model: err_usage). A request with integer arithmetic runs the
+// model in ONNX Runtime's mode (runtime/ort/OrtMode.h).
 //
 //===----------------------------------------------------------------------===//
-#ifndef TPCC_RUNTIME_EVALUATE_H
-#define TPCC_RUNTIME_EVALUATE_H
+#ifndef TPCC_RUNTIME_EVAL_EVALUATE_H
+#define TPCC_RUNTIME_EVAL_EVALUATE_H
 
 #include "runtime/Executor.h"
-#include "runtime/IntegerPairs.h"
 #include "runtime/Metrics.h"
+#include "runtime/ort/IntegerPairs.h"
 
 #include <functional>
 #include <memory>
@@ -32,7 +33,7 @@ struct RunRequest {
   IntegerArithmetic arithmetic = IntegerArithmetic::Float;
   /// Called when a phase ends ("load", "read", "run", "write").
   std::function<void(const char *)> phaseDone;
-  bool ortFloat = false; ///< RunOptions::ortFloat (`--ort-cpu`)
+  bool ortFloat = false; ///< with integer arithmetic: ORT's float kernels too (`--ort-cpu`)
 };
 
 struct RunOutcome {
@@ -53,7 +54,7 @@ struct EvalRequest {
   IntegerArithmetic arithmetic = IntegerArithmetic::Float;
   std::function<void(int64_t done, int64_t total)> progress;
   std::function<void(const char *)> phaseDone; ///< "load", "eval"
-  bool ortFloat = false;                       ///< RunOptions::ortFloat (`--ort-cpu`)
+  bool ortFloat = false; ///< with integer arithmetic: ORT's float kernels too (`--ort-cpu`)
 };
 
 struct EvalOutcome {

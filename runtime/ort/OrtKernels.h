@@ -1,0 +1,34 @@
+//===- OrtKernels.h - ONNX Runtime's float kernels as a second registry -*- C++ -*-===//
+//
+// Where ONNX Runtime computes a float node of a QDQ model, its sums and
+// approximations round apart from the default kernels' in the last bit, and
+// a value on a rounding tie of the QuantizeLinear after it then lands a code
+// apart. Runs that compute a model as ORT does (`--ort-cpu`, OrtMode.h)
+// look their kernels up in this registry first, and in the default one
+// (Kernel.h) for every operator it lacks: Conv summed as MLAS sums it
+// (ops/OrtConv.h), bilinear Resize as UpsampleBilinear (ops/OrtResize.h),
+// AveragePool and GlobalAveragePool as MlasPool (ops/OrtPool.cpp), Sigmoid
+// as MLAS's logistic approximation (ops/OrtSigmoid.cpp). Each falls back to
+// the default kernel where ORT computes as it does.
+//
+//===----------------------------------------------------------------------===//
+#ifndef TPCC_RUNTIME_ORT_ORTKERNELS_H
+#define TPCC_RUNTIME_ORT_ORTKERNELS_H
+
+#include "runtime/Kernel.h"
+
+namespace tpcc::rt {
+
+/// The registry of ORT's float kernels (only the operators it computes its
+/// own way).
+const KernelRegistry &ortFloatKernels();
+
+// The ops files (runtime/ort/ops/*.cpp).
+void registerOrtConvKernels(KernelRegistry &r);
+void registerOrtResizeKernels(KernelRegistry &r);
+void registerOrtPoolKernels(KernelRegistry &r);
+void registerOrtActivationKernels(KernelRegistry &r);
+
+} // namespace tpcc::rt
+
+#endif
