@@ -7,13 +7,13 @@
 // (algorithms.md 1, 2, 4), not against what the code printed once.
 //
 //===----------------------------------------------------------------------===//
+#include "ir/graph/OnnxIO.h"
+#include "passes/Passes.h"
 #include "plan/Plan.h"
 #include "quant/ptq/Measure.h"
 #include "quant/ptq/Quantizer.h"
-#include "quant/ptq/qdq/Finish.h"
 #include "quant/ptq/qdq/Apply.h"
-#include "ir/graph/OnnxIO.h"
-#include "passes/Passes.h"
+#include "quant/ptq/qdq/Finish.h"
 #include "runtime/DataIO.h"
 #include "test/unit/TestUtil.h"
 
@@ -588,7 +588,10 @@ TEST_F(QuantCore, SpecFromPlanRefusesOtherPlans) {
           "node 0 is `g`");
   refused(R"({"plan_version": 1, "nodes": [)" + node +
               R"(], "tensors": [], "corrections": ["shift_negative: x"]})",
-          "does not replay corrections");
+          "not a correction record");
+  refused(R"({"plan_version": 1, "nodes": [)" + node +
+              R"(], "tensors": [], "corrections": [{"op": "fold"}]})",
+          "unknown correction op `fold`");
   refused(R"({"plan_version": 1, "nodes": [)" + node +
               R"(], "tensors": [{"name": "x", "quantize": true, "method": "symmetric"}]})",
           "has no scale and zero point");
