@@ -292,8 +292,7 @@ Signedness ir::fixedSignedness(const OpConfig &c) {
   if (c.activation.signedness != Signedness::Auto)
     return c.activation.signedness;
   int64_t signedMax = (int64_t(1) << (c.activation.bits - 1)) - 1;
-  return c.fixedZeroPoint.value_or(0) > signedMax ? Signedness::Unsigned
-                                                  : Signedness::Signed;
+  return c.fixedZeroPoint.value_or(0) > signedMax ? Signedness::Unsigned : Signedness::Signed;
 }
 
 std::pair<double, double> ir::fixedRange(const OpConfig &c) {

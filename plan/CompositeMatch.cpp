@@ -1,8 +1,8 @@
 //===- CompositeMatch.cpp - Finding a framework's composites in a model ----===//
 #include "plan/CompositeMatch.h"
 
-#include "plan/PredicateEval.h"
 #include "ir/graph/OpTraits.h"
+#include "plan/PredicateEval.h"
 
 #include <fmt/format.h>
 

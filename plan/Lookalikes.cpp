@@ -11,8 +11,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "plan/Plan.h"
 #include "ir/graph/OpTraits.h"
+#include "plan/Plan.h"
 
 #include <fmt/format.h>
 

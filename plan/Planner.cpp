@@ -1,9 +1,9 @@
 //===- Planner.cpp - Matching, weights, tensors and plan-time checks -------===//
 
+#include "ir/graph/OnnxIO.h"
 #include "plan/ConstantOperands.h"
 #include "plan/Plan.h"
 #include "plan/PredicateEval.h"
-#include "ir/graph/OnnxIO.h"
 
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringMap.h"

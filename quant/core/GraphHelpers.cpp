@@ -1,8 +1,8 @@
 //===- GraphHelpers.cpp - Graph helpers the quantizer shares ----------------===//
 #include "quant/core/GraphHelpers.h"
 
-#include "plan/PredicateEval.h"
 #include "ir/graph/OpTraits.h"
+#include "plan/PredicateEval.h"
 
 #include <fmt/format.h>
 

@@ -12,8 +12,8 @@
 #ifndef TPCC_QUANT_CORE_GRAPHHELPERS_H
 #define TPCC_QUANT_CORE_GRAPHHELPERS_H
 
-#include "plan/Plan.h"
 #include "ir/graph/NodeAttrs.h"
+#include "plan/Plan.h"
 
 #include "llvm/ADT/StringRef.h"
 

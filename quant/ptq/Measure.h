@@ -26,7 +26,6 @@ struct ReadTensor {
 };
 ReadTensor parseReadTensor(const std::string &text, const graph::Graph &g);
 
-
 /// Runs both models over `data` (at most `maxSamples`) and fills the SQNR of
 /// every activation tensor of `result.tensors` (the value of that name in
 /// the quantized model against the float one). Every model output, and

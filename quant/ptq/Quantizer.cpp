@@ -13,12 +13,12 @@
 
 #include "quant/core/stats/HessianTrace.h"
 
+#include "ir/graph/OpTraits.h"
 #include "quant/core/GraphHelpers.h"
-#include "quant/ptq/corrections/PostThreshold.h"
-#include "quant/ptq/qdq/Finish.h"
 #include "quant/core/grids/Lut.h"
 #include "quant/core/grids/Threshold.h"
-#include "ir/graph/OpTraits.h"
+#include "quant/ptq/corrections/PostThreshold.h"
+#include "quant/ptq/qdq/Finish.h"
 #include "runtime/KernelUtil.h"
 
 #include <fmt/format.h>

@@ -10,9 +10,9 @@
 //
 //===----------------------------------------------------------------------===//
 #include "quant/learn/finetune/Finetune.h"
-#include "quant/pipeline/Pipeline.h"
 #include "frontend/Frontend.h"
 #include "passes/Passes.h"
+#include "quant/pipeline/Pipeline.h"
 #include "runtime/DataIO.h"
 #include "test/unit/QuantizeFixture.h"
 

@@ -12,8 +12,8 @@
 //===----------------------------------------------------------------------===//
 #include "QuantizeFixture.h"
 
-#include "quant/pipeline/Pipeline.h"
 #include "quant/core/grids/Threshold.h"
+#include "quant/pipeline/Pipeline.h"
 
 #include <gtest/gtest.h>
 

@@ -8,9 +8,9 @@
 #ifndef TPCC_TEST_UNIT_PLANFIXTURE_H
 #define TPCC_TEST_UNIT_PLANFIXTURE_H
 
-#include "plan/Plan.h"
 #include "ir/graph/OnnxIO.h"
 #include "passes/Passes.h"
+#include "plan/Plan.h"
 #include "test/unit/GraphBuilder.h"
 #include "test/unit/TestUtil.h"
 

@@ -10,8 +10,8 @@
 #ifndef TPCC_TEST_UNIT_QDQTESTUTIL_H
 #define TPCC_TEST_UNIT_QDQTESTUTIL_H
 
-#include "quant/ptq/qdq/QDQ.h"
 #include "ir/graph/OnnxIO.h"
+#include "quant/ptq/qdq/QDQ.h"
 #include "runtime/DataIO.h"
 #include "runtime/Executor.h"
 #include "test/unit/RunUtil.h"

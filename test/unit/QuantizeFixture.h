@@ -2,9 +2,9 @@
 #ifndef TPCC_TEST_UNIT_QUANTIZEFIXTURE_H
 #define TPCC_TEST_UNIT_QUANTIZEFIXTURE_H
 
-#include "quant/pipeline/Pipeline.h"
 #include "frontend/Frontend.h"
 #include "passes/Passes.h"
+#include "quant/pipeline/Pipeline.h"
 
 #include <gtest/gtest.h>
 

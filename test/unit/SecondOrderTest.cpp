@@ -11,9 +11,9 @@
 // model (y = x W: the trace is ‖W‖² per image).
 //
 //===----------------------------------------------------------------------===//
-#include "quant/learn/gptq/Hessian.h"
-#include "quant/core/stats/HessianTrace.h"
 #include "ir/graph/OnnxIO.h"
+#include "quant/core/stats/HessianTrace.h"
+#include "quant/learn/gptq/Hessian.h"
 #include "runtime/DataIO.h"
 
 #include "test/unit/QuantizeFixture.h"

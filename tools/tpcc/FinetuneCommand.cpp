@@ -6,8 +6,8 @@
 // of --data, trains, and prints quantize's summary and the training's.
 //
 //===----------------------------------------------------------------------===//
-#include "quant/pipeline/Pipeline.h"
 #include "quant/learn/finetune/Finetune.h"
+#include "quant/pipeline/Pipeline.h"
 #include "runtime/DataIO.h"
 #include "tools/tpcc/Driver.h"
 

@@ -5,10 +5,10 @@
 // plan or the ORT overrides. Nothing is written when there are errors.
 //
 //===----------------------------------------------------------------------===//
+#include "ir/graph/OnnxIO.h"
 #include "plan/Plan.h"
 #include "plan/Resources.h"
 #include "quant/pipeline/Pipeline.h"
-#include "ir/graph/OnnxIO.h"
 #include "support/AtomicFile.h"
 #include "tools/tpcc/Driver.h"
 

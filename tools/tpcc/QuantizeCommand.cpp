@@ -6,8 +6,8 @@
 //
 //===----------------------------------------------------------------------===//
 #include "quant/pipeline/Pipeline.h"
-#include "quant/pipeline/Report.h"
 #include "quant/pipeline/QualityTarget.h"
+#include "quant/pipeline/Report.h"
 #include "runtime/Evaluate.h"
 #include "tools/tpcc/Driver.h"
 

@@ -10,9 +10,9 @@
 #ifndef TPCC_QUANT_CORE_GRIDS_THRESHOLD_H
 #define TPCC_QUANT_CORE_GRIDS_THRESHOLD_H
 
+#include "ir/TpcIR.h"
 #include "quant/core/grids/Grid.h"
 #include "quant/core/stats/Histogram.h"
-#include "ir/TpcIR.h"
 
 #include <cstdint>
 #include <utility>

@@ -1,8 +1,8 @@
 //===- FakeQuantModel.cpp - The QDQ model as it trains --------------------===//
 #include "quant/learn/finetune/FakeQuantModel.h"
 
-#include "quant/core/GraphHelpers.h"
 #include "ir/graph/OpTraits.h"
+#include "quant/core/GraphHelpers.h"
 #include "runtime/KernelUtil.h"
 
 #include <cmath>

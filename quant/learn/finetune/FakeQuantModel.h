@@ -20,8 +20,8 @@
 #ifndef TPCC_QUANT_LEARN_FINETUNE_FAKEQUANTMODEL_H
 #define TPCC_QUANT_LEARN_FINETUNE_FAKEQUANTMODEL_H
 
-#include "quant/ptq/Quantizer.h"
 #include "quant/learn/finetune/Quantizers.h"
+#include "quant/ptq/Quantizer.h"
 #include "runtime/grad/Gradient.h"
 
 #include <functional>

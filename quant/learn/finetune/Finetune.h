@@ -20,8 +20,8 @@
 #ifndef TPCC_QUANT_LEARN_FINETUNE_FINETUNE_H
 #define TPCC_QUANT_LEARN_FINETUNE_FINETUNE_H
 
-#include "quant/ptq/Quantizer.h"
 #include "quant/learn/finetune/FakeQuantModel.h"
+#include "quant/ptq/Quantizer.h"
 
 #include "llvm/Support/JSON.h"
 

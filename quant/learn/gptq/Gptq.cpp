@@ -2,9 +2,9 @@
 #include "quant/learn/gptq/Gptq.h"
 
 #include "quant/core/GraphHelpers.h"
+#include "quant/core/stats/HessianTrace.h"
 #include "quant/learn/finetune/FakeQuantModel.h"
 #include "quant/learn/finetune/Optimizers.h"
-#include "quant/core/stats/HessianTrace.h"
 #include "runtime/KernelUtil.h"
 
 #include <fmt/format.h>

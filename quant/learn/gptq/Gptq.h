@@ -31,10 +31,10 @@
 #ifndef TPCC_QUANT_LEARN_GPTQ_GPTQ_H
 #define TPCC_QUANT_LEARN_GPTQ_GPTQ_H
 
-#include "quant/ptq/Quantizer.h"
+#include "quant/core/stats/Calibrate.h"
 #include "quant/learn/finetune/Quantizers.h"
 #include "quant/learn/gptq/Skipped.h"
-#include "quant/core/stats/Calibrate.h"
+#include "quant/ptq/Quantizer.h"
 
 #include "llvm/Support/JSON.h"
 

@@ -1,12 +1,12 @@
 //===- SecondOrder.cpp - Layer-wise second-order rounding -----------------===//
 #include "quant/learn/gptq/SecondOrder.h"
 
+#include "ir/graph/NodeAttrs.h"
+#include "ir/graph/OnnxIO.h"
 #include "quant/core/GraphHelpers.h"
 #include "quant/learn/finetune/Quantizers.h"
 #include "quant/learn/gptq/LutRefit.h"
 #include "quant/learn/gptq/Patches.h"
-#include "ir/graph/NodeAttrs.h"
-#include "ir/graph/OnnxIO.h"
 #include "runtime/KernelUtil.h"
 #include "runtime/ops/ConvGeometry.h"
 

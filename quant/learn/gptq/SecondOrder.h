@@ -18,10 +18,10 @@
 #ifndef TPCC_QUANT_LEARN_GPTQ_SECONDORDER_H
 #define TPCC_QUANT_LEARN_GPTQ_SECONDORDER_H
 
-#include "quant/ptq/Quantizer.h"
+#include "quant/core/stats/Calibrate.h"
 #include "quant/learn/gptq/Hessian.h"
 #include "quant/learn/gptq/Skipped.h"
-#include "quant/core/stats/Calibrate.h"
+#include "quant/ptq/Quantizer.h"
 
 #include "llvm/Support/JSON.h"
 

@@ -8,8 +8,8 @@
 //===----------------------------------------------------------------------===//
 #include "quant/ptq/qdq/Finish.h"
 
-#include "quant/core/GraphHelpers.h"
 #include "ir/graph/OpTraits.h"
+#include "quant/core/GraphHelpers.h"
 
 #include <algorithm>
 #include <cmath>

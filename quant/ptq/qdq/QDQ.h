@@ -24,8 +24,8 @@
 #ifndef TPCC_QUANT_PTQ_QDQ_QDQ_H
 #define TPCC_QUANT_PTQ_QDQ_QDQ_H
 
-#include "quant/core/Spec.h"
 #include "ir/graph/Graph.h"
+#include "quant/core/Spec.h"
 #include "support/Diagnostics.h"
 
 #include <string>

@@ -1,9 +1,9 @@
 //===- Sensitivity.cpp - How much each layer's candidates cost in accuracy ---===//
 #include "quant/search/mixed/Sensitivity.h"
 
-#include "quant/ptq/Quantizer.h"
-#include "quant/core/stats/HessianTrace.h"
 #include "ir/graph/OpTraits.h"
+#include "quant/core/stats/HessianTrace.h"
+#include "quant/ptq/Quantizer.h"
 
 #include <fmt/format.h>
 #include <omp.h>
