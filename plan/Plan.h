@@ -21,6 +21,7 @@
 #include "plan/CompositeMatch.h"
 #include "support/Diagnostics.h"
 
+#include "llvm/Support/JSON.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <optional>
@@ -143,9 +144,12 @@ struct Plan {
   /// of first use.
   std::vector<OptionsRef> usedOptions;
   /// Filled by `tpcc quantize`: the recipe's corrections that changed the
-  /// model (key `corrections`, absent when empty); `tpcc apply` does not
-  /// replay them and refuses such plans.
-  std::vector<std::string> corrections;
+  /// model, in the order they were made (key `corrections`, absent when
+  /// empty), each an object with its `op`, its `description` and the
+  /// parameters `tpcc apply` replays it from. The quantizer defines each
+  /// op's parameters (quant/ptq/corrections/Replay.h); the plan only carries
+  /// them.
+  std::vector<llvm::json::Object> corrections;
   /// Filled by `tpcc quantize`: the inputs `--fix-input` made constants
   /// (key `fixed_inputs`, absent when none); `tpcc apply` fixes them too.
   std::vector<std::pair<std::string, double>> fixedInputs;

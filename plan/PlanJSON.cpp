@@ -59,6 +59,8 @@ private:
     array(vs, [&](const graph::Value *v) { v ? string(v->name) : null(); });
   }
   void method(ir::QuantMethod m) { string(ir::toString(m)); }
+  void data(const llvm::json::Object &o);
+  void data(const llvm::json::Value &v);
 
   const Plan &plan;
   const std::vector<Diagnostic> &diags;
@@ -302,6 +304,31 @@ void PlanWriter::diagnostic(const Diagnostic &d) {
           {"notes", [&] { array(d.notes, [&](const Diagnostic &n) { diagnostic(n); }); }}});
 }
 
+/// Data the quantizer built (a correction's parameters), written as the
+/// rest of the plan is: keys sorted, numbers spelled canonically.
+void PlanWriter::data(const llvm::json::Object &o) {
+  std::vector<Field> fields;
+  for (const auto &kv : o)
+    fields.emplace_back(kv.first, [&] { data(kv.second); });
+  object(fields);
+}
+
+void PlanWriter::data(const llvm::json::Value &v) {
+  if (const llvm::json::Object *o = v.getAsObject())
+    return data(*o);
+  if (const llvm::json::Array *a = v.getAsArray())
+    return array(*a, [&](const llvm::json::Value &e) { data(e); });
+  if (llvm::Optional<llvm::StringRef> s = v.getAsString())
+    return string(*s);
+  if (llvm::Optional<bool> b = v.getAsBoolean())
+    return boolean(*b);
+  if (llvm::Optional<int64_t> i = v.getAsInteger())
+    return integer(*i);
+  if (llvm::Optional<double> d = v.getAsNumber())
+    return number(*d);
+  null();
+}
+
 void PlanWriter::write() {
   std::vector<Field> fields = {
       {"plan_version", [&] { integer(1); }},
@@ -351,8 +378,11 @@ void PlanWriter::write() {
                       }});
   // Written by `tpcc quantize` only when a correction changed the model.
   if (!plan.corrections.empty())
-    fields.push_back({"corrections",
-                      [&] { array(plan.corrections, [&](const std::string &c) { string(c); }); }});
+    fields.push_back({"corrections", [&] {
+                        linePerElement(
+                            plan.corrections,
+                            [](PlanWriter &w, const llvm::json::Object &c) { w.data(c); });
+                      }});
   object(fields);
 }
 

@@ -103,7 +103,13 @@ LogicalResult quant::applyGraphEdits(graph::Model &m, const std::vector<GraphEdi
                  fmt::format("correction: the model has no `{}`", what));
     return failure();
   };
-  for (const ConstantEdit &k : kernels) {
+  std::vector<const ConstantEdit *> byNode;
+  for (const ConstantEdit &k : kernels)
+    byNode.push_back(&k);
+  std::stable_sort(byNode.begin(), byNode.end(),
+                   [](const ConstantEdit *a, const ConstantEdit *b) { return a->node < b->node; });
+  for (const ConstantEdit *kp : byNode) {
+    const ConstantEdit &k = *kp;
     Node *n = nodeNamed(g, k.node);
     if (!n || !n->input(k.input) || !n->input(k.input)->constant)
       return missing(k.node);

@@ -32,6 +32,8 @@ struct GraphEdit {
   /// Shift: a Conv whose own padding becomes a Pad node `padNode` with value
   /// delta writing `padOutput` (the Conv's pads become 0).
   std::string convNode, padOutput;
+  /// Scaling: the linear node whose kernel is scaled back (its ConstantEdit).
+  std::string linear;
   std::string describe() const;
 };
 
@@ -43,8 +45,9 @@ struct ConstantEdit {
   std::vector<float> values;
 };
 
-/// Applies `kernels`, then `edits` to `m`, then relinks and verifies it.
-/// False after diagnostics (a name no longer there).
+/// Applies `kernels` (in node-name order, whatever order they are listed
+/// in, so the model's bytes do not depend on it), then `edits` to `m`, then
+/// relinks and verifies it. False after diagnostics (a name no longer there).
 LogicalResult applyGraphEdits(graph::Model &m, const std::vector<GraphEdit> &edits,
                               const std::vector<ConstantEdit> &kernels, DiagnosticEngine &diags);
 

@@ -6,6 +6,7 @@
 #include "quant/pipeline/Report.h"
 #include "quant/ptq/Measure.h"
 #include "quant/ptq/corrections/Corrections.h"
+#include "quant/ptq/corrections/Replay.h"
 #include "quant/ptq/qdq/Apply.h"
 #include "quant/ptq/qdq/Finish.h"
 #include "quant/ptq/qdq/QDQ.h"
@@ -127,6 +128,7 @@ LogicalResult preStatisticsCorrections(const QuantizeRequest &r, const ir::Frame
   if (!floatEx)
     return failure();
   out.corrections = pre.describe();
+  out.preCorrections = std::move(pre);
   return success();
 }
 
@@ -247,7 +249,7 @@ LogicalResult quant::quantizeModel(const QuantizeRequest &r, QuantizeOutcome &ou
   warnPoorTensors(result, out.plan, r.model, diags);
   phase(r, "measure");
   fillPlan(out.plan, result);
-  out.plan.corrections = out.corrections;
+  out.plan.corrections = recordCorrections(out.preCorrections, result);
   out.plan.fixedInputs = r.fixedInputs;
   return success();
 }
@@ -313,8 +315,8 @@ LogicalResult quant::applyPlan(const std::string &planPath, const std::string &m
     return failure();
   if (failed(specFromPlan((*text)->getBuffer(), planPath, *model, result, diags)))
     return failure();
-  applyBiases(*model, result);
-  if (failed(applyTrainedWeights(*model, result, diags)))
+  if (failed(applyCorrections(*model, result, diags)) ||
+      failed(applyTrainedWeights(*model, result, diags)))
     return failure();
   fitBiasesInInt32(*model, result.spec);
   if (failed(rewriteToQDQ(*model, result.spec, diags)) ||

@@ -21,6 +21,7 @@
 #include "quant/learn/gptq/Gptq.h"
 #include "quant/learn/gptq/SecondOrder.h"
 #include "quant/ptq/Quantizer.h"
+#include "quant/ptq/corrections/Corrections.h"
 #include "quant/search/mixed/Search.h"
 #include "transforms/Cleanup.h"
 
@@ -88,6 +89,9 @@ struct QuantizeOutcome {
   QuantizeResult result;
   /// Every correction made, described ("shift_negative on ...").
   std::vector<std::string> corrections;
+  /// The pre-statistics corrections made (the plan records them with the
+  /// graph edits of `result`).
+  PreCorrections preCorrections;
   /// What the clean-up changed in the model before planning.
   transforms::CleanupReport cleanup;
   /// The mixed-precision search, when budgets asked for one.
@@ -135,8 +139,9 @@ LogicalResult writeOutcome(const QuantizeRequest &r, const QuantizeOutcome &out,
                            DiagnosticEngine &diags);
 
 /// `tpcc apply`: prepares `modelPath`, reads the plan file `planPath` back
-/// into a QDQ spec (qdq/Apply.h), rewrites the model and writes it to
-/// `outputPath`. `result` says what was quantized.
+/// into a QDQ spec (qdq/Apply.h), replays the corrections the plan records
+/// as quantize made them, rewrites the model and writes it to `outputPath`.
+/// `result` says what was quantized.
 LogicalResult applyPlan(const std::string &planPath, const std::string &modelPath,
                         const std::string &outputPath, QuantizeResult &result,
                         std::unique_ptr<graph::Model> &model, DiagnosticEngine &diags);

@@ -590,7 +590,10 @@ TEST_F(QuantCore, SpecFromPlanRefusesOtherPlans) {
           "node 0 is `g`");
   refused(R"({"plan_version": 1, "nodes": [)" + node +
               R"(], "tensors": [], "corrections": ["shift_negative: x"]})",
-          "does not replay corrections");
+          "not a correction record");
+  refused(R"({"plan_version": 1, "nodes": [)" + node +
+              R"(], "tensors": [], "corrections": [{"op": "fold"}]})",
+          "unknown correction op `fold`");
   refused(R"({"plan_version": 1, "nodes": [)" + node +
               R"(], "tensors": [{"name": "x", "quantize": true, "method": "symmetric"}]})",
           "has no scale and zero point");

@@ -13,12 +13,15 @@
 #include "quant/core/GraphEdits.h"
 #include "quant/core/stats/Histogram.h"
 #include "quant/ptq/corrections/Corrections.h"
+#include "quant/ptq/corrections/Replay.h"
 #include "runtime/DataIO.h"
 #include "runtime/Executor.h"
 
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <set>
+#include <tuple>
 
 using namespace tpcc;
 using namespace tpcc::quant;
@@ -202,6 +205,110 @@ TEST(QuantCorrections, EditOfMissingTensorFails) {
   e.output = "o";
   EXPECT_TRUE(failed(applyGraphEdits(*l->model, {e}, {}, l->diags)));
   EXPECT_TRUE(l->diags.hasErrors());
+}
+
+namespace {
+
+/// `records` written as JSON text and read back against `l`'s model.
+LogicalResult readBack(Loaded &l, const std::vector<llvm::json::Object> &records,
+                       RecordedCorrections &out) {
+  llvm::json::Array array;
+  for (const llvm::json::Object &o : records)
+    array.push_back(llvm::json::Object(o));
+  std::string text;
+  llvm::raw_string_ostream(text) << llvm::json::Value(std::move(array));
+  llvm::Expected<llvm::json::Value> parsed = llvm::json::parse(text);
+  EXPECT_TRUE(bool(parsed));
+  if (!parsed)
+    return failure();
+  return readCorrections(*parsed->getAsArray(), "plan.json", *l.model, out, l.diags);
+}
+
+QuantGrid grid(double scale, int bits, bool isSigned) {
+  return gridFromPlan(ir::QuantMethod::PowerOfTwo, bits, scale, 0, isSigned ? -1 : 0);
+}
+
+} // namespace
+
+TEST(QuantCorrections, PreStatisticsRecordsReadBackAsMade) {
+  auto l = load("relu6");
+  PreCorrections pre;
+  pre.reluBounds.push_back({"relu6", "conv1", "conv2", 6, 0.75, 0});
+  std::vector<llvm::json::Object> records = recordCorrections(pre, QuantizeResult());
+  ASSERT_EQ(records.size(), 1u);
+  EXPECT_EQ(records[0].getString("description").getValueOr("").str(), pre.describe()[0]);
+  RecordedCorrections back;
+  ASSERT_TRUE(succeeded(readBack(*l, records, back)));
+  ASSERT_EQ(back.pre.reluBounds.size(), 1u);
+  const ReluBound &b = back.pre.reluBounds[0];
+  EXPECT_EQ(std::tie(b.clip, b.first, b.second, b.bound, b.ratio, b.firstOutAxis),
+            std::make_tuple(std::string("relu6"), std::string("conv1"), std::string("conv2"), 6.0,
+                            0.75, int64_t(0)));
+
+  auto a = load("ace");
+  PreCorrections eq;
+  eq.equalizations.push_back({"", "conv1", "conv2", {1.0 / 30, 0.5, 1, 1.0 / 3}});
+  RecordedCorrections eqBack;
+  ASSERT_TRUE(succeeded(readBack(*a, recordCorrections(eq, QuantizeResult()), eqBack)));
+  ASSERT_EQ(eqBack.pre.equalizations.size(), 1u);
+  EXPECT_EQ(eqBack.pre.equalizations[0].relu, "");
+  EXPECT_EQ(eqBack.pre.equalizations[0].factors, eq.equalizations[0].factors); // exactly
+}
+
+TEST(QuantCorrections, GraphEditRecordsReadBackAsMade) {
+  auto l = load("snc");
+  QuantizeResult r;
+  GraphEdit e;
+  e.value = "a";
+  e.node = "hswish_shift_negative";
+  e.output = "a_shifted";
+  e.constant = 0.375;
+  e.convNode = "conv2";
+  e.padNode = "conv2_pad";
+  e.padOutput = "a_shifted_padded";
+  r.edits.push_back(e);
+  r.spec.activations = {{"a", grid(std::ldexp(1.0, -12), 16, true)},
+                        {"a_shifted", grid(1.0 / 32, 8, false)},
+                        {"a_shifted_padded", grid(1.0 / 32, 8, false)}};
+  RecordedCorrections back;
+  ASSERT_TRUE(succeeded(readBack(*l, recordCorrections({}, r), back)));
+  ASSERT_EQ(back.edits.size(), 1u);
+  const GraphEdit &b = back.edits[0];
+  EXPECT_EQ(
+      std::tie(b.kind, b.value, b.node, b.output, b.constant, b.convNode, b.padNode, b.padOutput),
+      std::tie(e.kind, e.value, e.node, e.output, e.constant, e.convNode, e.padNode, e.padOutput));
+  ASSERT_EQ(back.grids.size(), 3u);
+  for (size_t i = 0; i < 3; ++i) {
+    EXPECT_EQ(back.grids[i].value, r.spec.activations[i].value);
+    EXPECT_EQ(back.grids[i].grid.scale, r.spec.activations[i].grid.scale);
+    EXPECT_EQ(back.grids[i].grid.qmin, r.spec.activations[i].grid.qmin);
+    EXPECT_EQ(back.grids[i].grid.qmax, r.spec.activations[i].grid.qmax);
+  }
+  EXPECT_TRUE(back.kernels.empty());
+
+  // The same edit again adds names the first one took.
+  RecordedCorrections twice;
+  r.edits.push_back(e);
+  EXPECT_TRUE(failed(readBack(*l, recordCorrections({}, r), twice)));
+
+  auto s = load("inscale");
+  QuantizeResult q;
+  GraphEdit scaling;
+  scaling.kind = GraphEdit::InputScaling;
+  scaling.value = "x";
+  scaling.node = "x_input_scaling";
+  scaling.output = "x_scaled";
+  scaling.constant = 0.125 / 0.07;
+  scaling.linear = "conv1";
+  q.edits.push_back(scaling);
+  q.kernels.push_back({"conv1", 1, std::vector<float>(216, -0.25f)});
+  q.spec.activations = {{"x_scaled", grid(1.0 / 1024, 8, true)}};
+  RecordedCorrections scaled;
+  ASSERT_TRUE(succeeded(readBack(*s, recordCorrections({}, q), scaled)));
+  ASSERT_EQ(scaled.kernels.size(), 1u);
+  EXPECT_EQ(scaled.kernels[0].values, q.kernels[0].values);
+  EXPECT_EQ(scaled.edits[0].constant, scaling.constant);
+  EXPECT_EQ(scaled.moved, std::set<std::string>{"x"});
 }
 
 TEST(QuantCorrections, ChannelVariance) {

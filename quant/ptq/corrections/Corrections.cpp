@@ -222,19 +222,25 @@ LogicalResult quant::applyPreStatisticsCorrections(graph::Model &m, const PreCor
   return graph::verifyGraph(g, m.path, diags);
 }
 
+std::string ReluBound::describe() const {
+  return fmt::format("relu_unbound_correction: `{}` bound {} -> 8 (`{}` / {}, `{}` * {})", clip,
+                     bound, first, ratio, second, ratio);
+}
+
+std::string ChannelEqualization::describe() const {
+  double lo = 1;
+  for (double f : factors)
+    lo = std::min(lo, f);
+  std::string via = relu.empty() ? "" : fmt::format("`{}` -> ", relu);
+  return fmt::format("activation_channel_equalization: `{}` -> {}`{}` (smallest factor {:.4g})",
+                     first, via, second, lo);
+}
+
 std::vector<std::string> PreCorrections::describe() const {
   std::vector<std::string> out;
   for (const ReluBound &r : reluBounds)
-    out.push_back(fmt::format("relu_unbound_correction: `{}` bound {} -> 8 (`{}` / {}, `{}` * {})",
-                              r.clip, r.bound, r.first, r.ratio, r.second, r.ratio));
-  for (const ChannelEqualization &e : equalizations) {
-    double lo = 1;
-    for (double f : e.factors)
-      lo = std::min(lo, f);
-    std::string via = e.relu.empty() ? "" : fmt::format("`{}` -> ", e.relu);
-    out.push_back(fmt::format("activation_channel_equalization: `{}` -> {}`{}` (smallest "
-                              "factor {:.4g})",
-                              e.first, via, e.second, lo));
-  }
+    out.push_back(r.describe());
+  for (const ChannelEqualization &e : equalizations)
+    out.push_back(e.describe());
   return out;
 }

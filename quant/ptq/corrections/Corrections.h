@@ -35,6 +35,7 @@ struct ReluBound {
   double bound = 0, ratio = 1;
   /// The output-channel axis of `first`'s kernel (kernelOutAxis).
   int64_t firstOutAxis = 0;
+  std::string describe() const;
 };
 
 /// activation_channel_equalization: first -> relu -> second (Convs), or
@@ -43,6 +44,7 @@ struct ReluBound {
 struct ChannelEqualization {
   std::string relu, first, second;
   std::vector<double> factors;
+  std::string describe() const;
 };
 
 struct PreCorrections {

@@ -160,6 +160,7 @@ void edits::decideInputScaling(PostThreshold &s) {
     e.node = freshName(g, x->name + "_input_scaling", s.taken, true);
     e.output = freshName(g, x->name + "_scaled", s.taken);
     e.constant = th / m;
+    e.linear = lin->name;
     QuantGrid q = *grid;
     grid.reset();
     s.added.push_back({e.output, q});

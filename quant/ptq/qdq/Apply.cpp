@@ -1,5 +1,6 @@
 //===- Apply.cpp - A calibrated plan back into a QDQ spec -------------------===//
 #include "quant/ptq/qdq/Apply.h"
+#include "quant/ptq/corrections/Replay.h"
 #include "quant/ptq/qdq/Finish.h"
 
 #include "plan/ConstantOperands.h"
@@ -12,6 +13,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 
 using namespace tpcc;
@@ -22,8 +24,7 @@ namespace {
 
 class PlanReader {
 public:
-  PlanReader(llvm::StringRef where, const graph::Model &m, QuantizeResult &r,
-             DiagnosticEngine &diags)
+  PlanReader(llvm::StringRef where, graph::Model &m, QuantizeResult &r, DiagnosticEngine &diags)
       : where(where.str()), m(m), r(r), diags(diags) {}
 
   bool read(const json::Object &plan);
@@ -34,14 +35,27 @@ private:
     return false;
   }
   bool checkModel(const json::Array &nodes);
+  bool corrections(const json::Array &records);
   bool tensor(const json::Object &t);
   bool node(const json::Object &n);
 
   std::string where;
-  const graph::Model &m;
+  graph::Model &m;
   QuantizeResult &r;
   DiagnosticEngine &diags;
+  RecordedCorrections recorded;
 };
+
+/// The corrections the plan records: the weight edits made before
+/// statistics are replayed on the model at once (its weights are then read
+/// as quantize read them), the graph edits are kept for applyCorrections.
+bool PlanReader::corrections(const json::Array &records) {
+  if (failed(readCorrections(records, where, m, recorded, diags)))
+    return false;
+  if (recorded.pre.empty())
+    return true;
+  return succeeded(applyPreStatisticsCorrections(m, recorded.pre, diags));
+}
 
 /// Integer range of a `bits`-wide grid.
 void setRange(QuantGrid &g, bool isSigned) {
@@ -72,33 +86,25 @@ bool PlanReader::checkModel(const json::Array &nodes) {
 
 bool PlanReader::tensor(const json::Object &t) {
   std::string name = t.getString("name").getValueOr("").str();
-  if (!t.getBoolean("quantize").getValueOr(false))
-    return true;
+  if (!t.getBoolean("quantize").getValueOr(false) || recorded.moved.count(name))
+    return true; // float, or its grid moved to an input scaling's output
   llvm::Optional<double> scale = t.getNumber("scale");
   llvm::Optional<int64_t> zp = t.getInteger("zero_point");
   if (!scale || !zp)
     return fail(fmt::format("tensor `{}` is quantized but has no scale and zero point; apply "
                             "takes plans written by `tpcc quantize --plan-out`",
                             name));
-  QuantGrid g;
   auto method = ir::parseQuantMethod(t.getString("method").getValueOr(""));
   if (!method)
     return fail(fmt::format("tensor `{}`: unknown method", name));
-  g.method = *method;
-  g.bits = int(t.getInteger("bits").getValueOr(8));
-  if (g.bits < 2 || g.bits > 32)
-    return fail(fmt::format("tensor `{}`: {} bits is not a width", name, g.bits));
-  g.scale = *scale;
-  g.zeroPoint = *zp;
+  int bits = int(t.getInteger("bits").getValueOr(8));
+  if (bits < 2 || bits > 32)
+    return fail(fmt::format("tensor `{}`: {} bits is not a width", name, bits));
   double lo = 0;
   if (const json::Array *range = t.getArray("range"); range && !range->empty())
     lo = (*range)[0].getAsNumber().getValueOr(0);
-  bool isSigned = g.method != ir::QuantMethod::Uniform && (lo < 0 || g.zeroPoint < 0);
-  setRange(g, isSigned); // the rewrite checks the scale and zero point against it
-  g.lo = g.scale * double(g.qmin - g.zeroPoint);
-  g.hi = g.scale * double(g.qmax - g.zeroPoint);
-  g.threshold = std::max(-g.lo, g.hi);
-  r.spec.activations.push_back({name, g});
+  // The rewrite checks the scale and zero point against the grid's integers.
+  r.spec.activations.push_back({name, gridFromPlan(*method, bits, *scale, *zp, lo)});
   return true;
 }
 
@@ -209,22 +215,36 @@ bool PlanReader::read(const json::Object &plan) {
   const json::Array *tensors = plan.getArray("tensors");
   if (!nodes || !tensors)
     return fail("the plan has no `nodes` or `tensors`");
+  // The plan's nodes are those of the model its weight edits made (they may
+  // drop Constant nodes nothing reads any more): replayed first.
+  if (const json::Value *c = plan.get("corrections"); c && !c->getAsNull()) {
+    if (!c->getAsArray())
+      return fail("`corrections` is not an array");
+    if (!corrections(*c->getAsArray()))
+      return false;
+  }
   if (!checkModel(*nodes))
     return false;
-  if (const json::Array *c = plan.getArray("corrections"); c && !c->empty()) {
-    std::string first = (*c)[0].getAsString().getValueOr("").str();
-    return fail(fmt::format("the plan records {} model correction(s) (`{}`{}); `tpcc apply` "
-                            "does not replay corrections: quantize the model again with "
-                            "`tpcc quantize`",
-                            c->size(), first, c->size() > 1 ? ", ..." : ""));
-  }
   for (const json::Value &t : *tensors)
     if (const json::Object *o = t.getAsObject(); !o || !tensor(*o))
       return o ? false : fail("a tensor entry is not an object");
   for (const json::Value &n : *nodes)
     if (!node(*n.getAsObject()))
       return false;
-  completeSpec(m, r);
+  // The grids the graph edits give: a tensor's wider one in its place, the
+  // new tensors' after the plan's, in the order quantize added them.
+  for (ActivationQDQ &a : recorded.grids) {
+    auto same = std::find_if(r.spec.activations.begin(), r.spec.activations.end(),
+                             [&](const ActivationQDQ &x) { return x.value == a.value; });
+    if (same != r.spec.activations.end())
+      same->grid = a.grid;
+    else
+      r.spec.activations.push_back(std::move(a));
+  }
+  r.edits = std::move(recorded.edits);
+  r.kernels = std::move(recorded.kernels);
+  if (r.edits.empty())
+    completeSpec(m, r); // else applyCorrections completes it on the edited model
   return true;
 }
 
@@ -255,9 +275,8 @@ LogicalResult quant::fixedInputsOfPlan(llvm::StringRef text, llvm::StringRef whe
   return success();
 }
 
-LogicalResult quant::specFromPlan(llvm::StringRef text, llvm::StringRef where,
-                                  const graph::Model &m, QuantizeResult &result,
-                                  DiagnosticEngine &diags) {
+LogicalResult quant::specFromPlan(llvm::StringRef text, llvm::StringRef where, graph::Model &m,
+                                  QuantizeResult &result, DiagnosticEngine &diags) {
   llvm::Expected<json::Value> v = json::parse(text);
   if (!v) {
     diags.emitAt(where.str(), diag::err_apply_plan, "not JSON: " + llvm::toString(v.takeError()));

@@ -7,10 +7,10 @@
 // weight_grids the quantizer recorded (a weight without them gets its
 // threshold chosen from its values, which needs no data); corrected biases
 // from corrected_bias. The plan must be for this model: same node count and
-// the same name and operator at every index. A plan that records model
-// corrections (`corrections`: relu_unbound_correction, channel equalization,
-// shift_negative, input_scaling change weights or add nodes) is refused:
-// apply does not replay them.
+// the same name and operator at every index. The model corrections the plan
+// records (`corrections`: relu_unbound_correction and channel equalization
+// change weights, shift_negative and input_scaling add nodes) are replayed
+// in the order quantize made them (corrections/Replay.h).
 //
 //===----------------------------------------------------------------------===//
 #ifndef TPCC_QUANT_PTQ_QDQ_APPLY_H
@@ -31,8 +31,12 @@ LogicalResult fixedInputsOfPlan(llvm::StringRef json, llvm::StringRef where,
                                 transforms::FixedInputs &fixed, DiagnosticEngine &diags);
 
 /// Parses `json` (the plan file `where`) against `m` (loaded and cleaned up
-/// as `tpcc quantize` does). False after diagnostics.
-LogicalResult specFromPlan(llvm::StringRef json, llvm::StringRef where, const graph::Model &m,
+/// as `tpcc quantize` does). The weight edits the plan records before
+/// statistics (relu bounds, channel equalization) are made on `m` first, as
+/// quantize made them on its copy; its graph edits, with the kernels and
+/// grids they come with, go into `result` for applyCorrections (Finish.h),
+/// which also completes the spec then. False after diagnostics.
+LogicalResult specFromPlan(llvm::StringRef json, llvm::StringRef where, graph::Model &m,
                            QuantizeResult &result, DiagnosticEngine &diags);
 
 } // namespace tpcc::quant
