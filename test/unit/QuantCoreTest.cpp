@@ -337,7 +337,7 @@ TEST_F(QuantCore, CompleteSpecGivesValueMovingOpsTheirInputGridAndInt32Biases) {
   QuantizeResult r;
   QuantGrid g = powerOfTwoGrid(0.9, 8, false);
   r.spec.activations.push_back({"x", g});
-  r.spec.weights.push_back({"fc", 1, 0, {symmetricGrid(1, 8, true)}});
+  r.spec.weights.push_back({{0, {symmetricGrid(1, 8, true)}}, "fc", 1});
   completeSpec(*m, r);
   // Flatten moves values: its output takes x's grid.
   ASSERT_EQ(r.spec.activations.size(), 2u);
@@ -350,7 +350,7 @@ TEST_F(QuantCore, CompleteSpecGivesValueMovingOpsTheirInputGridAndInt32Biases) {
   auto scaled = load(gemmModel(1, 0.5f));
   QuantizeResult r2;
   r2.spec.activations.push_back({"x", g});
-  r2.spec.weights.push_back({"fc", 1, 0, {symmetricGrid(1, 8, true)}});
+  r2.spec.weights.push_back({{0, {symmetricGrid(1, 8, true)}}, "fc", 1});
   completeSpec(*scaled, r2);
   EXPECT_TRUE(r2.spec.biases.empty());
   EXPECT_EQ(r2.spec.activations.size(), 1u);
@@ -358,7 +358,7 @@ TEST_F(QuantCore, CompleteSpecGivesValueMovingOpsTheirInputGridAndInt32Biases) {
   // An unquantized input: no int32 bias.
   auto plain = load(gemmModel());
   QuantizeResult r3;
-  r3.spec.weights.push_back({"fc", 1, 0, {symmetricGrid(1, 8, true)}});
+  r3.spec.weights.push_back({{0, {symmetricGrid(1, 8, true)}}, "fc", 1});
   completeSpec(*plain, r3);
   EXPECT_TRUE(r3.spec.biases.empty());
 }
