@@ -7,6 +7,8 @@
 //===----------------------------------------------------------------------===//
 #include "quant/ptq/Measure.h"
 
+#include "quant/core/Timing.h"
+
 #include "quant/core/format/NumberFormat.h"
 #include "runtime/Metrics.h"
 
@@ -21,15 +23,6 @@ using namespace tpcc;
 using namespace tpcc::quant;
 using graph::Node;
 using graph::Value;
-
-namespace {
-
-using Clock = std::chrono::steady_clock;
-double since(Clock::time_point t) {
-  return std::chrono::duration<double>(Clock::now() - t).count();
-}
-
-} // namespace
 
 ReadTensor quant::parseReadTensor(const std::string &text, const graph::Graph &g) {
   llvm::StringRef t(text);

@@ -11,6 +11,8 @@
 //===----------------------------------------------------------------------===//
 #include "quant/ptq/Quantizer.h"
 
+#include "quant/core/Timing.h"
+
 #include "quant/core/stats/HessianTrace.h"
 
 #include "ir/graph/LinearKernel.h"
@@ -35,11 +37,6 @@ using graph::Node;
 using graph::Value;
 
 namespace {
-
-using Clock = std::chrono::steady_clock;
-double since(Clock::time_point t) {
-  return std::chrono::duration<double>(Clock::now() - t).count();
-}
 
 struct Activation {
   ir::QuantMethod method;

@@ -1,6 +1,8 @@
 //===- Finetune.cpp - Quantization-aware fine-tuning -----------------------===//
 #include "quant/learn/finetune/Finetune.h"
 
+#include "quant/core/Timing.h"
+
 #include "quant/learn/finetune/Optimizers.h"
 
 #include <fmt/format.h>
@@ -38,9 +40,6 @@ LogicalResult quant::finetune(graph::Model &model, QuantizeResult &result, const
                               const FinetuneOptions &options, FinetuneReport &report,
                               DiagnosticEngine &diags) {
   auto t0 = std::chrono::steady_clock::now();
-  auto secondsSince = [](std::chrono::steady_clock::time_point from) {
-    return std::chrono::duration<double>(std::chrono::steady_clock::now() - from).count();
-  };
   std::string where = model.path.empty() ? std::string("<model>") : model.path;
   FakeQuantOptions fo;
   fo.weights = fo.activations = options.quantizer;
@@ -195,11 +194,11 @@ LogicalResult quant::finetune(graph::Model &model, QuantizeResult &result, const
       ++report.steps;
       report.samples += b;
       if (options.progress) {
-        double s = report.trainSeconds + secondsSince(epochStart);
+        double s = report.trainSeconds + since(epochStart);
         options.progress(epoch, step + 1, perEpoch, loss, double(report.samples) / s);
       }
     }
-    report.trainSeconds += secondsSince(epochStart);
+    report.trainSeconds += since(epochStart);
     int64_t correct = -1;
     if (options.validateX.defined() && failed(validate(correct)))
       return failure();
@@ -213,7 +212,7 @@ LogicalResult quant::finetune(graph::Model &model, QuantizeResult &result, const
   }
 
   fq->finish(&report.quantizers);
-  report.seconds = secondsSince(t0);
+  report.seconds = since(t0);
   return success();
 }
 

@@ -1,6 +1,8 @@
 //===- Gptq.cpp - Gradient-based post-training quantization ---------------===//
 #include "quant/learn/gptq/Gptq.h"
 
+#include "quant/core/Timing.h"
+
 #include "quant/core/GraphHelpers.h"
 #include "quant/core/stats/HessianTrace.h"
 #include "quant/learn/finetune/FakeQuantModel.h"
@@ -166,9 +168,6 @@ LogicalResult quant::gradientGptq(graph::Model &model, QuantizeResult &result,
                                   CalibrationData &data, const GptqOptions &options,
                                   GradientGptqReport &report, DiagnosticEngine &diags) {
   auto t0 = std::chrono::steady_clock::now();
-  auto secondsSince = [](std::chrono::steady_clock::time_point from) {
-    return std::chrono::duration<double>(std::chrono::steady_clock::now() - from).count();
-  };
   report = GradientGptqReport();
   std::string where = model.path.empty() ? std::string("<model>") : model.path;
   const char *method =
@@ -439,7 +438,7 @@ LogicalResult quant::gradientGptq(graph::Model &model, QuantizeResult &result,
     }
   }
   report.steps = t;
-  report.trainSeconds = secondsSince(trainStart);
+  report.trainSeconds = since(trainStart);
   size_t tenth = std::max<size_t>(1, stepLoss.size() / 10);
   for (size_t k = 0; k < tenth && k < stepLoss.size(); ++k) {
     report.firstLoss += stepLoss[k] / double(tenth);
@@ -520,7 +519,7 @@ LogicalResult quant::gradientGptq(graph::Model &model, QuantizeResult &result,
     report.elements += a.numel();
   }
   fq->finish();
-  report.seconds = secondsSince(t0);
+  report.seconds = since(t0);
   return success();
 }
 
