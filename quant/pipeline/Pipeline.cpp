@@ -216,27 +216,14 @@ LogicalResult quant::quantizeModel(const QuantizeRequest &r, QuantizeOutcome &ou
     out.corrections.push_back(e.describe());
   if (failed(applyCorrections(*out.quantModel, result, diags)))
     return failure();
-  if (r.secondOrder) {
-    out.gptq.emplace();
-    auto progress = [&](int64_t done, int64_t total) {
-      if (r.progress)
-        r.progress("second-order rounding", done, total);
-    };
-    if (failed(secondOrderRounding(*out.quantModel, result, *data, *r.secondOrder, *out.gptq, diags,
-                                   progress)))
+  StageContext ctx{*out.quantModel, result, out.plan, *floatEx, *data, r.progress, r.training};
+  for (const std::shared_ptr<const Stage> &stage : r.stages) {
+    std::unique_ptr<StageReport> report;
+    if (failed(stage->run(ctx, report, diags)))
       return failure();
-    phase(r, "second-order rounding");
+    out.stages.push_back(std::move(report));
+    phase(r, stage->name());
   }
-  if (r.gradientGptq) {
-    out.gradientGptq.emplace();
-    if (failed(gradientGptq(*out.quantModel, result, out.plan, *floatEx, *data, *r.gradientGptq,
-                            *out.gradientGptq, diags)))
-      return failure();
-    phase(r, "gptq");
-  }
-  if (r.beforeRewrite &&
-      failed(r.beforeRewrite(*out.quantModel, result, out.plan, *floatEx, diags)))
-    return failure();
   fitBiasesInInt32(*out.quantModel, result.spec);
   if (failed(rewriteToQDQ(*out.quantModel, result.spec, diags)) ||
       failed(graph::verifyGraph(out.quantModel->graph, r.output, diags)))
@@ -282,15 +269,13 @@ LogicalResult quant::writeOutcome(const QuantizeRequest &r, const QuantizeOutcom
       return diags.emitAt("", diag::err_cannot_write_file, r.planOut, error);
   }
   if (!r.report.empty()) {
-    ReportHeader h{r.platform->name, r.recipe.name.empty() ? "(defaults)" : r.recipe.name, r.model,
-                   r.output, [&](llvm::json::OStream &j) {
-                     if (out.gptq && r.secondOrder)
-                       writeGptqJSON(*out.gptq, *r.secondOrder, j);
-                     if (out.gradientGptq && r.gradientGptq)
-                       writeGradientGptqJSON(*out.gradientGptq, *r.gradientGptq, j);
-                     if (r.reportExtra)
-                       r.reportExtra(j);
-                   }};
+    ReportHeader h{r.platform->name,
+                   r.recipe.name.empty() ? "(defaults)" : r.recipe.name,
+                   r.model,
+                   r.output,
+                   {}};
+    for (const std::unique_ptr<StageReport> &s : out.stages)
+      h.stages.push_back(s.get());
     auto write = [&](llvm::raw_ostream &os) {
       writeReport(out.result, h, out.corrections, os, out.search ? &*out.search : nullptr,
                   &out.plan);

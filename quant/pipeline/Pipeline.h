@@ -18,8 +18,7 @@
 #ifndef TPCC_QUANT_PIPELINE_PIPELINE_H
 #define TPCC_QUANT_PIPELINE_PIPELINE_H
 
-#include "quant/learn/gptq/Gptq.h"
-#include "quant/learn/gptq/SecondOrder.h"
+#include "quant/core/Stage.h"
 #include "quant/ptq/Quantizer.h"
 #include "quant/ptq/corrections/Corrections.h"
 #include "quant/search/mixed/Search.h"
@@ -62,22 +61,14 @@ struct QuantizeRequest {
   /// Called when a phase ends ("load", "plan", "calibrate", "rewrite",
   /// "measure"), for timing.
   std::function<void(const char *)> phaseDone;
-  /// Called after calibration and the corrections, before the QDQ rewrite,
-  /// with the corrected model copy that becomes the QDQ model, the result
-  /// whose spec the rewrite applies, the plan (its candidates) and the
-  /// float model's executor: what `tpcc finetune` trains
-  /// (finetune/Finetune.h). Failure stops quantizeModel.
-  std::function<LogicalResult(graph::Model &, QuantizeResult &, const plan::Plan &, rt::Executor &,
-                              DiagnosticEngine &)>
-      beforeRewrite;
-  /// Adds sections to the report (ReportHeader::extra).
-  std::function<void(llvm::json::OStream &)> reportExtra;
-  /// `--gptq second_order`: round the kernels with second-order error
-  /// compensation after the corrections (gptq/SecondOrder.h).
-  std::optional<SecondOrderSettings> secondOrder;
-  /// `--gptq soft_rounding|ste`: train the kernels' rounding against the
-  /// float model after the corrections (gptq/Gptq.h).
-  std::optional<GptqOptions> gradientGptq;
+  /// Progress of a training stage, step by step.
+  TrainingProgressFn training;
+  /// What runs after calibration and the corrections, before the QDQ
+  /// rewrite, in order (quant/core/Stage.h): `--gptq second_order`
+  /// (SecondOrderStage), `--gptq soft_rounding|ste` (GradientGptqStage),
+  /// `tpcc finetune` (FinetuneStage). Shared: a request is copied for every
+  /// round of the quality target, and a stage keeps no state of a run.
+  std::vector<std::shared_ptr<const Stage>> stages;
 };
 
 struct QuantizeOutcome {
@@ -96,10 +87,16 @@ struct QuantizeOutcome {
   transforms::CleanupReport cleanup;
   /// The mixed-precision search, when budgets asked for one.
   std::optional<mixed::SearchResult> search;
-  /// What second-order rounding did, when asked for.
-  std::optional<GptqReport> gptq;
-  /// What gradient GPTQ did, when asked for.
-  std::optional<GradientGptqReport> gradientGptq;
+  /// What each stage of the request did, in its order.
+  std::vector<std::unique_ptr<StageReport>> stages;
+
+  /// The report of the first stage that made an `R`, or null.
+  template <typename R> const R *reportOf() const {
+    for (const std::unique_ptr<StageReport> &s : stages)
+      if (const R *r = dynamic_cast<const R *>(s.get()))
+        return r;
+    return nullptr;
+  }
 };
 
 /// `tpcc plan --calib ...` with budgets: prepares the model as quantize does,

@@ -444,6 +444,7 @@ LogicalResult quant::quantizeToTarget(QuantizeRequest r, double db, QuantizeOutc
   // Every round is quiet: the diagnostics of the outcome kept are reported
   // at the end.
   r.progress = nullptr;
+  r.training = nullptr;
   r.phaseDone = nullptr;
   std::vector<Diagnostic> keptDiags;
   double keptShortfall = INFINITY;

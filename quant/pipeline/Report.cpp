@@ -75,8 +75,8 @@ void quant::writeReport(const QuantizeResult &r, const ReportHeader &h,
     });
     if (search && plan)
       mixed::writeSearchJSON(*search, *plan, j);
-    if (h.extra)
-      h.extra(j);
+    for (const StageReport *s : h.stages)
+      s->writeJSON(j);
     j.attributeArray("tensors", [&] {
       for (const TensorReport &t : r.tensors)
         j.object([&] {

@@ -8,13 +8,13 @@
 #ifndef TPCC_QUANT_PIPELINE_REPORT_H
 #define TPCC_QUANT_PIPELINE_REPORT_H
 
+#include "quant/core/Stage.h"
 #include "quant/ptq/Quantizer.h"
 #include "quant/search/mixed/Search.h"
 
 #include "llvm/Support/JSON.h"
 #include "llvm/Support/raw_ostream.h"
 
-#include <functional>
 #include <string>
 #include <vector>
 
@@ -23,8 +23,8 @@ namespace tpcc::quant {
 /// What the report names besides the tensors.
 struct ReportHeader {
   std::string platform, recipe, model, output;
-  /// Adds sections to the report's top-level object (`tpcc finetune`'s).
-  std::function<void(llvm::json::OStream &)> extra;
+  /// What the stages did: each adds its section to the report.
+  std::vector<const StageReport *> stages;
 };
 
 /// The report JSON (report_version 1); `search` (with the plan it chose)

@@ -2,7 +2,7 @@
 //
 // The bundled digits CNN quantized for imx500 with 2-bit kernels (PTQ: 92 %
 // on the labelled digits, float 99.3 %), then fine-tuned inside quantizeModel (the
-// beforeRewrite hook) on the 450 labelled digits: the written QDQ model's
+// stage) on the 450 labelled digits: the written QDQ model's
 // accuracy on them rises to 98.9 %, the learned grids reach the
 // spec, and two runs with the same seed give the same weights bit for bit.
 // The logits the training forward computes are the written model's.
@@ -56,12 +56,11 @@ protected:
     if (!labels)
       d.labels = rt::Tensor();
     if (train)
-      r.beforeRewrite = [&](graph::Model &m, quant::QuantizeResult &res, const plan::Plan &p,
-                            rt::Executor &teacher, DiagnosticEngine &diags) {
-        return quant::finetune(m, res, p, teacher, d, fo, report, diags);
-      };
+      r.stages.push_back(std::make_shared<quant::FinetuneStage>(d, fo));
     EXPECT_TRUE(succeeded(quant::quantizeModel(r, out, c->diags)));
-    r.beforeRewrite = nullptr;
+    r.stages.clear();
+    if (const auto *done = out.reportOf<quant::FinetuneReport>())
+      report = *done;
     auto ex = rt::Executor::create(*out.quantModel, c->diags);
     EXPECT_TRUE(ex);
     if (!ex)

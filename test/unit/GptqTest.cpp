@@ -13,6 +13,7 @@
 #include "QuantizeFixture.h"
 
 #include "quant/core/grids/Threshold.h"
+#include "quant/learn/gptq/Gptq.h"
 #include "quant/pipeline/Pipeline.h"
 
 #include <gtest/gtest.h>
@@ -29,9 +30,11 @@ class GptqPipeline : public test::DigitsQuantizeTest {
 protected:
   void run(QuantizeOutcome &out, std::optional<GptqOptions> g) {
     r.recipe.weightsBits = 4;
-    r.gradientGptq = std::move(g);
+    r.stages.clear();
+    if (g)
+      r.stages.push_back(std::make_shared<GradientGptqStage>(*g));
     ASSERT_TRUE(succeeded(quantizeModel(r, out, c->diags)));
-    r.gradientGptq.reset();
+    r.stages.clear();
   }
   static double weighted(const GradientGptqReport &g, bool after) {
     double s = 0;
@@ -67,8 +70,8 @@ TEST_F(GptqPipeline, TrainedRoundingLowersTheLayerLossOnTheGrid) {
   GptqOptions g;
   g.epochs = 100;
   run(out, g);
-  ASSERT_TRUE(out.gradientGptq);
-  const GradientGptqReport &rep = *out.gradientGptq;
+  ASSERT_TRUE(out.reportOf<GradientGptqReport>());
+  const GradientGptqReport &rep = *out.reportOf<GradientGptqReport>();
   ASSERT_EQ(rep.points.size(), 4u);
   EXPECT_FALSE(rep.reverted);
   EXPECT_EQ(rep.steps, 700);
@@ -100,15 +103,17 @@ TEST_F(GptqPipeline, TooFewStepsKeepNearestRounding) {
   GptqOptions g;
   g.epochs = 3;
   run(trained, g);
-  ASSERT_TRUE(trained.gradientGptq);
-  EXPECT_TRUE(trained.gradientGptq->reverted);
-  EXPECT_EQ(trained.gradientGptq->flipped, 0);
+  const GradientGptqReport *t = trained.reportOf<GradientGptqReport>();
+  ASSERT_TRUE(t);
+  EXPECT_TRUE(t->reverted);
+  EXPECT_EQ(t->flipped, 0);
   EXPECT_EQ(test::initializerBytes(*trained.quantModel), test::initializerBytes(*plain.quantModel));
   g.rounding = QuantizerKind::SteRounding;
   run(ste, g);
-  ASSERT_TRUE(ste.gradientGptq);
-  EXPECT_EQ(ste.gradientGptq->steps, 21);
-  EXPECT_LE(weighted(*ste.gradientGptq, true), weighted(*ste.gradientGptq, false));
+  const GradientGptqReport *s = ste.reportOf<GradientGptqReport>();
+  ASSERT_TRUE(s);
+  EXPECT_EQ(s->steps, 21);
+  EXPECT_LE(weighted(*s, true), weighted(*s, false));
 }
 
 TEST(GptqQuantizers, SteRoundingMovesAtMostOneStep) {

@@ -11,6 +11,7 @@
 // model (y = x W: the trace is ‖W‖² per image).
 //
 //===----------------------------------------------------------------------===//
+#include "quant/learn/gptq/SecondOrder.h"
 #include "ir/graph/OnnxIO.h"
 #include "quant/core/stats/HessianTrace.h"
 #include "quant/learn/gptq/Hessian.h"
@@ -134,9 +135,9 @@ protected:
   double logitError(quant::QuantizeOutcome &out, bool secondOrder) {
     r.recipe.weightsBits = 4;
     if (secondOrder)
-      r.secondOrder = SecondOrderSettings();
+      r.stages.push_back(std::make_shared<quant::SecondOrderStage>(SecondOrderSettings()));
     EXPECT_TRUE(succeeded(quant::quantizeModel(r, out, c->diags)));
-    r.secondOrder.reset();
+    r.stages.clear();
     rt::Tensor x;
     std::string error;
     EXPECT_TRUE(rt::readTensorFile(kExamples + "digits_test_x.npy", x, error)) << error;
@@ -160,9 +161,10 @@ TEST_F(SecondOrderPipeline, DigitsLogitsComeCloserToTheFloatModel) {
   double before = logitError(nearest, false), after = logitError(rounded, true);
   // Measured: 0.173 -> 0.099.
   EXPECT_LT(after, 0.8 * before) << "nearest " << before << ", second order " << after;
-  ASSERT_TRUE(rounded.gptq);
-  EXPECT_EQ(rounded.gptq->layers.size(), 4u);
-  for (const quant::GptqLayerReport &l : rounded.gptq->layers) {
+  const quant::SecondOrderReport *so = rounded.reportOf<quant::SecondOrderReport>();
+  ASSERT_TRUE(so);
+  EXPECT_EQ(so->layers.size(), 4u);
+  for (const quant::GptqLayerReport &l : so->layers) {
     EXPECT_LE(l.result.lossRounded, l.result.lossNearest) << l.node;
     EXPECT_FALSE(l.singular) << l.node;
   }

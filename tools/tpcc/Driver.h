@@ -115,10 +115,9 @@ LogicalResult pickRecipe(Compilation &c, const ir::Module &m, const Options &o, 
 /// input. Failure after a usage error.
 LogicalResult completeQuantizeArgs(Options &o);
 /// `tpcc quantize` with `extend` completing the request (failure after
-/// diagnostics) and `summary` printing after quantize's summary (finetune).
+/// diagnostics): `tpcc finetune` adds its stage.
 int quantizeWith(Compilation &c, const ir::Module &m, const Options &o,
-                 const std::function<LogicalResult(quant::QuantizeRequest &)> &extend,
-                 const std::function<void()> &summary);
+                 const std::function<LogicalResult(quant::QuantizeRequest &)> &extend);
 
 } // namespace tpcc::driver
 

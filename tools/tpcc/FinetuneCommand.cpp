@@ -95,19 +95,7 @@ int driver::runFinetune(Compilation &c, const ir::Module &m, const Options &o) {
     }
     q.calib = {std::string(calibFile)};
   }
-  quant::FinetuneReport report;
-  std::unique_ptr<Progress> bar;
-  fo.progress = [&](int64_t epoch, int64_t step, int64_t steps, double loss, double rate) {
-    if (!bar || step == 1)
-      bar = std::make_unique<Progress>(o.showProgress(), steps,
-                                       fmt::format("steps (epoch {} of {})", epoch, fo.epochs));
-    bar->update(step, fmt::format("loss {:.4f}, {:.0f} samples/s", loss, rate));
-    if (step == steps)
-      bar->finish();
-  };
   fo.epochDone = [&](int64_t epoch, double loss, int64_t correct) {
-    if (bar)
-      bar->finish();
     std::string v = correct < 0 ? std::string()
                                 : fmt::format(", validation accuracy {:.2f} % ({} of {})",
                                               100.0 * double(correct) / double(fo.validateX.dim(0)),
@@ -127,24 +115,10 @@ int driver::runFinetune(Compilation &c, const ir::Module &m, const Options &o) {
     fo.quantizer = *quant::parseQuantizerKind(o.quantizer.empty() ? ir::toString(ft.quantizer)
                                                                   : llvm::StringRef(o.quantizer));
     fo.minThreshold = r.recipe.minThreshold;
-    r.reportExtra = [&](llvm::json::OStream &j) { quant::writeFinetuneJSON(report, fo, j); };
-    r.beforeRewrite = [&](graph::Model &model, quant::QuantizeResult &result,
-                          const plan::Plan &plan, rt::Executor &teacher, DiagnosticEngine &d) {
-      return quant::finetune(model, result, plan, teacher, data, fo, report, d);
-    };
+    r.stages.push_back(std::make_shared<quant::FinetuneStage>(std::move(data), fo));
     return success();
   };
-  auto summary = [&] {
-    llvm::outs() << fmt::format(
-        "finetune: {} epoch{} of {} samples ({} steps, batch {}, {} quantizers, {}), {}: loss "
-        "{:.4f} -> {:.4f}, {:.0f} samples/s\n",
-        fo.epochs, fo.epochs == 1 ? "" : "s", n, report.steps, fo.batch,
-        report.trainedWeights + report.trainedActivations, quant::toString(fo.quantizer),
-        data.labels.defined() ? "cross-entropy with the labels"
-                              : "distillation from the float model",
-        report.firstLoss, report.lastLoss, report.samplesPerSecond());
-  };
-  int status = quantizeWith(c, m, q, extend, summary);
+  int status = quantizeWith(c, m, q, extend);
   if (!calibFile.empty())
     llvm::sys::fs::remove(calibFile);
   return status;

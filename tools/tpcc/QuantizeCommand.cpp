@@ -5,6 +5,8 @@
 // summary. Nothing is written after an error.
 //
 //===----------------------------------------------------------------------===//
+#include "quant/learn/gptq/Gptq.h"
+#include "quant/learn/gptq/SecondOrder.h"
 #include "quant/pipeline/Pipeline.h"
 #include "quant/pipeline/QualityTarget.h"
 #include "quant/pipeline/Report.h"
@@ -50,9 +52,8 @@ LogicalResult driver::completeQuantizeArgs(Options &o) {
 }
 
 /// The kernel rounding `--gptq` / `--gptq-epochs` or the recipe's `gptq`
-/// block asks for, into `r` (the progress bar of gradient GPTQ in `bar`).
-static LogicalResult gptqRequest(Compilation &c, const Options &o, quant::QuantizeRequest &r,
-                                 std::unique_ptr<Progress> &bar) {
+/// block asks for, as a stage of `r`.
+static LogicalResult gptqRequest(Compilation &c, const Options &o, quant::QuantizeRequest &r) {
   const ir::Gptq &gq = r.recipe.gptq;
   std::optional<ir::GptqMethod> method = o.gptq.empty() ? gq.method : ir::parseGptqMethod(o.gptq);
   if (!method && o.gptqEpochs)
@@ -67,7 +68,7 @@ static LogicalResult gptqRequest(Compilation &c, const Options &o, quant::Quanti
     quant::SecondOrderSettings s;
     s.dampening = gq.dampening;
     s.actOrder = gq.actOrder;
-    r.secondOrder = s;
+    r.stages.push_back(std::make_shared<quant::SecondOrderStage>(s));
     return success();
   }
   quant::GptqOptions g;
@@ -88,27 +89,16 @@ static LogicalResult gptqRequest(Compilation &c, const Options &o, quant::Quanti
   g.perSampleLoss = gq.perSampleLoss;
   g.gradualActivation = gq.gradualActivation;
   g.minThreshold = r.recipe.minThreshold;
-  bool show = o.showProgress();
-  g.progress = [&bar, show, epochs = *epochs](int64_t epoch, int64_t step, int64_t steps,
-                                              double loss) {
-    if (!bar || step == 1)
-      bar = std::make_unique<Progress>(show, steps,
-                                       fmt::format("steps (GPTQ epoch {} of {})", epoch, epochs));
-    bar->update(step, fmt::format("loss {:.5f}", loss));
-    if (step == steps)
-      bar->finish();
-  };
-  r.gradientGptq = std::move(g);
+  r.stages.push_back(std::make_shared<quant::GradientGptqStage>(std::move(g)));
   return success();
 }
 
 int driver::runQuantize(Compilation &c, const ir::Module &m, const Options &o) {
-  return quantizeWith(c, m, o, nullptr, nullptr);
+  return quantizeWith(c, m, o, nullptr);
 }
 
 int driver::quantizeWith(Compilation &c, const ir::Module &m, const Options &o,
-                         const std::function<LogicalResult(quant::QuantizeRequest &)> &extend,
-                         const std::function<void()> &summary) {
+                         const std::function<LogicalResult(quant::QuantizeRequest &)> &extend) {
   quant::QuantizeRequest r;
   r.module = &m;
   r.platform = pickPlatform(c, m, o);
@@ -126,8 +116,7 @@ int driver::quantizeWith(Compilation &c, const ir::Module &m, const Options &o,
   r.choose = o.choose;
   r.fixedInputs = o.fixedInputs;
   r.budgets = o.budgets;
-  std::unique_ptr<Progress> gptqBar;
-  if (failed(gptqRequest(c, o, r, gptqBar)))
+  if (failed(gptqRequest(c, o, r)))
     return finish(c.diags, o);
   PhaseTimer timer(o.time);
   r.phaseDone = [&](const char *phase) { timer.done(phase); };
@@ -143,18 +132,23 @@ int driver::quantizeWith(Compilation &c, const ir::Module &m, const Options &o,
     }
     progress->update(done);
   };
-  // Gradient GPTQ's bar starts on a line of its own: the calibration bar
-  // before it ends first.
-  if (r.gradientGptq && r.gradientGptq->progress)
-    r.gradientGptq->progress = [&, inner = r.gradientGptq->progress](int64_t epoch, int64_t step,
-                                                                     int64_t steps, double loss) {
-      if (progress) {
-        progress->finish();
-        progress.reset();
-        phase.clear();
-      }
-      inner(epoch, step, steps, loss);
-    };
+  // A training stage's bar, one per epoch, starts on a line of its own: the
+  // calibration bar before it ends first.
+  std::unique_ptr<Progress> steps;
+  r.training = [&](const quant::TrainingProgress &p) {
+    if (progress) {
+      progress->finish();
+      progress.reset();
+      phase.clear();
+    }
+    if (!steps || p.step == 1)
+      steps = std::make_unique<Progress>(
+          o.showProgress(), p.steps,
+          fmt::format("steps ({}, epoch {} of {})", p.stage, p.epoch, p.epochs));
+    steps->update(p.step, fmt::format("loss {:.5g}, {:.0f} samples/s", p.loss, p.samplesPerSecond));
+    if (p.step == p.steps)
+      steps->finish();
+  };
   if (extend && failed(extend(r)))
     return finish(c.diags, o);
   quant::QuantizeOutcome out;
@@ -169,16 +163,12 @@ int driver::quantizeWith(Compilation &c, const ir::Module &m, const Options &o,
   timer.done("write");
   quant::printSummary(out.result, o.model, o.output, out.cleanup.describe(), out.corrections,
                       llvm::outs());
-  if (out.gptq)
-    quant::printSecondOrder(*out.gptq, llvm::outs());
-  if (out.gradientGptq && r.gradientGptq)
-    quant::printGradientGptq(*out.gradientGptq, *r.gradientGptq, llvm::outs());
+  for (const std::unique_ptr<quant::StageReport> &s : out.stages)
+    s->print(llvm::outs());
   if (out.search)
     quant::mixed::printSearch(*out.search, out.plan, llvm::outs());
   if (o.minSqnr)
     quant::printTarget(target, llvm::outs());
-  if (summary)
-    summary();
   llvm::outs() << rt::saturationNote(*out.quantModel);
   return ExitOK;
 }

@@ -3,11 +3,11 @@
 
 #include "quant/core/Timing.h"
 
-#include "quant/learn/finetune/Optimizers.h"
+#include "quant/learn/train/Optimizers.h"
+#include "quant/learn/train/TrainingLoop.h"
 
 #include <fmt/format.h>
 
-#include <chrono>
 #include <cmath>
 #include <cstring>
 #include <map>
@@ -38,8 +38,8 @@ std::vector<double> logSoftmax(const Tensor &logits, int64_t row) {
 LogicalResult quant::finetune(graph::Model &model, QuantizeResult &result, const plan::Plan &plan,
                               rt::Executor &teacher, const FinetuneData &data,
                               const FinetuneOptions &options, FinetuneReport &report,
-                              DiagnosticEngine &diags) {
-  auto t0 = std::chrono::steady_clock::now();
+                              DiagnosticEngine &diags, const TrainingProgressFn &progress) {
+  auto t0 = Clock::now();
   std::string where = model.path.empty() ? std::string("<model>") : model.path;
   FakeQuantOptions fo;
   fo.weights = fo.activations = options.quantizer;
@@ -65,12 +65,13 @@ LogicalResult quant::finetune(graph::Model &model, QuantizeResult &result, const
   std::mt19937 rng(options.seed);
   std::vector<int64_t> order(static_cast<size_t>(n));
   int64_t batch = std::max<int64_t>(1, std::min(options.batch, n));
-  int64_t perEpoch = (n + batch - 1) / batch, total = perEpoch * options.epochs, t = 0;
+  TrainingLoop loop("fine-tuning", options.epochs, (n + batch - 1) / batch, "--lr");
   report = FinetuneReport();
+  report.settings = options;
+  report.dataSamples = n;
+  report.labeled = labeled;
   report.trainedWeights = weights.size();
   report.trainedActivations = fq->activations.size();
-  double epochLoss = 0;
-  std::vector<double> stepLoss;                          ///< every step's, for the report
   std::map<const std::vector<double> *, Adam> paramAdam; ///< the quantizers'
   size_t rowBytes = x.bytes() / size_t(n);
   rt::RunOptions ro = fq->runOptions();
@@ -96,128 +97,143 @@ LogicalResult quant::finetune(graph::Model &model, QuantizeResult &result, const
     }
     return success();
   };
-  for (int64_t epoch = 1; epoch <= options.epochs; ++epoch) {
+  TrainingLoop::Steps steps;
+  steps.epochBegin = [&](int64_t) {
     for (int64_t i = 0; i < n; ++i)
       order[size_t(i)] = i;
     for (int64_t i = n - 1; i > 0; --i) // Fisher-Yates, the same on every library
       std::swap(order[size_t(i)], order[size_t(rng() % uint32_t(i + 1))]);
-    epochLoss = 0;
-    auto epochStart = std::chrono::steady_clock::now();
-    for (int64_t step = 0; step < perEpoch; ++step) {
-      int64_t b0 = step * batch, b = std::min(batch, n - b0);
-      rt::Shape shape = x.shape();
-      shape[0] = b;
-      Tensor xb(x.elem(), shape);
-      for (int64_t i = 0; i < b; ++i)
-        std::memcpy(static_cast<uint8_t *>(xb.raw()) + size_t(i) * rowBytes,
-                    static_cast<const uint8_t *>(x.raw()) +
-                        size_t(order[size_t(b0 + i)]) * rowBytes,
-                    rowBytes);
-      // Forward with fake-quantized weights and activations.
-      std::vector<Tensor> outs;
-      std::map<std::string, Tensor> feed{{input->name, xb}};
-      if (failed(fq->backprop().forward(feed, outs, diags, ro)))
-        return failure();
-      const Tensor &logits = outs.front();
-      if (logits.rank() != 2 || logits.dim(0) != b)
-        return diags.emitAt(where, diag::err_run_node,
-                            fmt::format("fine-tuning needs logits [batch, classes] as the first "
-                                        "output; it is {}",
-                                        rt::shapeStr(logits.shape())));
-      int64_t classes = logits.dim(1);
-      if (labeled && t == 0) // every label, once the logits say how many classes
-        for (int64_t i = 0; i < n; ++i) {
-          int64_t label = int64_t(data.labels.at(i));
-          if (label < 0 || label >= classes)
-            return diags.emitAt(where, diag::err_run_node,
-                                fmt::format("label {} of sample {} is not a class of the {} "
-                                            "logits",
-                                            label, i, classes));
+  };
+  Tensor dy; ///< the loss's gradient at the logits
+  steps.forward = [&](TrainingStep &s) -> LogicalResult {
+    int64_t b0 = s.step * batch, b = std::min(batch, n - b0);
+    rt::Shape shape = x.shape();
+    shape[0] = b;
+    Tensor xb(x.elem(), shape);
+    for (int64_t i = 0; i < b; ++i)
+      std::memcpy(static_cast<uint8_t *>(xb.raw()) + size_t(i) * rowBytes,
+                  static_cast<const uint8_t *>(x.raw()) + size_t(order[size_t(b0 + i)]) * rowBytes,
+                  rowBytes);
+    // Forward with fake-quantized weights and activations.
+    std::map<std::string, Tensor> feed{{input->name, xb}};
+    std::vector<Tensor> outs;
+    if (failed(fq->backprop().forward(feed, outs, diags, ro)))
+      return failure();
+    const Tensor &logits = outs.front();
+    if (logits.rank() != 2 || logits.dim(0) != b)
+      return diags.emitAt(where, diag::err_run_node,
+                          fmt::format("fine-tuning needs logits [batch, classes] as the first "
+                                      "output; it is {}",
+                                      rt::shapeStr(logits.shape())));
+    int64_t classes = logits.dim(1);
+    if (labeled && s.t == 0) // every label, once the logits say how many classes
+      for (int64_t i = 0; i < n; ++i) {
+        int64_t label = int64_t(data.labels.at(i));
+        if (label < 0 || label >= classes)
+          return diags.emitAt(where, diag::err_run_node,
+                              fmt::format("label {} of sample {} is not a class of the {} "
+                                          "logits",
+                                          label, i, classes));
+      }
+    // Loss and its gradient.
+    dy = Tensor(ElemType::Float, logits.shape());
+    double loss = 0;
+    std::vector<Tensor> teacherOut;
+    if (!labeled && failed(teacher.run(feed, teacherOut, diags)))
+      return failure();
+    for (int64_t r = 0; r < b; ++r) {
+      std::vector<double> ls = logSoftmax(logits, r);
+      std::vector<double> target(size_t(classes), 0.0);
+      if (labeled) {
+        int64_t label = int64_t(data.labels.at(order[size_t(b0 + r)]));
+        target[size_t(label)] = 1;
+        loss -= ls[size_t(label)];
+      } else {
+        std::vector<double> lt = logSoftmax(teacherOut.front(), r);
+        for (int64_t k = 0; k < classes; ++k) {
+          target[size_t(k)] = std::exp(lt[size_t(k)]);
+          loss += target[size_t(k)] * (lt[size_t(k)] - ls[size_t(k)]);
         }
-      // Loss and its gradient.
-      Tensor dy(ElemType::Float, logits.shape());
-      double loss = 0;
-      std::vector<Tensor> teacherOut;
-      if (!labeled && failed(teacher.run(feed, teacherOut, diags)))
-        return failure();
-      for (int64_t r = 0; r < b; ++r) {
-        std::vector<double> ls = logSoftmax(logits, r);
-        std::vector<double> target(size_t(classes), 0.0);
-        if (labeled) {
-          int64_t label = int64_t(data.labels.at(order[size_t(b0 + r)]));
-          target[size_t(label)] = 1;
-          loss -= ls[size_t(label)];
-        } else {
-          std::vector<double> lt = logSoftmax(teacherOut.front(), r);
-          for (int64_t k = 0; k < classes; ++k) {
-            target[size_t(k)] = std::exp(lt[size_t(k)]);
-            loss += target[size_t(k)] * (lt[size_t(k)] - ls[size_t(k)]);
-          }
-        }
-        for (int64_t k = 0; k < classes; ++k)
-          dy.data<float>()[r * classes + k] =
-              float((std::exp(ls[size_t(k)]) - target[size_t(k)]) / double(b));
       }
-      loss /= double(b);
-      if (!std::isfinite(loss))
-        return diags.emitAt(where, diag::err_run_node,
-                            fmt::format("the loss is not finite at epoch {}, step {}: lower --lr",
-                                        epoch, step + 1));
-      // Backward: each quantizer's straight-through rule in the hook.
-      fq->zeroGrad();
-      auto hook = [&](const graph::Value &v, Tensor g) { return fq->gradient(v, std::move(g)); };
-      std::vector<Tensor> grads;
-      if (failed(fq->backprop().backward({dy}, grads, diags, hook)))
-        return failure();
-      // Adam, on a cosine schedule.
-      ++t;
-      double lr = options.lr * 0.5 * (1 + std::cos(M_PI * double(t - 1) / double(total)));
-      for (size_t k = 0; k < weights.size(); ++k) {
-        TrainingWeight &s = weights[k];
-        grad.assign(grads[k].data<float>(), grads[k].data<float>() + grads[k].numel());
-        // Decoupled weight decay on the kernels.
-        weightAdam[k].step(s.w.data(), grad.data(), s.w.size(), lr,
-                           s.quantizer ? options.weightDecay : 0, t);
-      }
-      auto update = [&](TrainableQuantizer &q) {
-        for (QuantizerParam &p : q.parameters())
-          paramAdam[p.value].step(p.value->data(), p.grad->data(), p.value->size(), lr, 0, t);
-      };
-      for (TrainingActivation &a : fq->activations)
-        update(*a.quantizer);
-      for (TrainingWeight &s : weights)
-        if (s.quantizer)
-          update(*s.quantizer);
-      fq->refresh();
-      epochLoss += loss * double(b);
-      stepLoss.push_back(loss);
-      ++report.steps;
-      report.samples += b;
-      if (options.progress) {
-        double s = report.trainSeconds + since(epochStart);
-        options.progress(epoch, step + 1, perEpoch, loss, double(report.samples) / s);
-      }
+      for (int64_t k = 0; k < classes; ++k)
+        dy.data<float>()[r * classes + k] =
+            float((std::exp(ls[size_t(k)]) - target[size_t(k)]) / double(b));
     }
-    report.trainSeconds += since(epochStart);
+    s.loss = loss / double(b);
+    s.samples = b;
+    return success();
+  };
+  steps.update = [&](TrainingStep &s) -> LogicalResult {
+    // Backward: each quantizer's straight-through rule in the hook.
+    fq->zeroGrad();
+    auto hook = [&](const graph::Value &v, Tensor g) { return fq->gradient(v, std::move(g)); };
+    std::vector<Tensor> grads;
+    if (failed(fq->backprop().backward({dy}, grads, diags, hook)))
+      return failure();
+    // Adam, on a cosine schedule.
+    double lr = loop.cosine(options.lr, s.t);
+    for (size_t k = 0; k < weights.size(); ++k) {
+      TrainingWeight &w = weights[k];
+      grad.assign(grads[k].data<float>(), grads[k].data<float>() + grads[k].numel());
+      // Decoupled weight decay on the kernels.
+      weightAdam[k].step(w.w.data(), grad.data(), w.w.size(), lr,
+                         w.quantizer ? options.weightDecay : 0, s.t + 1);
+    }
+    auto update = [&](TrainableQuantizer &q) {
+      for (QuantizerParam &p : q.parameters())
+        paramAdam[p.value].step(p.value->data(), p.grad->data(), p.value->size(), lr, 0, s.t + 1);
+    };
+    for (TrainingActivation &a : fq->activations)
+      update(*a.quantizer);
+    for (TrainingWeight &w : weights)
+      if (w.quantizer)
+        update(*w.quantizer);
+    fq->refresh();
+    return success();
+  };
+  steps.epochEnd = [&](int64_t epoch, double loss) -> LogicalResult {
     int64_t correct = -1;
     if (options.validateX.defined() && failed(validate(correct)))
       return failure();
     if (options.epochDone)
-      options.epochDone(epoch, epochLoss / double(n), correct);
-  }
-  size_t tenth = std::max<size_t>(1, stepLoss.size() / 10);
-  for (size_t k = 0; k < tenth; ++k) {
-    report.firstLoss += stepLoss[k] / double(tenth);
-    report.lastLoss += stepLoss[stepLoss.size() - tenth + k] / double(tenth);
-  }
-
+      options.epochDone(epoch, loss, correct);
+    return success();
+  };
+  if (failed(loop.run(steps, where, progress, diags)))
+    return failure();
+  report.steps = loop.steps;
+  report.samples = loop.samples;
+  report.firstLoss = loop.firstLoss;
+  report.lastLoss = loop.lastLoss;
+  report.trainSeconds = loop.trainSeconds;
   fq->finish(&report.quantizers);
   report.seconds = since(t0);
   return success();
 }
 
-void quant::writeFinetuneJSON(const FinetuneReport &report, const FinetuneOptions &options,
-                              llvm::json::OStream &j) {
+LogicalResult FinetuneStage::run(StageContext &ctx, std::unique_ptr<StageReport> &report,
+                                 DiagnosticEngine &diags) const {
+  auto r = std::make_unique<FinetuneReport>();
+  if (failed(finetune(ctx.model, ctx.result, ctx.plan, ctx.floatModel, data, options, *r, diags,
+                      ctx.training)))
+    return failure();
+  report = std::move(r);
+  return success();
+}
+
+void FinetuneReport::print(llvm::raw_ostream &os) const {
+  const FinetuneSettings &o = settings;
+  os << fmt::format("finetune: {} epoch{} of {} samples ({} steps, batch {}, {} quantizers, {}), "
+                    "{}: loss {:.4f} -> {:.4f}, {:.0f} samples/s\n",
+                    o.epochs, o.epochs == 1 ? "" : "s", dataSamples, steps, o.batch,
+                    trainedWeights + trainedActivations, toString(o.quantizer),
+                    labeled ? "cross-entropy with the labels" : "distillation from the float model",
+                    firstLoss, lastLoss, samplesPerSecond());
+}
+
+void FinetuneReport::writeJSON(llvm::json::OStream &j) const {
+  const FinetuneSettings &options = settings;
+  const FinetuneReport &report = *this;
   j.attributeObject("finetune", [&] {
     j.attribute("epochs", options.epochs);
     j.attribute("batch", options.batch);

@@ -20,6 +20,7 @@
 #ifndef TPCC_QUANT_LEARN_FINETUNE_FINETUNE_H
 #define TPCC_QUANT_LEARN_FINETUNE_FINETUNE_H
 
+#include "quant/core/Stage.h"
 #include "quant/learn/finetune/FakeQuantModel.h"
 #include "quant/ptq/Quantizer.h"
 
@@ -29,7 +30,8 @@
 
 namespace tpcc::quant {
 
-struct FinetuneOptions {
+/// What fine-tuning trains with (the report repeats them).
+struct FinetuneSettings {
   int64_t epochs = 1;
   int64_t batch = 32;
   double lr = 1e-4;
@@ -38,9 +40,9 @@ struct FinetuneOptions {
   uint32_t seed = 0;
   /// The recipe's `min_threshold`: no trained threshold goes below it.
   double minThreshold = ir::kDefaultMinThreshold;
-  /// Called after each step: epoch (from 1), step in the epoch (from 1),
-  /// steps per epoch, the step's loss, samples per second so far.
-  std::function<void(int64_t, int64_t, int64_t, double, double)> progress;
+};
+
+struct FinetuneOptions : FinetuneSettings {
   /// Samples and integer labels scored after every epoch (none: empty x).
   rt::Tensor validateX, validateLabels;
   /// Called after each epoch: the epoch, its mean loss, and the validation
@@ -56,7 +58,10 @@ struct FinetuneData {
   rt::Tensor labels; ///< integer classes, or undefined: distillation
 };
 
-struct FinetuneReport {
+struct FinetuneReport : StageReport {
+  FinetuneSettings settings;
+  int64_t dataSamples = 0; ///< in the training data
+  bool labeled = false;    ///< cross-entropy with labels; else distillation
   int64_t steps = 0, samples = 0;
   /// Mean loss of the first and of the last tenth of the steps (at least one
   /// step each).
@@ -68,12 +73,13 @@ struct FinetuneReport {
     return trainSeconds > 0 ? double(samples) / trainSeconds : 0.0;
   }
   std::vector<TrainedQuantizer> quantizers; ///< weights, then activations
-};
 
-/// The report's `finetune` section: the options, the figures of `report`
-/// and every quantizer's config.
-void writeFinetuneJSON(const FinetuneReport &report, const FinetuneOptions &options,
-                       llvm::json::OStream &j);
+  /// The report's `finetune` section: the settings, the figures and every
+  /// quantizer's config.
+  void writeJSON(llvm::json::OStream &j) const override;
+  /// "finetune: 4 epochs of 450 samples (...): loss 0.9 -> 0.2, ..."
+  void print(llvm::raw_ostream &os) const override;
+};
 
 /// Trains `model` (the corrected copy the QDQ rewrite will turn into the
 /// output, whose values `result.spec` names) on `data`; `plan` gives each
@@ -83,7 +89,22 @@ void writeFinetuneJSON(const FinetuneReport &report, const FinetuneOptions &opti
 LogicalResult finetune(graph::Model &model, QuantizeResult &result, const plan::Plan &plan,
                        rt::Executor &teacher, const FinetuneData &data,
                        const FinetuneOptions &options, FinetuneReport &report,
-                       DiagnosticEngine &diags);
+                       DiagnosticEngine &diags, const TrainingProgressFn &progress = nullptr);
+
+/// `tpcc finetune`'s stage: finetune() on its data, the calibration data
+/// unused.
+class FinetuneStage : public Stage {
+public:
+  FinetuneStage(FinetuneData data, FinetuneOptions options)
+      : data(std::move(data)), options(std::move(options)) {}
+  const char *name() const override { return "finetune"; }
+  LogicalResult run(StageContext &ctx, std::unique_ptr<StageReport> &report,
+                    DiagnosticEngine &diags) const override;
+
+private:
+  FinetuneData data;
+  FinetuneOptions options;
+};
 
 } // namespace tpcc::quant
 

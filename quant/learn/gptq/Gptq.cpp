@@ -6,12 +6,12 @@
 #include "quant/core/GraphHelpers.h"
 #include "quant/core/stats/HessianTrace.h"
 #include "quant/learn/finetune/FakeQuantModel.h"
-#include "quant/learn/finetune/Optimizers.h"
+#include "quant/learn/train/Optimizers.h"
+#include "quant/learn/train/TrainingLoop.h"
 #include "runtime/KernelUtil.h"
 
 #include <fmt/format.h>
 
-#include <chrono>
 #include <cmath>
 #include <limits>
 #include <map>
@@ -166,9 +166,11 @@ void normalizeRows(std::vector<std::vector<double>> &rows) {
 LogicalResult quant::gradientGptq(graph::Model &model, QuantizeResult &result,
                                   const plan::Plan &plan, rt::Executor &teacher,
                                   CalibrationData &data, const GptqOptions &options,
-                                  GradientGptqReport &report, DiagnosticEngine &diags) {
-  auto t0 = std::chrono::steady_clock::now();
+                                  GradientGptqReport &report, DiagnosticEngine &diags,
+                                  const TrainingProgressFn &progress) {
+  auto t0 = Clock::now();
   report = GradientGptqReport();
+  report.options = options;
   std::string where = model.path.empty() ? std::string("<model>") : model.path;
   const char *method =
       options.rounding == QuantizerKind::SteRounding ? "GPTQ (ste)" : "GPTQ (soft_rounding)";
@@ -359,91 +361,84 @@ LogicalResult quant::gradientGptq(graph::Model &model, QuantizeResult &result,
 
   // Training: one step per calibration batch.
   std::vector<double> pointWeight(np);
-  double weightSum = 0;
   for (size_t p = 0; p < np; ++p)
-    weightSum += pointWeight[p] = report.points[p].weight;
-  int64_t perEpoch = int64_t(feeds.size()), total = perEpoch * options.epochs, t = 0;
+    pointWeight[p] = report.points[p].weight;
+  TrainingLoop loop("gradient GPTQ", options.epochs, int64_t(feeds.size()), "the recipe's gptq lr");
+  int64_t total = loop.totalSteps();
   std::map<const std::vector<double> *, Adam> adam;
   std::vector<Momentum> biasMomentum(fq->weights.size());
   std::vector<Tensor> noOutputGrads(g.outputs().size());
-  std::vector<double> stepLoss;
+  std::vector<rt::grad::Backprop::ValueGradient> seeds;
   rt::RunOptions ro = fq->runOptions();
-  auto trainStart = std::chrono::steady_clock::now();
   double lambda = options.lambda();
-  for (int64_t epoch = 1; epoch <= options.epochs; ++epoch) {
-    int64_t image = 0;
-    for (int64_t step = 0; step < perEpoch; ++step, ++t) {
-      const Feed &feed = feeds[size_t(step)];
-      int64_t bsz = samplesOf(feed);
-      if (options.gradualActivation)
-        fq->activationMix = double(t) / double(total);
-      std::vector<Tensor> outs, yf, grads;
-      if (failed(fq->backprop().forward(feed, outs, diags, ro)) ||
-          failed(teacherOf(size_t(step), yf)))
-        return failure();
-      double loss = 0;
-      std::vector<rt::grad::Backprop::ValueGradient> seeds;
-      for (size_t p = 0; p < np; ++p) {
-        const Tensor *yq = fq->backprop().taped(*points[p]);
-        if (!yq || yq->shape() != yf[p].shape())
-          return diags.emitAt(where, diag::err_run_node,
-                              fmt::format("gradient GPTQ: `{}` has no value to compare with the "
-                                          "float model's",
-                                          points[p]->name));
-        std::vector<double> sw;
-        if (!sampleWeights.empty()) {
-          for (int64_t s = 0; s < bsz; ++s)
-            sw.push_back(sampleWeights[size_t(image + s)][p]);
-        } else if (pointWeight[p] == 0) {
-          continue;
-        }
-        double scale = sw.empty() ? pointWeight[p] / double(np) : 1.0 / double(np);
-        Tensor seed;
-        loss += pointLoss(*yq, yf[p], sw.empty() ? nullptr : sw.data(), scale, seed);
-        seeds.emplace_back(points[p], std::move(seed));
-      }
-      fq->zeroGrad();
-      if (options.rounding == QuantizerKind::SoftRounding)
-        for (size_t k : trained)
-          loss += softRoundingRegularizer(*fq->weights[k].quantizer, beta(t, total), lambda);
-      if (!std::isfinite(loss))
+  int64_t image = 0; ///< the first sample of the step, in the epoch
+  TrainingLoop::Steps steps;
+  steps.epochBegin = [&](int64_t) { image = 0; };
+  steps.forward = [&](TrainingStep &st) -> LogicalResult {
+    const Feed &feed = feeds[size_t(st.step)];
+    st.samples = samplesOf(feed);
+    if (options.gradualActivation)
+      fq->activationMix = double(st.t) / double(total);
+    std::vector<Tensor> outs, yf;
+    if (failed(fq->backprop().forward(feed, outs, diags, ro)) ||
+        failed(teacherOf(size_t(st.step), yf)))
+      return failure();
+    seeds.clear();
+    for (size_t p = 0; p < np; ++p) {
+      const Tensor *yq = fq->backprop().taped(*points[p]);
+      if (!yq || yq->shape() != yf[p].shape())
         return diags.emitAt(where, diag::err_run_node,
-                            fmt::format("gradient GPTQ: the loss is not finite at epoch {}, step "
-                                        "{}: lower the recipe's gptq lr",
-                                        epoch, step + 1));
-      auto hook = [&](const graph::Value &v, Tensor gr) { return fq->gradient(v, std::move(gr)); };
-      if (failed(fq->backprop().backward(noOutputGrads, grads, diags, hook, seeds)))
-        return failure();
-      // STE rounding moves in whole steps: a constant rate keeps flipping
-      // values to the end, so its rate decays (cosine) to settle them.
-      double lr = options.rounding == QuantizerKind::SteRounding
-                      ? options.lr * 0.5 * (1 + std::cos(M_PI * double(t) / double(total)))
-                      : options.lr;
-      for (size_t k : trained)
-        for (QuantizerParam &p : fq->weights[k].quantizer->parameters())
-          adam[p.value].step(p.value->data(), p.grad->data(), p.value->size(), lr, 0, t + 1);
-      if (options.trainBias)
-        for (size_t k = 0; k < fq->weights.size(); ++k) {
-          TrainingWeight &s = fq->weights[k];
-          if (!s.bias)
-            continue;
-          std::vector<double> gb(grads[k].data<float>(), grads[k].data<float>() + grads[k].numel());
-          biasMomentum[k].step(s.w.data(), gb.data(), s.w.size(), options.biasLr, options.momentum);
-        }
-      fq->refresh();
-      stepLoss.push_back(loss);
-      image += bsz;
-      if (options.progress)
-        options.progress(epoch, step + 1, perEpoch, loss);
+                            fmt::format("gradient GPTQ: `{}` has no value to compare with the "
+                                        "float model's",
+                                        points[p]->name));
+      std::vector<double> sw;
+      if (!sampleWeights.empty()) {
+        for (int64_t i = 0; i < st.samples; ++i)
+          sw.push_back(sampleWeights[size_t(image + i)][p]);
+      } else if (pointWeight[p] == 0) {
+        continue;
+      }
+      double scale = sw.empty() ? pointWeight[p] / double(np) : 1.0 / double(np);
+      Tensor seed;
+      st.loss += pointLoss(*yq, yf[p], sw.empty() ? nullptr : sw.data(), scale, seed);
+      seeds.emplace_back(points[p], std::move(seed));
     }
-  }
-  report.steps = t;
-  report.trainSeconds = since(trainStart);
-  size_t tenth = std::max<size_t>(1, stepLoss.size() / 10);
-  for (size_t k = 0; k < tenth && k < stepLoss.size(); ++k) {
-    report.firstLoss += stepLoss[k] / double(tenth);
-    report.lastLoss += stepLoss[stepLoss.size() - tenth + k] / double(tenth);
-  }
+    fq->zeroGrad();
+    if (options.rounding == QuantizerKind::SoftRounding)
+      for (size_t k : trained)
+        st.loss += softRoundingRegularizer(*fq->weights[k].quantizer, beta(st.t, total), lambda);
+    return success();
+  };
+  steps.update = [&](TrainingStep &st) -> LogicalResult {
+    std::vector<Tensor> grads;
+    auto hook = [&](const graph::Value &v, Tensor gr) { return fq->gradient(v, std::move(gr)); };
+    if (failed(fq->backprop().backward(noOutputGrads, grads, diags, hook, seeds)))
+      return failure();
+    // STE rounding moves in whole steps: a constant rate keeps flipping
+    // values to the end, so its rate decays (cosine) to settle them.
+    double lr =
+        options.rounding == QuantizerKind::SteRounding ? loop.cosine(options.lr, st.t) : options.lr;
+    for (size_t k : trained)
+      for (QuantizerParam &p : fq->weights[k].quantizer->parameters())
+        adam[p.value].step(p.value->data(), p.grad->data(), p.value->size(), lr, 0, st.t + 1);
+    if (options.trainBias)
+      for (size_t k = 0; k < fq->weights.size(); ++k) {
+        TrainingWeight &s = fq->weights[k];
+        if (!s.bias)
+          continue;
+        std::vector<double> gb(grads[k].data<float>(), grads[k].data<float>() + grads[k].numel());
+        biasMomentum[k].step(s.w.data(), gb.data(), s.w.size(), options.biasLr, options.momentum);
+      }
+    fq->refresh();
+    image += st.samples;
+    return success();
+  };
+  if (failed(loop.run(steps, where, progress, diags)))
+    return failure();
+  report.steps = loop.steps;
+  report.trainSeconds = loop.trainSeconds;
+  report.firstLoss = loop.firstLoss;
+  report.lastLoss = loop.lastLoss;
 
   // Hard rounding: the loss after, the flips, and the kernels written back.
   fq->activationMix = 1;
@@ -523,8 +518,18 @@ LogicalResult quant::gradientGptq(graph::Model &model, QuantizeResult &result,
   return success();
 }
 
-void quant::printGradientGptq(const GradientGptqReport &report, const GptqOptions &options,
-                              llvm::raw_ostream &os) {
+LogicalResult GradientGptqStage::run(StageContext &ctx, std::unique_ptr<StageReport> &report,
+                                     DiagnosticEngine &diags) const {
+  auto r = std::make_unique<GradientGptqReport>();
+  if (failed(gradientGptq(ctx.model, ctx.result, ctx.plan, ctx.floatModel, ctx.data, options, *r,
+                          diags, ctx.training)))
+    return failure();
+  report = std::move(r);
+  return success();
+}
+
+void GradientGptqReport::print(llvm::raw_ostream &os) const {
+  const GradientGptqReport &report = *this;
   if (report.points.empty())
     return;
   double before = 0, after = 0, weights = 0;
@@ -547,8 +552,8 @@ void quant::printGradientGptq(const GradientGptqReport &report, const GptqOption
                         : "");
 }
 
-void quant::writeGradientGptqJSON(const GradientGptqReport &report, const GptqOptions &options,
-                                  llvm::json::OStream &j) {
+void GradientGptqReport::writeJSON(llvm::json::OStream &j) const {
+  const GradientGptqReport &report = *this;
   j.attributeObject("gptq", [&] {
     j.attribute("method", options.rounding == QuantizerKind::SteRounding ? "ste" : "soft_rounding");
     j.attribute("epochs", options.epochs);

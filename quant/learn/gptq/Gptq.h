@@ -31,6 +31,7 @@
 #ifndef TPCC_QUANT_LEARN_GPTQ_GPTQ_H
 #define TPCC_QUANT_LEARN_GPTQ_GPTQ_H
 
+#include "quant/core/Stage.h"
 #include "quant/core/stats/Calibrate.h"
 #include "quant/learn/finetune/Quantizers.h"
 #include "quant/learn/gptq/Skipped.h"
@@ -61,9 +62,6 @@ struct GptqOptions {
   uint32_t seed = 0; ///< the Hessian probes
   /// The recipe's `min_threshold`.
   double minThreshold = ir::kDefaultMinThreshold;
-  /// Called after each step: epoch (from 1), step in the epoch (from 1),
-  /// steps per epoch, the step's loss (the regularizer included).
-  std::function<void(int64_t, int64_t, int64_t, double)> progress;
 
   double lambda() const { return regularization.value_or(perSampleLoss ? 10.0 : 0.01); }
 };
@@ -84,7 +82,8 @@ struct BiasCandidates {
   Losses trained, corrected;
 };
 
-struct GradientGptqReport {
+struct GradientGptqReport : StageReport {
+  GptqOptions options; ///< what it trained with
   std::vector<GptqPoint> points;
   /// Quantized kernels left as rounded to nearest, and why.
   SkippedKernels skipped;
@@ -109,22 +108,33 @@ struct GradientGptqReport {
   /// (the two candidates), or empty.
   std::optional<BiasCandidates> biasCandidates;
   double seconds = 0, trainSeconds = 0;
+
+  /// "  gptq: soft_rounding, 20 epochs (...): layer loss ... -> ..."
+  void print(llvm::raw_ostream &os) const override;
+  /// The report's `gptq` section.
+  void writeJSON(llvm::json::OStream &j) const override;
 };
 
 /// Trains the rounding of the kernels of `result.spec` in `model` (the
 /// corrected copy that becomes the QDQ model) against `teacher` (the float
-/// model) on `data`; `plan` gives the quantizers' candidates.
+/// model) on `data`; `plan` gives the quantizers' candidates. `progress`
+/// follows the steps (their loss includes the regularizer).
 LogicalResult gradientGptq(graph::Model &model, QuantizeResult &result, const plan::Plan &plan,
                            rt::Executor &teacher, CalibrationData &data, const GptqOptions &options,
-                           GradientGptqReport &report, DiagnosticEngine &diags);
+                           GradientGptqReport &report, DiagnosticEngine &diags,
+                           const TrainingProgressFn &progress = nullptr);
 
-/// One line for `tpcc quantize`'s summary.
-void printGradientGptq(const GradientGptqReport &report, const GptqOptions &options,
-                       llvm::raw_ostream &os);
+/// `--gptq soft_rounding|ste` as a pipeline stage.
+class GradientGptqStage : public Stage {
+public:
+  explicit GradientGptqStage(GptqOptions options) : options(std::move(options)) {}
+  const char *name() const override { return "gptq"; }
+  LogicalResult run(StageContext &ctx, std::unique_ptr<StageReport> &report,
+                    DiagnosticEngine &diags) const override;
 
-/// The report's `gptq` section.
-void writeGradientGptqJSON(const GradientGptqReport &report, const GptqOptions &options,
-                           llvm::json::OStream &j);
+private:
+  GptqOptions options;
+};
 
 } // namespace tpcc::quant
 

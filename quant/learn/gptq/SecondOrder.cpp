@@ -4,6 +4,7 @@
 #include "ir/graph/NodeAttrs.h"
 #include "ir/graph/OnnxIO.h"
 #include "quant/core/GraphHelpers.h"
+#include "quant/core/Timing.h"
 #include "quant/learn/finetune/Quantizers.h"
 #include "quant/learn/gptq/LutRefit.h"
 #include "quant/learn/gptq/Patches.h"
@@ -12,7 +13,6 @@
 
 #include <fmt/format.h>
 
-#include <chrono>
 #include <limits>
 
 using namespace tpcc;
@@ -143,10 +143,11 @@ bool addPatches(const Layer &l, const Tensor &x, std::vector<GramAccumulator> &g
 
 LogicalResult quant::secondOrderRounding(graph::Model &model, QuantizeResult &result,
                                          CalibrationData &data, const SecondOrderSettings &settings,
-                                         GptqReport &report, DiagnosticEngine &diags,
+                                         SecondOrderReport &report, DiagnosticEngine &diags,
                                          const std::function<void(int64_t, int64_t)> &progress) {
-  auto t0 = std::chrono::steady_clock::now();
-  report = GptqReport();
+  auto t0 = Clock::now();
+  report = SecondOrderReport();
+  report.settings = settings;
   std::string where = model.path.empty() ? std::string("<model>") : model.path;
   graph::Graph &g = model.graph;
   std::unique_ptr<rt::Executor> ex = rt::Executor::create(model, diags);
@@ -358,11 +359,25 @@ LogicalResult quant::secondOrderRounding(graph::Model &model, QuantizeResult &re
     if (progress)
       progress(int64_t(li + 1), int64_t(layers.size()));
   }
-  report.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  report.seconds = since(t0);
   return success();
 }
 
-void quant::printSecondOrder(const GptqReport &report, llvm::raw_ostream &os) {
+LogicalResult SecondOrderStage::run(StageContext &ctx, std::unique_ptr<StageReport> &report,
+                                    DiagnosticEngine &diags) const {
+  auto r = std::make_unique<SecondOrderReport>();
+  auto progress = [&](int64_t done, int64_t total) {
+    if (ctx.progress)
+      ctx.progress(name(), done, total);
+  };
+  if (failed(secondOrderRounding(ctx.model, ctx.result, ctx.data, settings, *r, diags, progress)))
+    return failure();
+  report = std::move(r);
+  return success();
+}
+
+void SecondOrderReport::print(llvm::raw_ostream &os) const {
+  const SecondOrderReport &report = *this;
   if (report.layers.empty())
     return;
   double nearest = 0, rounded = 0;
@@ -378,8 +393,8 @@ void quant::printSecondOrder(const GptqReport &report, llvm::raw_ostream &os) {
                                                          report.skipped.size()));
 }
 
-void quant::writeGptqJSON(const GptqReport &report, const SecondOrderSettings &settings,
-                          llvm::json::OStream &j) {
+void SecondOrderReport::writeJSON(llvm::json::OStream &j) const {
+  const SecondOrderReport &report = *this;
   j.attributeObject("gptq", [&] {
     j.attribute("method", "second_order");
     j.attribute("dampening", settings.dampening);

@@ -18,6 +18,7 @@
 #ifndef TPCC_QUANT_LEARN_GPTQ_SECONDORDER_H
 #define TPCC_QUANT_LEARN_GPTQ_SECONDORDER_H
 
+#include "quant/core/Stage.h"
 #include "quant/core/stats/Calibrate.h"
 #include "quant/learn/gptq/Hessian.h"
 #include "quant/learn/gptq/Skipped.h"
@@ -40,12 +41,18 @@ struct GptqLayerReport {
   int64_t lutTables = 0, lutRefitted = 0;
 };
 
-struct GptqReport {
+struct SecondOrderReport : StageReport {
+  SecondOrderSettings settings; ///< what it rounded with
   std::vector<GptqLayerReport> layers;
   /// Quantized kernels left as rounded to nearest, and why.
   SkippedKernels skipped;
   int64_t samples = 0;
   double seconds = 0;
+
+  /// "  gptq: second_order over N samples, ...: output error ... -> ..."
+  void print(llvm::raw_ostream &os) const override;
+  /// The report's `gptq` section.
+  void writeJSON(llvm::json::OStream &j) const override;
 };
 
 /// Rounds the kernels of `result.spec` in `model` (the corrected copy that
@@ -53,15 +60,21 @@ struct GptqReport {
 /// `progress(done, total)` follows the layers.
 LogicalResult secondOrderRounding(graph::Model &model, QuantizeResult &result,
                                   CalibrationData &data, const SecondOrderSettings &settings,
-                                  GptqReport &report, DiagnosticEngine &diags,
+                                  SecondOrderReport &report, DiagnosticEngine &diags,
                                   const std::function<void(int64_t, int64_t)> &progress = nullptr);
 
-/// One line for `tpcc quantize`'s summary.
-void printSecondOrder(const GptqReport &report, llvm::raw_ostream &os);
+/// `--gptq second_order` as a pipeline stage (its progress follows the
+/// layers).
+class SecondOrderStage : public Stage {
+public:
+  explicit SecondOrderStage(SecondOrderSettings settings) : settings(settings) {}
+  const char *name() const override { return "second-order rounding"; }
+  LogicalResult run(StageContext &ctx, std::unique_ptr<StageReport> &report,
+                    DiagnosticEngine &diags) const override;
 
-/// The report's `gptq` section.
-void writeGptqJSON(const GptqReport &report, const SecondOrderSettings &settings,
-                   llvm::json::OStream &j);
+private:
+  SecondOrderSettings settings;
+};
 
 } // namespace tpcc::quant
 

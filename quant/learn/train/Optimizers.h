@@ -4,8 +4,8 @@
 // vector (its state lives here, made on the first step).
 //
 //===----------------------------------------------------------------------===//
-#ifndef TPCC_QUANT_LEARN_FINETUNE_OPTIMIZERS_H
-#define TPCC_QUANT_LEARN_FINETUNE_OPTIMIZERS_H
+#ifndef TPCC_QUANT_LEARN_TRAIN_OPTIMIZERS_H
+#define TPCC_QUANT_LEARN_TRAIN_OPTIMIZERS_H
 
 #include <cmath>
 #include <cstddef>
