@@ -235,7 +235,7 @@ LogicalResult quant::quantizeModel(const QuantizeRequest &r, QuantizeOutcome &ou
     return failure();
   warnPoorTensors(result, out.plan, r.model, diags);
   phase(r, "measure");
-  fillPlan(out.plan, result);
+  fillPlan(out.plan, result, r.recipe);
   out.plan.corrections = recordCorrections(out.preCorrections, result);
   out.plan.fixedInputs = r.fixedInputs;
   return success();

@@ -128,7 +128,7 @@ void quant::writeReport(const QuantizeResult &r, const ReportHeader &h,
   os << "\n";
 }
 
-void quant::fillPlan(plan::Plan &p, const QuantizeResult &r) {
+void quant::fillPlan(plan::Plan &p, const QuantizeResult &r, const ir::Recipe &recipe) {
   std::map<std::string, const QuantGrid *> grids;
   for (const ActivationQDQ &a : r.spec.activations)
     grids[a.value] = &a.grid;
@@ -137,24 +137,44 @@ void quant::fillPlan(plan::Plan &p, const QuantizeResult &r) {
     if (!t.weight && t.quantized)
       how[t.tensor] = t.threshold;
   for (plan::PlanTensor &t : p.tensors) {
-    auto g = grids.find(t.value->name);
-    if (!t.quantize || g == grids.end())
+    if (!t.quantize)
       continue;
+    auto g = grids.find(t.value->name);
+    if (g == grids.end()) {
+      if (recipe.quantizeActivations == false) {
+        t.quantize = false;
+        t.reason = "the recipe does not quantize activations";
+      }
+      continue;
+    }
+    // The grid as chosen: the recipe may have changed the config's width or
+    // method.
+    t.bits = g->second->bits;
+    t.method = g->second->method;
     t.scale = g->second->scale;
     t.zeroPoint = g->second->zeroPoint;
     t.range = std::make_pair(g->second->lo, g->second->hi);
     t.statistic = how.count(t.value->name) ? how[t.value->name] : "its input's grid";
   }
   for (plan::PlanNode &n : p.nodes) {
-    for (plan::PlanWeight &w : n.weights)
-      for (const WeightQDQ &q : r.spec.weights)
-        if (q.node == n.node->name && q.inputIndex == w.inputIndex)
-          for (const QuantGrid &g : q.grids) {
-            w.scales.push_back(g.scale);
-            w.zeroPoints.push_back(g.zeroPoint);
-            if (!g.lut.empty())
-              w.luts.push_back(g.lut);
-          }
+    for (plan::PlanWeight &w : n.weights) {
+      const WeightQDQ *q = nullptr;
+      for (const WeightQDQ &s : r.spec.weights)
+        if (s.node == n.node->name && s.inputIndex == w.inputIndex)
+          q = &s;
+      if (!q) {
+        if (w.quantize && recipe.quantizeWeights == false)
+          w.quantize = false;
+        continue;
+      }
+      w.config = withRecipeOverrides(w.config, recipe);
+      for (const QuantGrid &g : q->grids) {
+        w.scales.push_back(g.scale);
+        w.zeroPoints.push_back(g.zeroPoint);
+        if (!g.lut.empty())
+          w.luts.push_back(g.lut);
+      }
+    }
     for (plan::PlanWeight &w : n.weights)
       for (const QuantizeResult::TrainedWeight &t : r.trainedWeights)
         if (t.node == n.node->name && t.inputIndex == w.inputIndex)

@@ -40,8 +40,10 @@ void printSummary(const QuantizeResult &r, const std::string &model, const std::
                   llvm::raw_ostream &os);
 
 /// Writes what the quantizer chose (activation grids, weight grids, corrected
-/// biases) into `p`, the plan of the float model.
-void fillPlan(plan::Plan &p, const QuantizeResult &r);
+/// biases) into `p`, the plan of the float model, with what `recipe` changed
+/// of the plan's configs (widths, methods, per channel, what is quantized at
+/// all): `tpcc apply` reads the plan alone.
+void fillPlan(plan::Plan &p, const QuantizeResult &r, const ir::Recipe &recipe);
 
 } // namespace tpcc::quant
 
