@@ -438,14 +438,7 @@ LogicalResult quant::selectTensorGrid(const plan::PlanTensor &t, ir::QuantMethod
     how = "fixed";
   } else if (t.range && std::isfinite(t.range->first) && std::isfinite(t.range->second)) {
     // A bounded op (Sigmoid, Softmax...): no clipping on its known range.
-    double lo = t.range->first, hi = t.range->second;
-    bool isSigned = lo < 0;
-    if (method == ir::QuantMethod::Uniform)
-      g = uniformGrid(lo, hi, bits);
-    else if (method == ir::QuantMethod::PowerOfTwo)
-      g = powerOfTwoGrid(std::max(-lo, hi), bits, isSigned, recipe.minThreshold);
-    else
-      g = symmetricGrid(std::max(-lo, hi), bits, isSigned);
+    g = rangeGrid(method, t.range->first, t.range->second, bits, recipe.minThreshold);
     how = "known range";
   } else {
     if (!s || s->batches() == 0) {

@@ -264,9 +264,11 @@ TEST(QDQ, ADeadFiltersBiasFitsInt32) {
   double sIn = s.activations[0].grid.scale;
   EXPECT_GE(sIn * s.weights[0].grids[3].scale * 2147483647.0, 2.0);
   EXPECT_LE(sIn * s.weights[0].grids[3].scale * 2147483647.0, 2.001);
-  for (size_t c = 0; c < before.size(); ++c)
-    if (c != 3)
+  for (size_t c = 0; c < before.size(); ++c) {
+    if (c != 3) {
       EXPECT_EQ(s.weights[0].grids[c].scale, before[c].scale) << c;
+    }
+  }
   EXPECT_EQ(quant::fitBiasesInInt32(*l->m, s), 0u); // once is enough
   ASSERT_TRUE(rewrite(*l, s));
   const graph::Tensor *bq = init(*l->m, "B_quantized"), *bs = init(*l->m, "B_scale");

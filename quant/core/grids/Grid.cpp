@@ -52,6 +52,19 @@ QuantGrid quant::powerOfTwoGrid(double t, int bits, bool isSigned, double minThr
   return g;
 }
 
+QuantGrid quant::thresholdGrid(ir::QuantMethod method, double t, int bits, bool isSigned,
+                               double minThreshold) {
+  return method == ir::QuantMethod::PowerOfTwo ? powerOfTwoGrid(t, bits, isSigned, minThreshold)
+                                               : symmetricGrid(t, bits, isSigned);
+}
+
+QuantGrid quant::rangeGrid(ir::QuantMethod method, double lo, double hi, int bits,
+                           double minThreshold) {
+  if (method == ir::QuantMethod::Uniform)
+    return uniformGrid(lo, hi, bits);
+  return thresholdGrid(method, std::max(-lo, hi), bits, lo < 0, minThreshold);
+}
+
 QuantGrid quant::uniformGrid(double a, double b, int bits) {
   QuantGrid g;
   g.method = ir::QuantMethod::Uniform;

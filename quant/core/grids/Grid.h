@@ -54,6 +54,14 @@ QuantGrid powerOfTwoGrid(double t, int bits, bool isSigned,
 /// ir::kDefaultMinThreshold), shifted so zero is a grid point
 /// (docs/algorithms.md §1.3); integers [0, 2^bits-1].
 QuantGrid uniformGrid(double a, double b, int bits);
+/// The grid of a threshold method (symmetric or power of two) for threshold
+/// `t`: powerOfTwoGrid or symmetricGrid.
+QuantGrid thresholdGrid(ir::QuantMethod method, double t, int bits, bool isSigned,
+                        double minThreshold = ir::kDefaultMinThreshold);
+/// The grid of `method` that holds the known range [lo, hi] without clipping:
+/// uniformGrid(lo, hi), or thresholdGrid of max(-lo, hi), signed when lo < 0.
+QuantGrid rangeGrid(ir::QuantMethod method, double lo, double hi, int bits,
+                    double minThreshold = ir::kDefaultMinThreshold);
 /// 2^ceil(log2 max(t, minThreshold)) (MCT's max_power_of_two).
 double powerOfTwoCeil(double t, double minThreshold = ir::kDefaultMinThreshold);
 

@@ -21,10 +21,9 @@ double rnd(double x) { return std::nearbyint(x); }
 /// 2^(n - s): the integers a symmetric threshold spans.
 double span(const QuantGrid &g) { return std::exp2(g.bits - (g.isSigned ? 1 : 0)); }
 
-/// The grid of method `m` for threshold `t` (symmetric, POT rounded up).
-QuantGrid thresholdGrid(ir::QuantMethod m, double t, int bits, bool isSigned, double minT) {
-  return m == ir::QuantMethod::PowerOfTwo ? powerOfTwoGrid(t, bits, isSigned, minT)
-                                          : symmetricGrid(std::max(t, minT), bits, isSigned);
+/// The grid of method `m` for threshold `t`, never below `minT`.
+QuantGrid trainedGrid(ir::QuantMethod m, double t, int bits, bool isSigned, double minT) {
+  return thresholdGrid(m, std::max(t, minT), bits, isSigned, minT);
 }
 
 /// y = fake quantization of x onto one grid, in parallel.
@@ -113,7 +112,7 @@ public:
     // t trains continuously; the forward uses the grid that will be
     // deployed (power-of-two: t rounded up), the rounding passed straight
     // through.
-    return thresholdGrid(cfg.method, t[0], cfg.bits, cfg.isSigned, cfg.minThreshold);
+    return trainedGrid(cfg.method, t[0], cfg.bits, cfg.isSigned, cfg.minThreshold);
   }
   Tensor forward(const Tensor &x) const override { return fakeTensor(x, grid()); }
   Tensor backward(const Tensor &x, const Tensor &dy) override {
@@ -168,7 +167,7 @@ public:
   FinalizedQuantizer finalize(const Tensor *) const override {
     if (cfg.method == ir::QuantMethod::Uniform)
       return {{uniformGrid(a[0], b[0], cfg.bits)}, {}};
-    return {{thresholdGrid(cfg.method, t[0], cfg.bits, cfg.isSigned, cfg.minThreshold)}, {}};
+    return {{trainedGrid(cfg.method, t[0], cfg.bits, cfg.isSigned, cfg.minThreshold)}, {}};
   }
 
 private:
@@ -198,8 +197,8 @@ public:
     if (uniform())
       return uniformGrid(lo[k], lo[k] + step[k] * double(g0.qmax), cfg.bits);
     if (cfg.method == ir::QuantMethod::PowerOfTwo) // as deployed: rounded up
-      return thresholdGrid(cfg.method, std::max(step[k], 1e-12) * span(g0), cfg.bits, cfg.isSigned,
-                           cfg.minThreshold);
+      return trainedGrid(cfg.method, std::max(step[k], 1e-12) * span(g0), cfg.bits, cfg.isSigned,
+                         cfg.minThreshold);
     QuantGrid g = g0;
     g.scale = std::max(step[k], 1e-12);
     g.threshold = g.scale * span(g);
@@ -267,8 +266,8 @@ public:
     for (size_t k = 0; k < step.size(); ++k) {
       QuantGrid g = grid(k);
       out.push_back(uniform() ? g
-                              : thresholdGrid(cfg.method, g.threshold, cfg.bits, cfg.isSigned,
-                                              cfg.minThreshold));
+                              : trainedGrid(cfg.method, g.threshold, cfg.bits, cfg.isSigned,
+                                            cfg.minThreshold));
     }
     return {out, {}};
   }

@@ -66,9 +66,7 @@ QuantGrid unsignedGrid(const PostThreshold &s, const QuantGrid &g, TensorStats *
     return selectActivationGrid(h, g.method, g.bits, false, so);
   }
   how = "snc same t";
-  return g.method == ir::QuantMethod::PowerOfTwo
-             ? powerOfTwoGrid(g.threshold, g.bits, false, s.recipe.minThreshold)
-             : symmetricGrid(g.threshold, g.bits, false);
+  return thresholdGrid(g.method, g.threshold, g.bits, false, s.recipe.minThreshold);
 }
 
 /// The report row of activation `name` now describes `grid` of `newName`.
@@ -260,9 +258,7 @@ void edits::decideShiftNegative(PostThreshold &s) {
     std::optional<TensorReport> wideRow;
     if (row != s.result.tensors.end())
       wideRow = *row;
-    *grid = grid->method == ir::QuantMethod::PowerOfTwo
-                ? powerOfTwoGrid(th, 16, true, s.recipe.minThreshold)
-                : symmetricGrid(th, 16, true);
+    *grid = thresholdGrid(grid->method, th, 16, true, s.recipe.minThreshold);
     s.added.push_back({e.output, shifted});
     updateReport(s, v->name, e.output, e.node, "Add", shifted, how);
     measureMoved(s, e.output, v->name, 1, delta);
