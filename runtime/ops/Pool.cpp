@@ -232,6 +232,22 @@ bool rt::averagePool(const Tensor &x, Tensor &y, const PoolGeometry &g, bool inc
   return TPCC_DISPATCH_FLOAT(x.elem(), false, (avgPool<T>(x, y, g, includePad), true));
 }
 
+bool rt::averagePoolCall(KernelContext &ctx, AveragePoolCall &call) {
+  call.x = ctx.input(0);
+  if (!call.x)
+    return ctx.fail("AveragePool needs an input");
+  call.includePad = ctx.attrInt("count_include_pad", 0) != 0;
+  return poolGeometry(ctx, call.x->shape(), call.g, /*dilations=*/ctx.opset >= 19);
+}
+
+bool rt::averagePoolInto(KernelContext &ctx, const Tensor &x, const PoolGeometry &g,
+                         bool includePad) {
+  ctx.outputs[0] = Tensor(x.elem(), g.outShape);
+  return averagePool(x, ctx.outputs[0], g, includePad)
+             ? true
+             : ctx.fail("AveragePool does not support " + typeName(x.elem()));
+}
+
 namespace {
 
 bool maxPoolKernel(KernelContext &ctx) {
@@ -278,13 +294,12 @@ bool maxPoolKernel(KernelContext &ctx) {
 }
 
 bool avgPoolKernel(KernelContext &ctx) {
-  const Tensor *x = ctx.input(0);
-  if (!x)
-    return ctx.fail("AveragePool needs an input");
-  PoolGeometry g;
-  if (!poolGeometry(ctx, x->shape(), g, /*dilations=*/ctx.opset >= 19))
+  AveragePoolCall call;
+  if (!averagePoolCall(ctx, call))
     return false;
-  bool includePad = ctx.attrInt("count_include_pad", 0) != 0;
+  const Tensor *x = call.x;
+  const PoolGeometry &g = call.g;
+  bool includePad = call.includePad;
   Tensor plain;
   if (x->blocked()) {
     // oneDNN would count ceil_mode's extra cells as padding.
@@ -297,10 +312,7 @@ bool avgPoolKernel(KernelContext &ctx) {
     plain = dnnl_util::toPlain(*x);
     x = &plain;
   }
-  ctx.outputs[0] = Tensor(x->elem(), g.outShape);
-  return averagePool(*x, ctx.outputs[0], g, includePad)
-             ? true
-             : ctx.fail("AveragePool does not support " + typeName(x->elem()));
+  return averagePoolInto(ctx, *x, g, includePad);
 }
 
 template <typename T> void globalPool(const Tensor &x, Tensor &y, bool max) {

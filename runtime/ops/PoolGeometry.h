@@ -43,6 +43,22 @@ Taps poolTaps(const PoolGeometry &g, int j);
 /// element type other than float and double.
 bool averagePool(const Tensor &x, Tensor &y, const PoolGeometry &g, bool includePad);
 
+/// One AveragePool call as its kernels read it: the input, the geometry and
+/// count_include_pad.
+struct AveragePoolCall {
+  const Tensor *x = nullptr;
+  PoolGeometry g;
+  bool includePad = false;
+};
+
+/// Reads `call` from `ctx` (the default kernel and ONNX Runtime's); false
+/// after ctx.fail.
+bool averagePoolCall(KernelContext &ctx, AveragePoolCall &call);
+
+/// averagePool of plain `x` into ctx.outputs[0], which it allocates; false
+/// after ctx.fail for another element type.
+bool averagePoolInto(KernelContext &ctx, const Tensor &x, const PoolGeometry &g, bool includePad);
+
 /// Calls `fn(o, z, y, x)` for every output cell of one plane, with the tap
 /// tables of its three dimensions.
 template <typename F> inline void forEachCell(const PoolGeometry &g, const Taps (&t)[3], F fn) {

@@ -119,26 +119,23 @@ bool defaultKernel(KernelContext &ctx, const char *op) {
 }
 
 bool ortAvgPoolKernel(KernelContext &ctx) {
-  const Tensor *x = ctx.input(0);
-  if (!x)
-    return ctx.fail("AveragePool needs an input");
-  PoolGeometry g;
-  if (!poolGeometry(ctx, x->shape(), g, /*dilations=*/ctx.opset >= 19))
+  AveragePoolCall call;
+  if (!averagePoolCall(ctx, call))
     return false;
-  bool includePad = ctx.attrInt("count_include_pad", 0) != 0;
+  const Tensor *x = call.x;
+  const PoolGeometry &g = call.g;
   Tensor plain; // MLAS reads plain NCHW: no oneDNN pooling of blocked inputs
   if (x->blocked()) {
     plain = dnnl_util::toPlain(*x);
     x = &plain;
   }
-  ctx.outputs[0] = Tensor(x->elem(), g.outShape);
   bool dilated = g.d[0] > 1 || g.d[1] > 1 || g.d[2] > 1;
-  if (!dilated && x->elem() == ElemType::Float &&
-      mlasAvgPool<float>(*x, ctx.outputs[0], g, includePad))
-    return true;
-  return averagePool(*x, ctx.outputs[0], g, includePad)
-             ? true
-             : ctx.fail("AveragePool does not support " + typeName(x->elem()));
+  if (!dilated && x->elem() == ElemType::Float) {
+    ctx.outputs[0] = Tensor(x->elem(), g.outShape);
+    if (mlasAvgPool<float>(*x, ctx.outputs[0], g, call.includePad))
+      return true;
+  }
+  return averagePoolInto(ctx, *x, g, call.includePad);
 }
 
 bool ortGlobalAvgPoolKernel(KernelContext &ctx) {
