@@ -161,33 +161,93 @@ void normalizeRows(std::vector<std::vector<double>> &rows) {
   }
 }
 
-} // namespace
+/// One gradient GPTQ run, phase by phase: the kernels and layer outputs
+/// (setUp), the calibration batches (loadFeeds), the layer weights
+/// (weighLayers), the loss before (measure), training (train), and the hard
+/// rounding with its bias candidates and the fall-back to nearest (harden).
+class GptqRun {
+public:
+  GptqRun(graph::Model &model, QuantizeResult &result, rt::Executor &teacher, CalibrationData &data,
+          const GptqOptions &options, GradientGptqReport &report, DiagnosticEngine &diags)
+      : model(model), result(result), teacher(teacher), data(data), options(options),
+        report(report), diags(diags),
+        where(model.path.empty() ? std::string("<model>") : model.path) {}
 
-LogicalResult quant::gradientGptq(graph::Model &model, QuantizeResult &result,
-                                  const plan::Plan &plan, rt::Executor &teacher,
-                                  CalibrationData &data, const GptqOptions &options,
-                                  GradientGptqReport &report, DiagnosticEngine &diags,
-                                  const TrainingProgressFn &progress) {
-  auto t0 = Clock::now();
-  report = GradientGptqReport();
-  report.options = options;
-  std::string where = model.path.empty() ? std::string("<model>") : model.path;
-  const char *method =
-      options.rounding == QuantizerKind::SteRounding ? "GPTQ (ste)" : "GPTQ (soft_rounding)";
+  /// False when there is nothing to train (noted), or after an error.
+  bool setUp(const plan::Plan &plan, bool &failedHere);
+  LogicalResult loadFeeds();
+  LogicalResult weighLayers();
+  LogicalResult measure(bool before);
+  LogicalResult train(const TrainingProgressFn &progress);
+  LogicalResult harden();
+
+private:
+  /// The teacher's values at the points for batch `b` (cached when they fit).
+  LogicalResult teacherOf(size_t b, std::vector<Tensor> &out);
+  LogicalResult noValue(size_t p) {
+    return diags.emitAt(where, diag::err_run_node,
+                        fmt::format("gradient GPTQ: `{}` has no value to compare with the "
+                                    "float model's",
+                                    points[p]->name));
+  }
+  /// Calls f(parameter vector, index) on every trained rounding parameter,
+  /// then on every bias (from index firstBias).
+  template <typename F> void eachState(F f);
+  template <typename F> void eachBias(F f);
+
+  graph::Model &model;
+  QuantizeResult &result;
+  rt::Executor &teacher;
+  CalibrationData &data;
+  const GptqOptions &options;
+  GradientGptqReport &report;
+  DiagnosticEngine &diags;
+  std::string where;
+
+  std::unique_ptr<FakeQuantModel> fq;
+  std::vector<size_t> trained; ///< indices into fq->weights
+  /// The layer outputs the loss compares, in the student and the teacher.
+  std::vector<const graph::Value *> points, teacherPoints;
+  std::vector<bool> teacherWatched, studentWatched;
+  std::vector<Feed> feeds;
+  std::vector<std::vector<Tensor>> cache;         ///< the teacher's, per batch
+  std::vector<std::vector<double>> sampleWeights; ///< per image, per point
+  /// What training starts from (nearest rounding, the corrected biases),
+  /// restored when the trained rounding turns out worse: the rounding
+  /// parameters, then the biases (from `firstBias`).
+  std::vector<std::vector<double>> initial;
+  size_t firstBias = 0;
+};
+
+template <typename F> void GptqRun::eachBias(F f) {
+  size_t i = 0;
+  for (TrainingWeight &s : fq->weights)
+    if (s.bias)
+      f(s.w, i++);
+}
+
+template <typename F> void GptqRun::eachState(F f) {
+  size_t i = 0;
+  for (size_t k : trained)
+    for (QuantizerParam &p : fq->weights[k].quantizer->parameters())
+      f(*p.value, i++);
+  eachBias([&](std::vector<double> &v, size_t j) { f(v, firstBias + j); });
+}
+
+bool GptqRun::setUp(const plan::Plan &plan, bool &failedHere) {
+  failedHere = false;
   FakeQuantOptions fo;
   fo.weights = options.rounding;
   fo.trainActivations = false;
   fo.trainOperands = false;
   fo.minThreshold = options.minThreshold;
-  std::unique_ptr<FakeQuantModel> fq = FakeQuantModel::create(model, result, plan, fo, diags);
-  if (!fq)
-    return failure();
-  rt::Executor &ex = fq->executor();
+  fq = FakeQuantModel::create(model, result, plan, fo, diags);
+  if (!fq) {
+    failedHere = true;
+    return false;
+  }
   const graph::Graph &g = model.graph, &tg = teacher.model().graph;
-
   // The kernels that train, and the layer outputs the loss compares.
-  std::vector<size_t> trained;
-  std::vector<const graph::Value *> points, teacherPoints;
   for (size_t k = 0; k < fq->weights.size(); ++k) {
     TrainingWeight &s = fq->weights[k];
     if (!s.quantizer || result.spec.weights[s.spec].operand)
@@ -210,12 +270,24 @@ LogicalResult quant::gradientGptq(graph::Model &model, QuantizeResult &result,
   }
   report.roundedKernels = trained.size();
   if (trained.empty() || points.empty()) {
+    const char *method =
+        options.rounding == QuantizerKind::SteRounding ? "GPTQ (ste)" : "GPTQ (soft_rounding)";
     noteNothingToRound(diags, where, method, report.skipped);
-    return success();
+    return false;
   }
+  teacherWatched.assign(tg.values().size(), false);
+  for (const graph::Value *v : teacherPoints)
+    teacherWatched[v->id] = true;
+  studentWatched.assign(g.values().size(), false);
+  rt::RunOptions ro = fq->runOptions();
+  for (size_t id = 0; id < studentWatched.size(); ++id)
+    studentWatched[id] = (*ro.watched)[id];
+  for (const graph::Value *v : points)
+    studentWatched[v->id] = true;
+  return true;
+}
 
-  // The calibration batches.
-  std::vector<Feed> feeds;
+LogicalResult GptqRun::loadFeeds() {
   if (failed(data.firstSamples(std::numeric_limits<int64_t>::max(), feeds, diags)))
     return failure();
   report.samples = data.total();
@@ -223,143 +295,116 @@ LogicalResult quant::gradientGptq(graph::Model &model, QuantizeResult &result,
     return diags.emitAt(where, diag::err_run_node, "gradient GPTQ: no calibration samples");
   if (report.samples < data.batchSize())
     diags.emitAt(where, diag::warn_gptq_few_samples, report.samples, data.batchSize());
+  return success();
+}
 
-  // Layer weights from the float model's activation Hessian traces.
-  size_t np = points.size();
-  std::vector<std::vector<double>> sampleWeights; ///< per image, per point
-  if (options.hessianWeights || options.perSampleLoss) {
-    HutchinsonOptions ho;
-    ho.seed = options.seed;
-    std::vector<double> traces;
-    std::vector<std::vector<double>> rows;
-    std::vector<Feed> some = feeds;
-    if (!options.perSampleLoss && failed(data.firstSamples(options.hessianImages, some, diags)))
-      return failure();
-    if (failed(activationHessianTraces(teacher, some, teacherPoints, ho, traces,
-                                       report.hessianProbes, diags, &rows)))
-      return failure();
-    normalizeRows(rows);
-    if (options.perSampleLoss) {
-      // Each image's weights, scaled to mean 1 over the points.
-      for (std::vector<double> &r : rows)
-        for (double &v : r)
-          v *= double(np);
-      sampleWeights = std::move(rows);
-      for (size_t p = 0; p < np; ++p) {
-        double s = 0;
-        for (const std::vector<double> &r : sampleWeights)
-          s += r[p];
-        report.points[p].weight = s / double(sampleWeights.size());
-      }
-    } else {
-      // Averaged over the images (the first hessianImages), log10, minus
-      // the smallest; zeros take the second smallest.
-      std::vector<double> mean(np, 0.0);
-      int64_t images = std::min<int64_t>(options.hessianImages, int64_t(rows.size()));
-      for (int64_t i = 0; i < images; ++i)
-        for (size_t p = 0; p < np; ++p)
-          mean[p] += rows[size_t(i)][p] / double(images);
-      std::vector<double> sorted = mean;
-      std::sort(sorted.begin(), sorted.end());
-      double second = sorted.size() > 1 ? sorted[1] : sorted[0];
-      for (double &m : mean)
-        m = std::log10(m > 0 ? m : std::max(second, 1e-30));
-      double lo = *std::min_element(mean.begin(), mean.end()),
-             hi = *std::max_element(mean.begin(), mean.end());
-      if (!(hi > lo)) { // one layer, or traces that do not tell the layers apart
-        for (double &m : mean)
-          m = 1;
-      } else {
-        for (double &m : mean)
-          m -= lo;
-      }
-      for (size_t p = 0; p < np; ++p)
-        report.points[p].weight = mean[p];
-    }
-  }
-
-  // The teacher's outputs (kept when they fit) and the loss before.
-  std::vector<bool> teacherWatched(tg.values().size(), false);
-  for (const graph::Value *v : teacherPoints)
-    teacherWatched[v->id] = true;
-  std::vector<bool> studentWatched(g.values().size(), false);
-  {
-    rt::RunOptions ro = fq->runOptions();
-    for (size_t id = 0; id < studentWatched.size(); ++id)
-      studentWatched[id] = (*ro.watched)[id];
-    for (const graph::Value *v : points)
-      studentWatched[v->id] = true;
-  }
-  std::vector<std::vector<Tensor>> cache;
-  auto teacherOf = [&](size_t b, std::vector<Tensor> &out) -> LogicalResult {
-    if (b < cache.size()) {
-      out = cache[b];
-      return success();
-    }
-    return runPoints(teacher, feeds[b], {}, teacherWatched, teacherPoints, out, diags);
-  };
-  // ℓ_i over the whole calibration set, the student as it is now, and the
-  // same of the model's first output (the last entry).
-  auto measure = [&](bool before) -> LogicalResult {
-    std::vector<double> num(np + 1, 0.0), den(np + 1, 0.0);
-    size_t bytes = 0;
-    for (size_t b = 0; b < feeds.size(); ++b) {
-      std::vector<Tensor> yf, yq;
-      if (failed(teacherOf(b, yf)) ||
-          failed(runPoints(ex, feeds[b], fq->runOptions(), studentWatched, points, yq, diags)))
-        return failure();
-      for (size_t p = 0; p < np; ++p) {
-        if (!yq[p].defined() || !yf[p].defined() || yq[p].shape() != yf[p].shape())
-          return diags.emitAt(where, diag::err_run_node,
-                              fmt::format("gradient GPTQ: `{}` has no value to compare with the "
-                                          "float model's",
-                                          points[p]->name));
-        addError(yq[p], yf[p], num[p], den[p]);
-        bytes += yf[p].bytes();
-      }
-      const Tensor &oq = yq[np], &of = yf[np];
-      if (oq.defined() && of.defined() && oq.shape() == of.shape() &&
-          oq.elem() == ElemType::Float && of.elem() == ElemType::Float)
-        addError(oq, of, num[np], den[np]);
-      if (before && b == cache.size() && bytes / (b + 1) * feeds.size() <= kTeacherCacheBytes)
-        cache.push_back(std::move(yf));
-    }
-    if (before && cache.size() != feeds.size())
-      cache.clear();
-    for (size_t p = 0; p <= np; ++p)
-      (p == np ? (before ? report.outputLossBefore : report.outputLossAfter)
-               : (before ? report.points[p].lossBefore : report.points[p].lossAfter)) =
-          den[p] > 0 ? num[p] / den[p] : 0.0;
+/// Layer weights from the float model's activation Hessian traces.
+LogicalResult GptqRun::weighLayers() {
+  if (!options.hessianWeights && !options.perSampleLoss)
     return success();
-  };
-  if (failed(measure(/*before=*/true)))
+  size_t np = points.size();
+  HutchinsonOptions ho;
+  ho.seed = options.seed;
+  std::vector<double> traces;
+  std::vector<std::vector<double>> rows;
+  std::vector<Feed> some = feeds;
+  if (!options.perSampleLoss && failed(data.firstSamples(options.hessianImages, some, diags)))
     return failure();
-  report.teacherCached = !cache.empty();
+  if (failed(activationHessianTraces(teacher, some, teacherPoints, ho, traces, report.hessianProbes,
+                                     diags, &rows)))
+    return failure();
+  normalizeRows(rows);
+  if (options.perSampleLoss) {
+    // Each image's weights, scaled to mean 1 over the points.
+    for (std::vector<double> &r : rows)
+      for (double &v : r)
+        v *= double(np);
+    sampleWeights = std::move(rows);
+    for (size_t p = 0; p < np; ++p) {
+      double s = 0;
+      for (const std::vector<double> &r : sampleWeights)
+        s += r[p];
+      report.points[p].weight = s / double(sampleWeights.size());
+    }
+    return success();
+  }
+  // Averaged over the images (the first hessianImages), log10, minus the
+  // smallest; zeros take the second smallest.
+  std::vector<double> mean(np, 0.0);
+  int64_t images = std::min<int64_t>(options.hessianImages, int64_t(rows.size()));
+  for (int64_t i = 0; i < images; ++i)
+    for (size_t p = 0; p < np; ++p)
+      mean[p] += rows[size_t(i)][p] / double(images);
+  std::vector<double> sorted = mean;
+  std::sort(sorted.begin(), sorted.end());
+  double second = sorted.size() > 1 ? sorted[1] : sorted[0];
+  for (double &m : mean)
+    m = std::log10(m > 0 ? m : std::max(second, 1e-30));
+  double lo = *std::min_element(mean.begin(), mean.end()),
+         hi = *std::max_element(mean.begin(), mean.end());
+  if (!(hi > lo)) { // one layer, or traces that do not tell the layers apart
+    for (double &m : mean)
+      m = 1;
+  } else {
+    for (double &m : mean)
+      m -= lo;
+  }
+  for (size_t p = 0; p < np; ++p)
+    report.points[p].weight = mean[p];
+  return success();
+}
 
-  // What training starts from (nearest rounding, the corrected biases):
-  // restored when the trained rounding turns out worse.
-  // `initial` holds the rounding parameters, then the biases (from `firstBias`).
-  std::vector<std::vector<double>> initial;
-  auto eachBias = [&](auto f) {
-    size_t i = 0;
-    for (TrainingWeight &s : fq->weights)
-      if (s.bias)
-        f(s.w, i++);
-  };
-  size_t firstBias = 0;
-  for (size_t k : trained)
-    firstBias += fq->weights[k].quantizer->parameters().size();
-  auto eachState = [&](auto f) {
-    size_t i = 0;
+LogicalResult GptqRun::teacherOf(size_t b, std::vector<Tensor> &out) {
+  if (b < cache.size()) {
+    out = cache[b];
+    return success();
+  }
+  return runPoints(teacher, feeds[b], {}, teacherWatched, teacherPoints, out, diags);
+}
+
+/// ℓ_i over the whole calibration set, the student as it is now, and the
+/// same of the model's first output; `before` also caches the teacher's
+/// values (when they all fit) and records the state training starts from.
+LogicalResult GptqRun::measure(bool before) {
+  size_t np = points.size();
+  std::vector<double> num(np + 1, 0.0), den(np + 1, 0.0);
+  size_t bytes = 0;
+  for (size_t b = 0; b < feeds.size(); ++b) {
+    std::vector<Tensor> yf, yq;
+    if (failed(teacherOf(b, yf)) || failed(runPoints(fq->executor(), feeds[b], fq->runOptions(),
+                                                     studentWatched, points, yq, diags)))
+      return failure();
+    for (size_t p = 0; p < np; ++p) {
+      if (!yq[p].defined() || !yf[p].defined() || yq[p].shape() != yf[p].shape())
+        return noValue(p);
+      addError(yq[p], yf[p], num[p], den[p]);
+      bytes += yf[p].bytes();
+    }
+    const Tensor &oq = yq[np], &of = yf[np];
+    if (oq.defined() && of.defined() && oq.shape() == of.shape() && oq.elem() == ElemType::Float &&
+        of.elem() == ElemType::Float)
+      addError(oq, of, num[np], den[np]);
+    if (before && b == cache.size() && bytes / (b + 1) * feeds.size() <= kTeacherCacheBytes)
+      cache.push_back(std::move(yf));
+  }
+  if (before && cache.size() != feeds.size())
+    cache.clear();
+  for (size_t p = 0; p <= np; ++p)
+    (p == np ? (before ? report.outputLossBefore : report.outputLossAfter)
+             : (before ? report.points[p].lossBefore : report.points[p].lossAfter)) =
+        den[p] > 0 ? num[p] / den[p] : 0.0;
+  if (before) {
+    report.teacherCached = !cache.empty();
     for (size_t k : trained)
-      for (QuantizerParam &p : fq->weights[k].quantizer->parameters())
-        f(*p.value, i++);
-    eachBias([&](std::vector<double> &v, size_t j) { f(v, firstBias + j); });
-  };
-  eachState([&](std::vector<double> &v, size_t) { initial.push_back(v); });
-  bool hasBias = initial.size() > firstBias;
+      firstBias += fq->weights[k].quantizer->parameters().size();
+    eachState([&](std::vector<double> &v, size_t) { initial.push_back(v); });
+  }
+  return success();
+}
 
-  // Training: one step per calibration batch.
+/// One step per calibration batch, in the calibration order.
+LogicalResult GptqRun::train(const TrainingProgressFn &progress) {
+  size_t np = points.size();
   std::vector<double> pointWeight(np);
   for (size_t p = 0; p < np; ++p)
     pointWeight[p] = report.points[p].weight;
@@ -367,7 +412,7 @@ LogicalResult quant::gradientGptq(graph::Model &model, QuantizeResult &result,
   int64_t total = loop.totalSteps();
   std::map<const std::vector<double> *, Adam> adam;
   std::vector<Momentum> biasMomentum(fq->weights.size());
-  std::vector<Tensor> noOutputGrads(g.outputs().size());
+  std::vector<Tensor> noOutputGrads(model.graph.outputs().size());
   std::vector<rt::grad::Backprop::ValueGradient> seeds;
   rt::RunOptions ro = fq->runOptions();
   double lambda = options.lambda();
@@ -387,10 +432,7 @@ LogicalResult quant::gradientGptq(graph::Model &model, QuantizeResult &result,
     for (size_t p = 0; p < np; ++p) {
       const Tensor *yq = fq->backprop().taped(*points[p]);
       if (!yq || yq->shape() != yf[p].shape())
-        return diags.emitAt(where, diag::err_run_node,
-                            fmt::format("gradient GPTQ: `{}` has no value to compare with the "
-                                        "float model's",
-                                        points[p]->name));
+        return noValue(p);
       std::vector<double> sw;
       if (!sampleWeights.empty()) {
         for (int64_t i = 0; i < st.samples; ++i)
@@ -439,8 +481,13 @@ LogicalResult quant::gradientGptq(graph::Model &model, QuantizeResult &result,
   report.trainSeconds = loop.trainSeconds;
   report.firstLoss = loop.firstLoss;
   report.lastLoss = loop.lastLoss;
+  return success();
+}
 
-  // Hard rounding: the loss after, the flips, and the kernels written back.
+/// Hard rounding: the loss after, the better bias candidate, nearest
+/// rounding back when neither is better than it, the flips, and the kernels
+/// written back.
+LogicalResult GptqRun::harden() {
   fq->activationMix = 1;
   fq->hard = true;
   struct Outcome {
@@ -473,7 +520,7 @@ LogicalResult quant::gradientGptq(graph::Model &model, QuantizeResult &result,
   // is the other candidate: where nearest rounding was already close (8
   // bits), the trained biases overshoot, and the corrected ones score better
   // in both measures. The better one that passes is kept.
-  bool useCorrected = false;
+  bool hasBias = initial.size() > firstBias, useCorrected = false;
   if (options.trainBias && hasBias) {
     std::vector<std::vector<double>> trainedBias;
     eachBias([&](std::vector<double> &v, size_t i) {
@@ -514,6 +561,26 @@ LogicalResult quant::gradientGptq(graph::Model &model, QuantizeResult &result,
     report.elements += a.numel();
   }
   fq->finish();
+  return success();
+}
+
+} // namespace
+
+LogicalResult quant::gradientGptq(graph::Model &model, QuantizeResult &result,
+                                  const plan::Plan &plan, rt::Executor &teacher,
+                                  CalibrationData &data, const GptqOptions &options,
+                                  GradientGptqReport &report, DiagnosticEngine &diags,
+                                  const TrainingProgressFn &progress) {
+  auto t0 = Clock::now();
+  report = GradientGptqReport();
+  report.options = options;
+  GptqRun run(model, result, teacher, data, options, report, diags);
+  bool error = false;
+  if (!run.setUp(plan, error))
+    return failure(error);
+  if (failed(run.loadFeeds()) || failed(run.weighLayers()) || failed(run.measure(true)) ||
+      failed(run.train(progress)) || failed(run.harden()))
+    return failure();
   report.seconds = since(t0);
   return success();
 }
