@@ -98,6 +98,7 @@ void Writer::platform(const ir::Platform &p) {
       {"simd_padding", [&] { boolean(p.simdPadding); }},
       {"metadata", [&] { boolean(p.metadata); }},
       {"insert_preserving_quantizers", [&] { boolean(p.insertPreservingQuantizers); }},
+      {"recipe", [&] { stringOrNull(p.recipe); }},
       {"default", [&] { options(p.defaultOptions); }},
       {"opsets",
        [&] {

@@ -59,6 +59,7 @@ public:
     MetadataItem,
     PreservingQuantizersItem,
     ResourcesItem,
+    RecipeItem,
     AttrDecl,
     ConfigDecl,
     OptionsDecl,
@@ -364,6 +365,14 @@ public:
   TPCC_AST_CLASSOF(MetadataItem)
   bool value;
   MetadataItem(SourceRange r, bool v) : PlatformItem(Kind::MetadataItem, r), value(v) {}
+};
+
+/// `recipe NAME`: the recipe `tpcc quantize` uses when the user names none.
+class RecipeItem : public PlatformItem {
+public:
+  TPCC_AST_CLASSOF(RecipeItem)
+  Ident recipe;
+  RecipeItem(SourceRange r, Ident n) : PlatformItem(Kind::RecipeItem, r), recipe(std::move(n)) {}
 };
 
 /// `insert_preserving_quantizers BOOL`

@@ -136,6 +136,10 @@ private:
     result = create<MetadataItem>(L.range(m), m->boolValue()->TRUE() != nullptr);
     return {};
   }
+  antlrcpp::Any visitRecipeItem(TpcParser::RecipeItemContext *r) override {
+    result = create<RecipeItem>(L.range(r), ident(r->name()));
+    return {};
+  }
   antlrcpp::Any visitResourcesItem(TpcParser::ResourcesItemContext *r) override {
     result = create<ResourcesItem>(L.range(r), buildBlock(r->block()));
     return {};

@@ -67,6 +67,7 @@ const char *kindName(Node::Kind k) {
     CASE(MetadataItem)
     CASE(PreservingQuantizersItem)
     CASE(ResourcesItem)
+    CASE(RecipeItem)
     CASE(AttrDecl)
     CASE(ConfigDecl)
     CASE(OptionsDecl)
@@ -282,6 +283,9 @@ std::string Dumper::payload(const Node &n) const {
     break;
   case Node::Kind::PreservingQuantizersItem:
     add(llvm::cast<PreservingQuantizersItem>(n).value ? "true" : "false");
+    break;
+  case Node::Kind::RecipeItem:
+    add(llvm::cast<RecipeItem>(n).recipe.name);
     break;
   case Node::Kind::AttrDecl:
     add(llvm::cast<AttrDecl>(n).name.name);
@@ -520,6 +524,7 @@ Dumper::Children Dumper::childrenOf(const Node &n) {
   case Node::Kind::SimdPaddingItem:
   case Node::Kind::PreservingQuantizersItem:
   case Node::Kind::MetadataItem:
+  case Node::Kind::RecipeItem:
   case Node::Kind::OpListDecl:
   case Node::Kind::ConstPred:
   case Node::Kind::HasPred:

@@ -134,7 +134,7 @@ private:
     family({TpcLexer::VERSION, TpcLexer::TYPE, TpcLexer::SIMD_PADDING, TpcLexer::METADATA,
             TpcLexer::INSERT_PRESERVING_QUANTIZERS, TpcLexer::ATTR, TpcLexer::CONFIG,
             TpcLexer::OPTIONS, TpcLexer::DEFAULT, TpcLexer::OPSET, TpcLexer::GROUP, TpcLexer::FUSE,
-            TpcLexer::OVERRIDE, TpcLexer::REMOVE, TpcLexer::RESOURCES},
+            TpcLexer::OVERRIDE, TpcLexer::REMOVE, TpcLexer::RESOURCES, TpcLexer::RECIPE},
            4, "a platform item (`config`, `opset`, `fuse`, ...)");
     family({TpcLexer::WEIGHT, TpcLexer::ACTIVATION, TpcLexer::NO_QUANTIZE, TpcLexer::RANGE}, 3,
            "a framework item (`weight`, `activation`, `no_quantize`, `range`)");

@@ -30,6 +30,7 @@ platformItem
   | OVERRIDE? GROUP name ASSIGN setExpr (BAR setExpr)*           # groupItem
   | REMOVE? FUSE fuseElem (ARROW fuseElem)* (WITH valueExpr)? (AS name)?  # fuseItem
   | RESOURCES block                                              # resourcesItem
+  | RECIPE name                                                  # recipeItem
   ;
 
 versionValue : FLOAT | INT ;

@@ -176,6 +176,10 @@ struct Platform {
   std::vector<Fusing> fusings;
   /// The memory the platform has, if it says (inherited field by field).
   std::optional<PlatformResources> resources;
+  /// `recipe NAME`: the recipe `tpcc quantize` uses when the user names
+  /// none (inherited like `type`), and where the name is written.
+  std::optional<std::string> recipe;
+  SourceRange recipeLoc;
   SourceRange loc;
 
   const Opset *findOpset(llvm::StringRef n) const;

@@ -96,6 +96,7 @@ std::string passes::describeValue(const ast::Value &v) {
   case K::MetadataItem:
   case K::PreservingQuantizersItem:
   case K::ResourcesItem:
+  case K::RecipeItem:
   case K::AttrDecl:
   case K::ConfigDecl:
   case K::OptionsDecl:

@@ -7,7 +7,8 @@
 //      frameworks, each after the capabilities it extends (FrameworkChecker,
 //      CapabilitiesChecker);
 //   4. Rule 14 (opsets that never match);
-//   5. recipes, each after the recipe it extends (RecipeResolver).
+//   5. recipes, each after the recipe it extends (RecipeResolver), and the
+//      recipe each platform names as its default.
 // Every declaration is checked, also one whose name is a redefinition, but
 // only the first declaration of a name enters the module.
 //
@@ -20,6 +21,8 @@
 #include "passes/RecipeResolver.h"
 
 #include "llvm/Support/ErrorHandling.h"
+
+#include <set>
 
 using namespace tpcc;
 using namespace tpcc::passes;
@@ -56,6 +59,7 @@ const char *passes::describeTopDecl(const ast::TopDecl &d) {
   case ast::Node::Kind::MetadataItem:
   case ast::Node::Kind::PreservingQuantizersItem:
   case ast::Node::Kind::ResourcesItem:
+  case ast::Node::Kind::RecipeItem:
   case ast::Node::Kind::AttrDecl:
   case ast::Node::Kind::ConfigDecl:
   case ast::Node::Kind::OptionsDecl:
@@ -190,6 +194,28 @@ void resolveCapabilities(Compilation &c, const TopLevelNames &names,
       });
 }
 
+/// Each platform's `recipe NAME` names a recipe (checked once where it is
+/// written: a child inherits its parent's item).
+void checkPlatformRecipes(Compilation &c, const TopLevelNames &names, ir::Module &m) {
+  std::set<SourceLoc> checked;
+  for (ir::Platform &p : m.platforms) {
+    if (!p.recipe)
+      continue;
+    const ast::TopDecl *d = names.lookup(*p.recipe);
+    bool ok = d && d->getKind() == ast::Node::Kind::RecipeDecl;
+    if (!ok && checked.insert(p.recipeLoc.begin).second) {
+      if (!d)
+        c.diags.emit(p.recipeLoc, diag::err_undefined, "recipe", *p.recipe,
+                     didYouMean(*p.recipe, names.namesOfKind(ast::Node::Kind::RecipeDecl)));
+      else
+        c.diags.emit(p.recipeLoc, diag::err_wrong_kind, *p.recipe, describeTopDecl(*d), "a recipe")
+            .note(d->name.range, diag::note_declared_here, *p.recipe);
+    }
+    if (!ok)
+      p.recipe.reset();
+  }
+}
+
 } // namespace
 
 ir::Module tpcc::buildModule(Compilation &c) {
@@ -208,5 +234,6 @@ ir::Module tpcc::buildModule(Compilation &c) {
   checkNeverMatches(c, m);
 
   resolveRecipes(c, names, decls, m);
+  checkPlatformRecipes(c, names, m);
   return m;
 }

@@ -43,6 +43,10 @@ PlatformResult PlatformResolver::run() {
   p.simdPadding = scope.simdPadding && scope.simdPadding->value;
   p.metadata = scope.metadata && scope.metadata->value;
   p.insertPreservingQuantizers = scope.preservingQuantizers && scope.preservingQuantizers->value;
+  if (scope.recipe) {
+    p.recipe = scope.recipe->recipe.name;
+    p.recipeLoc = scope.recipe->recipe.range;
+  }
 
   if (!scope.defaultDecl)
     c.diags.emit(decl.name.range, diag::err_platform_no_default, decl.name.name);

@@ -76,6 +76,8 @@ public:
         (f->isRemove ? s.removes : s.fuses).push_back({f, level});
       else if (auto *r = llvm::dyn_cast<ast::ResourcesItem>(item))
         addResources(*r);
+      else if (auto *rc = llvm::dyn_cast<ast::RecipeItem>(item))
+        setProperty(s.recipe, rc, recipeHere, "recipe");
     }
   }
 
@@ -202,6 +204,7 @@ private:
   const ast::MetadataItem *metadataHere = nullptr;
   const ast::PreservingQuantizersItem *preservingHere = nullptr;
   const ast::ResourcesItem *resourcesHere = nullptr;
+  const ast::RecipeItem *recipeHere = nullptr;
 };
 
 } // namespace

@@ -4,7 +4,7 @@
 // level, from the root of its `extends` chain down to the platform itself:
 // each level's `attr`, `config`, `options`, `opset` and `group` names (one
 // namespace) replace inherited ones only with `override`, and likewise
-// `default`; `version`, `type`, `simd_padding` and `metadata` are simply
+// `default`; `version`, `type`, `simd_padding`, `metadata` and `recipe` are simply
 // replaced, and a `resources` block replaces the inherited fields it names.
 // Each of those may be written once per platform. Rules 1, 7 and the `override` half of 15 are
 // checked here.
@@ -66,6 +66,7 @@ struct PlatformScope {
   const ast::SimdPaddingItem *simdPadding = nullptr;
   const ast::MetadataItem *metadata = nullptr;
   const ast::PreservingQuantizersItem *preservingQuantizers = nullptr;
+  const ast::RecipeItem *recipe = nullptr;     ///< the nearest level's `recipe`
   std::vector<AtLevel<ast::FuseDecl>> fuses;   ///< `fuse`, in order
   std::vector<AtLevel<ast::FuseDecl>> removes; ///< `remove fuse`, in order
   /// `resources` blocks, root first (at most one per level).

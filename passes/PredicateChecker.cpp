@@ -423,6 +423,7 @@ TypedOperand PredicateChecker::checkOperand(const ast::Operand &operand) {
   case ast::Node::Kind::MetadataItem:
   case ast::Node::Kind::PreservingQuantizersItem:
   case ast::Node::Kind::ResourcesItem:
+  case ast::Node::Kind::RecipeItem:
   case ast::Node::Kind::AttrDecl:
   case ast::Node::Kind::ConfigDecl:
   case ast::Node::Kind::OptionsDecl:
@@ -643,6 +644,7 @@ ir::Predicate PredicateChecker::check(const ast::Pred &pred) {
   case ast::Node::Kind::MetadataItem:
   case ast::Node::Kind::PreservingQuantizersItem:
   case ast::Node::Kind::ResourcesItem:
+  case ast::Node::Kind::RecipeItem:
   case ast::Node::Kind::AttrDecl:
   case ast::Node::Kind::ConfigDecl:
   case ast::Node::Kind::OptionsDecl:

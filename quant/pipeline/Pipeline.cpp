@@ -23,6 +23,32 @@
 using namespace tpcc;
 using namespace tpcc::quant;
 
+const char *quant::toString(RecipeOrigin o) {
+  switch (o) {
+  case RecipeOrigin::None:
+    return "none";
+  case RecipeOrigin::Platform:
+    return "platform";
+  case RecipeOrigin::Flag:
+    return "--recipe";
+  }
+  return "none";
+}
+
+std::string quant::describeRecipe(const QuantizeRequest &r) {
+  switch (r.recipeOrigin) {
+  case RecipeOrigin::Platform:
+    return fmt::format("{} (the default of platform {}; `--recipe none` for the language's "
+                       "defaults)",
+                       r.recipe.name, r.platform->name);
+  case RecipeOrigin::Flag:
+    return r.recipe.name;
+  case RecipeOrigin::None:
+    break;
+  }
+  return "none (the language's defaults)";
+}
+
 std::string quant::quantizedOperators(const graph::Model &m) {
   std::map<std::string, int64_t> count;
   const graph::Node *first = nullptr;
@@ -276,6 +302,7 @@ LogicalResult quant::writeOutcome(const QuantizeRequest &r, const QuantizeOutcom
                    {}};
     for (const std::unique_ptr<StageReport> &s : out.stages)
       h.stages.push_back(s.get());
+    h.recipeOrigin = toString(r.recipeOrigin);
     auto write = [&](llvm::raw_ostream &os) {
       writeReport(out.result, h, out.corrections, os, out.search ? &*out.search : nullptr,
                   &out.plan);

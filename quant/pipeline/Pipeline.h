@@ -32,12 +32,23 @@
 
 namespace tpcc::quant {
 
+/// Where the recipe of a request came from.
+enum class RecipeOrigin {
+  None,     ///< no recipe: the language's defaults (`--recipe none`, or none to take)
+  Platform, ///< the platform's own (`recipe NAME` in the platform)
+  Flag,     ///< `--recipe`
+};
+
+/// "platform" ...: the report's `recipe_origin`.
+const char *toString(RecipeOrigin o);
+
 struct QuantizeRequest {
   const ir::Module *module = nullptr;
   const ir::Platform *platform = nullptr;
   const ir::Capabilities *capabilities = nullptr; ///< bound on `onnx`
   ir::Recipe recipe;                              ///< the defaults when unnamed
-  std::string model;                              ///< the float .onnx file
+  RecipeOrigin recipeOrigin = RecipeOrigin::None;
+  std::string model; ///< the float .onnx file
   /// Where writeOutcome writes the QDQ model, the plan (`--plan-out`) and
   /// the report (`--report`); empty plan/report paths are skipped.
   std::string output, planOut, report;
@@ -98,6 +109,10 @@ struct QuantizeOutcome {
     return nullptr;
   }
 };
+
+/// The recipe of `r` and where it came from, for the summary: "imx500_w8a8
+/// (the default of platform imx500; ...)".
+std::string describeRecipe(const QuantizeRequest &r);
 
 /// `tpcc plan --calib ...` with budgets: prepares the model as quantize does,
 /// plans it, runs the mixed-precision search (out.search) and plans again

@@ -12,8 +12,8 @@ using namespace tpcc;
 using namespace tpcc::quant;
 
 void quant::printSummary(const QuantizeResult &r, const std::string &model, const std::string &out,
-                         const std::string &cleanup, const std::vector<std::string> &corrections,
-                         llvm::raw_ostream &os) {
+                         const std::string &recipe, const std::string &cleanup,
+                         const std::vector<std::string> &corrections, llvm::raw_ostream &os) {
   unsigned acts = 0, weights = 0;
   for (const TensorReport &t : r.tensors)
     if (t.quantized)
@@ -21,6 +21,7 @@ void quant::printSummary(const QuantizeResult &r, const std::string &model, cons
   os << fmt::format("quantize: {} -> {} ({} calibration samples, SQNR on {})\n", model, out,
                     r.samples, r.sqnrSamples);
   os << fmt::format("  {} activation tensors and {} weights quantized\n", acts, weights);
+  os << "  recipe: " << recipe << "\n";
   if (!cleanup.empty())
     os << "  clean-up: " << cleanup << "\n";
   for (const std::string &c : corrections)
@@ -55,6 +56,7 @@ void quant::writeReport(const QuantizeResult &r, const ReportHeader &h,
     j.attribute("report_version", 1);
     j.attribute("platform", h.platform);
     j.attribute("recipe", h.recipe);
+    j.attribute("recipe_origin", h.recipeOrigin);
     j.attribute("model", h.model);
     j.attribute("output", h.output);
     j.attribute("calibration_samples", r.samples);

@@ -25,6 +25,8 @@ struct ReportHeader {
   std::string platform, recipe, model, output;
   /// What the stages did: each adds its section to the report.
   std::vector<const StageReport *> stages;
+  /// Where the recipe came from: "platform", "--recipe" or "none".
+  std::string recipeOrigin = "none";
 };
 
 /// The report JSON (report_version 1); `search` (with the plan it chose)
@@ -36,8 +38,8 @@ void writeReport(const QuantizeResult &r, const ReportHeader &h,
 /// The summary table `tpcc quantize` prints; `cleanup` says what the
 /// clean-up changed ("" when nothing).
 void printSummary(const QuantizeResult &r, const std::string &model, const std::string &output,
-                  const std::string &cleanup, const std::vector<std::string> &corrections,
-                  llvm::raw_ostream &os);
+                  const std::string &recipe, const std::string &cleanup,
+                  const std::vector<std::string> &corrections, llvm::raw_ostream &os);
 
 /// Writes what the quantizer chose (activation grids, weight grids, corrected
 /// biases) into `p`, the plan of the float model, with what `recipe` changed

@@ -250,10 +250,10 @@ TEST_F(JSONBackend, EmptyModule) {
 }
 
 TEST_F(JSONBackend, Platform) {
-  EXPECT_EQ(
-      keys(at(doc, P("platforms", 0))),
-      (std::vector<std::string>{"default", "fusings", "insert_preserving_quantizers", "metadata",
-                                "name", "opsets", "parent", "simd_padding", "type", "version"}));
+  EXPECT_EQ(keys(at(doc, P("platforms", 0))),
+            (std::vector<std::string>{"default", "fusings", "insert_preserving_quantizers",
+                                      "metadata", "name", "opsets", "parent", "recipe",
+                                      "simd_padding", "type", "version"}));
   EXPECT_JSON(doc, P("platforms", 0, "name"), "imx500");
   EXPECT_JSON(doc, P("platforms", 0, "version"), "1.0");
   EXPECT_JSON(doc, P("platforms", 0, "type"), "imx500");

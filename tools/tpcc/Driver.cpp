@@ -1,6 +1,8 @@
 //===- Driver.cpp - Shared pieces of the tpcc driver ------------------------===//
 #include "tools/tpcc/Driver.h"
 
+#include "quant/pipeline/Pipeline.h"
+
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/Process.h"
@@ -95,9 +97,21 @@ const ir::Platform *driver::pickPlatform(Compilation &c, const ir::Module &m, co
 
 /// The recipe: the one named, the one a .tpc file defines, or the defaults.
 LogicalResult driver::pickRecipe(Compilation &c, const ir::Module &m, const Options &o,
-                                 ir::Recipe &recipe) {
-  if (o.recipe.empty())
+                                 const ir::Platform *platform, ir::Recipe &recipe,
+                                 quant::RecipeOrigin &origin) {
+  origin = quant::RecipeOrigin::None;
+  if (o.recipe == "none") // a recipe cannot be named `none`: the word is reserved
     return success();
+  if (o.recipe.empty()) {
+    if (platform && platform->recipe)
+      for (const ir::Recipe &r : m.recipes)
+        if (r.name == *platform->recipe) {
+          recipe = r;
+          origin = quant::RecipeOrigin::Platform;
+        }
+    return success();
+  }
+  origin = quant::RecipeOrigin::Flag;
   const ir::Recipe *r = llvm::StringRef(o.recipe).endswith(".tpc")
                             ? definedIn(c, m.recipes, o.recipe, "recipe")
                             : pickByName(c.diags, m.recipes, "recipe", "recipes", o.recipe, "");

@@ -17,6 +17,7 @@
 
 namespace tpcc::quant {
 struct QuantizeRequest;
+enum class RecipeOrigin;
 } // namespace tpcc::quant
 
 namespace tpcc::driver {
@@ -107,8 +108,12 @@ const T *definedIn(Compilation &c, const std::vector<T> &all, const std::string 
 const ir::Platform *pickPlatform(Compilation &c, const ir::Module &m, const Options &o);
 
 /// The recipe of `--recipe` (a name, or the one a .tpc file defines) into
-/// `recipe`; the defaults when none is given.
-LogicalResult pickRecipe(Compilation &c, const ir::Module &m, const Options &o, ir::Recipe &recipe);
+/// `recipe`; without one, the recipe `platform` names (`recipe NAME`), if
+/// any; `--recipe none`: the language's defaults. Where it came from goes to
+/// `origin` (quant::RecipeOrigin).
+LogicalResult pickRecipe(Compilation &c, const ir::Module &m, const Options &o,
+                         const ir::Platform *platform, ir::Recipe &recipe,
+                         quant::RecipeOrigin &origin);
 
 /// quantize's and finetune's common checks: a platform or recipe given as a
 /// .tpc file is compiled with the inputs; no --calib data for a --fix-input

@@ -55,7 +55,7 @@ int driver::runPlan(Compilation &c, const ir::Module &m, const Options &o) {
     r.module = &m;
     r.platform = platform;
     r.capabilities = caps;
-    if (failed(pickRecipe(c, m, o, r.recipe)))
+    if (failed(pickRecipe(c, m, o, platform, r.recipe, r.recipeOrigin)))
       return finish(c.diags, o);
     r.model = o.model;
     r.calib = o.calib;

@@ -103,7 +103,7 @@ int driver::quantizeWith(Compilation &c, const ir::Module &m, const Options &o,
   r.module = &m;
   r.platform = pickPlatform(c, m, o);
   r.capabilities = r.platform ? m.capabilitiesFor(*r.platform, o.capabilities, c.diags) : nullptr;
-  if (!r.capabilities || failed(pickRecipe(c, m, o, r.recipe)))
+  if (!r.capabilities || failed(pickRecipe(c, m, o, r.platform, r.recipe, r.recipeOrigin)))
     return finish(c.diags, o);
   r.model = o.model;
   r.output = o.output;
@@ -161,8 +161,8 @@ int driver::quantizeWith(Compilation &c, const ir::Module &m, const Options &o,
     return finish(c.diags, o);
   finish(c.diags, o); // warnings
   timer.done("write");
-  quant::printSummary(out.result, o.model, o.output, out.cleanup.describe(), out.corrections,
-                      llvm::outs());
+  quant::printSummary(out.result, o.model, o.output, quant::describeRecipe(r),
+                      out.cleanup.describe(), out.corrections, llvm::outs());
   for (const std::unique_ptr<quant::StageReport> &s : out.stages)
     s->print(llvm::outs());
   if (out.search)

@@ -1,0 +1,189 @@
+#!/usr/bin/python3
+"""defaults_study.py - which corrections and threshold methods `tpcc quantize` should
+run when the user names no recipe (issue 46).
+
+Every setting tpcc has - bias correction, shift-negative (MCT's ratio 0.05 and the
+language's 0.25, with and without recomputing the threshold), relu-unbound
+correction, activation channel equalization, input scaling, z-threshold outlier
+removal, the activation and weight threshold methods (HMSE included) - alone on top
+of the bare pipeline's complement (today's default recipe) and in the combinations
+that looked promising, on the shared models (fashion_cnn, fashion_mbv2, fashion_vit,
+digits_cnn) for each platform (imx500, imx500_v4, tflite, ort_cpu). Each QDQ model is
+scored as ONNX Runtime runs it (`tpcc eval`, whose default integer kernels are ORT's
+with VNNI, bit for bit): accuracy on the labelled test set (Fashion-MNIST's 10,000
+images, the 450 held-out digits) and the SQNR of the logits against the float model;
+with the wall time of `tpcc quantize`.
+
+Every setting is a recipe written into the work directory and passed with
+--recipe FILE; `default` passes none (the platform's own default recipe) and `none`
+passes `--recipe none` (the bare pipeline, every correction off).
+
+Prints one table per model and platform, then per setting: the median logit SQNR
+over every (model, platform), the worst loss against `today` (the default recipe before
+this study), and
+the median time. --json FILE writes every figure.
+
+usage: defaults_study.py --tpcc BIN --work DIR --models DIR [--only SETTING,...]
+                         [--platforms P,...] [--model-names M,...] [--json FILE]
+"""
+import argparse
+import gzip
+import json
+import os
+import re
+import statistics
+import subprocess
+import sys
+import time
+
+import numpy as np
+
+FASHION = "/usr/share/datasets/fashion-mnist/"
+PLATFORMS = ("imx500", "imx500_v4", "tflite", "ort_cpu")
+
+# name -> recipe body (None: no --recipe; "none": --recipe none).
+BASE = "bias_correction: true"
+SETTINGS = {
+    "default": None,
+    "bare": "bias_correction: false",
+    "today": BASE,
+    "snc05": BASE + "\n  shift_negative: { enabled: true, ratio: 0.05 }",
+    "snc25": BASE + "\n  shift_negative: { enabled: true, ratio: 0.25 }",
+    "snc05_recompute": BASE + "\n  shift_negative: { enabled: true, ratio: 0.05, "
+                              "recompute_threshold: true }",
+    "relu": BASE + "\n  relu_unbound_correction: true",
+    "ace": BASE + "\n  activation_channel_equalization: true",
+    "inscale": BASE + "\n  input_scaling: true",
+    "z8": BASE + "\n  z_threshold: 8",
+    "act_noclip": BASE + "\n  activation_threshold: no_clipping",
+    "act_mae": BASE + "\n  activation_threshold: mae",
+    "act_kl": BASE + "\n  activation_threshold: kl",
+    "act_lp3": BASE + "\n  activation_threshold: lp\n  lp: 3",
+    "w_noclip": BASE + "\n  weights_threshold: no_clipping",
+    "w_hmse": BASE + "\n  weights_threshold: hmse",
+    "snc05_relu": BASE + "\n  shift_negative: { enabled: true, ratio: 0.05 }"
+                         "\n  relu_unbound_correction: true",
+    "snc05_relu_ace": BASE + "\n  shift_negative: { enabled: true, ratio: 0.05 }"
+                             "\n  relu_unbound_correction: true"
+                             "\n  activation_channel_equalization: true",
+    "snc05_relu_hmse": BASE + "\n  shift_negative: { enabled: true, ratio: 0.05 }"
+                              "\n  relu_unbound_correction: true\n  weights_threshold: hmse",
+    "relu_ace": BASE + "\n  relu_unbound_correction: true"
+                       "\n  activation_channel_equalization: true",
+    "snc05_relu_inscale": BASE + "\n  shift_negative: { enabled: true, ratio: 0.05 }"
+                                 "\n  relu_unbound_correction: true\n  input_scaling: true",
+}
+
+
+def idx(name, offset, shape):
+    with gzip.open(os.path.join(FASHION, name)) as f:
+        return np.frombuffer(f.read(), np.uint8, offset=offset).reshape(shape)
+
+
+def run(cmd):
+    t0 = time.time()
+    p = subprocess.run(cmd, capture_output=True, text=True)
+    return p.returncode, p.stdout, p.stderr, time.time() - t0
+
+
+def models(args, work):
+    """(name, model, calib, test x, test labels)."""
+    fx = os.path.join(work, "fashion_test_x.npy")
+    fy = os.path.join(work, "fashion_test_y.npy")
+    if not os.path.exists(fy):
+        x = idx("t10k-images-idx3-ubyte.gz", 16, (10000, 1, 28, 28)).astype(np.float32) / 255
+        np.save(fx, x)
+        np.save(fy, idx("t10k-labels-idx1-ubyte.gz", 8, (10000,)).astype(np.int64))
+    m = args.models
+    fc = os.path.join(m, "fashion_calib_x.npy")
+    all_models = [
+        ("fashion_cnn", os.path.join(m, "fashion_cnn.onnx"), fc, fx, fy),
+        ("fashion_mbv2", os.path.join(m, "fashion_mbv2.onnx"), fc, fx, fy),
+        ("fashion_vit", os.path.join(m, "fashion_vit.onnx"), fc, fx, fy),
+        ("digits_cnn", os.path.join(m, "digits_cnn.onnx"), os.path.join(m, "digits_calib_x.npy"),
+         os.path.join(m, "digits_test_x.npy"), os.path.join(m, "digits_test_y.npy")),
+    ]
+    keep = args.model_names.split(",") if args.model_names else None
+    return [t for t in all_models if not keep or t[0] in keep]
+
+
+def score(args, qmodel, ref, x, y):
+    code, out, err, _ = run([args.tpcc, "eval", qmodel, "--data", x, "--labels", y,
+                             "--reference", ref, "--progress=never"])
+    if code:
+        return None, None, (err.strip().splitlines() or ["eval failed"])[-1]
+    acc = float(re.search(r"accuracy\s+([\d.]+) %", out).group(1))
+    db = re.search(r"SQNR `[^`]+`\s+([\d.]+|inf)", out).group(1)
+    return acc, float(db), ""
+
+
+def recipe_args(work, name):
+    body = SETTINGS[name]
+    if body is None:
+        return []
+    path = os.path.join(work, f"{name}.tpc")
+    with open(path, "w") as f:
+        f.write(f"recipe {name} {{\n  {body}\n}}\n")
+    return ["--recipe", path]
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--tpcc", required=True)
+    ap.add_argument("--work", required=True)
+    ap.add_argument("--models", required=True)
+    ap.add_argument("--only", help="settings, comma-separated")
+    ap.add_argument("--platforms", help="platforms, comma-separated")
+    ap.add_argument("--model-names", help="models, comma-separated")
+    ap.add_argument("--json", help="write every figure here")
+    args = ap.parse_args()
+    os.makedirs(args.work, exist_ok=True)
+    settings = args.only.split(",") if args.only else list(SETTINGS)
+    platforms = args.platforms.split(",") if args.platforms else list(PLATFORMS)
+    rows = []
+    for mname, model, calib, x, y in models(args, args.work):
+        for platform in platforms:
+            print(f"\n{mname} {platform}")
+            print(f"  {'setting':20} {'accuracy %':>10} {'SQNR dB':>8} {'seconds':>8}")
+            for s in settings:
+                out = os.path.join(args.work, f"{mname}.{platform}.{s}.onnx")
+                code, _, err, secs = run([args.tpcc, "quantize", "--platform", platform,
+                                          "--calib", calib, model, "-o", out,
+                                          "--progress=never", *recipe_args(args.work, s)])
+                if code:
+                    why = (err.strip().splitlines() or ["failed"])[-1]
+                    print(f"  {s:20} failed: {why}")
+                    rows.append(dict(model=mname, platform=platform, setting=s, error=why))
+                    continue
+                acc, db, why = score(args, out, model, x, y)
+                if acc is None:
+                    print(f"  {s:20} eval failed: {why}")
+                    rows.append(dict(model=mname, platform=platform, setting=s, error=why))
+                    continue
+                print(f"  {s:20} {acc:10.2f} {db:8.2f} {secs:8.2f}", flush=True)
+                rows.append(dict(model=mname, platform=platform, setting=s, accuracy=acc,
+                                 sqnr=db, seconds=round(secs, 3)))
+    # Per setting: the median SQNR, the worst loss against `today`, the median time.
+    base = {(r["model"], r["platform"]): r for r in rows
+            if r["setting"] == "today" and "sqnr" in r}
+    print(f"\n{'setting':20} {'median dB':>9} {'worst vs today':>16} "
+          f"{'median Δacc %':>13} {'median s':>8} runs")
+    for s in settings:
+        mine = [r for r in rows if r["setting"] == s and "sqnr" in r]
+        if not mine:
+            continue
+        deltas = [r["sqnr"] - base[(r["model"], r["platform"])]["sqnr"]
+                  for r in mine if (r["model"], r["platform"]) in base]
+        dacc = [r["accuracy"] - base[(r["model"], r["platform"])]["accuracy"]
+                for r in mine if (r["model"], r["platform"]) in base]
+        print(f"{s:20} {statistics.median(r['sqnr'] for r in mine):9.2f} "
+              f"{min(deltas) if deltas else float('nan'):16.2f} "
+              f"{statistics.median(dacc) if dacc else float('nan'):13.2f} "
+              f"{statistics.median(r['seconds'] for r in mine):8.2f} {len(mine)}")
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump(rows, f, indent=1)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
