@@ -41,9 +41,11 @@ options:
                       (plan, quantize) NODE takes candidate CONFIG (a config
                       id from the plan, e.g. FullyConnected.3) instead of its
                       options' base; repeat per node
-  --recipe NAME|FILE  (plan, quantize) the recipe (threshold methods,
-                      corrections, overrides, mixed_precision); default: MSE
-                      thresholds, bias correction
+  --recipe NAME|FILE|none
+                      (plan, quantize) the recipe (threshold methods,
+                      corrections, overrides, mixed_precision); default: the
+                      platform's own (`recipe NAME` in it), else MSE
+                      thresholds and bias correction; `none`: the latter
   --calib [NAME=]FILE|DIR
                       (plan, quantize) calibration data: .npy/.pb files or
                       folders of them (one sample or a batch each); repeat per
