@@ -27,7 +27,6 @@ usage: defaults_study.py --tpcc BIN --work DIR --models DIR [--only SETTING,...]
                          [--platforms P,...] [--model-names M,...] [--json FILE]
 """
 import argparse
-import gzip
 import json
 import os
 import re
@@ -38,7 +37,9 @@ import time
 
 import numpy as np
 
-FASHION = "/usr/share/datasets/fashion-mnist/"
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from quantize_bench import idx  # noqa: E402  (Fashion-MNIST's IDX files)
+
 PLATFORMS = ("imx500", "imx500_v4", "tflite", "ort_cpu")
 
 # name -> recipe body (None: no --recipe; "none": --recipe none).
@@ -73,11 +74,6 @@ SETTINGS = {
     "snc05_relu_inscale": BASE + "\n  shift_negative: { enabled: true, ratio: 0.05 }"
                                  "\n  relu_unbound_correction: true\n  input_scaling: true",
 }
-
-
-def idx(name, offset, shape):
-    with gzip.open(os.path.join(FASHION, name)) as f:
-        return np.frombuffer(f.read(), np.uint8, offset=offset).reshape(shape)
 
 
 def run(cmd):
