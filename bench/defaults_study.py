@@ -23,8 +23,17 @@ over every (model, platform), the worst loss against `today` (the default recipe
 this study), and
 the median time. --json FILE writes every figure.
 
+With --corpus NODE_MODULES, every corpus model (test/corpus/manifest.json, fetched by
+scripts/fetch-corpus) is also quantized for each platform with each setting through
+test/tools/corpus_check.py (--platform P --quantize-flags "--recipe FILE", nothing
+of the manifest's own flags) and scored as the corpus test scores it: the worst
+output's SQNR against the float model, or as the package reads its outputs.
+
+bench/defaults.sh runs it (installing the data).
+
 usage: defaults_study.py --tpcc BIN --work DIR --models DIR [--only SETTING,...]
                          [--platforms P,...] [--model-names M,...] [--json FILE]
+                         [--corpus NODE_MODULES [--corpus-only ID,...]] [--no-shared]
 """
 import argparse
 import json
@@ -73,6 +82,20 @@ SETTINGS = {
                        "\n  activation_channel_equalization: true",
     "snc05_relu_inscale": BASE + "\n  shift_negative: { enabled: true, ratio: 0.05 }"
                                  "\n  relu_unbound_correction: true\n  input_scaling: true",
+    "snc05_ace": BASE + "\n  shift_negative: { enabled: true, ratio: 0.05 }"
+                        "\n  activation_channel_equalization: true",
+    "snc05_hmse": BASE + "\n  shift_negative: { enabled: true, ratio: 0.05 }"
+                         "\n  weights_threshold: hmse",
+    "snc05_inscale": BASE + "\n  shift_negative: { enabled: true, ratio: 0.05 }"
+                            "\n  input_scaling: true",
+    "z4": BASE + "\n  z_threshold: 4",
+    "z16": BASE + "\n  z_threshold: 16",
+    "snc05_z8": BASE + "\n  shift_negative: { enabled: true, ratio: 0.05 }\n  z_threshold: 8",
+    "relu_z8": BASE + "\n  relu_unbound_correction: true\n  z_threshold: 8",
+    "snc05_relu_z8": BASE + "\n  shift_negative: { enabled: true, ratio: 0.05 }"
+                            "\n  relu_unbound_correction: true\n  z_threshold: 8",
+    "snc05_relu_z16": BASE + "\n  shift_negative: { enabled: true, ratio: 0.05 }"
+                             "\n  relu_unbound_correction: true\n  z_threshold: 16",
 }
 
 
@@ -123,6 +146,80 @@ def recipe_args(work, name):
     return ["--recipe", path]
 
 
+CORPUS_LINE = re.compile(r"^  (quantized|FAIL|known gap)\s+(\S+)\s+(-|[-\d.]+) (?:dB)?")
+
+
+def corpus(args, settings, platforms):
+    """The corpus (test/tools/corpus_check.py, fetched by scripts/fetch-corpus) quantized
+    for each platform with each setting: rows of its output SQNR (as the corpus measures
+    it, the worst output, or the package's reading) and the time of the whole check."""
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    rows = []
+    for platform in platforms:
+        for s in settings:
+            work = os.path.join(args.work, "corpus", platform, s)
+            # " ": no flags at all (the manifest's own flags, a --min-sqnr target, are
+            # not the defaults under study).
+            flags = " ".join(recipe_args(args.work, s)) or " "
+            cmd = ["/usr/bin/python3", os.path.join(root, "test/tools/corpus_check.py"),
+                   "--tpcc", args.tpcc, "--node-modules", args.corpus, "--work", work,
+                   "--platform", platform, "--quantize-flags", flags]
+            if args.corpus_only:
+                cmd += ["--only", args.corpus_only]
+            code, out, err, secs = run(cmd)
+            if code == 77:
+                print(f"corpus: skipped: {out.strip()}")
+                return rows
+            model = None
+            for line in out.splitlines():
+                if line and not line.startswith(" "):
+                    fields = line.split()
+                    model = fields[1] if len(fields) > 1 and fields[0] in (
+                        "ok", "FAIL", "blocked", "known") else model
+                    if fields[0] == "known" and len(fields) > 2:
+                        model = fields[2]
+                    continue
+                m = CORPUS_LINE.match(line)
+                if not m or not model:
+                    continue
+                status, _, db = m.groups()
+                row = dict(model="corpus:" + model, platform=platform, setting=s)
+                if db == "-":
+                    row["error"] = status
+                else:
+                    row["sqnr"] = float(db)
+                rows.append(row)
+                print(f"  {platform:10} {s:20} {model:45} {db:>7}", flush=True)
+            print(f"corpus {platform} {s}: {secs:.0f} s", flush=True)
+    return rows
+
+
+def summary(title, rows, settings):
+    """Per setting: the median SQNR, the worst loss against `today` (and where), the
+    median accuracy change and the median time."""
+    if not rows:
+        return
+    base = {(r["model"], r["platform"]): r for r in rows
+            if r["setting"] == "today" and "sqnr" in r}
+    print(f"\n{title}:\n{'setting':20} {'median dB':>9} {'worst vs today':>16} "
+          f"{'median Δacc %':>13} {'median s':>8} runs  worst at")
+    for s in settings:
+        mine = [r for r in rows if r["setting"] == s and "sqnr" in r]
+        if not mine:
+            continue
+        deltas = sorted((r["sqnr"] - base[(r["model"], r["platform"])]["sqnr"],
+                         f"{r['model']} {r['platform']}")
+                        for r in mine if (r["model"], r["platform"]) in base)
+        dacc = [r["accuracy"] - base[(r["model"], r["platform"])]["accuracy"]
+                for r in mine if "accuracy" in r and (r["model"], r["platform"]) in base]
+        secs = [r["seconds"] for r in mine if "seconds" in r]
+        print(f"{s:20} {statistics.median(r['sqnr'] for r in mine):9.2f} "
+              f"{deltas[0][0] if deltas else float('nan'):16.2f} "
+              f"{statistics.median(dacc) if dacc else float('nan'):13.2f} "
+              f"{statistics.median(secs) if secs else float('nan'):8.2f} {len(mine):4}  "
+              f"{deltas[0][1] if deltas else ''}")
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--tpcc", required=True)
@@ -132,12 +229,17 @@ def main():
     ap.add_argument("--platforms", help="platforms, comma-separated")
     ap.add_argument("--model-names", help="models, comma-separated")
     ap.add_argument("--json", help="write every figure here")
+    ap.add_argument("--corpus", metavar="NODE_MODULES",
+                    help="also the corpus models (onnxruntime-node's node_modules)")
+    ap.add_argument("--corpus-only", help="corpus models, comma-separated")
+    ap.add_argument("--no-shared", action="store_true", help="only the corpus")
     args = ap.parse_args()
+    args.tpcc = os.path.abspath(args.tpcc)
     os.makedirs(args.work, exist_ok=True)
     settings = args.only.split(",") if args.only else list(SETTINGS)
     platforms = args.platforms.split(",") if args.platforms else list(PLATFORMS)
     rows = []
-    for mname, model, calib, x, y in models(args, args.work):
+    for mname, model, calib, x, y in [] if args.no_shared else models(args, args.work):
         for platform in platforms:
             print(f"\n{mname} {platform}")
             print(f"  {'setting':20} {'accuracy %':>10} {'SQNR dB':>8} {'seconds':>8}")
@@ -159,23 +261,11 @@ def main():
                 print(f"  {s:20} {acc:10.2f} {db:8.2f} {secs:8.2f}", flush=True)
                 rows.append(dict(model=mname, platform=platform, setting=s, accuracy=acc,
                                  sqnr=db, seconds=round(secs, 3)))
-    # Per setting: the median SQNR, the worst loss against `today`, the median time.
-    base = {(r["model"], r["platform"]): r for r in rows
-            if r["setting"] == "today" and "sqnr" in r}
-    print(f"\n{'setting':20} {'median dB':>9} {'worst vs today':>16} "
-          f"{'median Δacc %':>13} {'median s':>8} runs")
-    for s in settings:
-        mine = [r for r in rows if r["setting"] == s and "sqnr" in r]
-        if not mine:
-            continue
-        deltas = [r["sqnr"] - base[(r["model"], r["platform"])]["sqnr"]
-                  for r in mine if (r["model"], r["platform"]) in base]
-        dacc = [r["accuracy"] - base[(r["model"], r["platform"])]["accuracy"]
-                for r in mine if (r["model"], r["platform"]) in base]
-        print(f"{s:20} {statistics.median(r['sqnr'] for r in mine):9.2f} "
-              f"{min(deltas) if deltas else float('nan'):16.2f} "
-              f"{statistics.median(dacc) if dacc else float('nan'):13.2f} "
-              f"{statistics.median(r['seconds'] for r in mine):8.2f} {len(mine)}")
+    if args.corpus:
+        rows += corpus(args, settings, platforms)
+    summary("the shared models", [r for r in rows if not r["model"].startswith("corpus:")],
+            settings)
+    summary("the corpus", [r for r in rows if r["model"].startswith("corpus:")], settings)
     if args.json:
         with open(args.json, "w") as f:
             json.dump(rows, f, indent=1)

@@ -132,7 +132,11 @@ private:
 };
 
 bool Check::keepsSamples(const Node &n) const {
-  if (!n.inDefaultDomain() || n.hasSubgraphs())
+  // ONNX Runtime's contrib QuantizeLinear/DequantizeLinear (16-bit grids
+  // before opset 21) compute what ONNX's do.
+  bool contribQdq = n.domain == "com.microsoft" &&
+                    (n.opType == "QuantizeLinear" || n.opType == "DequantizeLinear");
+  if ((!n.inDefaultDomain() && !contribQdq) || n.hasSubgraphs())
     return false;
   // Only input 0 batched, and nothing in the op relates samples.
   static const llvm::StringSet<> perSample = {"Relu",

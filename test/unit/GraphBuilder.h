@@ -90,6 +90,12 @@ public:
     for (int64_t x : v)
       t->add_int64_data(x);
   }
+  /// Imports operator set `domain` at `version` (nodes of other domains).
+  void importDomain(const std::string &domain, int64_t version = 1) {
+    auto *o = m.add_opset_import();
+    o->set_domain(domain);
+    o->set_version(version);
+  }
   std::string bytes() const { return m.SerializeAsString(); }
   /// Inputs and outputs declared after this call have a symbolic dimension 0
   /// called `name` instead of 1.

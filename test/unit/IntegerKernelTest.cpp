@@ -1005,7 +1005,7 @@ TEST(IntegerKernelModels, QuantizedShortcutsChangeNoBit) {
       rt::ThreadScope two(2);
       ASSERT_TRUE(succeeded(runner.run(feed, c, diags, direct)));
     }
-    EXPECT_GT(runner.lastMicroBatches(), 1) << file;
+    EXPECT_GT(runner.lastMicroBatches(), 1) << file << ": " << runner.unsplitReason();
     ASSERT_EQ(a.size(), b.size());
     ASSERT_EQ(a.size(), c.size());
     for (size_t i = 0; i < a.size(); ++i) {

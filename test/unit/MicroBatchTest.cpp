@@ -77,6 +77,25 @@ TEST(BatchAxis, PerSampleOperatorsKeepTheSamplesApart) {
   }));
 }
 
+TEST(BatchAxis, ContribQuantizersKeepTheSamplesApart) {
+  // ONNX Runtime's com.microsoft QuantizeLinear/DequantizeLinear (a 16-bit
+  // grid before opset 21) are per-sample as ONNX's are; another domain's
+  // operator is not known to be.
+  auto qdq = [](const char *domain) {
+    return [domain](GraphBuilder &b) {
+      b.importDomain(domain);
+      b.constant("scale", {}, 0.25f);
+      b.node("QuantizeLinear", "q", {"r", "scale"}, {"rq"})->set_domain(domain);
+      b.node("DequantizeLinear", "dq", {"rq", "scale"}, {"rd"})->set_domain(domain);
+      outputAs(b, "rd");
+    };
+  };
+  EXPECT_TRUE(separable(qdq("com.microsoft")));
+  std::string why;
+  EXPECT_FALSE(separable(qdq("com.example"), &why));
+  EXPECT_NE(why.find("`q`"), std::string::npos) << why;
+}
+
 TEST(BatchAxis, OperatorsThatMixSamplesAreNamed) {
   std::string why;
   EXPECT_FALSE(separable(
