@@ -266,7 +266,8 @@ void document(Renderer &r, const ir::Module &m, const ir::Platform &p) {
       {"parent", p.parent ? code(*p.parent) : "—"},
       {"SIMD padding", p.simdPadding ? "yes" : "no"},
       {"metadata", p.metadata ? "yes" : "no"},
-      {"insert_preserving_quantizers", p.insertPreservingQuantizers ? "yes" : "no"}};
+      {"insert_preserving_quantizers", p.insertPreservingQuantizers ? "yes" : "no"},
+      {"default recipe", p.recipe ? code(*p.recipe) : "— (the language's defaults)"}};
   if (p.resources)
     properties.push_back({"memory", interop::resourcesText(*p.resources)});
   r.table({"property", "value"}, properties);
