@@ -55,7 +55,14 @@ void findReluBounds(const plan::Plan &plan, const ir::Recipe &recipe, PreCorrect
       method = *recipe.activationMethod;
     if (!t || !t->quantize || method != ir::QuantMethod::PowerOfTwo)
       continue;
-    out.reluBounds.push_back({clip->name, first->name, second->name, hi, hi / 8, *firstOut});
+    // The bound lands on the largest value of the threshold-8 grid, 8 - step,
+    // not on 8 itself: the outputs the Clip saturates (many, in a ReLU6
+    // network) are then exact, where a bound of 8 rounds every one of them
+    // down by a step, an error of one sign that the next layer sums.
+    int bits = recipe.activationBits.value_or(t->bits);
+    bool isSigned = t->signedness == ir::Signedness::Signed;
+    double top = 8 - std::ldexp(8.0, -(bits - (isSigned ? 1 : 0)));
+    out.reluBounds.push_back({clip->name, first->name, second->name, hi, hi / top, *firstOut});
   }
 }
 
@@ -223,8 +230,8 @@ LogicalResult quant::applyPreStatisticsCorrections(graph::Model &m, const PreCor
 }
 
 std::string ReluBound::describe() const {
-  return fmt::format("relu_unbound_correction: `{}` bound {} -> 8 (`{}` / {}, `{}` * {})", clip,
-                     bound, first, ratio, second, ratio);
+  return fmt::format("relu_unbound_correction: `{}` bound {} -> {} (`{}` / {:.6g}, `{}` * {:.6g})",
+                     clip, bound, bound / ratio, first, ratio, second, ratio);
 }
 
 std::string ChannelEqualization::describe() const {
