@@ -6,7 +6,7 @@
 // float reference and the copy that becomes the QDQ model), before the plan is
 // rebuilt and calibration runs: relu_unbound_correction (Op -> Clip(0, M) -> Op
 // with linear ops, M not a power of two, power-of-two activations: the bound
-// becomes 8) and activation_channel_equalization (Conv -> Relu -> Conv,
+// becomes the threshold-8 grid's largest value) and activation_channel_equalization (Conv -> Relu -> Conv,
 // channels scaled by e_c = min(1, 1/sigma'_c) with sigma'_c the channel's
 // standard deviation measured in an extra statistics pass; MCT takes sigma'
 // from the folded BatchNorm's prior instead, which clean-up has already folded
@@ -29,7 +29,8 @@
 
 namespace tpcc::quant {
 
-/// relu_unbound_correction: first -> clip(0, M) -> second; r = M / 8.
+/// relu_unbound_correction: first -> clip(0, M) -> second; r = M / B, B the
+/// largest value of the threshold-8 grid (7.96875 at 8 unsigned bits).
 struct ReluBound {
   std::string clip, first, second;
   double bound = 0, ratio = 1;
