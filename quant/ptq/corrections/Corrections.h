@@ -6,11 +6,10 @@
 // float reference and the copy that becomes the QDQ model), before the plan is
 // rebuilt and calibration runs: relu_unbound_correction (Op -> Clip(0, M) -> Op
 // with linear ops, M not a power of two, power-of-two activations: the bound
-// becomes the threshold-8 grid's largest value) and activation_channel_equalization (Conv -> Relu -> Conv,
-// channels scaled by e_c = min(1, 1/sigma'_c) with sigma'_c the channel's
-// standard deviation measured in an extra statistics pass; MCT takes sigma'
-// from the folded BatchNorm's prior instead, which clean-up has already folded
-// away).
+// becomes the threshold-8 grid's largest value) and activation_channel_equalization (Conv -> Relu
+// -> Conv, channels scaled by e_c = min(1, 1/sigma'_c) with sigma'_c the channel's standard
+// deviation measured in an extra statistics pass; MCT takes sigma' from the folded BatchNorm's
+// prior instead, which clean-up has already folded away).
 //
 // The other corrections are elsewhere: the post-threshold graph edits
 // (shift_negative, input_scaling) are decided once the grids are chosen
