@@ -9,6 +9,7 @@
 #include "ir/graph/LinearKernel.h"
 #include "ir/graph/OnnxIO.h"
 #include "quant/core/GraphHelpers.h"
+#include "quant/core/grids/Grid.h"
 
 #include <fmt/format.h>
 
@@ -59,9 +60,9 @@ void findReluBounds(const plan::Plan &plan, const ir::Recipe &recipe, PreCorrect
     // not on 8 itself: the outputs the Clip saturates (many, in a ReLU6
     // network) are then exact, where a bound of 8 rounds every one of them
     // down by a step, an error of one sign that the next layer sums.
-    int bits = recipe.activationBits.value_or(t->bits);
-    bool isSigned = t->signedness == ir::Signedness::Signed;
-    double top = 8 - std::ldexp(8.0, -(bits - (isSigned ? 1 : 0)));
+    double top = powerOfTwoGrid(8, recipe.activationBits.value_or(t->bits),
+                                t->signedness == ir::Signedness::Signed)
+                     .hi;
     out.reluBounds.push_back({clip->name, first->name, second->name, hi, hi / top, *firstOut});
   }
 }
