@@ -51,52 +51,48 @@ from quantize_bench import idx  # noqa: E402  (Fashion-MNIST's IDX files)
 
 PLATFORMS = ("imx500", "imx500_v4", "tflite", "ort_cpu")
 
-# name -> recipe body (None: no --recipe; "none": --recipe none).
+# One recipe line per correction or threshold choice; a setting is today's default
+# (BASE) plus the parts its name lists, joined by "_" ("snc05_relu_z8"), or a part
+# whose own name has a "_" ("act_kl").
 BASE = "bias_correction: true"
-SETTINGS = {
+PARTS = {
+    "snc05": "shift_negative: { enabled: true, ratio: 0.05 }",
+    "snc25": "shift_negative: { enabled: true, ratio: 0.25 }",
+    "relu": "relu_unbound_correction: true",
+    "ace": "activation_channel_equalization: true",
+    "inscale": "input_scaling: true",
+    "z4": "z_threshold: 4",
+    "z8": "z_threshold: 8",
+    "z16": "z_threshold: 16",
+    "act_noclip": "activation_threshold: no_clipping",
+    "act_mae": "activation_threshold: mae",
+    "act_kl": "activation_threshold: kl",
+    "act_lp3": "activation_threshold: lp\n  lp: 3",
+    "w_noclip": "weights_threshold: no_clipping",
+    "w_hmse": "weights_threshold: hmse",
+}
+PARTS["hmse"] = PARTS["w_hmse"]  # in combinations: snc05_relu_hmse
+# name -> recipe body (None: no --recipe), for the settings that are not combinations.
+OWN = {
     "default": None,
     "bare": "bias_correction: false",
     "today": BASE,
-    "snc05": BASE + "\n  shift_negative: { enabled: true, ratio: 0.05 }",
-    "snc25": BASE + "\n  shift_negative: { enabled: true, ratio: 0.25 }",
     "snc05_recompute": BASE + "\n  shift_negative: { enabled: true, ratio: 0.05, "
                               "recompute_threshold: true }",
-    "relu": BASE + "\n  relu_unbound_correction: true",
-    "ace": BASE + "\n  activation_channel_equalization: true",
-    "inscale": BASE + "\n  input_scaling: true",
-    "z8": BASE + "\n  z_threshold: 8",
-    "act_noclip": BASE + "\n  activation_threshold: no_clipping",
-    "act_mae": BASE + "\n  activation_threshold: mae",
-    "act_kl": BASE + "\n  activation_threshold: kl",
-    "act_lp3": BASE + "\n  activation_threshold: lp\n  lp: 3",
-    "w_noclip": BASE + "\n  weights_threshold: no_clipping",
-    "w_hmse": BASE + "\n  weights_threshold: hmse",
-    "snc05_relu": BASE + "\n  shift_negative: { enabled: true, ratio: 0.05 }"
-                         "\n  relu_unbound_correction: true",
-    "snc05_relu_ace": BASE + "\n  shift_negative: { enabled: true, ratio: 0.05 }"
-                             "\n  relu_unbound_correction: true"
-                             "\n  activation_channel_equalization: true",
-    "snc05_relu_hmse": BASE + "\n  shift_negative: { enabled: true, ratio: 0.05 }"
-                              "\n  relu_unbound_correction: true\n  weights_threshold: hmse",
-    "relu_ace": BASE + "\n  relu_unbound_correction: true"
-                       "\n  activation_channel_equalization: true",
-    "snc05_relu_inscale": BASE + "\n  shift_negative: { enabled: true, ratio: 0.05 }"
-                                 "\n  relu_unbound_correction: true\n  input_scaling: true",
-    "snc05_ace": BASE + "\n  shift_negative: { enabled: true, ratio: 0.05 }"
-                        "\n  activation_channel_equalization: true",
-    "snc05_hmse": BASE + "\n  shift_negative: { enabled: true, ratio: 0.05 }"
-                         "\n  weights_threshold: hmse",
-    "snc05_inscale": BASE + "\n  shift_negative: { enabled: true, ratio: 0.05 }"
-                            "\n  input_scaling: true",
-    "z4": BASE + "\n  z_threshold: 4",
-    "z16": BASE + "\n  z_threshold: 16",
-    "snc05_z8": BASE + "\n  shift_negative: { enabled: true, ratio: 0.05 }\n  z_threshold: 8",
-    "relu_z8": BASE + "\n  relu_unbound_correction: true\n  z_threshold: 8",
-    "snc05_relu_z8": BASE + "\n  shift_negative: { enabled: true, ratio: 0.05 }"
-                            "\n  relu_unbound_correction: true\n  z_threshold: 8",
-    "snc05_relu_z16": BASE + "\n  shift_negative: { enabled: true, ratio: 0.05 }"
-                             "\n  relu_unbound_correction: true\n  z_threshold: 16",
 }
+NAMES = ("default bare today snc05 snc25 snc05_recompute relu ace inscale z8 act_noclip "
+         "act_mae act_kl act_lp3 w_noclip w_hmse snc05_relu snc05_relu_ace snc05_relu_hmse "
+         "relu_ace snc05_relu_inscale snc05_ace snc05_hmse snc05_inscale z4 z16 snc05_z8 "
+         "relu_z8 snc05_relu_z8 snc05_relu_z16").split()
+
+
+def combined(name):
+    """Today's default plus the parts `name` lists, one recipe body."""
+    parts = [name] if name in PARTS else name.split("_")
+    return "\n  ".join([BASE, *(PARTS[p] for p in parts)])
+
+
+SETTINGS = {n: OWN[n] if n in OWN else combined(n) for n in NAMES}
 
 
 def run(cmd):
@@ -146,6 +142,9 @@ def recipe_args(work, name):
     return ["--recipe", path]
 
 
+# corpus_check.py's lines: a model's ("ok   ID  family ..."), then one per platform it
+# was quantized for ("  quantized imx500  18.4 dB  ...").
+CORPUS_MODEL = re.compile(r"^(?:ok|FAIL|blocked|known gap)\s+(\S+)")
 CORPUS_LINE = re.compile(r"^  (quantized|FAIL|known gap)\s+(\S+)\s+(-|[-\d.]+) (?:dB)?")
 
 
@@ -172,12 +171,9 @@ def corpus(args, settings, platforms):
                 return rows
             model = None
             for line in out.splitlines():
-                if line and not line.startswith(" "):
-                    fields = line.split()
-                    model = fields[1] if len(fields) > 1 and fields[0] in (
-                        "ok", "FAIL", "blocked", "known") else model
-                    if fields[0] == "known" and len(fields) > 2:
-                        model = fields[2]
+                head = CORPUS_MODEL.match(line)
+                if head:
+                    model = head.group(1)
                     continue
                 m = CORPUS_LINE.match(line)
                 if not m or not model:
