@@ -11,6 +11,7 @@
 //===----------------------------------------------------------------------===//
 #include "runtime/KernelUtil.h"
 #include "runtime/ops/Dnnl.h"
+#include "runtime/ops/MatmulShape.h"
 
 #include <functional>
 #include <map>
@@ -215,13 +216,6 @@ bool gemmKernel(KernelContext &ctx) {
 // MatMul
 //===----------------------------------------------------------------------===//
 
-/// The batch layout of a MatMul: output batch shape and, per output batch,
-/// the batch offsets in A and B.
-struct MatmulShape {
-  Shape aBatch, bBatch, batch, out;
-  int64_t m = 0, k = 0, n = 0;
-};
-
 template <typename T>
 void refMatmul(const Tensor &a, const Tensor &b, Tensor &y, const MatmulShape &s) {
   BroadcastIndexer ai(s.aBatch, s.batch), bi(s.bBatch, s.batch);
@@ -247,33 +241,9 @@ bool matmulKernel(KernelContext &ctx) {
     return ctx.fail("MatMul needs two inputs");
   if (a->elem() != b->elem())
     return ctx.fail("MatMul operands differ in type");
-  if (a->rank() < 1 || b->rank() < 1)
-    return ctx.fail("MatMul operands must not be scalars");
   MatmulShape s;
-  Shape as = a->shape(), bs = b->shape();
-  bool dropM = as.size() == 1, dropN = bs.size() == 1;
-  if (dropM)
-    as.insert(as.begin(), 1);
-  if (dropN)
-    bs.push_back(1);
-  s.m = as[as.size() - 2];
-  s.k = as.back();
-  s.n = bs.back();
-  if (bs[bs.size() - 2] != s.k)
-    return ctx.fail("MatMul inner dimensions differ: " + shapeStr(a->shape()) + " and " +
-                    shapeStr(b->shape()));
-  s.aBatch.assign(as.begin(), as.end() - 2);
-  s.bBatch.assign(bs.begin(), bs.end() - 2);
-  std::optional<Shape> batch = broadcastShapes(s.aBatch, s.bBatch);
-  if (!batch)
-    return ctx.fail("MatMul batch dimensions do not broadcast: " + shapeStr(a->shape()) + " and " +
-                    shapeStr(b->shape()));
-  s.batch = *batch;
-  s.out = s.batch;
-  if (!dropM)
-    s.out.push_back(s.m);
-  if (!dropN)
-    s.out.push_back(s.n);
+  if (!matmulShape(ctx, "MatMul", a->shape(), b->shape(), s))
+    return false;
   ElemType et = a->elem();
   ctx.outputs[0] = Tensor(et, s.out, /*zero=*/s.k == 0);
   Tensor &y = ctx.outputs[0];
@@ -324,6 +294,36 @@ bool matmulKernel(KernelContext &ctx) {
 }
 
 } // namespace
+
+bool rt::matmulShape(KernelContext &ctx, llvm::StringRef op, const Shape &a, const Shape &b,
+                     MatmulShape &s) {
+  if (a.empty() || b.empty())
+    return ctx.fail(op.str() + " operands must not be scalars");
+  Shape as = a, bs = b;
+  bool dropM = as.size() == 1, dropN = bs.size() == 1;
+  if (dropM)
+    as.insert(as.begin(), 1);
+  if (dropN)
+    bs.push_back(1);
+  s.m = as[as.size() - 2];
+  s.k = as.back();
+  s.n = bs.back();
+  if (bs[bs.size() - 2] != s.k)
+    return ctx.fail(op.str() + " inner dimensions differ: " + shapeStr(a) + " and " + shapeStr(b));
+  s.aBatch.assign(as.begin(), as.end() - 2);
+  s.bBatch.assign(bs.begin(), bs.end() - 2);
+  std::optional<Shape> batch = broadcastShapes(s.aBatch, s.bBatch);
+  if (!batch)
+    return ctx.fail(op.str() + " batch dimensions do not broadcast: " + shapeStr(a) + " and " +
+                    shapeStr(b));
+  s.batch = *batch;
+  s.out = s.batch;
+  if (!dropM)
+    s.out.push_back(s.m);
+  if (!dropN)
+    s.out.push_back(s.n);
+  return true;
+}
 
 void rt::registerGemmKernels(KernelRegistry &r) {
   r.add("Gemm", gemmKernel);

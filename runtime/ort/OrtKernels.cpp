@@ -4,14 +4,22 @@
 using namespace tpcc;
 using namespace tpcc::rt;
 
-const KernelRegistry &rt::ortFloatKernels() {
-  static const KernelRegistry registry = [] {
+const KernelRegistry *rt::ortKernels(bool floatAsOrt, bool saturatingPairs) {
+  auto build = [](bool floats, bool pairs) {
     KernelRegistry r;
-    registerOrtConvKernels(r);
-    registerOrtResizeKernels(r);
-    registerOrtPoolKernels(r);
-    registerOrtActivationKernels(r);
+    if (floats) {
+      registerOrtConvKernels(r);
+      registerOrtResizeKernels(r);
+      registerOrtPoolKernels(r);
+      registerOrtActivationKernels(r);
+    }
+    if (pairs)
+      registerOrtNoVnniKernels(r);
     return r;
-  }();
-  return registry;
+  };
+  static const KernelRegistry floats = build(true, false), pairs = build(false, true),
+                              both = build(true, true);
+  if (floatAsOrt)
+    return saturatingPairs ? &both : &floats;
+  return saturatingPairs ? &pairs : nullptr;
 }

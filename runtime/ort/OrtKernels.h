@@ -9,7 +9,9 @@
 // (ops/OrtConv.h), bilinear Resize as UpsampleBilinear (ops/OrtResize.h),
 // AveragePool and GlobalAveragePool as MlasPool (ops/OrtPool.cpp), Sigmoid
 // as MLAS's logistic approximation (ops/OrtSigmoid.cpp). Each falls back to
-// the default kernel where ORT computes as it does.
+// the default kernel where ORT computes as it does. Runs as ORT computes
+// without VNNI also add MatMulInteger's u8 x s8 products in saturating int16
+// pairs (ops/OrtMatMulInteger.cpp).
 //
 //===----------------------------------------------------------------------===//
 #ifndef TPCC_RUNTIME_ORT_ORTKERNELS_H
@@ -19,15 +21,18 @@
 
 namespace tpcc::rt {
 
-/// The registry of ORT's float kernels (only the operators it computes its
-/// own way).
-const KernelRegistry &ortFloatKernels();
+/// The registry of a run in an ORT mode (only the operators ORT computes its
+/// own way): its float kernels with `floatAsOrt`, its u8 x s8 MatMulInteger
+/// without VNNI with `saturatingPairs` (ops/OrtMatMulInteger.cpp); null
+/// with neither.
+const KernelRegistry *ortKernels(bool floatAsOrt, bool saturatingPairs);
 
 // The ops files (runtime/ort/ops/*.cpp).
 void registerOrtConvKernels(KernelRegistry &r);
 void registerOrtResizeKernels(KernelRegistry &r);
 void registerOrtPoolKernels(KernelRegistry &r);
 void registerOrtActivationKernels(KernelRegistry &r);
+void registerOrtNoVnniKernels(KernelRegistry &r);
 
 } // namespace tpcc::rt
 

@@ -16,7 +16,9 @@ const OrtPlan *planOf(const Executor &ex) {
 }
 } // namespace
 
-const KernelRegistry *OrtMode::kernels() const { return floatAsOrt ? &ortFloatKernels() : nullptr; }
+const KernelRegistry *OrtMode::kernels() const {
+  return ortKernels(floatAsOrt, arith == IntegerArithmetic::SaturatingPairs);
+}
 
 const void *OrtMode::planKey() const { return &kOrtPlanKey; }
 
