@@ -81,6 +81,10 @@ struct QuantizeResult {
   /// platform's insert_preserving_quantizers is false): completeSpec gives
   /// them none either.
   std::set<std::string> withoutQuantizer;
+  /// Tensors the plan quantizes that hold mask values (kMaskMagnitude: an
+  /// attention mask's -FLT_MAX, the scores it was added to): kept float,
+  /// with why (tensor name, reason), in plan order.
+  std::vector<std::pair<std::string, std::string>> keptFloat;
   std::vector<TensorReport> tensors;
   /// New float biases after bias correction: (node name, bias values); a
   /// node without a bias input gets one.

@@ -43,6 +43,8 @@ void quant::printSummary(const QuantizeResult &r, const std::string &model, cons
     os << fmt::format("  {:<34} {:<14} {:>4} {:<13} {:<11} {:>10.4g} {:>8}\n", name, t.opset,
                       t.bits, method, t.threshold, t.scale, sqnr);
   }
+  for (const auto &[tensor, why] : r.keptFloat)
+    os << fmt::format("  kept float: `{}`: {}\n", tensor, why);
   os << fmt::format("  time: calibration {:.2f} s, thresholds {:.2f} s, weights and "
                     "corrections {:.2f} s, measuring {:.2f} s\n",
                     r.seconds[0], r.seconds[1], r.seconds[2], r.seconds[3]);
@@ -64,6 +66,13 @@ void quant::writeReport(const QuantizeResult &r, const ReportHeader &h,
     j.attributeArray("corrections", [&] {
       for (const std::string &c : corrections)
         j.value(c);
+    });
+    j.attributeArray("kept_float", [&] {
+      for (const auto &[tensor, why] : r.keptFloat)
+        j.object([&] {
+          j.attribute("name", tensor);
+          j.attribute("reason", why);
+        });
     });
     j.attributeObject("seconds", [&] {
       j.attribute("calibration", r.seconds[0]);
@@ -138,14 +147,26 @@ void quant::fillPlan(plan::Plan &p, const QuantizeResult &r, const ir::Recipe &r
   for (const TensorReport &t : r.tensors)
     if (!t.weight && t.quantized)
       how[t.tensor] = t.threshold;
+  std::map<std::string, std::string> kept(r.keptFloat.begin(), r.keptFloat.end());
   for (plan::PlanTensor &t : p.tensors) {
     if (!t.quantize)
       continue;
+    if (auto k = kept.find(t.value->name); k != kept.end()) {
+      t.quantize = false;
+      t.reason = k->second;
+      continue;
+    }
     auto g = grids.find(t.value->name);
     if (g == grids.end()) {
       if (recipe.quantizeActivations == false) {
         t.quantize = false;
         t.reason = "the recipe does not quantize activations";
+      } else if (t.preserving && !r.withoutQuantizer.count(t.value->name) && t.producer &&
+                 t.producer->node->input(0)) {
+        // Its input was kept float (mask values): so is it.
+        t.quantize = false;
+        t.reason =
+            fmt::format("preserves its unquantized input `{}`", t.producer->node->input(0)->name);
       }
       continue;
     }
@@ -165,7 +186,7 @@ void quant::fillPlan(plan::Plan &p, const QuantizeResult &r, const ir::Recipe &r
         if (s.node == n.node->name && s.inputIndex == w.inputIndex)
           q = &s;
       if (!q) {
-        if (w.quantize && recipe.quantizeWeights == false)
+        if (w.quantize && (recipe.quantizeWeights == false || kept.count(w.input->name)))
           w.quantize = false;
         continue;
       }

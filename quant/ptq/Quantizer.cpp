@@ -167,9 +167,23 @@ bool PlanQuantizer::weights(const plan::PlanNode &pn) {
     const edits::LinearAdjust *a = adj == adjust.end() ? nullptr : &adj->second;
     if (a && a->kernel && pw.inputIndex == 1 && int64_t(a->kernel->size()) == t.numel())
       std::copy(a->kernel->begin(), a->kernel->end(), t.data<float>()); // input_scaling
-    int64_t bad = 0;
-    for (int64_t i = 0; i < t.numel(); ++i)
-      bad += !std::isfinite(t.data<float>()[i]);
+    int64_t bad = 0, masks = 0;
+    float example = 0;
+    for (int64_t i = 0; i < t.numel(); ++i) {
+      float v = t.data<float>()[i];
+      bad += !std::isfinite(v);
+      if (isMaskValue(v) && (masks++ == 0 || std::isnan(v) || std::fabs(v) > std::fabs(example)))
+        example = v;
+    }
+    if (masks && !pw.decl) {
+      // A constant operand (not a kernel) that is an attention mask.
+      result.keptFloat.emplace_back(
+          pw.input->name,
+          fmt::format("a constant operand of `{}`, holds {} mask value{} (such as {:g}) that no "
+                      "grid can hold with the others",
+                      n.displayName(), masks, masks == 1 ? "" : "s", example));
+      continue;
+    }
     if (bad) {
       diags.emitAt(plan.modelName, diag::err_quant_constant_nonfinite, pw.input->name, bad);
       return false;
@@ -284,7 +298,15 @@ bool PlanQuantizer::run(rt::Executor &ex, CalibrationData &data) {
         grids[t.value->id] = grids[in->id];
       continue;
     }
-    ok &= activationGrid(t, stats[t.value->id].get());
+    TensorStats *s = stats[t.value->id].get();
+    if (s && s->maskValues() > 0 && !(t.scale && t.zeroPoint)) {
+      result.keptFloat.emplace_back(
+          t.value->name,
+          fmt::format("holds {} mask value{} (such as {:g}) that no grid can hold with the others",
+                      s->maskValues(), s->maskValues() == 1 ? "" : "s", s->maskExample()));
+      continue;
+    }
+    ok &= activationGrid(t, s);
   }
   if (!ok)
     return false;

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 using namespace tpcc::quant;
 
@@ -202,4 +203,36 @@ TEST(QuantHistogram, LargeBatchCountsAsNumpy) {
   }
   EXPECT_EQ(s.channelMin(), cmin);
   EXPECT_EQ(s.channelMax(), cmax);
+}
+
+// Attention masks: -FLT_MAX, -inf, NaN and anything of magnitude 1e9 or more are
+// counted and left out; the statistics are the other values'. A batch that holds any
+// adds no per-channel statistics (their layout is gone), and one that holds nothing else
+// adds no batch at all.
+TEST(QuantHistogram, MaskValuesAreCountedAndLeftOut) {
+  const float lowest = -std::numeric_limits<float>::max();
+  const float inf = std::numeric_limits<float>::infinity();
+  TensorStats s(1);
+  std::vector<float> clean = {0.5f, -1.f, 2.f, 0.f, 1.5f, -0.5f};
+  s.add(clean.data(), {1, 2, 3});
+  std::vector<float> masked = {0.25f, lowest, 3.f, -inf, -1e9f, -2.f};
+  s.add(masked.data(), {1, 2, 3});
+  EXPECT_EQ(s.maskValues(), 3);
+  EXPECT_EQ(s.maskExample(), -inf);
+  EXPECT_EQ(s.min(), -2.0);
+  EXPECT_EQ(s.max(), 3.0);
+  EXPECT_EQ(s.batches(), 2);
+  EXPECT_EQ(s.histogram().total(), 9.0); // 6 + the 3 values that are not masks
+  EXPECT_EQ(s.channelMin(), (std::vector<double>{-1.0, -0.5})); // the clean batch only
+  std::vector<float> nan = {std::nanf(""), lowest};
+  s.add(nan.data(), {1, 2, 1});
+  EXPECT_EQ(s.maskValues(), 5);
+  EXPECT_TRUE(std::isnan(s.maskExample()));
+  EXPECT_EQ(s.batches(), 2);
+  // Just below the mask magnitude is an ordinary value.
+  TensorStats big;
+  std::vector<float> large = {-9.9e8f, 1.f};
+  big.add(large.data(), {2});
+  EXPECT_EQ(big.maskValues(), 0);
+  EXPECT_EQ(big.min(), double(-9.9e8f));
 }

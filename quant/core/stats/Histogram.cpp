@@ -342,10 +342,30 @@ void TensorStats::add(const float *data, const std::vector<int64_t> &shape) {
     return;
   double bmin, bmax;
   parallelMinMax(data, n, bmin, bmax);
+  std::vector<float> kept;
+  if (!(bmin > -kMaskMagnitude && bmax < kMaskMagnitude)) {
+    // Mask values (or NaN): counted and set aside; the statistics are the
+    // rest's (the quantizer keeps such a tensor float).
+    kept.reserve(size_t(n));
+    for (int64_t i = 0; i < n; ++i) {
+      float v = data[i];
+      if (!isMaskValue(v)) {
+        kept.push_back(v);
+        continue;
+      }
+      if (masks++ == 0 || std::isnan(v) || std::fabs(v) > std::fabs(maskExampleValue))
+        maskExampleValue = v;
+    }
+    if (kept.empty())
+      return;
+    data = kept.data();
+    n = int64_t(kept.size());
+    parallelMinMax(data, n, bmin, bmax);
+  }
   lo = nBatches == 0 ? bmin : std::min(lo, bmin);
   hi = nBatches == 0 ? bmax : std::max(hi, bmax);
 
-  if (axis >= 0 && size_t(axis) < shape.size()) {
+  if (axis >= 0 && size_t(axis) < shape.size() && kept.empty()) {
     int64_t channels = shape[axis], outer = 1, inner = 1;
     for (int i = 0; i < axis; ++i)
       outer *= shape[i];

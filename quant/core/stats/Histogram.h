@@ -20,6 +20,14 @@ namespace tpcc::quant {
 
 constexpr int kHistogramBins = 2048;
 
+/// An activation value at least this large in magnitude, or not finite, is a
+/// mask value: the -FLT_MAX, -inf, -1e30 or -1e9 that attention masks add to
+/// the positions a Softmax must not see. No trained layer computes one; a
+/// grid that had to hold it would hold nothing else (docs/quantize.md,
+/// "Attention masks").
+constexpr double kMaskMagnitude = 1e9;
+inline bool isMaskValue(float v) { return !(v > -kMaskMagnitude && v < kMaskMagnitude); }
+
 /// A histogram: bins.size()+1 ascending edges; bin i is [edges[i], edges[i+1]).
 struct Histogram {
   std::vector<double> edges;
@@ -61,8 +69,13 @@ public:
 
   /// `channelAxis` < 0: no per-channel statistics.
   explicit TensorStats(int channelAxis = -1) : axis(channelAxis) {}
-  /// Adds one batch of a tensor of `shape` (row-major float32).
+  /// Adds one batch of a tensor of `shape` (row-major float32). Mask values
+  /// (kMaskMagnitude) are counted and left out of every statistic; a batch
+  /// that holds any adds no per-channel statistics.
   void add(const float *data, const std::vector<int64_t> &shape);
+  /// The mask values added, and the one of largest magnitude (NaN first).
+  int64_t maskValues() const { return masks; }
+  float maskExample() const { return maskExampleValue; }
   /// The histogram of everything added (merged on first call after adds).
   const Histogram &histogram();
   double min() const { return lo; }
@@ -83,6 +96,8 @@ private:
   int axis;
   double lo = 0, hi = 0;
   int64_t nBatches = 0;
+  int64_t masks = 0;
+  float maskExampleValue = 0;
   std::vector<double> cmin, cmax, meanSum, squareSum;
   /// A batch histogram not merged yet: its edges are numpy.linspace(lo, hi,
   /// 2049), rebuilt bit for bit when merged.
