@@ -9,13 +9,16 @@ using namespace tpcc;
 using namespace tpcc::rt;
 
 void Sqnr::add(const float *ref, const float *x, int64_t n) {
-  double s = 0, e = 0;
+  double s = 0, e = 0, m = largest;
   for (int64_t i = 0; i < n; ++i) {
+    double d = double(x[i]) - ref[i];
     s += double(ref[i]) * ref[i];
-    e += (double(x[i]) - ref[i]) * (double(x[i]) - ref[i]);
+    e += d * d;
+    m = std::max(m, std::fabs(d));
   }
   signal += s;
   noise += e;
+  largest = m;
 }
 
 void Sqnr::add(const Tensor &ref, const Tensor &x) {
@@ -28,6 +31,7 @@ void Sqnr::add(const Tensor &ref, const Tensor &x) {
     double r = ref.at(i), d = x.at(i) - r;
     s += r * r;
     e += d * d;
+    largest = std::max(largest, std::fabs(d));
   }
   signal += s;
   noise += e;

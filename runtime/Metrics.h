@@ -11,6 +11,7 @@
 
 #include "runtime/Tensor.h"
 
+#include <algorithm>
 #include <cstdint>
 
 namespace tpcc::rt {
@@ -26,14 +27,17 @@ public:
   void add(const Sqnr &o) {
     signal += o.signal;
     noise += o.noise;
+    largest = std::max(largest, o.largest);
   }
   /// Whether the reference had any energy (an all-zero one has no ratio).
   bool hasSignal() const { return signal != 0; }
   /// The ratio in dB; +inf when the tensors were identical.
   double dB() const;
+  /// The largest |x − ref| of one element (a probability's worst error).
+  double largestError() const { return largest; }
 
 private:
-  double signal = 0, noise = 0;
+  double signal = 0, noise = 0, largest = 0;
 };
 
 /// The index of the largest of the `width` values of row `row` of `t`.

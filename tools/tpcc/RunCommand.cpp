@@ -73,7 +73,8 @@ static int evaluate(const Options &o, DiagnosticEngine &diags) {
       double db = out.sqnr[k].dB();
       os << fmt::format("  SQNR `{}`  {}\n", out.model->graph.outputs()[k]->name,
                         std::isinf(db) ? std::string("inf dB (identical outputs)")
-                                       : fmt::format("{:.2f} dB", db));
+                                       : fmt::format("{:.2f} dB (largest error {:.4g})", db,
+                                                     out.sqnr[k].largestError()));
     }
   }
   os << fmt::format("  throughput      {:.1f} samples/s ({:.3f} s in the executor{})\n",
