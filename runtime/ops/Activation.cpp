@@ -274,6 +274,28 @@ enum class SoftmaxKind { Softmax, LogSoftmax, Hardmax };
 /// Normalizes each of the outer*inner lines of `len` elements (stride `inner`).
 template <typename T>
 void normalizeLines(const T *s, T *d, int64_t outer, int64_t len, int64_t inner, SoftmaxKind kind) {
+  if (inner == 1 && kind == SoftmaxKind::Softmax) {
+    // Along the last axis (attention's scores): contiguous lines, the same
+    // operations in the same order as below.
+    parallelFor(outer, len * 8, [&](int64_t ob, int64_t oe) {
+      for (int64_t o = ob; o < oe; ++o) {
+        const T *__restrict x = s + o * len;
+        T *__restrict y = d + o * len;
+        T mx = -std::numeric_limits<T>::infinity();
+        for (int64_t k = 0; k < len; ++k)
+          mx = std::max(mx, x[k]);
+        for (int64_t k = 0; k < len; ++k)
+          y[k] = std::exp(x[k] - mx);
+        T sum = 0;
+        for (int64_t k = 0; k < len; ++k)
+          sum += y[k];
+        T r = T(1) / sum;
+        for (int64_t k = 0; k < len; ++k)
+          y[k] *= r;
+      }
+    });
+    return;
+  }
   parallelFor(outer, len * inner * 8, [&](int64_t ob, int64_t oe) {
     std::vector<T> mx((size_t(inner))), sum((size_t(inner)));
     for (int64_t o = ob; o < oe; ++o) {
