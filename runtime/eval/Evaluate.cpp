@@ -147,27 +147,80 @@ LogicalResult rt::evaluateModel(const EvalRequest &r, EvalOutcome &out, Diagnost
                             ref;
   if (!ex || (!r.reference.empty() && !(ref = load(r.reference, refModel, diags, false))))
     return failure();
-  if (ex->requiredInputs().size() != 1)
-    return diags.emitAt("", diag::err_usage,
-                        fmt::format("eval feeds --data to a model with one input; `{}` has {}",
-                                    r.model, ex->requiredInputs().size()));
-  if (ref && ref->requiredInputs().size() != 1)
-    return diags.emitAt("", diag::err_usage,
-                        fmt::format("the reference `{}` must have one input", r.reference));
-  Tensor data, labels;
-  if (failed(readData(r.data, data, diags, out.model.get())) ||
-      (!r.labels.empty() && failed(readData(r.labels, labels, diags))))
+  // Each input the model needs gets a file: by name, or the only input the
+  // only unnamed file.
+  const std::vector<const graph::Value *> &needed = ex->requiredInputs();
+  std::vector<std::pair<const graph::Value *, Tensor>> inputs;
+  std::string firstFile;
+  for (const auto &[name, file] : r.data) {
+    const graph::Value *in = nullptr;
+    for (const graph::Value *v : needed)
+      if (name.empty() ? needed.size() == 1 : v->name == name)
+        in = v;
+    if (!in) {
+      std::string names;
+      for (const graph::Value *v : needed)
+        names += (names.empty() ? "`" : ", `") + v->name + "`";
+      return diags.emitAt(
+          "", diag::err_usage,
+          name.empty()
+              ? fmt::format("`{}` has {} inputs ({}): name the input of each --data "
+                            "file, --data NAME=FILE",
+                            r.model, needed.size(), names)
+              : fmt::format("`{}` has no input `{}` (its inputs: {})", r.model, name, names));
+    }
+    for (const auto &have : inputs)
+      if (have.first == in)
+        return diags.emitAt("", diag::err_usage,
+                            fmt::format("input `{}` is given --data twice", in->name));
+    Tensor t;
+    if (failed(readData(file, t, diags, out.model.get())))
+      return failure();
+    if (t.rank() < 1 || t.dim(0) == 0)
+      return diags.emitAt(file, diag::err_data_file,
+                          "the data holds no samples (its first dimension counts them)");
+    if (!inputs.empty() && t.dim(0) != inputs.front().second.dim(0))
+      return diags.emitAt(file, diag::err_data_file,
+                          fmt::format("it holds {} samples, `{}` {}: every --data file holds "
+                                      "the same samples",
+                                      t.dim(0), firstFile, inputs.front().second.dim(0)));
+    if (inputs.empty())
+      firstFile = file;
+    inputs.emplace_back(in, std::move(t));
+  }
+  for (const graph::Value *v : needed) {
+    bool fed = false;
+    for (const auto &have : inputs)
+      fed |= have.first == v;
+    if (!fed)
+      return diags.emitAt(
+          "", diag::err_usage,
+          fmt::format("input `{}` of `{}` has no data: --data {}=FILE", v->name, r.model, v->name));
+  }
+  if (ref) {
+    std::vector<const graph::Value *> refNeeded = ref->requiredInputs();
+    bool same = refNeeded.size() == needed.size();
+    for (const auto &have : inputs) {
+      bool found = false;
+      for (const graph::Value *v : refNeeded)
+        found |= v->name == have.first->name || needed.size() == 1;
+      same &= found;
+    }
+    if (!same)
+      return diags.emitAt(
+          "", diag::err_usage,
+          fmt::format("the reference `{}` must take the inputs `{}` takes", r.reference, r.model));
+  }
+  Tensor labels;
+  if (!r.labels.empty() && failed(readData(r.labels, labels, diags)))
     return failure();
-  if (data.rank() < 1 || data.dim(0) == 0)
-    return diags.emitAt(r.data, diag::err_data_file,
-                        "the data holds no samples (its first dimension counts them)");
-  int64_t n = data.dim(0);
+  int64_t n = inputs.front().second.dim(0);
   if (labels.defined() &&
       (labels.rank() != 1 || labels.dim(0) != n || graph::isFloatingPoint(labels.elem())))
     return diags.emitAt(r.labels, diag::err_data_labels, graph::toString(labels.elem()),
                         shapeStr(labels.shape()), n);
   // A batch dimension the model fixes wins over the request.
-  const graph::Value *in = ex->requiredInputs().front();
+  const graph::Value *in = inputs.front().first;
   int64_t batch = r.batch ? r.batch : 64;
   if (in->type.shape && !in->type.shape->empty() && (*in->type.shape)[0].known())
     batch = (*in->type.shape)[0].value;
@@ -194,7 +247,9 @@ LogicalResult rt::evaluateModel(const EvalRequest &r, EvalOutcome &out, Diagnost
     int64_t e = std::min(n, b + batch);
     if (b == 2 * batch)
       warm = runner.memoryStats().systemAllocations;
-    std::map<std::string, Tensor> feed{{in->name, data.rows(b, e)}};
+    std::map<std::string, Tensor> feed;
+    for (const auto &[v, t] : inputs)
+      feed[v->name] = t.rows(b, e);
     std::vector<Tensor> res, refRes;
     auto t0 = std::chrono::steady_clock::now();
     bool ok = succeeded(runner.run(feed, res, diags, options));
@@ -202,8 +257,11 @@ LogicalResult rt::evaluateModel(const EvalRequest &r, EvalOutcome &out, Diagnost
     if (b >= 2 * batch && e == b + batch)
       out.steadyAllocations = int64_t(runner.memoryStats().systemAllocations - warm);
     if (ok && ref) {
-      std::map<std::string, Tensor> refFeed{
-          {ref->requiredInputs().front()->name, feed.begin()->second}};
+      // The reference's inputs by name (a model of one input: whatever its name).
+      std::map<std::string, Tensor> refFeed =
+          needed.size() == 1 ? std::map<std::string, Tensor>{{ref->requiredInputs().front()->name,
+                                                              feed.begin()->second}}
+                             : feed;
       ok = succeeded(refRunner->run(refFeed, refRes, diags));
       if (ok && refRes.size() != res.size()) {
         diags.emitAt(r.reference, diag::err_eval_reference_outputs, refRes.size(), res.size(),

@@ -49,8 +49,12 @@ LogicalResult runOnFiles(const RunRequest &r, RunOutcome &out, DiagnosticEngine 
 std::string describeTensor(const Tensor &t);
 
 struct EvalRequest {
-  std::string model, data, labels, reference; ///< labels, reference optional
-  int64_t batch = 0;                          ///< 0: 64; a batch the model fixes wins
+  std::string model;
+  /// (input name, or "" for a model's only input; file): every input the
+  /// model needs, each file's axis 0 the samples.
+  std::vector<std::pair<std::string, std::string>> data;
+  std::string labels, reference; ///< optional
+  int64_t batch = 0;             ///< 0: 64; a batch the model fixes wins
   IntegerArithmetic arithmetic = IntegerArithmetic::Float;
   std::function<void(int64_t done, int64_t total)> progress;
   std::function<void(const char *)> phaseDone; ///< "load", "eval"

@@ -71,8 +71,9 @@ const std::vector<CommandInfo> &driver::commandTable() {
 )",
        runUsage},
       {"eval", Eval, Inputs::Model, RunsModel::Always, checkModelArgs, nullptr, runModel,
-       R"(  tpcc eval MODEL.onnx --data FILE [--labels FILE] [--reference OTHER.onnx]
-            [--batch N]                accuracy, agreement, SQNR, throughput
+       R"(  tpcc eval MODEL.onnx --data [NAME=]FILE... [--labels FILE]
+            [--reference OTHER.onnx] [--batch N]
+                                       accuracy, agreement, SQNR, throughput
                                        (`tpcc run --help` for details)
 )",
        runUsage},

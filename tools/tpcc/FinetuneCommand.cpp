@@ -32,6 +32,8 @@ LogicalResult driver::checkFinetuneArgs(Options &o) {
     return usageError("finetune needs an output model: -o OUT.onnx");
   if (o.data.empty())
     return usageError("finetune needs training data: --data FILE");
+  if (o.evalData.size() > 1 || !o.evalData.front().first.empty())
+    return usageError("finetune trains on one --data FILE (of the model's one input)");
   return completeQuantizeArgs(o);
 }
 

@@ -194,7 +194,12 @@ const std::vector<Flag> &driver::flagTable() {
          o.runOutputs.push_back(named(v));
          return true;
        }},
-      {"--data", Eval | Finetune, true, "--data needs a file", text<&Options::data>},
+      {"--data", Eval | Finetune, true, "--data needs a file",
+       [](Options &o, const std::string &v) {
+         o.data = v;
+         o.evalData.push_back(named(v));
+         return !v.empty();
+       }},
       {"--labels", Eval | Finetune, true, "--labels needs a file", text<&Options::labels>},
       {"--epochs", Finetune, true, "--epochs takes a positive number",
        [](Options &o, const std::string &v) {

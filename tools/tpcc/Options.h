@@ -63,6 +63,7 @@ struct Options {
   std::string quantizer;
   std::string validateData, validateLabels;     ///< finetune --validate X Y
   std::vector<NamedFile> runInputs, runOutputs; ///< run --input, --output / -o
+  std::vector<NamedFile> evalData;              ///< eval --data [NAME=]FILE, each
   /// --qdq, --ort-cpu: QDQ groups on integer kernels by default.
   rt::IntegerArithmetic arithmetic = rt::IntegerArithmetic::Exact;
   bool ortCpu = false; ///< --ort-cpu: float Convs summed as ORT's MLAS sums them too

@@ -45,7 +45,7 @@ static int evaluate(const Options &o, DiagnosticEngine &diags) {
   PhaseTimer timer(o.time);
   std::unique_ptr<Progress> shown;
   rt::EvalRequest r{o.model,
-                    o.data,
+                    o.evalData,
                     o.labels,
                     o.reference,
                     o.batch,
@@ -62,7 +62,10 @@ static int evaluate(const Options &o, DiagnosticEngine &diags) {
     return finish(diags, o);
   finish(diags, o); // warnings
   auto &os = llvm::outs();
-  os << fmt::format("eval: {} on {} samples of `{}` (batch {})\n", o.model, out.samples, o.data,
+  std::string files;
+  for (const auto &[name, file] : o.evalData)
+    files += (files.empty() ? "`" : ", `") + file + "`";
+  os << fmt::format("eval: {} on {} samples of {} (batch {})\n", o.model, out.samples, files,
                     out.batch);
   if (out.labeled)
     os << fmt::format("  accuracy        {:.2f} % ({} of {})\n", out.top1.accuracy(),

@@ -131,11 +131,12 @@ const char *const runUsage = R"(usage:
   tpcc run MODEL.onnx [--input [NAME=]FILE]... [--output [NAME=]FILE]...
       runs MODEL once; FILEs are .npy or ONNX TensorProto .pb (told by their
       bytes); without --output, prints each output's shape and statistics
-  tpcc eval MODEL.onnx --data FILE [--labels FILE] [--reference OTHER.onnx]
-            [--batch N]
-      runs MODEL over the samples of FILE (its first dimension) in batches of
-      N (default 64) and reports accuracy against integer class LABELS,
-      top-1 agreement and SQNR (dB) of each output against OTHER, and
+  tpcc eval MODEL.onnx --data [NAME=]FILE... [--labels FILE]
+            [--reference OTHER.onnx] [--batch N]
+      runs MODEL over the samples of FILE (its first dimension; one --data
+      NAME=FILE per input of a model of several) in batches of N (default
+      64) and reports accuracy against integer class LABELS, top-1 agreement
+      and SQNR (dB) and the largest error of each output against OTHER, and
       throughput
 options: --time, --progress=auto|always|never, --color=auto|always|never,
   --qdq=integer|emulate   run the QDQ groups ONNX Runtime runs as integer kernels
