@@ -21,7 +21,21 @@ namespace {
 struct State {
   std::vector<const Value *> params;
   std::vector<const Node *> nodes;
+  std::vector<const ir::PatternTerm *> terms; ///< the term each of `nodes` matched
 };
+
+/// Whether two terms say the same (a pattern may write one subexpression
+/// twice: LayerNorm's x - mean(x) feeds both the division and the variance).
+bool sameTerm(const ir::PatternTerm &a, const ir::PatternTerm &b) {
+  if (a.kind != b.kind || a.op != b.op || a.param != b.param || a.value != b.value ||
+      a.args.size() != b.args.size() || a.where.has_value() != b.where.has_value() ||
+      (a.where && a.where->str() != b.where->str()))
+    return false;
+  for (size_t i = 0; i < a.args.size(); ++i)
+    if (!sameTerm(a.args[i], b.args[i]))
+      return false;
+  return true;
+}
 using Continue = std::function<bool(State &)>;
 
 /// The number of inputs `n` has, not counting omitted trailing ones.
@@ -111,8 +125,9 @@ public:
       });
       return false;
     }
-    if (std::count(s.nodes.begin(), s.nodes.end(), n))
-      return false;
+    if (auto seen = std::find(s.nodes.begin(), s.nodes.end(), n); seen != s.nodes.end())
+      // A node matched twice only by the same subexpression written twice.
+      return sameTerm(*s.terms[size_t(seen - s.nodes.begin())], t) && k(s);
     if (t.where && !evaluate(*t.where, m, *n)) {
       fail(s, [&] {
         return fmt::format("`{}`: where {} does not hold", n->displayName(), t.where->str());
@@ -120,6 +135,7 @@ public:
       return false;
     }
     s.nodes.push_back(n);
+    s.terms.push_back(&t);
     std::vector<size_t> order(t.args.size());
     for (size_t i = 0; i < order.size(); ++i)
       order[i] = i;
@@ -129,6 +145,7 @@ public:
       ok = args(t, *n, order, 0, s, k);
     }
     s.nodes.pop_back();
+    s.terms.pop_back();
     return ok;
   }
 

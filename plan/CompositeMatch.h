@@ -12,6 +12,8 @@
 //  - a number matches a constant whose elements all equal it within float32
 //    rounding;
 //  - Add and Mul match their two arguments in either order;
+//  - a node may be matched twice only by the same term written twice (the
+//    x - mean(x) that a normalization's numerator and variance share);
 //  - every value the chain computes except the root's output is used only
 //    inside the chain and is not a graph output.
 //

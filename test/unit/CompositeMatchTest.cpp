@@ -28,6 +28,8 @@ framework acts {
   composite HardSwishOpset13(x) =
       Mul(x, HardSigmoid(x) where alpha > 0.1666 and alpha < 0.1667 and beta == 0.5)
   composite GeluErf(x) = Mul(Mul(x, 0.5), Add(Erf(Div(x, 1.4142135)), 1))
+  composite Standardize(x) =
+      Div(Sub(x, ReduceMean(x)), Sqrt(ReduceMean(Pow(Sub(x, ReduceMean(x)), 2))))
 }
 )";
 
@@ -153,6 +155,37 @@ TEST_F(CompositeMatchTest, GeluConstantsWithinFloatRounding) {
     if (cm) {
       EXPECT_EQ(cm->nodes.size(), 5u);
     }
+  }
+}
+
+// A pattern may write one subexpression twice (x - mean(x) in a normalization):
+// exporters compute it once, and both occurrences match that node. Computed twice,
+// from the same x, it matches too; from another tensor, it does not.
+TEST_F(CompositeMatchTest, SubexpressionWrittenTwiceMatchesOneNode) {
+  for (int form : {0, 1, 2}) {
+    GraphBuilder b;
+    b.input("x");
+    b.input("other");
+    b.constant("two", {}, 2.0f);
+    b.node("ReduceMean", "mean", {"x"}, {"m"});
+    b.node("Sub", "center", {"x", "m"}, {"c"});
+    std::string centered = "c";
+    if (form > 0) { // a second x - mean(x), or other - mean(other)
+      std::string src = form == 1 ? "x" : "other";
+      b.node("ReduceMean", "mean2", {src}, {"m2"});
+      b.node("Sub", "center2", {src, "m2"}, {"c2"});
+      centered = "c2";
+    }
+    b.node("Pow", "square", {centered, "two"}, {"p"});
+    b.node("ReduceMean", "var", {"p"}, {"v"});
+    b.node("Sqrt", "std", {"v"}, {"s"});
+    b.node("Div", "div", {"c", "s"}, {"y"});
+    b.output("y");
+    auto m = load(b);
+    auto cm = match("Standardize", *m, "div");
+    EXPECT_EQ(bool(cm), form < 2) << form;
+    if (cm)
+      EXPECT_EQ(cm->nodes.size(), form == 0 ? 6u : 8u) << form; // each node once
   }
 }
 
