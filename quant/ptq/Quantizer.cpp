@@ -167,21 +167,17 @@ bool PlanQuantizer::weights(const plan::PlanNode &pn) {
     const edits::LinearAdjust *a = adj == adjust.end() ? nullptr : &adj->second;
     if (a && a->kernel && pw.inputIndex == 1 && int64_t(a->kernel->size()) == t.numel())
       std::copy(a->kernel->begin(), a->kernel->end(), t.data<float>()); // input_scaling
-    int64_t bad = 0, masks = 0;
-    float example = 0;
+    int64_t bad = 0;
+    MaskCount masks;
     for (int64_t i = 0; i < t.numel(); ++i) {
-      float v = t.data<float>()[i];
-      bad += !std::isfinite(v);
-      if (isMaskValue(v) && (masks++ == 0 || std::isnan(v) || std::fabs(v) > std::fabs(example)))
-        example = v;
+      bad += !std::isfinite(t.data<float>()[i]);
+      masks.add(t.data<float>()[i]);
     }
-    if (masks && !pw.decl) {
+    if (masks.n && !pw.decl) {
       // A constant operand (not a kernel) that is an attention mask.
       result.keptFloat.emplace_back(
           pw.input->name,
-          fmt::format("a constant operand of `{}`, holds {} mask value{} (such as {:g}) that no "
-                      "grid can hold with the others",
-                      n.displayName(), masks, masks == 1 ? "" : "s", example));
+          fmt::format("a constant operand of `{}`, holds {}", n.displayName(), masks.describe()));
       continue;
     }
     if (bad) {
@@ -299,11 +295,8 @@ bool PlanQuantizer::run(rt::Executor &ex, CalibrationData &data) {
       continue;
     }
     TensorStats *s = stats[t.value->id].get();
-    if (s && s->maskValues() > 0 && !(t.scale && t.zeroPoint)) {
-      result.keptFloat.emplace_back(
-          t.value->name,
-          fmt::format("holds {} mask value{} (such as {:g}) that no grid can hold with the others",
-                      s->maskValues(), s->maskValues() == 1 ? "" : "s", s->maskExample()));
+    if (s && s->masks().n > 0 && !(t.scale && t.zeroPoint)) {
+      result.keptFloat.emplace_back(t.value->name, "holds " + s->masks().describe());
       continue;
     }
     ok &= activationGrid(t, s);

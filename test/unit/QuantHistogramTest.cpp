@@ -217,8 +217,8 @@ TEST(QuantHistogram, MaskValuesAreCountedAndLeftOut) {
   s.add(clean.data(), {1, 2, 3});
   std::vector<float> masked = {0.25f, lowest, 3.f, -inf, -1e9f, -2.f};
   s.add(masked.data(), {1, 2, 3});
-  EXPECT_EQ(s.maskValues(), 3);
-  EXPECT_EQ(s.maskExample(), -inf);
+  EXPECT_EQ(s.masks().n, 3);
+  EXPECT_EQ(s.masks().example, -inf);
   EXPECT_EQ(s.min(), -2.0);
   EXPECT_EQ(s.max(), 3.0);
   EXPECT_EQ(s.batches(), 2);
@@ -226,13 +226,13 @@ TEST(QuantHistogram, MaskValuesAreCountedAndLeftOut) {
   EXPECT_EQ(s.channelMin(), (std::vector<double>{-1.0, -0.5})); // the clean batch only
   std::vector<float> nan = {std::nanf(""), lowest};
   s.add(nan.data(), {1, 2, 1});
-  EXPECT_EQ(s.maskValues(), 5);
-  EXPECT_TRUE(std::isnan(s.maskExample()));
+  EXPECT_EQ(s.masks().n, 5);
+  EXPECT_TRUE(std::isnan(s.masks().example));
   EXPECT_EQ(s.batches(), 2);
   // Just below the mask magnitude is an ordinary value.
   TensorStats big;
   std::vector<float> large = {-9.9e8f, 1.f};
   big.add(large.data(), {2});
-  EXPECT_EQ(big.maskValues(), 0);
+  EXPECT_EQ(big.masks().n, 0);
   EXPECT_EQ(big.min(), double(-9.9e8f));
 }

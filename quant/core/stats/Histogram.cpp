@@ -7,6 +7,8 @@
 //===----------------------------------------------------------------------===//
 #include "quant/core/stats/Histogram.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cassert>
 #include <cmath>
@@ -334,6 +336,19 @@ void TensorStats::fold() {
   pending.clear();
 }
 
+bool MaskCount::add(float v) {
+  if (!isMaskValue(v))
+    return false;
+  if (n++ == 0 || std::isnan(v) || std::fabs(v) > std::fabs(example))
+    example = v;
+  return true;
+}
+
+std::string MaskCount::describe() const {
+  return fmt::format("{} mask value{} (such as {:g}) that no grid can hold with the others", n,
+                     n == 1 ? "" : "s", example);
+}
+
 void TensorStats::add(const float *data, const std::vector<int64_t> &shape) {
   int64_t n = 1;
   for (int64_t d : shape)
@@ -347,15 +362,9 @@ void TensorStats::add(const float *data, const std::vector<int64_t> &shape) {
     // Mask values (or NaN): counted and set aside; the statistics are the
     // rest's (the quantizer keeps such a tensor float).
     kept.reserve(size_t(n));
-    for (int64_t i = 0; i < n; ++i) {
-      float v = data[i];
-      if (!isMaskValue(v)) {
-        kept.push_back(v);
-        continue;
-      }
-      if (masks++ == 0 || std::isnan(v) || std::fabs(v) > std::fabs(maskExampleValue))
-        maskExampleValue = v;
-    }
+    for (int64_t i = 0; i < n; ++i)
+      if (!maskCount.add(data[i]))
+        kept.push_back(data[i]);
     if (kept.empty())
       return;
     data = kept.data();

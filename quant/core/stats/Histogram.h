@@ -14,6 +14,7 @@
 #define TPCC_QUANT_CORE_STATS_HISTOGRAM_H
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 namespace tpcc::quant {
@@ -27,6 +28,16 @@ constexpr int kHistogramBins = 2048;
 /// "Attention masks").
 constexpr double kMaskMagnitude = 1e9;
 inline bool isMaskValue(float v) { return !(v > -kMaskMagnitude && v < kMaskMagnitude); }
+
+/// The mask values met: how many, and the one of largest magnitude (NaN first).
+struct MaskCount {
+  int64_t n = 0;
+  float example = 0;
+  /// Counts `v` when it is a mask value; whether it was.
+  bool add(float v);
+  /// "3 mask values (such as -inf) that no grid can hold with the others".
+  std::string describe() const;
+};
 
 /// A histogram: bins.size()+1 ascending edges; bin i is [edges[i], edges[i+1]).
 struct Histogram {
@@ -73,9 +84,8 @@ public:
   /// (kMaskMagnitude) are counted and left out of every statistic; a batch
   /// that holds any adds no per-channel statistics.
   void add(const float *data, const std::vector<int64_t> &shape);
-  /// The mask values added, and the one of largest magnitude (NaN first).
-  int64_t maskValues() const { return masks; }
-  float maskExample() const { return maskExampleValue; }
+  /// The mask values added.
+  const MaskCount &masks() const { return maskCount; }
   /// The histogram of everything added (merged on first call after adds).
   const Histogram &histogram();
   double min() const { return lo; }
@@ -96,8 +106,7 @@ private:
   int axis;
   double lo = 0, hi = 0;
   int64_t nBatches = 0;
-  int64_t masks = 0;
-  float maskExampleValue = 0;
+  MaskCount maskCount;
   std::vector<double> cmin, cmax, meanSum, squareSum;
   /// A batch histogram not merged yet: its edges are numpy.linspace(lo, hi,
   /// 2049), rebuilt bit for bit when merged.

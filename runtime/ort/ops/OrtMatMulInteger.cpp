@@ -7,7 +7,7 @@
 // int16 with saturation, then summed in int32; the zero points come in after
 // as exact corrections (- b_zero * sum(a) - a_zero * sum(b) + K * a_zero *
 // b_zero). The runs of `--ort-cpu no-vnni` compute it that way
-// (ortNoVnniKernels()). uint8 x uint8 (widened to int16) and int8 x int8 are
+// (ortKernels(..., saturatingPairs)). uint8 x uint8 (widened to int16) and int8 x int8 are
 // exact there, as they are with VNNI: the default kernel computes them, and
 // zero points ORT does not take (per row of A).
 //
