@@ -292,9 +292,9 @@ void Planner::applyChoices(const Choices &choices) {
 
 void Planner::planWeights(PlanNode &pn) {
   const Node &n = *pn.node;
-  // A chain's constants are part of its pattern, not weights.
-  if (pn.chain >= 0)
-    return;
+  // A chain's constants are part of its pattern, not weights; but a node of a
+  // chain that has a weight slot of its own (the MatMul of MatMul + bias Add)
+  // takes it, with the chain's config.
   static const std::vector<const ir::WeightSlot *> kNoSlots;
   auto it = slotsByOp.find(n.opType);
   for (const ir::WeightSlot *ws : it == slotsByOp.end() ? kNoSlots : it->second) {
@@ -329,7 +329,8 @@ void Planner::planWeights(PlanNode &pn) {
     }
     pn.weights.push_back(std::move(w));
   }
-  addConstantOperands(pn, model);
+  if (pn.chain < 0)
+    addConstantOperands(pn, model);
 }
 
 /// The activation quantizer of output `v` of node `pn`.

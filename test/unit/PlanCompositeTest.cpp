@@ -19,14 +19,18 @@ framework fw {
   composite SiLU(x) = Mul(x, Sigmoid(x))
   composite ScaledSiLU(x) = Mul(Mul(x, Sigmoid(x)), 2)
   composite OtherSiLU(x) = Mul(Sigmoid(x), x)
+  composite ConvBias(x, w, b) = Add(Conv(x, w), b)
 }
 platform chip {
+  attr kernel8 = { method: symmetric, bits: 8, per_channel: true }
   config a8 = { activation: { bits: 8 } }
   config a16 = a8 with { activation.bits: 16 }
+  config linear8 = a8 with { weights.kernel: kernel8 }
   default [a8]
   opset Conv, Relu, Mul
   opset Swish : [a8, a16] base a8
   opset Scaled, Other
+  opset Linear : [linear8]
   fuse Conv -> Swish -> Relu
 }
 capabilities all = chip on fw {
@@ -36,6 +40,7 @@ capabilities all = chip on fw {
   Swish  <- SiLU
   Scaled <- ScaledSiLU
   Other  <- OtherSiLU
+  Linear <- ConvBias
 }
 capabilities small = chip on fw {
   Conv   <- Conv
@@ -178,4 +183,31 @@ TEST_F(PlanCompositeTest, InnerNodesFollowTheRootsChoice) {
   EXPECT_EQ(node(p, "silu").chosen, 1u);
   EXPECT_EQ(node(p, "sig").chosen, 1u);
   EXPECT_EQ(tensor(p, "y")->bits, 16);
+}
+
+// A chain node with a weight slot of its own (the Conv of Conv + bias Add, as an
+// exporter writes a layer whose op has no bias input) takes it, with the chain's
+// config: one kernel quantizer on the Conv, one activation quantizer on the Add, none
+// between; the bias Add's constant stays part of the pattern.
+TEST_F(PlanCompositeTest, AChainNodeWithAWeightSlotTakesItWithTheChainsConfig) {
+  GraphBuilder b;
+  b.input("x");
+  b.constant("w", {4, 4, 1, 1}, 0.25f);
+  b.constant("bias", {1, 4, 1, 1}, 0.5f);
+  b.node("Conv", "conv", {"x", "w"}, {"c"});
+  b.node("Add", "add", {"c", "bias"}, {"y"});
+  b.output("y");
+  plan::Plan p = planOf(b);
+  EXPECT_FALSE(c.diags.hasErrors());
+  ASSERT_EQ(p.chains.size(), 1u);
+  EXPECT_EQ(p.chains[0].composite->name, "ConvBias");
+  const plan::PlanNode &conv = node(p, "conv");
+  ASSERT_EQ(conv.weights.size(), 1u);
+  EXPECT_EQ(conv.weights[0].slot, "kernel");
+  EXPECT_TRUE(conv.weights[0].quantize);
+  EXPECT_EQ(conv.weights[0].config.bits, 8);
+  EXPECT_EQ(conv.weights[0].axis, 0);
+  EXPECT_TRUE(node(p, "add").weights.empty());
+  EXPECT_FALSE(tensor(p, "c")->quantize);
+  EXPECT_TRUE(tensor(p, "y")->quantize);
 }
