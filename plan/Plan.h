@@ -94,6 +94,9 @@ struct PlanTensor {
   std::optional<double> scale;
   std::optional<int64_t> zeroPoint;
   std::string configId; ///< the config it follows
+  /// A preserving op's output that keeps the grid of the constant table it
+  /// reads (an embedding's Gather), stored quantized as the node's weight.
+  const graph::Value *table = nullptr;
   /// Filled by `tpcc quantize`: how the grid was chosen ("mse", "fixed"...).
   std::string statistic;
 };

@@ -189,28 +189,33 @@ void PlanWriter::node(const PlanNode &n) {
 }
 
 void PlanWriter::tensor(const PlanTensor &t) {
-  object({{"name", [&] { string(t.value->name); }},
-          {"producer", [&] { t.producer ? string(t.producer->node->displayName()) : null(); }},
-          {"type", [&] { string(t.value->type.str()); }},
-          {"quantize", [&] { boolean(t.quantize); }},
-          {"reason", [&] { t.quantize ? null() : string(t.reason); }},
-          {"preserving", [&] { boolean(t.preserving); }},
-          {"config", [&] { string(t.configId); }},
-          {"method", [&] { method(t.method); }},
-          {"bits", [&] { integer(t.bits); }},
-          {"signedness", [&] { string(ir::toString(t.signedness)); }},
-          {"range",
-           [&] {
-             if (!t.range)
-               return null();
-             j.arrayBegin();
-             number(t.range->first);
-             number(t.range->second);
-             j.arrayEnd();
-           }},
-          {"scale", [&] { t.scale ? number(*t.scale) : null(); }},
-          {"zero_point", [&] { integerOrNull(t.zeroPoint); }},
-          {"statistic", [&] { t.statistic.empty() ? null() : string(t.statistic); }}});
+  std::vector<Field> fields = {
+      {"name", [&] { string(t.value->name); }},
+      {"producer", [&] { t.producer ? string(t.producer->node->displayName()) : null(); }},
+      {"type", [&] { string(t.value->type.str()); }},
+      {"quantize", [&] { boolean(t.quantize); }},
+      {"reason", [&] { t.quantize ? null() : string(t.reason); }},
+      {"preserving", [&] { boolean(t.preserving); }},
+      {"config", [&] { string(t.configId); }},
+      {"method", [&] { method(t.method); }},
+      {"bits", [&] { integer(t.bits); }},
+      {"signedness", [&] { string(ir::toString(t.signedness)); }},
+      {"range",
+       [&] {
+         if (!t.range)
+           return null();
+         j.arrayBegin();
+         number(t.range->first);
+         number(t.range->second);
+         j.arrayEnd();
+       }},
+      {"scale", [&] { t.scale ? number(*t.scale) : null(); }},
+      {"zero_point", [&] { integerOrNull(t.zeroPoint); }},
+      {"statistic", [&] { t.statistic.empty() ? null() : string(t.statistic); }}};
+  // A preserving op's output on the grid of the constant table it reads.
+  if (t.table)
+    fields.push_back({"table", [&] { string(t.table->name); }});
+  object(std::move(fields));
 }
 
 void PlanWriter::group(const FusingGroup &g) {

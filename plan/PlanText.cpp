@@ -384,7 +384,10 @@ void plan::printExplanation(const Plan &plan, const PlanNode &pn, const SourceMa
     if (t->quantize)
       os << fmt::format(
           "  `{}`: {}-bit {} {}{}{}\n", v->name, t->bits, ir::toString(t->method),
-          ir::toString(t->signedness), t->preserving ? ", preserving its input's quantization" : "",
+          ir::toString(t->signedness),
+          t->table        ? fmt::format(", the grid of its table `{}`", t->table->name)
+          : t->preserving ? ", preserving its input's quantization"
+                          : "",
           t->range ? fmt::format(", range [{}, {}]", t->range->first, t->range->second) : "");
     else
       os << fmt::format("  `{}`: not quantized ({})\n", v->name, t->reason);

@@ -124,6 +124,7 @@ private:
   void planWeights(PlanNode &pn);
   void planTensors();
   void planOutput(const PlanNode &pn, const Value *v, PlanTensor &t);
+  void planTable(const PlanNode &pn, const Value *table, PlanTensor &t) const;
   void checkInputBits();
   bool isWeightInput(const PlanNode &pn, const Value *v) const {
     for (const PlanWeight &w : pn.weights)
@@ -373,7 +374,11 @@ void Planner::planOutput(const PlanNode &pn, const Value *v, PlanTensor &t) {
     std::vector<const Value *> ins = plan.elementInputs(pn);
     const Value *in = ins.empty() ? nullptr : ins[0];
     const PlanTensor *src = plan.tensorOf(in);
-    if (!in || in->constant || !src) {
+    if (in && in->constant) {
+      planTable(pn, in, t);
+      return;
+    }
+    if (!in || !src) {
       t.reason = "preserving op on a constant input";
       return;
     }
@@ -409,6 +414,29 @@ void Planner::planOutput(const PlanNode &pn, const Value *v, PlanTensor &t) {
   // A known range settles `auto` signedness.
   if (t.range && t.signedness == ir::Signedness::Auto)
     t.signedness = t.range->first >= 0 ? ir::Signedness::Unsigned : ir::Signedness::Signed;
+}
+
+/// A preserving op that reads a constant table (an embedding's Gather): its
+/// output keeps the grid the table is stored on, when the node's config
+/// stores the table on one grid and the platform inserts preserving
+/// quantizers (ONNX Runtime gathers the codes).
+void Planner::planTable(const PlanNode &pn, const Value *table, PlanTensor &t) const {
+  t.reason = "preserving op on a constant input";
+  if (!p.insertPreservingQuantizers)
+    return;
+  for (const PlanWeight &w : pn.weights) {
+    if (w.input != table || !w.quantize || w.axis || ir::isLut(w.config.method))
+      continue;
+    t.reason.clear();
+    t.quantize = true;
+    t.method = w.config.method;
+    t.bits = w.config.bits;
+    t.signedness = w.config.method == ir::QuantMethod::Uniform ? ir::Signedness::Unsigned
+                                                               : ir::Signedness::Signed;
+    t.range.reset();
+    t.table = table;
+    return;
+  }
 }
 
 void Planner::planTensors() {

@@ -75,6 +75,7 @@ private:
   }
   bool activationGrid(const plan::PlanTensor &t, TensorStats *s);
   bool weights(const plan::PlanNode &pn);
+  void tableGrid(const plan::PlanTensor &t, const Value &table);
   void correctBias(const plan::PlanNode &pn, const WeightQDQ &w, const rt::Tensor &kernel,
                    TensorStats *inputStats, const edits::LinearAdjust *adjust);
   bool biasCorrected(const plan::PlanNode &pn, const WeightQDQ &w, const rt::Tensor &kernel,
@@ -92,6 +93,9 @@ private:
   std::set<std::string> biasWritten;
   /// `hmse`: the Hessian diagonal of each quantized kernel, by value id.
   std::map<unsigned, std::vector<float>> hessians;
+  /// Constant tables whose grid a preserving op's output keeps (an
+  /// embedding's Gather), by value id: the weights pass stores them so.
+  std::map<unsigned, WeightQDQ> tables;
   bool weightHessians(rt::Executor &ex, CalibrationData &data);
 };
 
@@ -156,6 +160,32 @@ bool PlanQuantizer::activationGrid(const plan::PlanTensor &t, TensorStats *s) {
   return true;
 }
 
+/// The output of a preserving op that reads a constant table (a Gather of
+/// an embedding) keeps the grid the table is stored on, as ONNX Runtime's
+/// quantizer stores embeddings: the runtime then gathers the codes. Only a
+/// table quantized on one grid gives its output one.
+void PlanQuantizer::tableGrid(const plan::PlanTensor &t, const Value &table) {
+  const plan::PlanNode &pn = *t.producer;
+  for (const plan::PlanWeight &pw : pn.weights) {
+    if (pw.input != &table || !floatKernel(pw) || recipe.quantizeWeights == false)
+      continue;
+    ir::AttrConfig c = withRecipeOverrides(pw.config, recipe);
+    if (ir::isLut(c.method) || c.bits > 16)
+      return;
+    rt::Tensor x = rt::Tensor::fromGraph(*table.constant);
+    for (int64_t i = 0; i < x.numel(); ++i)
+      if (isMaskValue(x.data<float>()[i]))
+        return; // the weights pass reports it
+    WeightQDQ w = selectWeightGrids(x, c, pw.axis, recipe);
+    if (w.grids.size() != 1)
+      return;
+    grids[t.value->id] = w.grids[0];
+    report(t, w.grids[0], "table");
+    tables.emplace(table.id, std::move(w));
+    return;
+  }
+}
+
 bool PlanQuantizer::weights(const plan::PlanNode &pn) {
   const Node &n = *pn.node;
   for (const plan::PlanWeight &pw : pn.weights) {
@@ -193,8 +223,11 @@ bool PlanQuantizer::weights(const plan::PlanNode &pn) {
       return false;
     }
     auto h = hessians.find(pw.input->id);
+    auto table = tables.find(pw.input->id);
     WeightQDQ w =
-        selectWeightGrids(t, c, pw.axis, recipe, h == hessians.end() ? nullptr : &h->second);
+        table != tables.end()
+            ? table->second
+            : selectWeightGrids(t, c, pw.axis, recipe, h == hessians.end() ? nullptr : &h->second);
     w.node = n.name;
     w.inputIndex = unsigned(pw.inputIndex);
     w.operand = !pw.decl;
@@ -290,7 +323,9 @@ bool PlanQuantizer::run(rt::Executor &ex, CalibrationData &data) {
         continue;
       }
       const Value *in = t.producer ? t.producer->node->input(0) : nullptr;
-      if (in && grids[in->id])
+      if (in && in->constant)
+        tableGrid(t, *in);
+      else if (in && grids[in->id])
         grids[t.value->id] = grids[in->id];
       continue;
     }

@@ -403,6 +403,15 @@ def quantize_models():
          const("six", 6.0), const("table", rng.uniform(0, 3, 128), [1, 2, 8, 8]),
          const("e", 0.001)])
 
+    # An embedding (a Gather of a constant table by token ids) read by a linear
+    # layer: the table is stored quantized, and the Gather's output keeps its grid.
+    yield "embedding", model(
+        [node("Gather", "embed", ["table", "ids"], ["e"]),
+         node("MatMul", "proj", ["e", "W"], ["m"]),
+         node("Add", "bias", ["m", "b"], ["y"])],
+        [vi("ids", [1, 6], TensorProto.INT64)], [vi("y", [1, 6, 8])],
+        [const("table", rng.normal(0, 1, 50 * 16), [50, 16]), w("W", [16, 8]), w("b", [8])])
+
 
 def quantize_data():
     rng = np.random.RandomState(13)
@@ -411,6 +420,7 @@ def quantize_data():
     yield "f64.npy", rng.uniform(0, 1, (4, 1, 8, 8))
     yield "shape.npy", rng.uniform(0, 1, (4, 1, 9, 9)).astype(np.float32)
     yield "x4.npy", rng.uniform(-1, 1, (8, 4, 8, 8)).astype(np.float32)
+    yield "ids.npy", rng.randint(0, 50, (8, 6)).astype(np.int64)
 
 
 def run_data():

@@ -100,10 +100,13 @@ ZOO_CASES = [("imx500", None, None, ""), ("default", None, None, ""),
 
 # Small models of the lit tests, each with its calibration data (also the input) and
 # the platforms to check: constant operands (imx500_v4's const8 / const8_pt, and a
-# spec of the lit test's: per-channel and per-tensor constants of Mul, Add, Concat).
+# spec of the lit test's: per-channel and per-tensor constants of Mul, Add, Concat);
+# an embedding (ort_cpu stores the table as uint8 codes on the grid the Gather's output
+# keeps: ORT gathers the codes).
 LIT_DIR = os.path.join(HERE, "..", "lit", "quantize", "Inputs")
-LIT = {"constant_operands.onnx": "x4.npy"}
-LIT_CASES = [("imx500_v4", None, None, ""), ("cops", None, None, "")]
+LIT = {"constant_operands.onnx": ("x4.npy", [("imx500_v4", None, None, ""),
+                                             ("cops", None, None, "")]),
+       "embedding.onnx": ("ids.npy", [("ort_cpu", None, None, "")])}
 PLATFORM_FILES = {"cops": os.path.join(LIT_DIR, "constant_operands.tpc")}
 
 
@@ -155,7 +158,7 @@ def zoo_data(model, args, work):
 def lit_data(model, args, work):
     """The lit model's calibration data, and its first sample as the input (the
     models have batch 1)."""
-    calib = os.path.join(LIT_DIR, LIT[model])
+    calib = os.path.join(LIT_DIR, LIT[model][0])
     (name, _, _), = inputs_of(os.path.join(LIT_DIR, model))
     feed = os.path.join(work, "x.npy")
     np.save(feed, np.load(calib)[:1])
@@ -408,7 +411,7 @@ def main():
     runs = [(m, shared_data, c) for m in MODELS for c in CASES] + \
            [("fashion_mbv2.onnx", shared_data, c) for c in MBV2_CASES] + \
            [(m, zoo_data, c) for m in ZOO for c in ZOO_CASES] + \
-           [(m, lit_data, c) for m in LIT for c in LIT_CASES]
+           [(m, lit_data, c) for m, (_, cases) in LIT.items() for c in cases]
     if args.quick:  # per-tensor, per-channel 4-bit, composite chains, an old-opset zoo model
         runs = [(m, shared_data, c) for m in MODELS[:1] for c in (CASES[0], CASES[4])] + \
                [("fashion_mbv2.onnx", shared_data, MBV2_CASES[0])] + \

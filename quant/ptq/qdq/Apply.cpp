@@ -161,14 +161,16 @@ bool PlanReader::node(const json::Object &n) {
           qg.bits = ir::isLut(*method) ? int(w->getInteger("lut_bits").getValueOr(8)) : bits;
           qg.scale = (*scales)[c].getAsNumber().getValueOr(0);
           qg.zeroPoint = (*zps)[c].getAsInteger().getValueOr(0);
-          setRange(qg, true);
+          // Uniform weights are unsigned codes with a zero point (an embedding
+          // table), the other methods signed and symmetric.
+          setRange(qg, *method != ir::QuantMethod::Uniform);
           qg.bits = bits;
           if (ir::isLut(*method) && luts && c < luts->size())
             if (const json::Array *table = (*luts)[c].getAsArray())
               for (const json::Value &v : *table)
                 qg.lut.push_back(v.getAsInteger().getValueOr(0));
-          qg.lo = qg.scale * double(qg.qmin);
-          qg.hi = qg.scale * double(qg.qmax);
+          qg.lo = qg.scale * double(qg.qmin - qg.zeroPoint);
+          qg.hi = qg.scale * double(qg.qmax - qg.zeroPoint);
           qg.threshold = -qg.lo;
           q.grids.push_back(qg);
         }
