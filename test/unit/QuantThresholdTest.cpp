@@ -300,3 +300,25 @@ TEST(QuantThreshold, Deterministic) {
     }
   }
 }
+
+TEST(QuantThreshold, LargeTensorsSearchOnAHistogram) {
+  // 4.2M values that repeat the 4096 Laplace weights: each candidate grid has
+  // the same mean error on both, measured value by value on the small tensor
+  // and on a 65536-bin histogram on the large one (4M values or more). The
+  // grids agree within the histogram's resolution: 1/256 of an 8-bit step.
+  std::vector<float> w = laplaceWeights(), big;
+  big.reserve(w.size() * 1025);
+  for (int k = 0; k < 1025; ++k)
+    big.insert(big.end(), w.begin(), w.end());
+  ASSERT_GT(big.size(), size_t(1) << 22);
+  for (QuantMethod q : {QuantMethod::Uniform, QuantMethod::Symmetric}) {
+    QuantGrid a =
+        selectWeightGrid(w.data(), int64_t(w.size()), q, 8, false, opts(ThresholdMethod::MSE));
+    QuantGrid b =
+        selectWeightGrid(big.data(), int64_t(big.size()), q, 8, false, opts(ThresholdMethod::MSE));
+    EXPECT_NEAR(b.scale, a.scale, a.scale / 256) << ir::toString(q);
+    EXPECT_NEAR(double(b.zeroPoint), double(a.zeroPoint), 1.0) << ir::toString(q);
+    // The search clips: narrower than the values' range.
+    EXPECT_LT(b.hi - b.lo, 2 * 0.4158883 * 0.99) << ir::toString(q);
+  }
+}

@@ -136,6 +136,14 @@ void normalizeAndSmooth(std::vector<double> &p) {
 /// The error of one candidate against either raw values or a histogram (bin
 /// lower edges as values); KL always goes through a histogram (for weights,
 /// a 2048-bin histogram of the values, built once).
+/// A weight tensor with more values than this (an embedding table or a
+/// vocabulary's projection: 28M values, searched on one grid) measures each
+/// candidate grid on a histogram of `kFineBins` equal bins instead of every
+/// value: a search over the values took minutes. A bin is 1/256 of a step of
+/// an 8-bit grid over the tensor's range.
+constexpr int64_t kValuesForHistogram = int64_t(1) << 22;
+constexpr int kFineBins = 1 << 16;
+
 class Objective {
 public:
   Objective(const Histogram &h, ThresholdMethod m, double p) : method(m), p(p), hist(&h) {
@@ -149,6 +157,9 @@ public:
       h = nullptr;
     if (m == ThresholdMethod::KL) {
       own = Histogram::of(x, n);
+      hist = &own;
+    } else if (!h && n > kValuesForHistogram) {
+      own = Histogram::of(x, n, kFineBins);
       hist = &own;
     }
     prepare();
