@@ -18,6 +18,7 @@
 
 #include "ir/TpcIR.h"
 #include "ir/graph/Graph.h"
+#include "ir/graph/OnnxIO.h"
 #include "plan/CompositeMatch.h"
 #include "support/Diagnostics.h"
 
@@ -156,6 +157,9 @@ struct Plan {
   /// Filled by `tpcc quantize`: the inputs `--fix-input` made constants
   /// (key `fixed_inputs`, absent when none); `tpcc apply` fixes them too.
   std::vector<std::pair<std::string, double>> fixedInputs;
+  /// The sizes `--dim` gave symbolic input dimensions (key `dims`, absent
+  /// when none); `tpcc apply` gives them too.
+  graph::DimValues dims;
   /// Filled when a mixed-precision search chose the configs.
   std::optional<MixedPrecisionRecord> mixedPrecision;
 

@@ -373,6 +373,14 @@ void PlanWriter::write() {
   // Written when a mixed-precision search chose the configs.
   if (const std::optional<MixedPrecisionRecord> &mp = plan.mixedPrecision)
     fields.push_back({"mixed_precision", [&] { mixedPrecision(*mp); }});
+  // Written only when the user gave dimensions their sizes (--dim).
+  if (!plan.dims.empty())
+    fields.push_back({"dims", [&] {
+                        j.objectBegin();
+                        for (const auto &[name, value] : plan.dims)
+                          j.attribute(name, value);
+                        j.objectEnd();
+                      }});
   // Written by `tpcc quantize` only when the user fixed inputs.
   if (!plan.fixedInputs.empty())
     fields.push_back({"fixed_inputs", [&] {

@@ -517,6 +517,8 @@ std::string CleanupReport::describe() const {
     if (n)
       s += (s.empty() ? "" : ", ") + std::to_string(n) + " " + what;
   };
+  for (const auto &[name, value] : dims)
+    s += fmt::format("{}dimension `{}` set to {}", s.empty() ? "" : ", ", name, value);
   for (const auto &[name, value] : fixed)
     s += fmt::format("{}input `{}` fixed to {}", s.empty() ? "" : ", ", name, value);
   add(batchNorms, batchNorms == 1 ? "BatchNormalization folded" : "BatchNormalizations folded");

@@ -27,6 +27,7 @@
 #define TPCC_TRANSFORMS_CLEANUP_H
 
 #include "ir/graph/Graph.h"
+#include "ir/graph/OnnxIO.h"
 #include "support/Diagnostics.h"
 
 #include <string>
@@ -50,6 +51,7 @@ using FixedInputs = std::vector<std::pair<std::string, double>>;
 
 struct CleanupReport {
   FixedInputs fixed;       ///< inputs made constants (fixInputs)
+  graph::DimValues dims;   ///< symbolic dimensions given sizes (graph::bindDims)
   unsigned identities = 0; ///< Identity/Dropout nodes removed
   unsigned batchNorms = 0; ///< BatchNormalization nodes folded
   unsigned arithmetic = 0; ///< Mul/Add/Sub/Div of per-channel constants folded

@@ -65,7 +65,9 @@ bool isKnownElemType(int32_t v);
 /// One dimension: a value (>= 0), a symbolic name, or unknown.
 struct Dim {
   int64_t value = -1; ///< -1: not a number
-  std::string param;  ///< the symbolic name, if any
+  /// The symbolic name, if any. A dimension `--dim NAME=VALUE` gave a value
+  /// (bindDims, OnnxIO.h) keeps its name beside the value; files get the value.
+  std::string param;
   bool known() const { return value >= 0; }
   bool operator==(const Dim &o) const { return value == o.value && param == o.param; }
 };

@@ -20,8 +20,14 @@
 #include "llvm/ADT/ArrayRef.h"
 
 #include <optional>
+#include <string>
+#include <utility>
+#include <vector>
 
 namespace tpcc::graph {
+
+/// Values for symbolic dimensions (`--dim NAME=VALUE`): name, value.
+using DimValues = std::vector<std::pair<std::string, int64_t>>;
 
 struct LoadOptions {
   /// Run libonnx's checker (when the IR version allows).
@@ -36,6 +42,9 @@ struct LoadOptions {
   /// Emit the loader's notes (nodes sorted, float16 widened); off when a
   /// command loads the same file a second time.
   bool notes = true;
+  /// Values for symbolic dimensions of the inputs, bound once the model is
+  /// loaded (bindDims).
+  DimValues dims;
 };
 
 /// Loads `path`. Diagnostics are located at `path` or at its nodes; returns
@@ -51,8 +60,23 @@ std::unique_ptr<Model> loadModelFromBuffer(llvm::StringRef bytes, llvm::StringRe
 
 /// Runs libonnx's shape inference on `m` again (after a transform added
 /// values without types), keeping the types it has; quiet: the load reported
-/// what libonnx cannot infer.
-void inferShapes(Model &m);
+/// what libonnx cannot infer. `propagateData`: with libonnx's data
+/// propagation, so that shapes a model computes from its inputs' (Shape ->
+/// Gather -> Concat -> Reshape) are known where those are.
+void inferShapes(Model &m, bool propagateData = false);
+
+/// The symbolic dimension names of `m`'s graph inputs (initializers
+/// aside), each once, in the order they first appear.
+std::vector<std::string> inputDimNames(const Model &m);
+
+/// Gives each symbolic dimension of `dims` its value wherever a value's type
+/// names it (graph inputs, outputs, the types the file or shape inference
+/// gave other values; a dimension named by an expression of such names, as
+/// `sequence + 1`, takes the expression's value), then infers shapes again
+/// with data propagation, so that what the model computes from those
+/// dimensions gets its shape too. An error (nothing bound) for a name no
+/// graph input's dimension has.
+LogicalResult bindDims(Model &m, const DimValues &dims, DiagnosticEngine &diags);
 
 /// Decodes a serialized `TensorProto` (the ONNX test suite's `.pb` files);
 /// `name` names it in diagnostics, `baseDir` holds its external data.

@@ -47,7 +47,7 @@ public:
 
   std::unique_ptr<Model> load(llvm::StringRef bytes, const LoadOptions &opts);
   bool loadTensor(llvm::StringRef bytes, Tensor &t);
-  void inferShapes(Model &m);
+  void inferShapes(Model &m, bool propagateData);
 
 private:
   bool inlineExternalData(onnx::TensorProto &t, const std::string &where);
@@ -654,30 +654,34 @@ bool graph::loadTensorFromBuffer(llvm::StringRef bytes, llvm::StringRef name,
   return Loader(name, baseDir, diags).loadTensor(bytes, t);
 }
 
-void Loader::inferShapes(Model &m) {
+void Loader::inferShapes(Model &m, bool propagateData) {
   std::string bytes, error;
   onnx::ModelProto proto;
   if (!serializeModel(m, bytes, error) || !proto.ParseFromString(bytes) ||
       !libonnxApplies(proto, m))
     return;
   try {
-    onnx::shape_inference::InferShapes(proto);
+    onnx::ShapeInferenceOptions options(/*check_type=*/false, /*error_mode=*/0, propagateData);
+    onnx::shape_inference::InferShapes(proto, onnx::OpSchemaRegistry::Instance(), options);
     copyTypes(proto.graph(), m);
   } catch (const std::exception &) {
     // The load's own inference has reported what libonnx cannot infer.
   }
 }
 
-void graph::inferShapes(Model &m) {
+void graph::inferShapes(Model &m, bool propagateData) {
   SourceManager sm;
   DiagnosticEngine quiet(sm);
-  Loader(m.path, ".", quiet).inferShapes(m);
+  Loader(m.path, ".", quiet).inferShapes(m, propagateData);
 }
 
 std::unique_ptr<Model> graph::loadModelFromBuffer(llvm::StringRef bytes, llvm::StringRef name,
                                                   llvm::StringRef baseDir, DiagnosticEngine &diags,
                                                   const LoadOptions &options) {
-  return Loader(name, baseDir, diags).load(bytes, options);
+  std::unique_ptr<Model> m = Loader(name, baseDir, diags).load(bytes, options);
+  if (m && !options.dims.empty() && failed(bindDims(*m, options.dims, diags)))
+    return nullptr;
+  return m;
 }
 
 std::unique_ptr<Model> graph::loadModel(llvm::StringRef path, DiagnosticEngine &diags,

@@ -95,7 +95,8 @@ void quant::warnSubgraphs(const graph::Model &m, DiagnosticEngine &diags) {
 
 std::unique_ptr<graph::Model> quant::prepareModel(const std::string &path, DiagnosticEngine &diags,
                                                   bool warn, transforms::CleanupReport *cleanup,
-                                                  const transforms::FixedInputs &fixed) {
+                                                  const transforms::FixedInputs &fixed,
+                                                  const graph::DimValues &dims) {
   graph::LoadOptions options;
   options.widenFloat16 = true;
   options.notes = warn;
@@ -114,8 +115,13 @@ std::unique_ptr<graph::Model> quant::prepareModel(const std::string &path, Diagn
     if (!m || diags.hasErrors())
       return nullptr;
   }
+  // After the conversion, which loads the model again: the inputs keep the
+  // names of the dimensions given sizes (calibration errors name them).
+  if (!dims.empty() && failed(graph::bindDims(*m, dims, diags)))
+    return nullptr;
   transforms::CleanupReport report;
   report.fixed = fixed;
+  report.dims = dims;
   if (failed(transforms::fixInputs(*m, fixed, diags)) ||
       failed(transforms::cleanupModel(*m, diags, report)))
     return nullptr;
@@ -166,7 +172,7 @@ LogicalResult loadAndPlan(const QuantizeRequest &r, QuantizeOutcome &out, const 
     return diags.emitAt(r.model, diag::err_quant_no_onnx_capabilities, r.capabilities->name,
                         r.platform->name, r.capabilities->framework);
   fw = r.module->findFramework(r.capabilities->framework);
-  out.floatModel = prepareModel(r.model, diags, /*warn=*/true, &out.cleanup, r.fixedInputs);
+  out.floatModel = prepareModel(r.model, diags, /*warn=*/true, &out.cleanup, r.fixedInputs, r.dims);
   if (!out.floatModel)
     return failure();
   warnSubgraphs(*out.floatModel, diags);
@@ -215,7 +221,7 @@ LogicalResult quant::quantizeModel(const QuantizeRequest &r, QuantizeOutcome &ou
   const ir::Framework *fw = nullptr;
   if (failed(loadAndPlan(r, out, fw, diags)))
     return failure();
-  out.quantModel = prepareModel(r.model, diags, /*warn=*/false, nullptr, r.fixedInputs);
+  out.quantModel = prepareModel(r.model, diags, /*warn=*/false, nullptr, r.fixedInputs, r.dims);
   if (!out.quantModel)
     return failure();
 
@@ -264,6 +270,7 @@ LogicalResult quant::quantizeModel(const QuantizeRequest &r, QuantizeOutcome &ou
   fillPlan(out.plan, result, r.recipe);
   out.plan.corrections = recordCorrections(out.preCorrections, result);
   out.plan.fixedInputs = r.fixedInputs;
+  out.plan.dims = r.dims;
   return success();
 }
 
@@ -276,9 +283,10 @@ LogicalResult quant::searchPlan(const QuantizeRequest &r, QuantizeOutcome &out,
   if (!floatEx)
     return failure();
   std::unique_ptr<CalibrationData> data = CalibrationData::open(r.calib, *floatEx, r.batch, diags);
-  if (!data)
+  if (!data || failed(mixedPrecision(r, fw, out, *floatEx, *data, diags)))
     return failure();
-  return mixedPrecision(r, fw, out, *floatEx, *data, diags);
+  out.plan.dims = r.dims;
+  return success();
 }
 
 LogicalResult quant::writeOutcome(const QuantizeRequest &r, const QuantizeOutcome &out,
@@ -320,9 +328,10 @@ LogicalResult quant::applyPlan(const std::string &planPath, const std::string &m
   if (!text)
     return diags.emitAt("", diag::err_cannot_open_file, planPath, text.getError().message());
   transforms::FixedInputs fixed;
-  if (failed(fixedInputsOfPlan((*text)->getBuffer(), planPath, fixed, diags)))
+  graph::DimValues dims;
+  if (failed(specializationOfPlan((*text)->getBuffer(), planPath, fixed, dims, diags)))
     return failure();
-  model = prepareModel(modelPath, diags, /*warn=*/true, nullptr, fixed);
+  model = prepareModel(modelPath, diags, /*warn=*/true, nullptr, fixed, dims);
   if (!model)
     return failure();
   if (failed(specFromPlan((*text)->getBuffer(), planPath, *model, result, diags)))

@@ -58,6 +58,9 @@ struct QuantizeRequest {
   std::vector<std::pair<std::string, std::string>> choose;
   /// Inputs made constants before the clean-up (`--fix-input NAME=VALUE`).
   transforms::FixedInputs fixedInputs;
+  /// Sizes of symbolic input dimensions, bound before the clean-up (`--dim
+  /// NAME=VALUE`): the clean-up then folds the shapes they decide.
+  graph::DimValues dims;
   /// Budgets given on the command line (`--weights-memory` ...): they win
   /// over the recipe's `mixed_precision` fields.
   ir::MixedPrecision budgets;
@@ -117,7 +120,8 @@ std::string describeRecipe(const QuantizeRequest &r);
 /// `tpcc plan --calib ...` with budgets: prepares the model as quantize does,
 /// plans it, runs the mixed-precision search (out.search) and plans again
 /// with its choices (out.plan, out.floatModel). Only `r.model`, `r.calib`,
-/// `r.batch`, `r.choose`, `r.recipe`, `r.budgets` and the spec fields are read.
+/// `r.batch`, `r.choose`, `r.dims`, `r.recipe`, `r.budgets` and the spec
+/// fields are read.
 LogicalResult searchPlan(const QuantizeRequest &r, QuantizeOutcome &out, DiagnosticEngine &diags);
 
 /// The quantized operators of `m` (QuantizeLinear, DequantizeLinear,
@@ -134,13 +138,15 @@ void warnSubgraphs(const graph::Model &m, DiagnosticEngine &diags);
 /// Loads `path` and prepares it as quantize and apply both do: refused when
 /// it is already quantized (quantizedOperators), converted to
 /// opset 13 when older (per-axis DequantizeLinear needs it; warns when
-/// `warn`), its `fixed` inputs made constants, then cleaned up
+/// `warn`), its symbolic dimensions `dims` given their sizes
+/// (graph::bindDims), its `fixed` inputs made constants, then cleaned up
 /// (transforms/Cleanup.h; what changed goes to `cleanup` when given). Null
 /// after an error.
 std::unique_ptr<graph::Model> prepareModel(const std::string &path, DiagnosticEngine &diags,
                                            bool warn = true,
                                            transforms::CleanupReport *cleanup = nullptr,
-                                           const transforms::FixedInputs &fixed = {});
+                                           const transforms::FixedInputs &fixed = {},
+                                           const graph::DimValues &dims = {});
 
 /// Quantizes `r.model` for `r.platform`.
 LogicalResult quantizeModel(const QuantizeRequest &r, QuantizeOutcome &out,

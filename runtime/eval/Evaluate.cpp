@@ -48,11 +48,14 @@ LogicalResult readData(const std::string &path, Tensor &t, DiagnosticEngine &dia
 
 /// Loads the model and prepares its executor; null after errors. `asOrt`
 /// (`--ort-cpu`): first the rewrites ORT makes before it runs a QDQ model
-/// (PadFusion, QDQPropagationTransformer, WeightBiasQuantization).
+/// (PadFusion, QDQPropagationTransformer, WeightBiasQuantization). `dims`:
+/// sizes of symbolic input dimensions (graph::bindDims).
 std::unique_ptr<Executor> load(const std::string &path, std::unique_ptr<graph::Model> &model,
-                               DiagnosticEngine &diags, bool asOrt) {
+                               DiagnosticEngine &diags, bool asOrt,
+                               const graph::DimValues &dims = {}) {
   graph::LoadOptions options;
   options.widenFloat16 = true;
+  options.dims = dims;
   model = graph::loadModel(path, diags, options);
   if (!model || diags.hasErrors())
     return nullptr;
@@ -66,7 +69,8 @@ bool asOrt(bool ortFloat, IntegerArithmetic a) { return ortFloat && a != Integer
 } // namespace
 
 LogicalResult rt::runOnFiles(const RunRequest &r, RunOutcome &out, DiagnosticEngine &diags) {
-  std::unique_ptr<Executor> ex = load(r.model, out.model, diags, asOrt(r.ortFloat, r.arithmetic));
+  std::unique_ptr<Executor> ex =
+      load(r.model, out.model, diags, asOrt(r.ortFloat, r.arithmetic), r.dims);
   if (!ex)
     return failure();
   phase(r.phaseDone, "load");
@@ -143,7 +147,9 @@ std::string rt::describeTensor(const Tensor &t) {
 
 LogicalResult rt::evaluateModel(const EvalRequest &r, EvalOutcome &out, DiagnosticEngine &diags) {
   std::unique_ptr<graph::Model> refModel;
-  std::unique_ptr<Executor> ex = load(r.model, out.model, diags, asOrt(r.ortFloat, r.arithmetic)),
+  // The reference is run as its file says: --dim names the model's dimensions.
+  std::unique_ptr<Executor> ex = load(r.model, out.model, diags, asOrt(r.ortFloat, r.arithmetic),
+                                      r.dims),
                             ref;
   if (!ex || (!r.reference.empty() && !(ref = load(r.reference, refModel, diags, false))))
     return failure();

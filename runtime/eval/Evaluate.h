@@ -14,6 +14,7 @@
 #ifndef TPCC_RUNTIME_EVAL_EVALUATE_H
 #define TPCC_RUNTIME_EVAL_EVALUATE_H
 
+#include "ir/graph/OnnxIO.h"
 #include "runtime/Executor.h"
 #include "runtime/Metrics.h"
 #include "runtime/ort/IntegerPairs.h"
@@ -33,7 +34,8 @@ struct RunRequest {
   IntegerArithmetic arithmetic = IntegerArithmetic::Float;
   /// Called when a phase ends ("load", "read", "run", "write").
   std::function<void(const char *)> phaseDone;
-  bool ortFloat = false; ///< with integer arithmetic: ORT's float kernels too (`--ort-cpu`)
+  bool ortFloat = false;      ///< with integer arithmetic: ORT's float kernels too (`--ort-cpu`)
+  graph::DimValues dims = {}; ///< sizes of symbolic input dimensions (`--dim`)
 };
 
 struct RunOutcome {
@@ -58,7 +60,8 @@ struct EvalRequest {
   IntegerArithmetic arithmetic = IntegerArithmetic::Float;
   std::function<void(int64_t done, int64_t total)> progress;
   std::function<void(const char *)> phaseDone; ///< "load", "eval"
-  bool ortFloat = false; ///< with integer arithmetic: ORT's float kernels too (`--ort-cpu`)
+  bool ortFloat = false;      ///< with integer arithmetic: ORT's float kernels too (`--ort-cpu`)
+  graph::DimValues dims = {}; ///< sizes of symbolic input dimensions (`--dim`)
 };
 
 struct EvalOutcome {

@@ -28,7 +28,8 @@ const std::vector<CommandInfo> &driver::commandTable() {
       {"plan", Plan, Inputs::SpecsAndModel, RunsModel::WithCalib, checkPlanArgs, runPlan, nullptr,
        R"(  tpcc plan --platform NAME|FILE.tpc [--capabilities NAME] [FILE...] MODEL.onnx
             [-o plan.json] [--emit=plan|ort-overrides] [--explain NODE]
-            [--choose NODE=CONFIG]... [--calib DATA [--recipe R] BUDGET...]
+            [--choose NODE=CONFIG]... [--dim NAME=VALUE]...
+            [--calib DATA [--recipe R] BUDGET...]
                                        match MODEL's nodes to the platform's
                                        opsets, options and fusing patterns;
                                        with a budget, search the bit widths
@@ -40,7 +41,7 @@ const std::vector<CommandInfo> &driver::commandTable() {
             [--plan-out plan.json] [--report report.json] [--batch N]
             [--sqnr-samples N] [--choose NODE=CONFIG]... [BUDGET...]
             [--min-sqnr DB [--min-sqnr-at T]...] [--gptq soft_rounding|ste|second_order]
-            [--gptq-epochs N] [--fix-input NAME=VALUE]...
+            [--gptq-epochs N] [--fix-input NAME=VALUE]... [--dim NAME=VALUE]...
                                        calibrate MODEL and write it in QDQ
                                        form for the platform (--gptq: train
                                        the kernels' rounding against MODEL
@@ -53,6 +54,7 @@ const std::vector<CommandInfo> &driver::commandTable() {
             --data X.npy [--labels Y.npy] [--calib DATA...] MODEL.onnx
             -o OUT.onnx [--epochs N] [--batch B] [--lr LR] [--quantizer ste|lsq]
             [--validate X.npy Y.npy] [--plan-out plan.json] [--report report.json]
+            [--fix-input NAME=VALUE]... [--dim NAME=VALUE]...
                                        quantize MODEL as `quantize` does, then
                                        train its weights, biases and quantizers
                                        on X (cross-entropy with Y, or
@@ -67,12 +69,13 @@ const std::vector<CommandInfo> &driver::commandTable() {
        applyUsage},
       {"run", Run, Inputs::Model, RunsModel::Always, checkModelArgs, nullptr, runModel,
        R"(  tpcc run MODEL.onnx [--input [NAME=]FILE]... [--output [NAME=]FILE]...
+            [--dim NAME=VALUE]...
                                        run MODEL on .npy or .pb tensors
 )",
        runUsage},
       {"eval", Eval, Inputs::Model, RunsModel::Always, checkModelArgs, nullptr, runModel,
        R"(  tpcc eval MODEL.onnx --data [NAME=]FILE... [--labels FILE]
-            [--reference OTHER.onnx] [--batch N]
+            [--reference OTHER.onnx] [--batch N] [--dim NAME=VALUE]...
                                        accuracy, agreement, SQNR, throughput
                                        (`tpcc run --help` for details)
 )",

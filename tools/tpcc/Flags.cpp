@@ -8,6 +8,8 @@
 //===----------------------------------------------------------------------===//
 #include "tools/tpcc/Options.h"
 
+#include <fmt/format.h>
+
 #include <cmath>
 #include <cstdlib>
 #include <optional>
@@ -24,8 +26,9 @@ bool driver::oneOf(const std::string &v, std::initializer_list<const char *> all
 }
 
 namespace {
-bool positive(const std::string &v, int64_t &out) {
-  if (v.empty() || v.size() > 6 || v.find_first_not_of("0123456789") != std::string::npos ||
+/// `v` as a positive integer of at most `digits` digits.
+bool positive(const std::string &v, int64_t &out, size_t digits = 6) {
+  if (v.empty() || v.size() > digits || v.find_first_not_of("0123456789") != std::string::npos ||
       std::stoll(v) == 0)
     return false;
   out = std::stoll(v);
@@ -99,6 +102,30 @@ const std::vector<Flag> &driver::flagTable() {
          if (value)
            o.fixedInputs.emplace_back(nv->first, *value);
          return value.has_value();
+       }},
+      {"--dim", Plan | Quantize | Finetune | Run | Eval, true,
+       "--dim takes NAME=VALUE, a symbolic dimension of the model's inputs and its size (e.g. "
+       "sequence=128)",
+       [](Options &o, const std::string &v) {
+         std::optional<std::pair<std::string, std::string>> nv = nameAndValue(v);
+         if (!nv)
+           return false;
+         const auto &[name, text] = *nv;
+         int64_t value = 0;
+         if (!positive(text, value, 9)) {
+           o.flagError =
+               fmt::format("--dim {}: the size `{}` is not a positive integer", name, text);
+           return false;
+         }
+         for (const auto &[given, before] : o.dims)
+           if (given == name) {
+             o.flagError = fmt::format("--dim {} is given twice, with {} and {}; give each "
+                                       "dimension once",
+                                       name, before, value);
+             return false;
+           }
+         o.dims.emplace_back(name, value);
+         return true;
        }},
       {"--weights-memory", Plan | Quantize, true,
        "--weights-memory needs a budget: bytes with a unit (41KiB, 2.5MB) or a percentage of the "

@@ -12,6 +12,7 @@
 #define TPCC_TOOLS_TPCC_OPTIONS_H
 
 #include "ir/TpcIR.h"
+#include "ir/graph/OnnxIO.h"
 #include "runtime/ort/IntegerPairs.h"
 #include "support/LogicalResult.h"
 #include "tools/tpcc/Commands.h"
@@ -43,6 +44,8 @@ struct Options {
   std::vector<std::string> calib;
   /// --fix-input NAME=VALUE (quantize, finetune).
   std::vector<std::pair<std::string, double>> fixedInputs;
+  /// --dim NAME=VALUE: values for symbolic dimensions of the model's inputs.
+  graph::DimValues dims;
   /// --weights-memory, --activation-memory, --total-memory, --bops.
   ir::MixedPrecision budgets;
   /// Why a setter refused its value, when it says more than the flag's error.

@@ -61,6 +61,7 @@ int driver::runPlan(Compilation &c, const ir::Module &m, const Options &o) {
     r.calib = o.calib;
     r.batch = o.batch;
     r.choose = o.choose;
+    r.dims = o.dims;
     r.budgets = o.budgets;
     std::unique_ptr<Progress> progress;
     r.progress = [&](const char *name, int64_t done, int64_t total) {
@@ -79,6 +80,7 @@ int driver::runPlan(Compilation &c, const ir::Module &m, const Options &o) {
   } else {
     graph::LoadOptions options;
     options.widenFloat16 = true;
+    options.dims = o.dims;
     model = graph::loadModel(o.model, c.diags, options);
     timer.done("load");
     if (!model || c.diags.hasErrors())
@@ -88,6 +90,7 @@ int driver::runPlan(Compilation &c, const ir::Module &m, const Options &o) {
     quant::warnSubgraphs(*model, c.diags);
     p = plan::buildPlan(m, *platform, *caps, m.findFramework(caps->framework), *model, c.diags,
                         o.choose);
+    p.dims = o.dims;
     timer.done("plan");
   }
   (void)plan::checkPlatformMemory(p, c.diags); // reported; finish() fails on the error

@@ -115,6 +115,7 @@ int driver::quantizeWith(Compilation &c, const ir::Module &m, const Options &o,
   r.measureAlso = o.minSqnrAt;
   r.choose = o.choose;
   r.fixedInputs = o.fixedInputs;
+  r.dims = o.dims;
   r.budgets = o.budgets;
   if (failed(gptqRequest(c, o, r)))
     return finish(c.diags, o);

@@ -29,6 +29,7 @@ static int runOnce(const Options &o, DiagnosticEngine &diags) {
   rt::RunRequest r{o.model, o.runInputs, o.runOutputs, o.arithmetic,
                    [&](const char *phase) { timer.done(phase); }};
   r.ortFloat = o.ortCpu;
+  r.dims = o.dims;
   rt::RunOutcome out;
   if (failed(rt::runOnFiles(r, out, diags)))
     return finish(diags, o);
@@ -57,6 +58,7 @@ static int evaluate(const Options &o, DiagnosticEngine &diags) {
                     },
                     [&](const char *phase) { timer.done(phase); }};
   r.ortFloat = o.ortCpu;
+  r.dims = o.dims;
   rt::EvalOutcome out;
   if (failed(rt::evaluateModel(r, out, diags)))
     return finish(diags, o);

@@ -56,6 +56,13 @@ options:
                       is folded (an If on it takes its branch, which is then
                       planned and quantized), and the model written has no
                       such input; the plan records it for `tpcc apply`
+  --dim NAME=VALUE    (plan, quantize, finetune, run, eval) the model's inputs'
+                      symbolic dimension NAME (e.g. sequence=128) has size
+                      VALUE: every shape that names it, or that the model
+                      computes from it, is known, so the plan's resources
+                      count every tensor and kernel; repeat per dimension. A
+                      batch dimension is best left symbolic (resources count
+                      it 1, per sample; a size fixes the batch data runs in)
   --weights-memory A, --activation-memory A, --total-memory A, --bops N
                       (plan, quantize) budgets for mixed precision: each layer
                       takes the candidate config that fits with the least loss.
@@ -139,6 +146,8 @@ const char *const runUsage = R"(usage:
       and SQNR (dB) and the largest error of each output against OTHER, and
       throughput
 options: --time, --progress=auto|always|never, --color=auto|always|never,
+  --dim NAME=VALUE        the inputs' symbolic dimension NAME has size VALUE
+                          (repeat per dimension); data of another size is an error
   --qdq=integer|emulate   run the QDQ groups ONNX Runtime runs as integer kernels
                           on oneDNN's int8 primitives with exact int32 sums, as ORT
                           does on CPUs with VNNI (default), or emulate the float

@@ -122,6 +122,13 @@ static int64_t fixedDim(const graph::Value &in, size_t i) {
              : -1;
 }
 
+/// "; --dim NAME=VALUE sets axis `i`" when the user gave axis `i` of `in`
+/// its size (graph::bindDims), else "".
+static std::string setByDim(const graph::Value &in, size_t i) {
+  const graph::Dim &d = (*in.type.shape)[i];
+  return d.param.empty() ? "" : fmt::format("; --dim {}={} sets axis {}", d.param, d.value, i);
+}
+
 LogicalResult CalibrationData::firstSamples(int64_t n,
                                             std::vector<std::map<std::string, rt::Tensor>> &feeds,
                                             DiagnosticEngine &diags) {
@@ -207,9 +214,9 @@ bool CalibrationData::fill(Source &s, DiagnosticEngine &diags) {
         if (fixedDim(in, i) >= 0 && fixedDim(in, i) != t.dim(int64_t(i)))
           return mismatch(
               path, in,
-              fmt::format("its samples are {}, the input's are {}",
+              fmt::format("its samples are {}, the input's are {}{}",
                           rt::shapeStr(rt::Shape(t.shape().begin() + 1, t.shape().end())),
-                          in.type.str()),
+                          in.type.str(), setByDim(in, i)),
               diags);
     } else {
       if (r == rank) { // one whole tensor
@@ -226,9 +233,9 @@ bool CalibrationData::fill(Source &s, DiagnosticEngine &diags) {
         if (fixedDim(in, i) >= 0 && fixedDim(in, i) != t.dim(int64_t(i) + 1))
           return mismatch(
               path, in,
-              fmt::format("it holds {} of {}, the input is {}", t.dim(0),
+              fmt::format("it holds {} of {}, the input is {}{}", t.dim(0),
                           rt::shapeStr(rt::Shape(t.shape().begin() + 1, t.shape().end())),
-                          in.type.str()),
+                          in.type.str(), setByDim(in, i)),
               diags);
     }
     if (t.rank() == 0 || t.dim(0) == 0)

@@ -250,30 +250,41 @@ bool PlanReader::read(const json::Object &plan) {
   return true;
 }
 
+/// The names of `o`, sorted (llvm's JSON objects are unordered).
+std::vector<std::string> sortedKeys(const json::Object &o) {
+  std::vector<std::string> names;
+  for (const auto &kv : o)
+    names.push_back(kv.first.str());
+  std::sort(names.begin(), names.end());
+  return names;
+}
 } // namespace
 
-LogicalResult quant::fixedInputsOfPlan(llvm::StringRef text, llvm::StringRef where,
-                                       transforms::FixedInputs &fixed, DiagnosticEngine &diags) {
+LogicalResult quant::specializationOfPlan(llvm::StringRef text, llvm::StringRef where,
+                                          transforms::FixedInputs &fixed, graph::DimValues &dims,
+                                          DiagnosticEngine &diags) {
   llvm::Expected<json::Value> v = json::parse(text);
   if (!v) {
     diags.emitAt(where.str(), diag::err_apply_plan, "not JSON: " + llvm::toString(v.takeError()));
     return failure();
   }
   const json::Object *o = v->getAsObject();
-  const json::Object *inputs = o ? o->getObject("fixed_inputs") : nullptr;
-  if (!inputs)
-    return success();
-  std::vector<std::string> names;
-  for (const auto &kv : *inputs)
-    names.push_back(kv.first.str());
-  std::sort(names.begin(), names.end()); // llvm's JSON objects are unordered
-  for (const std::string &name : names) {
-    llvm::Optional<double> value = inputs->getNumber(name);
-    if (!value)
-      return diags.emitAt(where.str(), diag::err_apply_plan,
-                          fmt::format("fixed input `{}` is not a number", name));
-    fixed.emplace_back(name, *value);
-  }
+  if (const json::Object *inputs = o ? o->getObject("fixed_inputs") : nullptr)
+    for (const std::string &name : sortedKeys(*inputs)) {
+      llvm::Optional<double> value = inputs->getNumber(name);
+      if (!value)
+        return diags.emitAt(where.str(), diag::err_apply_plan,
+                            fmt::format("fixed input `{}` is not a number", name));
+      fixed.emplace_back(name, *value);
+    }
+  if (const json::Object *sizes = o ? o->getObject("dims") : nullptr)
+    for (const std::string &name : sortedKeys(*sizes)) {
+      llvm::Optional<int64_t> value = sizes->getInteger(name);
+      if (!value || *value <= 0)
+        return diags.emitAt(where.str(), diag::err_apply_plan,
+                            fmt::format("dimension `{}` is not a positive integer", name));
+      dims.emplace_back(name, *value);
+    }
   return success();
 }
 

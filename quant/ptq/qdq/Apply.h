@@ -25,10 +25,12 @@
 
 namespace tpcc::quant {
 
-/// The inputs the plan's `fixed_inputs` fixes (none when it has none);
-/// false after a diagnostic.
-LogicalResult fixedInputsOfPlan(llvm::StringRef json, llvm::StringRef where,
-                                transforms::FixedInputs &fixed, DiagnosticEngine &diags);
+/// What the plan says the model was specialized with: the inputs its
+/// `fixed_inputs` fixes and the dimension sizes of its `dims` (none when it
+/// has none); false after a diagnostic.
+LogicalResult specializationOfPlan(llvm::StringRef json, llvm::StringRef where,
+                                   transforms::FixedInputs &fixed, graph::DimValues &dims,
+                                   DiagnosticEngine &diags);
 
 /// Parses `json` (the plan file `where`) against `m` (loaded and cleaned up
 /// as `tpcc quantize` does). The weight edits the plan records before
