@@ -557,9 +557,9 @@ TEST_F(CapabilitiesCheckerTest, StandardLibrary) {
   EXPECT_EQ(d, Diags{});
   ASSERT_EQ(module.capabilities.size(), 3u);
   EXPECT_EQ(module.capabilities.at(0).name, "imx500_onnx");
-  EXPECT_EQ(module.capabilities.at(0).bindings.size(), 46u);
+  EXPECT_EQ(module.capabilities.at(0).bindings.size(), 47u);
   // The variants' capabilities extend imx500_onnx: the same bindings.
-  EXPECT_EQ(module.capabilities.at(1).bindings.size(), 46u);
+  EXPECT_EQ(module.capabilities.at(1).bindings.size(), 47u);
   EXPECT_EQ(module.capabilities.at(2).platform, "imx500_pot");
 }
 
