@@ -88,12 +88,21 @@ LAST_GEMM = {"fashion_cnn.onnx": "/13/Gemm", "digits_cnn.onnx": "/f/f.11/Gemm"}
 MBV2_CASES = [("imx500", None, None, ""),
               ("imx500", "recipe mct { shift_negative: { enabled: true, ratio: 0.05 } }", None,
                ".snc"), ("tflite", None, None, "")]
+# fashion_vit (a torch-exported ViT: LayerNormalization, GELU spelled out with Erf,
+# attention MatMuls of two activations, Softmax) for imx500: its attention MatMuls run
+# as QLinearMatMul and MatMulIntegerToFloat, its linear layers with their bias Adds
+# (LinearBias) in float between Q/DQ pairs; ORT's QLinearSoftmax, whose arithmetic tpcc
+# does not emulate, is a step at the logits (measured 1.00), and without VNNI its
+# signed activations into the integer MatMuls give the no-VNNI emulation's 2 steps.
+# (ort_cpu agrees end to end within the QLinearSoftmax step too, but its float QDQ
+# model's head is 2 codes from ORT's QGemm from the same codes: issue 47, open.)
+VIT_CASES = [("imx500", None, None, "")]
 # Without VNNI, ORT adds u8 x s8 products in saturating int16 pairs, which `--ort-cpu
 # no-vnni` emulates. On fashion_mbv2 (signed SiLU/HardSwish outputs into convs) the
 # emulation is close but not exact: measured on 64 samples, up to 2 logit steps (251 of
 # 640 logits differ by a step or two), where plain arithmetic is 8 steps off. Until the
 # emulation covers that case, its no-VNNI comparison allows 2 steps.
-NO_VNNI_STEPS = {"fashion_mbv2.onnx": 2.001}
+NO_VNNI_STEPS = {"fashion_mbv2.onnx": 2.001, "fashion_vit.onnx": 2.001}
 ZOO = ["mnist-8.onnx", "squeezenet_cifar10.onnx", "HAR-CNN.onnx", "KWS-DNN_S.onnx"]
 ZOO_CASES = [("imx500", None, None, ""), ("default", None, None, ""),
              ("ort_cpu_no_vnni", None, None, "")]
@@ -236,7 +245,7 @@ def check(model, data, platform, recipe, choose, suffix, args):
             ops = {op.split(":")[-1] for op in head[0].split()[1:]} if head else set()
             others = sorted(o for o in ops if o.startswith("QLinear") and o not in EMULATED_OPS)
             # The ort_cpu platforms on the shared models: 0 steps, whatever ORT runs.
-            strict = platform.startswith("ort_cpu") and data is shared_data
+            strict = platform.startswith("ort_cpu") and data is shared_data and model in MODELS
             allowed = 1.001 if others and not strict else limit
             if not exact:
                 allowed = max(allowed, NO_VNNI_STEPS.get(model, 0))
@@ -299,15 +308,23 @@ def float_by_quantizer(out, feeds, args, work):
             n = producer.get(n.input[0])
         return n is not None and n.op_type in SUM_OPS
 
-    # The float model's codes: every QuantizeLinear's output an output too.
+    # The float model's codes: every QuantizeLinear's output an output too. Codes whose
+    # shape ONNX's inference cannot tell (a Slice of a computed range, as PyTorch splits
+    # attention heads) cannot be outputs of the checked model; they are not probed (the
+    # end-to-end comparison covers them).
     probe = onnx.ModelProto()
     probe.CopyFrom(m)
     inferred = {v.name: v for v in onnx.shape_inference.infer_shapes(m).graph.value_info}
     outputs = {o.name for o in m.graph.output}
     for t in codes:
+        if t not in outputs and t not in inferred:
+            return f"float QDQ model: ONNX's shape inference gives no type for `{t}`", ""
+    shaped = [t in outputs or inferred[t].type.tensor_type.HasField("shape") for t in codes]
+    unprobed = shaped.count(False)
+    quants = [q for q, k in zip(quants, shaped) if k]
+    codes = [t for t, k in zip(codes, shaped) if k]
+    for t in codes:
         if t not in outputs:
-            if t not in inferred:
-                return f"float QDQ model: ONNX's shape inference gives no type for `{t}`", ""
             probe.graph.output.append(inferred[t])
     onnx.save(probe, os.path.join(work, "probe.onnx"))
     seen = tpcc_run(os.path.join(work, "probe.onnx"), EMULATE, feeds, codes, args, work, "seen")
@@ -380,7 +397,8 @@ def float_by_quantizer(out, feeds, args, work):
                         f"codes apart from ORT's arithmetic (a sum: at most 1 + "
                         f"{FLIP_SHARE:.0%})"), ""
     return None, (f"tpcc (float) by quantizer: {worst} code apart at most, {apart} of {total} "
-                  f"codes (sums: {share:.3%} of a tensor at most, {FLIP_SHARE:.0%} allowed)")
+                  f"codes (sums: {share:.3%} of a tensor at most, {FLIP_SHARE:.0%} allowed)" +
+                  (f"; {unprobed} of unknown shape not probed" if unprobed else ""))
 
 
 def main():
@@ -410,6 +428,7 @@ def main():
     failed = total = 0
     runs = [(m, shared_data, c) for m in MODELS for c in CASES] + \
            [("fashion_mbv2.onnx", shared_data, c) for c in MBV2_CASES] + \
+           [("fashion_vit.onnx", shared_data, c) for c in VIT_CASES] + \
            [(m, zoo_data, c) for m in ZOO for c in ZOO_CASES] + \
            [(m, lit_data, c) for m, (_, cases) in LIT.items() for c in cases]
     if args.quick:  # per-tensor, per-channel 4-bit, composite chains, an old-opset zoo model
