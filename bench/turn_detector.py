@@ -19,10 +19,10 @@ Each candidate runs the held-out sequences through `tpcc eval --batch 1` against
 float model: SQNR of the logits and of the end-of-turn probability, and the largest
 probability error. The candidates: the package's own dynamic model (tpcc computes it
 as ONNX Runtime does, bit for bit: ctest ort_dynamic), and `tpcc quantize --platform
-ort_cpu` with each set of `--flags` (default: none, and --min-sqnr 30), timed.
+ort_cpu` with each set of `--flags` (default: none, and --min-sqnr 33), timed.
 
 usage: turn_detector.py --tpcc BIN --work DIR [--sequences 64] [--calib 32]
-                        [--length 48] [--flags "--min-sqnr 30"]...
+                        [--length 48] [--flags "--min-sqnr 33"]...
 """
 import argparse
 import importlib.machinery
@@ -87,7 +87,7 @@ def main():
     ap.add_argument("--length", type=int, default=48)
     ap.add_argument("--flags", action="append")
     args = ap.parse_args()
-    flags = args.flags or ["", "--min-sqnr 30"]
+    flags = args.flags or ["", "--min-sqnr 33"]
     os.makedirs(args.work, exist_ok=True)
     w = lambda name: os.path.join(args.work, name)  # noqa: E731
 
