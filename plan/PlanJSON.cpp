@@ -55,6 +55,13 @@ private:
   void mixedPrecision(const MixedPrecisionRecord &mp);
   void figures(const ResourceFigures &f);
   void diagnostic(const Diagnostic &d);
+  /// {name: value, ...} in the given order (`dims`, `fixed_inputs`).
+  template <typename T> void namedValues(const std::vector<std::pair<std::string, T>> &nv) {
+    j.objectBegin();
+    for (const auto &[name, value] : nv)
+      j.attribute(name, value);
+    j.objectEnd();
+  }
   void values(const std::vector<graph::Value *> &vs) {
     array(vs, [&](const graph::Value *v) { v ? string(v->name) : null(); });
   }
@@ -375,20 +382,10 @@ void PlanWriter::write() {
     fields.push_back({"mixed_precision", [&] { mixedPrecision(*mp); }});
   // Written only when the user gave dimensions their sizes (--dim).
   if (!plan.dims.empty())
-    fields.push_back({"dims", [&] {
-                        j.objectBegin();
-                        for (const auto &[name, value] : plan.dims)
-                          j.attribute(name, value);
-                        j.objectEnd();
-                      }});
+    fields.push_back({"dims", [&] { namedValues(plan.dims); }});
   // Written by `tpcc quantize` only when the user fixed inputs.
   if (!plan.fixedInputs.empty())
-    fields.push_back({"fixed_inputs", [&] {
-                        j.objectBegin();
-                        for (const auto &[name, value] : plan.fixedInputs)
-                          j.attribute(name, value);
-                        j.objectEnd();
-                      }});
+    fields.push_back({"fixed_inputs", [&] { namedValues(plan.fixedInputs); }});
   // Written by `tpcc quantize` only when a correction changed the model.
   if (!plan.corrections.empty())
     fields.push_back({"corrections", [&] {

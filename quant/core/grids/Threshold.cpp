@@ -133,9 +133,6 @@ void normalizeAndSmooth(std::vector<double> &p) {
     v = v == 0 ? eps : v - take;
 }
 
-/// The error of one candidate against either raw values or a histogram (bin
-/// lower edges as values); KL always goes through a histogram (for weights,
-/// a 2048-bin histogram of the values, built once).
 /// A weight tensor with more values than this (an embedding table or a
 /// vocabulary's projection: 28M values, searched on one grid) measures each
 /// candidate grid on a histogram of `kFineBins` equal bins instead of every
@@ -144,6 +141,10 @@ void normalizeAndSmooth(std::vector<double> &p) {
 constexpr int64_t kValuesForHistogram = int64_t(1) << 22;
 constexpr int kFineBins = 1 << 16;
 
+/// The error of one candidate against either raw values or a histogram (bin
+/// lower edges as values); KL always goes through a histogram (for weights,
+/// a 2048-bin histogram of the values, built once), and so do the values of
+/// a tensor larger than kValuesForHistogram (a fine one).
 class Objective {
 public:
   Objective(const Histogram &h, ThresholdMethod m, double p) : method(m), p(p), hist(&h) {
