@@ -4,6 +4,13 @@ Each input of a model in test/corpus/manifest.json names a recipe (`data`):
 
   zeros, constant (`value`)  a recurrent state, a sample rate
   uniform                    seeded uniform values in [low, high]
+  tokens                     seeded token ids (int64), uniform over [low, high): a
+                             language model's input where its tokenizer is out of reach
+                             (the ids are not text)
+  npy                        rows of a .npy file of the sample set `samples` (`file`):
+                             the test input the first shape[0] rows, calibration sample
+                             s another block of shape[0] rows, spread over the file (the
+                             blocks never overlap the test's)
   audio                      a seeded mix of two tones and noise, times `scale`
   photo                      pictures cut from the photos of the manifest's sample set
                              `samples`: square crops of `crop` pixels centred on each
@@ -46,6 +53,19 @@ def sample_file(sample_set, path):
 def _pick(count, sample, of):
     """The test input takes item 0; calibration sample s of `of` another, spread."""
     return 0 if sample is None else (1 + sample * (count - 1) // max(of, 1)) % count
+
+
+def _rows(sets, recipe, shape, sample, of):
+    path = sample_file(recipe["samples"], recipe["file"])
+    if path not in _cache:
+        _cache[path] = np.load(path)
+    x = _cache[path]
+    n = shape[0]
+    if x.shape[1:] != shape[1:] or x.shape[0] < 2 * n:
+        raise ValueError(f"{recipe['file']}: {x.shape[0]} rows of {x.shape[1:]}, the recipe "
+                         f"needs {shape[1:]} and at least {2 * n} rows")
+    block = _pick(x.shape[0] // n, sample, of)
+    return x[block * n:(block + 1) * n].astype(np.float32)
 
 
 def _pictures(sets, recipe):
@@ -163,6 +183,10 @@ def make_input(sets, recipe, seed, sample=None, of=1):
         return np.full(shape, recipe["value"], np.int64)
     if kind == "uniform":
         return rng.uniform(recipe["low"], recipe["high"], shape).astype(np.float32)
+    if kind == "tokens":
+        return rng.randint(recipe["low"], recipe["high"], shape).astype(np.int64)
+    if kind == "npy":
+        return _rows(sets, recipe, shape, sample, of)
     if kind in ("audio", "speech"):
         n = shape[-1]
         if kind == "speech":

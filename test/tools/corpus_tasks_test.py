@@ -1,14 +1,21 @@
 #!/usr/bin/python3
-"""Unit tests of the corpus's task measures (corpus_tasks.py) and of the `bytes`
-image normalization (corpus_inputs.py), on small hand-made outputs."""
+"""Unit tests of the corpus's task measures (corpus_tasks.py), of the `bytes` image
+normalization and the `tokens` and `npy` input recipes (corpus_inputs.py), on small
+hand-made outputs and files, and of scripts/fetch-corpus's files from ../shared and
+its recovered models (on a temporary shared folder and cache: no registry)."""
+import importlib.machinery
+import importlib.util
 import os
 import sys
+import tempfile
 import unittest
 
 import numpy as np
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from corpus_inputs import _normalize  # noqa: E402
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+import corpus_inputs  # noqa: E402
+from corpus_inputs import _normalize, make_input  # noqa: E402
 from corpus_tasks import task_check  # noqa: E402
 
 LINES = {"kind": "lines", "scores": "s", "offsets": "o", "threshold": 0.1, "tolerance": 2}
@@ -83,6 +90,118 @@ class Normalize(unittest.TestCase):
         out = _normalize(img, "bytes", 4)
         np.testing.assert_allclose(out[:, :3], 127.5)
         np.testing.assert_allclose(out[:, 3], 1.0)
+
+
+class Tokens(unittest.TestCase):
+    RECIPE = {"shape": [1, 16], "data": "tokens", "low": 5, "high": 9}
+
+    def test_ids_are_int64_in_the_half_open_range_and_seeded(self):
+        x = make_input({}, self.RECIPE, 3)
+        self.assertEqual((x.dtype, x.shape), (np.int64, (1, 16)))
+        np.testing.assert_array_equal(x, make_input({}, self.RECIPE, 3))
+        big = make_input({}, dict(self.RECIPE, shape=[64, 16]), 3)
+        self.assertEqual(set(np.unique(big)), {5, 6, 7, 8})  # `high` itself never drawn
+
+    def test_other_seeds_draw_other_ids(self):
+        self.assertFalse(np.array_equal(make_input({}, self.RECIPE, 3),
+                                        make_input({}, self.RECIPE, 1003)))
+
+
+class Rows(unittest.TestCase):
+    def setUp(self):
+        self.tmp = tempfile.TemporaryDirectory()
+        self.saved = corpus_inputs.SAMPLES
+        corpus_inputs.SAMPLES = self.tmp.name
+        os.makedirs(os.path.join(self.tmp.name, "set"))
+        # Row r holds the value r everywhere: which rows a recipe took is visible.
+        rows = np.arange(40, dtype=np.float32).reshape(40, 1, 1, 1) * np.ones((1, 1, 2, 2))
+        np.save(os.path.join(self.tmp.name, "set", "x.npy"), rows.astype(np.float32))
+
+    def tearDown(self):
+        corpus_inputs.SAMPLES = self.saved
+        self.tmp.cleanup()
+
+    def recipe(self, n):
+        return {"shape": [n, 1, 2, 2], "data": "npy", "samples": "set", "file": "x.npy"}
+
+    def test_the_test_input_is_the_first_rows(self):
+        x = make_input({}, self.recipe(4), 0)
+        self.assertEqual(x.dtype, np.float32)
+        self.assertEqual(list(x[:, 0, 0, 0]), [0, 1, 2, 3])
+
+    def test_calibration_blocks_are_other_rows_spread_and_disjoint(self):
+        blocks = [make_input({}, self.recipe(4), 1000 + s, s, 8)[:, 0, 0, 0] for s in range(8)]
+        firsts = [int(b[0]) for b in blocks]
+        self.assertEqual(firsts, [4, 8, 12, 16, 20, 24, 28, 32])
+        for b in blocks:
+            self.assertEqual(list(b), list(range(int(b[0]), int(b[0]) + 4)))
+        # Deterministic: the same block again.
+        np.testing.assert_array_equal(blocks[3], make_input({}, self.recipe(4), 7, 3, 8)[:, 0, 0, 0])
+
+    def test_a_file_of_another_shape_or_too_few_rows_is_an_error(self):
+        with self.assertRaisesRegex(ValueError, "needs"):
+            make_input({}, dict(self.recipe(4), shape=[4, 1, 3, 3]), 0)
+        with self.assertRaisesRegex(ValueError, "at least 42 rows"):
+            make_input({}, self.recipe(21), 0)
+
+
+def fetch_corpus():
+    path = os.path.join(os.path.dirname(os.path.dirname(HERE)), "scripts", "fetch-corpus")
+    loader = importlib.machinery.SourceFileLoader("fetch_corpus", path)
+    mod = importlib.util.module_from_spec(importlib.util.spec_from_loader("fetch_corpus", loader))
+    loader.exec_module(mod)
+    return mod
+
+
+class FetchShared(unittest.TestCase):
+    def setUp(self):
+        import onnx
+        from onnx import helper
+        self.tmp = tempfile.TemporaryDirectory()
+        self.fc = fetch_corpus()
+        self.fc.SHARED = os.path.join(self.tmp.name, "shared")
+        self.fc.CACHE = os.path.join(self.tmp.name, "cache")
+        os.makedirs(os.path.join(self.fc.SHARED, "models"))
+        graph = helper.make_graph(
+            [helper.make_node("Relu", ["x"], ["r"]), helper.make_node("Neg", ["r"], ["y"])], "g",
+            [helper.make_tensor_value_info("x", onnx.TensorProto.FLOAT, [2])],
+            [helper.make_tensor_value_info("y", onnx.TensorProto.FLOAT, [2])])
+        self.src = os.path.join(self.fc.SHARED, "models", "m.onnx")
+        onnx.save(helper.make_model(graph), self.src)
+        self.sha = self.fc.sha256(self.src)
+
+    def tearDown(self):
+        self.tmp.cleanup()
+
+    def test_a_shared_file_is_copied_and_checked(self):
+        out, fetched = self.fc.fetch({"id": "m", "shared": "models/m.onnx", "sha256": self.sha})
+        self.assertTrue(fetched)
+        self.assertEqual(self.fc.sha256(out), self.sha)
+        self.assertFalse(self.fc.fetch({"id": "m", "shared": "models/m.onnx",
+                                        "sha256": self.sha})[1])  # kept, not copied again
+        with self.assertRaisesRegex(RuntimeError, "does not have the manifest's sha256"):
+            self.fc.fetch({"id": "other", "shared": "models/m.onnx", "sha256": "0" * 64})
+        with self.assertRaisesRegex(RuntimeError, "is missing"):
+            self.fc.fetch({"id": "none", "shared": "models/none.onnx", "sha256": self.sha})
+
+    def test_added_outputs_make_the_recovered_model_whose_sha256_is_checked(self):
+        import onnx
+        model = {"id": "m", "shared": "models/m.onnx", "sha256": self.sha,
+                 "add_outputs": [{"name": "r", "shape": [2]}], "recovered_sha256": "0" * 64}
+        with self.assertRaisesRegex(RuntimeError, "recovered_sha256 \\(([0-9a-f]{64})\\)") as e:
+            self.fc.fetch(model)
+        model["recovered_sha256"] = e.exception.args[0].split("(")[-1].rstrip(")")
+        out, _ = self.fc.fetch(model)
+        self.assertEqual([o.name for o in onnx.load(out).graph.output], ["y", "r"])
+        with self.assertRaisesRegex(RuntimeError, "unknown recover step `guess`"):
+            self.fc.fetch(dict(model, id="g", recover="guess"))
+
+    def test_a_shared_sample_set(self):
+        np.save(os.path.join(self.fc.SHARED, "models", "x.npy"), np.zeros(3, np.float32))
+        f = {"path": "x.npy", "sha256": self.fc.sha256(os.path.join(self.fc.SHARED, "models",
+                                                                    "x.npy"))}
+        self.assertTrue(self.fc.fetch_sample({"id": "s", "shared": "models"}, f))
+        self.assertTrue(os.path.exists(os.path.join(self.fc.CACHE, "samples", "s", "x.npy")))
 
 
 if __name__ == "__main__":
