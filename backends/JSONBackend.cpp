@@ -162,7 +162,8 @@ void Writer::framework(const ir::Framework &f) {
              array(f.composites, [&](const ir::Composite &c) {
                object({{"name", [&] { string(c.name); }},
                        {"params", [&] { strings(c.params); }},
-                       {"pattern", [&] { patternTerm(c.root, c.params); }}});
+                       {"pattern", [&] { patternTerm(c.root, c.params); }},
+                       {"is", [&] { c.is.empty() ? null() : string(c.is); }}});
              });
            }}});
 }
@@ -216,6 +217,11 @@ void Writer::recipe(const ir::Recipe &r) {
         }},
        {"relu_unbound_correction", [&] { boolean(r.reluUnboundCorrection); }},
        {"activation_channel_equalization", [&] { boolean(r.activationChannelEqualization); }},
+       {"smooth_quant",
+        [&] {
+          object({{"enabled", [&] { boolean(r.smoothQuant.enabled); }},
+                  {"alpha", [&] { r.smoothQuant.alpha ? number(*r.smoothQuant.alpha) : null(); }}});
+        }},
        {"input_scaling", [&] { boolean(r.inputScaling); }},
        {"z_threshold", [&] { number(r.zThreshold); }},
        {"min_threshold", [&] { number(r.minThreshold); }},

@@ -669,16 +669,19 @@ struct PatternTerm {
   SourceRange range;
 };
 
-/// `composite NAME(x, ...) = OP(args) [where P]`
+/// `composite NAME(x, ...) = OP(args) [where P] [is OP]`
 class CompositeDecl : public Node {
 public:
   TPCC_AST_CLASSOF(CompositeDecl)
   Ident name;
   std::vector<Ident> params;
   PatternTerm pattern;
-  CompositeDecl(SourceRange r, Ident n, std::vector<Ident> p, PatternTerm t)
+  /// `is OP`: the ONNX operator the pattern computes (§6.1), or absent.
+  std::optional<Ident> is;
+  CompositeDecl(SourceRange r, Ident n, std::vector<Ident> p, PatternTerm t,
+                std::optional<Ident> is)
       : Node(Kind::CompositeDecl, r), name(std::move(n)), params(std::move(p)),
-        pattern(std::move(t)) {}
+        pattern(std::move(t)), is(std::move(is)) {}
 };
 
 //===----------------------------------------------------------------------===//

@@ -352,10 +352,15 @@ private:
                                           buildLiteral(rg->literal(1))));
       } else if (auto *cp = dynamic_cast<TpcParser::CompositeItemContext *>(item)) {
         std::vector<Ident> params;
-        for (size_t i = 1; i < cp->name().size(); ++i)
+        // With `is OP`, the last name is the operator's.
+        size_t end = cp->name().size() - (cp->IS() ? 1 : 0);
+        for (size_t i = 1; i < end; ++i)
           params.push_back(ident(cp->name(i)));
+        std::optional<Ident> is;
+        if (cp->IS())
+          is = ident(cp->name(end));
         items.push_back(create<CompositeDecl>(r, ident(cp->name(0)), std::move(params),
-                                              buildPattern(cp->pattern())));
+                                              buildPattern(cp->pattern()), std::move(is)));
       }
     }
     return create<FrameworkDecl>(L.range(ctx), ident(ctx->name()), std::move(items));

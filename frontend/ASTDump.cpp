@@ -324,7 +324,7 @@ std::string Dumper::payload(const Node &n) const {
     break;
   case Node::Kind::CompositeDecl: {
     const auto &d = llvm::cast<CompositeDecl>(n);
-    add(d.name.name + "(" + join(d.params) + ")");
+    add(d.name.name + "(" + join(d.params) + ")" + (d.is ? " is " + d.is->name : ""));
     break;
   }
   case Node::Kind::NotPred: {

@@ -128,7 +128,7 @@ private:
       names.push_back(phrase);
     };
     if (pending.count(TpcLexer::IDENT)) {
-      for (size_t t = TpcLexer::IMPORT; t <= TpcLexer::RESOURCES; ++t)
+      for (size_t t = TpcLexer::IMPORT; t <= TpcLexer::IS; ++t)
         pending.erase(t);
     }
     family({TpcLexer::VERSION, TpcLexer::TYPE, TpcLexer::SIMD_PADDING, TpcLexer::METADATA,

@@ -78,7 +78,7 @@ frameworkItem
   | ACTIVATION name (COMMA name)*                                # activationItem
   | NO_QUANTIZE name (COMMA name)*                               # noQuantizeItem
   | RANGE name LBRACK literal COMMA literal RBRACK                # rangeItem
-  | COMPOSITE name LPAREN name (COMMA name)* RPAREN ASSIGN pattern # compositeItem
+  | COMPOSITE name LPAREN name (COMMA name)* RPAREN ASSIGN pattern (IS name)? # compositeItem
   ;
 
 // A composite operator's dataflow: `Mul(x, Sigmoid(x))`. An argument is an op
@@ -135,7 +135,7 @@ name
   : IDENT | IMPORT | PLATFORM | EXTENDS | FRAMEWORK | CAPABILITIES | RECIPE | VERSION | TYPE
   | SIMD_PADDING | METADATA | INSERT_PRESERVING_QUANTIZERS | ATTR | CONFIG | OPTIONS | DEFAULT | OPSET | GROUP | FUSE | AS
   | OVERRIDE | REMOVE | BASE | ON | IN | WEIGHT | ACTIVATION | NO_QUANTIZE | RANGE | WHERE
-  | AXES | INPUT | RANK | SHAPE | CONST | HAS | COMPOSITE | RESOURCES
+  | AXES | INPUT | RANK | SHAPE | CONST | HAS | COMPOSITE | RESOURCES | IS
   ;
 
 // ---- lexer --------------------------------------------------------------------------
@@ -189,6 +189,7 @@ CONST : 'const' ;
 HAS : 'has' ;
 COMPOSITE : 'composite' ;
 RESOURCES : 'resources' ;
+IS : 'is' ;
 
 ARROW : '->' ;
 BIND : '<-' ;

@@ -469,7 +469,7 @@ std::string Composite::str() const {
   std::string head = name + "(";
   for (size_t k = 0; k < params.size(); ++k)
     head += (k ? ", " : "") + params[k];
-  return head + ") = " + termText(root, params);
+  return head + ") = " + termText(root, params) + (is.empty() ? "" : " is " + is);
 }
 
 const Capabilities *Module::findCapabilities(llvm::StringRef n) const {

@@ -270,6 +270,10 @@ struct Composite {
   std::string name;
   std::vector<std::string> params;
   PatternTerm root;
+  /// `is OP`: the ONNX operator the chain computes; a platform that binds no
+  /// opset to the composite plans the chain as that operator (language.md 6.1).
+  std::string is;
+  SourceRange isLoc;
   SourceRange loc;
   /// `SiLU(x) = Mul(x, Sigmoid(x))`, as in the source language.
   std::string str() const;
@@ -402,6 +406,12 @@ struct Recipe {
   } shiftNegative;
   bool reluUnboundCorrection = false;
   bool activationChannelEqualization = false;
+  /// `smooth_quant`: activation outliers moved into the next linear layers'
+  /// weights (docs/quantize.md, "Corrections"); alpha absent: searched.
+  struct {
+    bool enabled = false;
+    std::optional<double> alpha;
+  } smoothQuant;
   bool inputScaling = false;
   double zThreshold = 1.0 / 0.0;              ///< inf: no outlier removal
   double minThreshold = kDefaultMinThreshold; ///< `min_threshold`

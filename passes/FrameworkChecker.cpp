@@ -180,6 +180,16 @@ void FrameworkChecker::checkComposite(const ast::CompositeDecl &d) {
           .report();
       ok = false;
     }
+  // `is OP`: an ONNX operator (Rule 12), which a platform's bindings of it
+  // then plan the chain as.
+  if (d.is) {
+    if (lookupOnnxOp(c, *d.is)) {
+      comp.is = d.is->name;
+      comp.isLoc = d.is->range;
+    } else {
+      ok = false;
+    }
+  }
   if (!root || !ok)
     return;
   bool single = !root->where;

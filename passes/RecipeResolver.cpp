@@ -6,6 +6,7 @@
 //   bias_correction, relu_unbound_correction,
 //   activation_channel_equalization, input_scaling          booleans
 //   shift_negative.{enabled, ratio, recompute_threshold}    ratio in [0, 1]
+//   smooth_quant.{enabled, alpha}             alpha in [0, 1] (absent: searched)
 //   z_threshold                               a positive number or `inf`
 //   min_threshold                             a positive number (`2^-16`)
 //   mixed_precision.{enabled, weights_memory, activation_memory, total_memory,
@@ -43,6 +44,7 @@ const char *const recipeFields[] = {"activation_threshold",
                                     "shift_negative",
                                     "relu_unbound_correction",
                                     "activation_channel_equalization",
+                                    "smooth_quant",
                                     "input_scaling",
                                     "z_threshold",
                                     "min_threshold",
@@ -57,6 +59,7 @@ const char *const recipeFields[] = {"activation_threshold",
                                     "finetune",
                                     "gptq"};
 const char *const shiftNegativeFields[] = {"enabled", "ratio", "recompute_threshold"};
+const char *const smoothQuantFields[] = {"enabled", "alpha"};
 const char *const mixedPrecisionFields[] = {
     "enabled",  "weights_memory", "activation_memory", "total_memory", "bops", "images",
     "distance", "refine",         "time_limit",        "verify"};
@@ -102,6 +105,8 @@ public:
     llvm::StringRef name = f.name(0);
     if (name == "shift_negative")
       return applyShiftNegative(f);
+    if (name == "smooth_quant")
+      return applySmoothQuant(f);
     if (name == "mixed_precision")
       return applyMixedPrecision(f);
     if (name == "finetune")
@@ -204,6 +209,21 @@ private:
     }
     if (std::optional<bool> b = readBool(c, f))
       (name == "enabled" ? r.shiftNegative.enabled : r.shiftNegative.recomputeThreshold) = *b;
+  }
+
+  void applySmoothQuant(const FlatField &f) {
+    llvm::StringRef name = blockField(f, smoothQuantFields);
+    if (name.empty())
+      return;
+    if (name == "alpha") {
+      double alpha = -1;
+      readFraction(f, alpha);
+      if (alpha >= 0)
+        r.smoothQuant.alpha = alpha;
+      return;
+    }
+    if (std::optional<bool> b = readBool(c, f))
+      r.smoothQuant.enabled = *b;
   }
 
   void applyMixedPrecision(const FlatField &f) {

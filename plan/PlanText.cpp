@@ -5,6 +5,7 @@
 #include "plan/Resources.h"
 
 #include "llvm/ADT/StringExtras.h"
+#include "llvm/ADT/StringSet.h"
 
 #include <cmath>
 #include <iterator>
@@ -139,7 +140,7 @@ void plan::printSummary(const Plan &plan, llvm::raw_ostream &os) {
                       plan.chains.size() == 1 ? "" : "s");
     for (const ir::Composite &c : plan.framework->composites)
       if (auto it = perComposite.find(&c); it != perComposite.end())
-        os << fmt::format("    {:<20} {:>5}  -> {}  {}\n", c.name, it->second.first,
+        os << fmt::format("    {:<24} {:>5}  -> {}  {}\n", c.name, it->second.first,
                           it->second.second->opset ? it->second.second->opset->name : "(default)",
                           c.str());
   }
@@ -280,13 +281,26 @@ static unsigned explainComposites(const Plan &plan, const PlanNode &pn, const So
   unsigned tried = 0;
   if (!plan.framework)
     return 0;
-  for (const ir::OpBinding &b : plan.capabilities->bindings) {
-    const ir::Composite *c = b.composite ? plan.framework->findComposite(b.op) : nullptr;
-    if (!c || c->root.op != n.opType)
+  // The bound composites, then those that say which operator they are and
+  // that no binding names (planned as that operator).
+  std::vector<std::pair<const ir::Composite *, std::string>> heads;
+  llvm::StringSet<> bound;
+  for (const ir::OpBinding &b : plan.capabilities->bindings)
+    if (const ir::Composite *c = b.composite ? plan.framework->findComposite(b.op) : nullptr) {
+      bound.insert(c->name);
+      heads.emplace_back(c, fmt::format("  {} <- {} ({}), composite {}:\n", b.opset, b.op,
+                                        shortLocation(sm, b.loc), c->str()));
+    }
+  for (const ir::Composite &c : plan.framework->composites)
+    if (!c.is.empty() && !bound.contains(c.name))
+      heads.emplace_back(&c,
+                         fmt::format("  composite {} ({}), bound by no opset, planned as `{}`:\n",
+                                     c.str(), shortLocation(sm, c.loc), c.is));
+  for (const auto &[c, head] : heads) {
+    if (c->root.op != n.opType)
       continue;
     ++tried;
-    os << fmt::format("  {} <- {} ({}), composite {}:\n", b.opset, b.op, shortLocation(sm, b.loc),
-                      c->str());
+    os << head;
     std::string why;
     if (pn.chain >= 0 && plan.chains[pn.chain].composite == c)
       os << "    matches, and the chain is planned as this node\n";

@@ -162,6 +162,23 @@ void Planner::findChains() {
     if (b.composite)
       if (const ir::Composite *c = fw->findComposite(b.op))
         composites.emplace_back(c, &b);
+  // A composite that says which operator it is (`is OP`) and that the
+  // capabilities do not bind is planned as that operator: its binding without
+  // a predicate (a predicate reads attributes the chain does not have), or,
+  // when there is none, the default options (a null binding).
+  for (const ir::Composite &c : fw->composites) {
+    bool bound = std::any_of(composites.begin(), composites.end(),
+                             [&](const auto &cb) { return cb.first == &c; });
+    if (c.is.empty() || bound)
+      continue;
+    const ir::OpBinding *asOp = nullptr;
+    auto it = bindingsByOp.find(c.is);
+    if (it != bindingsByOp.end())
+      for (const ir::OpBinding *b : it->second)
+        if (!b->where && !asOp)
+          asOp = b;
+    composites.emplace_back(&c, asOp);
+  }
   if (composites.empty())
     return;
   std::stable_sort(composites.begin(), composites.end(), [](const auto &a, const auto &b) {

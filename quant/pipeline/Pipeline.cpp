@@ -137,12 +137,13 @@ void phase(const QuantizeRequest &r, const char *name) {
 }
 
 /// The recipe's weight edits that keep the float model's outputs (ReLU
-/// bounds, channel equalization): into both copies, then a new plan (the
+/// bounds, channel equalization, smoothing): into both copies, then a new plan (the
 /// Clip bounds changed) and a new float executor.
 LogicalResult preStatisticsCorrections(const QuantizeRequest &r, const ir::Framework *fw,
                                        QuantizeOutcome &out, std::unique_ptr<rt::Executor> &floatEx,
                                        CalibrationData &data, DiagnosticEngine &diags) {
-  if (!r.recipe.reluUnboundCorrection && !r.recipe.activationChannelEqualization)
+  if (!r.recipe.reluUnboundCorrection && !r.recipe.activationChannelEqualization &&
+      !r.recipe.smoothQuant.enabled)
     return success();
   PreCorrections pre;
   if (failed(findPreStatisticsCorrections(out.plan, r.recipe, *floatEx, data, pre, diags)))

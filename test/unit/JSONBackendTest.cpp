@@ -371,7 +371,7 @@ TEST_F(JSONBackend, Recipes) {
                                       "bias_correction", "finetune", "gptq", "input_scaling", "lp",
                                       "min_threshold", "mixed_precision", "name", "overrides",
                                       "parent", "relu_unbound_correction", "shift_negative",
-                                      "weights_threshold", "z_threshold"}));
+                                      "smooth_quant", "weights_threshold", "z_threshold"}));
   EXPECT_JSON(*def, P("name"), "default_recipe");
   EXPECT_JSON(*def, P("parent"), nullptr);
   EXPECT_JSON(*def, P("activation_threshold"), "mse");

@@ -3,7 +3,8 @@
 // How the planner claims composite chains (language.md 6.1): downstream
 // roots first, the larger composite first at one root, a node in at most one
 // chain, chains of chains; a chain as one element of a fusing pattern (also
-// in the middle of one); inner nodes sharing the root's config.
+// in the middle of one); inner nodes sharing the root's config; a composite that
+// says which operator it is (`is OP`) planned as that operator.
 //
 //===----------------------------------------------------------------------===//
 #include "test/unit/PlanFixture.h"
@@ -20,6 +21,7 @@ framework fw {
   composite ScaledSiLU(x) = Mul(Mul(x, Sigmoid(x)), 2)
   composite OtherSiLU(x) = Mul(Sigmoid(x), x)
   composite ConvBias(x, w, b) = Add(Conv(x, w), b)
+  composite L2Norm(x) = Div(x, ReduceL2(x)) is LpNormalization
 }
 platform chip {
   attr kernel8 = { method: symmetric, bits: 8, per_channel: true }
@@ -31,6 +33,7 @@ platform chip {
   opset Swish : [a8, a16] base a8
   opset Scaled, Other
   opset Linear : [linear8]
+  opset Lp : [a16]
   fuse Conv -> Swish -> Relu
 }
 capabilities all = chip on fw {
@@ -41,11 +44,15 @@ capabilities all = chip on fw {
   Scaled <- ScaledSiLU
   Other  <- OtherSiLU
   Linear <- ConvBias
+  Lp     <- LpNormalization
 }
 capabilities small = chip on fw {
   Conv   <- Conv
   Mul    <- Mul
   Swish  <- SiLU
+}
+capabilities conditional = chip on fw {
+  Lp     <- LpNormalization where p == 2
 }
 )";
 
@@ -210,4 +217,44 @@ TEST_F(PlanCompositeTest, AChainNodeWithAWeightSlotTakesItWithTheChainsConfig) {
   EXPECT_TRUE(node(p, "add").weights.empty());
   EXPECT_FALSE(tensor(p, "c")->quantize);
   EXPECT_TRUE(tensor(p, "y")->quantize);
+}
+
+/// x -> ReduceL2 -> Div(x, n) -> y: the L2Norm composite (`is LpNormalization`).
+static GraphBuilder l2norm() {
+  GraphBuilder b;
+  b.input("x");
+  b.node("ReduceL2", "norm", {"x"}, {"n"});
+  b.node("Div", "div", {"x", "n"}, {"y"});
+  b.output("y");
+  return b;
+}
+
+// No binding names L2Norm: its chain is planned as LpNormalization, with the opset of
+// the binding `Lp <- LpNormalization`; one quantizer on the output, none inside.
+TEST_F(PlanCompositeTest, ACompositeThatIsAnOperatorTakesTheOperatorsBinding) {
+  plan::Plan p = planOf(l2norm());
+  EXPECT_FALSE(c.diags.hasErrors());
+  ASSERT_EQ(p.chains.size(), 1u);
+  EXPECT_EQ(p.chains[0].composite->name, "L2Norm");
+  const plan::PlanNode &div = node(p, "div");
+  ASSERT_NE(div.opset, nullptr);
+  EXPECT_EQ(div.opset->name, "Lp");
+  EXPECT_EQ(node(p, "norm").opset, div.opset);
+  EXPECT_EQ(tensor(p, "y")->bits, 16);
+  EXPECT_FALSE(tensor(p, "n")->quantize);
+}
+
+// Without a binding of the operator, the chain is still one node, with the default
+// options; a binding with a predicate does not count (the chain has no attributes).
+TEST_F(PlanCompositeTest, ACompositeThatIsAnUnboundOperatorTakesTheDefaultOptions) {
+  for (const char *caps : {"small", "conditional"}) {
+    SCOPED_TRACE(caps);
+    plan::Plan p = planOf(l2norm(), caps);
+    EXPECT_FALSE(c.diags.hasErrors());
+    ASSERT_EQ(p.chains.size(), 1u);
+    EXPECT_EQ(node(p, "div").opset, nullptr);
+    EXPECT_EQ(tensor(p, "y")->bits, 8);
+    EXPECT_TRUE(tensor(p, "y")->quantize);
+    EXPECT_FALSE(tensor(p, "n")->quantize);
+  }
 }

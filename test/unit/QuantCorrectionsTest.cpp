@@ -43,7 +43,8 @@ std::unique_ptr<Loaded> load(const std::string &name) {
   return l;
 }
 
-/// The output of `l` on the first 8 samples of NAME_calib.npy.
+/// The outputs of `l` (one after another) on the first 8 samples of
+/// NAME_calib.npy.
 std::vector<float> run(Loaded &l, const std::string &name) {
   rt::Tensor x;
   std::string error;
@@ -53,7 +54,10 @@ std::vector<float> run(Loaded &l, const std::string &name) {
   std::vector<rt::Tensor> out;
   if (!ex || failed(ex->run({{"x", x.rows(0, 8)}}, out, l.diags)) || out.empty())
     return {};
-  return std::vector<float>(out[0].data<float>(), out[0].data<float>() + out[0].numel());
+  std::vector<float> all;
+  for (const rt::Tensor &t : out)
+    all.insert(all.end(), t.data<float>(), t.data<float>() + t.numel());
+  return all;
 }
 
 void expectClose(const std::vector<float> &a, const std::vector<float> &b, double tol) {
@@ -322,4 +326,26 @@ TEST(QuantCorrections, ChannelVariance) {
   EXPECT_DOUBLE_EQ(v[0], 5.0); // mean 4, E[x^2] = (1 + 9 + 25 + 49) / 4 = 21
   EXPECT_DOUBLE_EQ(v[1], 0.0);
   EXPECT_EQ(s.channelMean(), (std::vector<double>{4, 2}));
+}
+
+// smooth_quant's edits (the LayerNormalization's scale and bias divided, the two
+// layers reading it, one through a Transpose, multiplied) keep the float outputs;
+// so does the Mul of a spelled RMSNorm. Factors 10 to 0.1, as for outlier channels.
+TEST(QuantCorrections, SmoothingKeepsOutputs) {
+  auto l = load("smooth");
+  std::vector<float> before = run(*l, "smooth");
+  PreCorrections pre;
+  std::vector<double> factors;
+  for (int j = 0; j < 16; ++j)
+    factors.push_back(j % 3 ? 0.1 * (j + 1) : 10.0);
+  pre.smoothings.push_back({"h", {{"ln", 1}, {"ln", 2}}, {"q", "k"}, {0, 0}, factors, 0.5, 3.0});
+  pre.smoothings.push_back({"r", {{"rms", 1}}, {"up"}, {0}, factors, 0.5, 3.0});
+  ASSERT_TRUE(succeeded(applyPreStatisticsCorrections(*l->model, pre, l->diags)));
+  const graph::Node *ln = nodeNamed(*l->model, "ln");
+  auto original = load("smooth");
+  const graph::Node *o = nodeNamed(*original->model, "ln");
+  EXPECT_NEAR(ln->input(1)->constant->at(0) * 10, o->input(1)->constant->at(0), 1e-5);
+  expectClose(before, run(*l, "smooth"), 1e-5);
+  ASSERT_EQ(pre.describe().size(), 2u);
+  EXPECT_NE(pre.describe()[0].find("smooth_quant: `h` -> `q`, `k` (alpha 0.50"), std::string::npos);
 }

@@ -95,7 +95,9 @@ private:
 /// What to collect for one tensor.
 struct StatsRequest {
   const graph::Value *value = nullptr;
-  int channelAxis = -1; ///< per-channel min/max/mean along this axis; -1: none
+  /// Per-channel min/max/mean along this axis; -1: none; TensorStats::kLastAxis:
+  /// the last.
+  int channelAxis = -1;
 };
 
 /// Runs the model over all of `data`; fills `stats` (by value id, only the

@@ -374,6 +374,7 @@ void TensorStats::add(const float *data, const std::vector<int64_t> &shape) {
   lo = nBatches == 0 ? bmin : std::min(lo, bmin);
   hi = nBatches == 0 ? bmax : std::max(hi, bmax);
 
+  int axis = this->axis == kLastAxis ? int(shape.size()) - 1 : this->axis;
   if (axis >= 0 && size_t(axis) < shape.size() && kept.empty()) {
     int64_t channels = shape[axis], outer = 1, inner = 1;
     for (int i = 0; i < axis; ++i)

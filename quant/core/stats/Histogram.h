@@ -78,7 +78,9 @@ class TensorStats {
 public:
   static constexpr int kMergeEvery = 32;
 
-  /// `channelAxis` < 0: no per-channel statistics.
+  /// Per-channel statistics along the last axis, whatever the tensor's rank.
+  static constexpr int kLastAxis = -2;
+  /// `channelAxis` -1: no per-channel statistics.
   explicit TensorStats(int channelAxis = -1) : axis(channelAxis) {}
   /// Adds one batch of a tensor of `shape` (row-major float32). Mask values
   /// (kMaskMagnitude) are counted and left out of every statistic; a batch

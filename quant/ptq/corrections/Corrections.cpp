@@ -13,6 +13,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 
 using namespace tpcc;
@@ -105,14 +106,20 @@ LogicalResult quant::findPreStatisticsCorrections(const plan::Plan &plan, const 
                                                   PreCorrections &out, DiagnosticEngine &diags) {
   if (recipe.reluUnboundCorrection)
     findReluBounds(plan, recipe, out);
-  if (!recipe.activationChannelEqualization)
-    return success();
-  std::vector<EqCandidate> cands = equalizationCandidates(plan);
-  if (cands.empty())
-    return success();
+  std::vector<EqCandidate> cands;
+  if (recipe.activationChannelEqualization)
+    cands = equalizationCandidates(plan);
   std::vector<StatsRequest> requests;
   for (const EqCandidate &c : cands)
     requests.push_back({c.scaled(), 1});
+  // One statistics pass for both (a Relu output is never a tensor to smooth).
+  if (recipe.smoothQuant.enabled)
+    for (const StatsRequest &r : smoothingRequests(plan))
+      if (std::none_of(requests.begin(), requests.end(),
+                       [&](const StatsRequest &q) { return q.value == r.value; }))
+        requests.push_back(r);
+  if (requests.empty())
+    return success();
   std::vector<std::unique_ptr<TensorStats>> stats;
   if (failed(collectStatistics(
           ex, data, requests, stats, [](int64_t) {}, diags)))
@@ -132,6 +139,8 @@ LogicalResult quant::findPreStatisticsCorrections(const plan::Plan &plan, const 
     if (any)
       out.equalizations.push_back(std::move(e));
   }
+  if (recipe.smoothQuant.enabled)
+    findSmoothings(plan, recipe, stats, out.smoothings);
   return success();
 }
 
@@ -224,6 +233,9 @@ LogicalResult quant::applyPreStatisticsCorrections(graph::Model &m, const PreCor
     scaleLinear(m, *second, 0, {}, inverse, "_equalized");
     g.relink();
   }
+  for (const Smoothing &s : pre.smoothings)
+    if (failed(applySmoothing(m, s, diags)))
+      return failure();
   g.relink();
   m.eraseUnusedInitializers();
   g.relink();
@@ -250,5 +262,7 @@ std::vector<std::string> PreCorrections::describe() const {
     out.push_back(r.describe());
   for (const ChannelEqualization &e : equalizations)
     out.push_back(e.describe());
+  for (const Smoothing &s : smoothings)
+    out.push_back(s.describe());
   return out;
 }

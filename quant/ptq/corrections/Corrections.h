@@ -9,7 +9,9 @@
 // becomes the threshold-8 grid's largest value) and activation_channel_equalization (Conv -> Relu
 // -> Conv, channels scaled by e_c = min(1, 1/sigma'_c) with sigma'_c the channel's standard
 // deviation measured in an extra statistics pass; MCT takes sigma' from the folded BatchNorm's
-// prior instead, which clean-up has already folded away).
+// prior instead, which clean-up has already folded away) and smooth_quant
+// (SmoothQuant.cpp: LayerNorm -> linear layers, activation outliers moved into
+// the weights).
 //
 // The other corrections are elsewhere: the post-threshold graph edits
 // (shift_negative, input_scaling) are decided once the grids are chosen
@@ -47,10 +49,33 @@ struct ChannelEqualization {
   std::string describe() const;
 };
 
+/// smooth_quant (SmoothQuant.cpp): tensor `tensor` divided channel by channel
+/// (its last axis) by factors[j], through the per-channel constants of the op
+/// producing it (`divided`), and input channel j of each linear layer reading
+/// it (`linears`, kernel input 1, input channels along `axes`) multiplied by
+/// factors[j].
+struct Smoothing {
+  struct Scaled {
+    std::string node;
+    unsigned input = 0;
+  };
+  std::string tensor;
+  std::vector<Scaled> divided;
+  std::vector<std::string> linears;
+  std::vector<int64_t> axes;
+  std::vector<double> factors;
+  double alpha = 0;
+  /// How much smaller than without smoothing the predicted error of the
+  /// layers' outputs is (dB); what made the choice.
+  double predictedGainDb = 0;
+  std::string describe() const;
+};
+
 struct PreCorrections {
   std::vector<ReluBound> reluBounds;
   std::vector<ChannelEqualization> equalizations;
-  bool empty() const { return reluBounds.empty() && equalizations.empty(); }
+  std::vector<Smoothing> smoothings;
+  bool empty() const { return reluBounds.empty() && equalizations.empty() && smoothings.empty(); }
   /// One line per correction, for the plan (`corrections`) and messages.
   std::vector<std::string> describe() const;
 };
@@ -61,6 +86,16 @@ struct PreCorrections {
 LogicalResult findPreStatisticsCorrections(const plan::Plan &plan, const ir::Recipe &recipe,
                                            rt::Executor &ex, CalibrationData &data,
                                            PreCorrections &out, DiagnosticEngine &diags);
+
+/// smooth_quant's statistics: per channel of the last axis of each tensor it
+/// could smooth.
+std::vector<StatsRequest> smoothingRequests(const plan::Plan &plan);
+/// The smoothings worth making (the recipe's alpha, or searched), from the
+/// statistics of smoothingRequests.
+void findSmoothings(const plan::Plan &plan, const ir::Recipe &recipe,
+                    const std::vector<std::unique_ptr<TensorStats>> &stats,
+                    std::vector<Smoothing> &out);
+LogicalResult applySmoothing(graph::Model &m, const Smoothing &s, DiagnosticEngine &diags);
 
 /// Applies `pre` to `m` (either copy of the model: nodes are found by name);
 /// the model stays numerically equivalent. False after diagnostics.

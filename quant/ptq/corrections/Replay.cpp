@@ -27,6 +27,7 @@ constexpr const char *kReluBound = "relu_unbound_correction";
 constexpr const char *kEqualization = "activation_channel_equalization";
 constexpr const char *kShift = "shift_negative";
 constexpr const char *kScaling = "input_scaling";
+constexpr const char *kSmoothing = "smooth_quant";
 
 json::Value nameOrNull(const std::string &s) {
   return s.empty() ? json::Value(nullptr) : json::Value(s);
@@ -111,6 +112,7 @@ private:
 
   bool reluBound(const json::Object &o);
   bool equalization(const json::Object &o);
+  bool smoothing(const json::Object &o);
   bool shiftNegative(const json::Object &o);
   bool inputScaling(const json::Object &o);
 
@@ -284,6 +286,68 @@ bool Reader::equalization(const json::Object &o) {
   return true;
 }
 
+/// Every name and size checked here; applySmoothing then edits in bounds.
+bool Reader::smoothing(const json::Object &o) {
+  Smoothing s;
+  if (!name(o, "tensor", s.tensor) || !number(o, "alpha", s.alpha))
+    return false;
+  const json::Array *factors = o.getArray("factors");
+  const json::Array *divided = o.getArray("divided");
+  const json::Array *linears = o.getArray("linears");
+  if (!factors || factors->empty())
+    return needs("factors", "one positive number per channel");
+  for (const json::Value &f : *factors) {
+    llvm::Optional<double> x = f.getAsNumber();
+    if (!x || !std::isfinite(*x) || !(*x > 0))
+      return needs("factors", "one positive number per channel");
+    s.factors.push_back(*x);
+  }
+  int64_t channels = int64_t(s.factors.size());
+  if (!divided || divided->empty())
+    return needs("divided", "a list of {node, input}");
+  for (const json::Value &v : *divided) {
+    const json::Object *d = v.getAsObject();
+    Smoothing::Scaled sc;
+    int64_t input = 0;
+    if (!d || !name(*d, "node", sc.node) || !integer(*d, "input", input))
+      return needs("divided", "a list of {node, input}");
+    const Node *n = nodeOf("divided", sc.node, nullptr);
+    if (!n)
+      return false;
+    const Value *c =
+        input >= 0 && size_t(input) < n->inputs.size() ? n->input(size_t(input)) : nullptr;
+    std::vector<float> values = c && c->constant ? floatValues(c) : std::vector<float>{};
+    if (int64_t(values.size()) != channels)
+      return fail(fmt::format("`divided`: input {} of `{}` is not a constant of {} values", input,
+                              sc.node, channels));
+    sc.input = unsigned(input);
+    s.divided.push_back(sc);
+  }
+  if (!linears || linears->empty())
+    return needs("linears", "a list of {node, axis}");
+  for (const json::Value &v : *linears) {
+    const json::Object *l = v.getAsObject();
+    std::string node;
+    int64_t axis = 0;
+    if (!l || !name(*l, "node", node) || !integer(*l, "axis", axis))
+      return needs("linears", "a list of {node, axis}");
+    const Node *n = nodeOf("linears", node, nullptr);
+    if (!n)
+      return false;
+    const Value *w = n->input(1);
+    if (!(isOp(n, "MatMul") || isOp(n, "Gemm")) || !w || !w->constant ||
+        w->constant->dims.size() != 2 || (axis != 0 && axis != 1) ||
+        w->constant->dims[size_t(axis)] != channels || floatValues(w).empty())
+      return fail(fmt::format("`linears`: `{}` is not a MatMul or Gemm whose 2-D kernel has {} "
+                              "input channels along axis {}",
+                              node, channels, axis));
+    s.linears.push_back(node);
+    s.axes.push_back(axis);
+  }
+  out.pre.smoothings.push_back(std::move(s));
+  return true;
+}
+
 bool Reader::shiftNegative(const json::Object &o) {
   GraphEdit e;
   e.kind = GraphEdit::ShiftNegative;
@@ -373,12 +437,15 @@ bool Reader::record(size_t i, const json::Value &v) {
     return reluBound(*o);
   if (op == kEqualization)
     return equalization(*o);
+  if (op == kSmoothing)
+    return smoothing(*o);
   if (op == kShift)
     return shiftNegative(*o);
   if (op == kScaling)
     return inputScaling(*o);
   diags.emitAt(where, diag::err_apply_correction_op, i, op,
-               fmt::format("{}, {}, {} and {}", kReluBound, kEqualization, kShift, kScaling));
+               fmt::format("{}, {}, {}, {} and {}", kReluBound, kEqualization, kSmoothing, kShift,
+                           kScaling));
   return false;
 }
 
@@ -403,6 +470,20 @@ std::vector<json::Object> quant::recordCorrections(const PreCorrections &pre,
                                {"relu", nameOrNull(e.relu)},
                                {"second", e.second},
                                {"factors", json::Array(e.factors)}});
+  for (const Smoothing &s : pre.smoothings) {
+    json::Array divided, linears;
+    for (const Smoothing::Scaled &d : s.divided)
+      divided.push_back(json::Object{{"node", d.node}, {"input", int64_t(d.input)}});
+    for (size_t i = 0; i < s.linears.size(); ++i)
+      linears.push_back(json::Object{{"node", s.linears[i]}, {"axis", s.axes[i]}});
+    out.push_back(json::Object{{"op", kSmoothing},
+                               {"description", s.describe()},
+                               {"tensor", s.tensor},
+                               {"alpha", s.alpha},
+                               {"divided", std::move(divided)},
+                               {"linears", std::move(linears)},
+                               {"factors", json::Array(s.factors)}});
+  }
   for (const GraphEdit &e : result.edits)
     out.push_back(editRecord(e, result));
   return out;
