@@ -9,6 +9,7 @@ const KernelRegistry *rt::ortKernels(bool floatAsOrt, bool saturatingPairs) {
     KernelRegistry r;
     if (floats) {
       registerOrtConvKernels(r);
+      registerOrtMatMulKernels(r);
       registerOrtResizeKernels(r);
       registerOrtPoolKernels(r);
       registerOrtActivationKernels(r);

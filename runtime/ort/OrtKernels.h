@@ -29,6 +29,8 @@ const KernelRegistry *ortKernels(bool floatAsOrt, bool saturatingPairs);
 
 // The ops files (runtime/ort/ops/*.cpp).
 void registerOrtConvKernels(KernelRegistry &r);
+/// MatMul: float products summed as MLAS sums them (ops/OrtMatMul.cpp).
+void registerOrtMatMulKernels(KernelRegistry &r);
 void registerOrtResizeKernels(KernelRegistry &r);
 void registerOrtPoolKernels(KernelRegistry &r);
 void registerOrtActivationKernels(KernelRegistry &r);

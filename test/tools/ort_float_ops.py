@@ -12,6 +12,10 @@ goes the other way on a last-bit difference:
   single-row kernel: groups of 4, 2, 1 products, no FMA), K not a multiple of
   4, 1-D and 3-D convolutions, no bias, a batch of 2, and one output position
   (MLAS's dot-product kernel, as in a squeeze-and-excitation block);
+- a float MatMul (runtime/ort/ops/OrtMatMul.cpp): a packed initializer weight
+  (slices of 256) for M = 1, N = 1 and a folded batch, a 16-bit weight behind a
+  DequantizeLinear (unpacked), and products of two activations: batched,
+  broadcast, N below K, M = 1 and N = 1;
 - a float bilinear Resize (runtime/ops/OrtResize.cpp): ORT's four-term
   expression on its float coordinates, for each coordinate rule, by scales and
   by sizes, 2-D and 4-D, upsampling and downsampling;
@@ -76,9 +80,10 @@ CONVS = {
 }
 
 
-def finish(nodes, inputs, outputs, inits):
+def finish(nodes, inputs, outputs, inits, domains=()):
     graph = helper.make_graph(nodes, "op", inputs, outputs, inits)
-    m = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+    m = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]
+                          + [helper.make_opsetid(d, 1) for d in domains])
     m.ir_version = 8
     onnx.checker.check_model(m, full_check=True)
     return m
@@ -219,7 +224,47 @@ def average(case, rng):
     return m, {"x": x}
 
 
-CASES = {**{k: (conv, v) for k, v in CONVS.items()}, **{k: (resize, v) for k, v in RESIZES.items()},
+# name: (A's shape, B's shape, B an initializer (ORT packs it), B behind a
+# DequantizeLinear (a 16-bit weight, which ORT leaves unfolded: not packed))
+MATMULS = {
+    "matmul_packed_k576": ([2, 24, 576], [576, 64], True, False),
+    "matmul_packed_m1": ([1, 300], [300, 700], True, False),
+    "matmul_packed_n1": ([5, 300], [300, 1], True, False),
+    "matmul_dq_weight_k576": ([1, 16, 576], [576, 96], False, True),
+    "matmul_acts_batched": ([2, 4, 16, 24], [2, 4, 24, 16], False, False),
+    "matmul_acts_n_below_k": ([7, 300], [300, 20], False, False),
+    "matmul_acts_m1": ([1, 1000], [1000, 3], False, False),
+    "matmul_acts_n1": ([7, 37], [37, 1], False, False),
+    "matmul_acts_broadcast": ([3, 5, 40], [1, 40, 6], False, False),
+}
+
+
+def matmul(case, rng):
+    ashape, bshape, packed, dq = case
+    a = rng.standard_normal(ashape).astype(np.float32)
+    b = (rng.standard_normal(bshape) * 0.3).astype(np.float32)
+    out = list(np.broadcast_shapes(tuple(ashape[:-2]), tuple(bshape[:-2]))) + [ashape[-2],
+                                                                              bshape[-1]]
+    x = [helper.make_tensor_value_info("x", TensorProto.FLOAT, ashape)]
+    y = [helper.make_tensor_value_info("y", TensorProto.FLOAT, out)]
+    if packed:
+        return finish([helper.make_node("MatMul", ["x", "b"], ["y"])], x, y,
+                      [numpy_helper.from_array(b, "b")]), {"x": a}
+    if dq:
+        scale = np.float32(np.abs(b).max() / 32767)
+        codes = np.round(b / scale).astype(np.int16)
+        inits = [numpy_helper.from_array(codes, "bq"),
+                 numpy_helper.from_array(np.array(scale, np.float32), "s"),
+                 numpy_helper.from_array(np.array(0, np.int16), "z")]
+        nodes = [helper.make_node("DequantizeLinear", ["bq", "s", "z"], ["b"], domain="com.microsoft"),
+                 helper.make_node("MatMul", ["x", "b"], ["y"])]
+        return finish(nodes, x, y, inits, ["com.microsoft"]), {"x": a}
+    x.append(helper.make_tensor_value_info("b", TensorProto.FLOAT, bshape))
+    return finish([helper.make_node("MatMul", ["x", "b"], ["y"])], x, y, []), {"x": a, "b": b}
+
+
+CASES = {**{k: (conv, v) for k, v in CONVS.items()},
+         **{k: (matmul, v) for k, v in MATMULS.items()}, **{k: (resize, v) for k, v in RESIZES.items()},
          **{k: (qlinear_add, v) for k, v in ADDS.items()}, "sigmoid": (sigmoid, None),
          **{k: (global_average, v) for k, v in GLOBAL_AVERAGES.items()},
          **{k: (average, v) for k, v in AVERAGES.items()}}

@@ -13,19 +13,11 @@
 //  - per batch image and group, the GEMM C[M, N] = W[M, K] x col[K, N] of
 //    the image's patches (im2col: K runs over input channel, then kernel
 //    positions, row-major; padding reads 0);
-//  - K is cut into slices of StrideK: 128, or larger when N is small
-//    (MlasSgemmOperation: with N < K, StrideN 128 halves and StrideK
-//    doubles while StrideN > 16 and StrideN / 2 >= N);
-//  - M > 1: each slice is a chain of fused multiply-adds from 0 in k order,
-//    and C is the first slice's sum, then C + each next slice's sum;
-//  - M == 1 (a depthwise convolution, one filter per group): MLAS's
-//    single-row kernel takes K in groups of 4, then 2, then 1, sums each
-//    group's products left to right (multiply, then add: no FMA) and adds
-//    the group to C (C is the first group itself);
-//  - N == 1, M > 1 (one output position: a squeeze-and-excitation block's
-//    1x1 convolutions) takes MLAS's dot-product kernel over all of K: 8 lane
-//    sums, reduced in the order of the block of 4, 2 or 1 rows the filter is
-//    in (dotRows);
+//  - that GEMM summed as MLAS sums it (MlasGemm.h): K in slices of
+//    mlasStrideK, chains of fused multiply-adds; a depthwise convolution's
+//    single filter per group (M == 1) by the single-row kernel; one output
+//    position (N == 1, M > 1: a squeeze-and-excitation block's 1x1
+//    convolutions) by the dot-product kernel;
 //  - then the bias: C + b (one rounding), as MlasActivation adds it.
 //
 // Measured against onnxruntime-node 1.30 (ctest ort_float_ops,
@@ -36,7 +28,8 @@
 //===----------------------------------------------------------------------===//
 #include "runtime/ort/ops/OrtConv.h"
 
-#include "runtime/Simd.h"
+#include "runtime/ort/ops/MlasGemm.h"
+
 #include "runtime/ops/Dnnl.h"
 #include "runtime/ort/OrtKernels.h"
 
@@ -49,21 +42,6 @@ using namespace tpcc;
 using namespace tpcc::rt;
 
 namespace {
-
-/// MLAS's K slice for an M x N x K product on one thread.
-int64_t strideK(int64_t n, int64_t k) {
-  int64_t sn = 128, sk = 128;
-  if (n >= k) {
-    while (sk / 2 >= k) {
-      sn *= 2;
-      sk /= 2;
-    }
-  } else {
-    while (sn > 16 && sn / 2 >= n)
-      sk *= 2, sn /= 2;
-  }
-  return sk;
-}
 
 /// The patches of output positions [n0, n0 + nc) of one image and group:
 /// col[k * nc + j], k over (channel, kernel position...).
@@ -100,108 +78,6 @@ void im2col(const float *x, int64_t channels, const Shape &inSp, const ConvGeome
   }
 }
 
-/// acc[j] = fma(a, b[j], acc[j]) for j < n.
-void fmaRow(float a, const float *b, float *acc, int64_t n) {
-  for (int64_t j = 0; j < n; ++j)
-    acc[j] = std::fma(a, b[j], acc[j]);
-}
-__attribute__((target("avx2,fma"))) void fmaRowAvx2(float a, const float *b, float *acc,
-                                                    int64_t n) {
-  __m256 va = _mm256_set1_ps(a);
-  int64_t j = 0;
-  for (; j + 8 <= n; j += 8)
-    _mm256_storeu_ps(acc + j,
-                     _mm256_fmadd_ps(va, _mm256_loadu_ps(b + j), _mm256_loadu_ps(acc + j)));
-  for (; j < n; ++j)
-    acc[j] = std::fma(a, b[j], acc[j]);
-}
-
-bool useAvx2() {
-  static const bool fma = __builtin_cpu_supports("fma");
-  return fma && simdLevel() != SimdLevel::Sse2;
-}
-
-/// C[m][j] for one K slice of rows m > 1 filters (chains of FMAs from 0),
-/// added to C unless `first`.
-void sliceFma(const float *w, int64_t k, int64_t m, int64_t k0, int64_t k1, const float *col,
-              int64_t nc, float *c, int64_t ldc, bool first, std::vector<float> &acc) {
-  bool avx2 = useAvx2();
-  acc.resize(size_t(nc));
-  for (int64_t r = 0; r < m; ++r) {
-    std::fill(acc.begin(), acc.end(), 0.0f);
-    for (int64_t kk = k0; kk < k1; ++kk) {
-      float a = w[r * k + kk];
-      if (avx2)
-        fmaRowAvx2(a, col + kk * nc, acc.data(), nc);
-      else
-        fmaRow(a, col + kk * nc, acc.data(), nc);
-    }
-    float *row = c + r * ldc;
-    for (int64_t j = 0; j < nc; ++j)
-      row[j] = first ? acc[j] : row[j] + acc[j];
-  }
-}
-
-/// MLAS's single-row kernel over k in [k0, k1): groups of 4, 2, 1 of
-/// products summed left to right, each group added to C (C is the first
-/// group when `first`). The file is built with -ffp-contract=off: each
-/// product and sum rounds on its own.
-void sliceSingleRow(const float *w, int64_t k0, int64_t k1, const float *col, int64_t nc, float *c,
-                    bool first) {
-  int64_t kk = k0;
-  auto group = [&](int64_t size) {
-    for (int64_t j = 0; j < nc; ++j) {
-      float t = w[kk] * col[kk * nc + j];
-      for (int64_t i = 1; i < size; ++i) {
-        float p = w[kk + i] * col[(kk + i) * nc + j];
-        t = t + p;
-      }
-      c[j] = first ? t : t + c[j];
-    }
-    first = false;
-    kk += size;
-  };
-  while (kk + 4 <= k1)
-    group(4);
-  if (k1 - kk >= 2)
-    group(2);
-  if (k1 - kk == 1)
-    group(1);
-}
-
-/// MLAS's kernel for one output position (N = 1, M > 1:
-/// MlasSgemmKernelM1TransposeBAvx, which MlasSgemmOperation calls before it
-/// slices K): each filter row dotted with the column over all of K in 8
-/// lane sums (multiply, then add), the K % 8 tail in the first lanes; then
-/// the lanes reduced as the row's block does it: rows in blocks of 4, then a
-/// block of 2, then of 1.
-void dotRows(const float *w, int64_t k, int64_t m, const float *col, float *c) {
-  float l[8];
-  auto lanes = [&](int64_t r) {
-    std::fill(l, l + 8, 0.0f);
-    for (int64_t k0 = 0; k0 < k; k0 += 8)
-      for (int64_t i = 0; i < 8 && k0 + i < k; ++i) {
-        float p = col[k0 + i] * w[r * k + k0 + i];
-        l[i] = l[i] + p;
-      }
-  };
-  int64_t r = 0;
-  for (; r + 4 <= m;) // blocks of 4: transpose, then add the pairs' halves
-    for (int64_t e = r + 4; r < e; ++r) {
-      lanes(r);
-      c[r] = ((((l[0] + l[1]) + l[2]) + l[3]) + (((l[4] + l[5]) + l[6]) + l[7])) + 0.0f;
-    }
-  if ((m - r) & 2)
-    for (int64_t e = r + 2; r < e; ++r) { // unpack, add the halves, then the pairs
-      lanes(r);
-      c[r] = (((l[0] + l[2]) + (l[4] + l[6])) + ((l[1] + l[3]) + (l[5] + l[7]))) + 0.0f;
-    }
-  if (r < m) { // two horizontal adds, then the halves
-    lanes(r);
-    c[r] = (((l[0] + l[1]) + (l[2] + l[3])) + ((l[4] + l[5]) + (l[6] + l[7]))) + 0.0f;
-  }
-}
-
 } // namespace
 
 bool rt::ortFloatConv(const Tensor &x, const Tensor &w, const Tensor *b, const ConvGeometry &g,
@@ -212,7 +88,7 @@ bool rt::ortFloatConv(const Tensor &x, const Tensor &w, const Tensor *b, const C
   int64_t cg = c / groups, m = o / groups, taps = numElements(g.kernel), k = cg * taps;
   int64_t inSize = numElements(inSp);
   int64_t outSize = numElements(Shape(g.outShape.begin() + 2, g.outShape.end()));
-  int64_t sk = strideK(outSize, k);
+  int64_t sk = mlasStrideK(outSize, k);
   y = Tensor(ElemType::Float, g.outShape);
   const float *xd = x.data<float>(), *wd = w.data<float>(), *bd = b ? b->data<float>() : nullptr;
   float *yd = y.data<float>();
@@ -228,16 +104,10 @@ bool rt::ortFloatConv(const Tensor &x, const Tensor &w, const Tensor *b, const C
         int64_t nc = std::min(chunk, outSize - n0);
         im2col(xg, cg, inSp, g, n0, nc, col);
         part.assign(size_t(m * nc), 0.0f);
-        if (m > 1 && outSize == 1)
-          dotRows(wg, k, m, col.data(), part.data());
-        else
-          for (int64_t k0 = 0; k0 < k; k0 += sk) {
-            int64_t k1 = std::min(k, k0 + sk);
-            if (m == 1)
-              sliceSingleRow(wg, k0, k1, col.data(), nc, part.data(), k0 == 0);
-            else
-              sliceFma(wg, k, m, k0, k1, col.data(), nc, part.data(), nc, k0 == 0, acc);
-          }
+        MlasKernel kernel = m > 1 && outSize == 1 ? MlasKernel::DotRows
+                            : m == 1              ? MlasKernel::SingleRow
+                                                  : MlasKernel::Slices;
+        mlasGemm(kernel, wg, col.data(), part.data(), m, nc, k, sk, acc);
         for (int64_t r = 0; r < m; ++r)
           for (int64_t j = 0; j < nc; ++j) {
             float v = part[size_t(r * nc + j)];
