@@ -19,8 +19,16 @@ Node *edits::nodeNamed(const graph::Graph &g, llvm::StringRef name) {
   return nullptr;
 }
 
+bool edits::isOp(const Node *n, llvm::StringRef op) {
+  return n && n->domain.empty() && n->opType == op;
+}
+
+bool edits::isFloatConstant(const Value *v) {
+  return v && v->constant && !v->isGraphInput && v->constant->elem == graph::ElemType::Float;
+}
+
 std::vector<float> edits::floatValues(const Value *v) {
-  if (!v || !v->constant || v->isGraphInput || v->constant->elem != graph::ElemType::Float)
+  if (!isFloatConstant(v))
     return {};
   std::vector<float> out(size_t(v->constant->numElements()));
   for (size_t i = 0; i < out.size(); ++i)
@@ -84,7 +92,7 @@ void edits::setConstant(graph::Graph &g, Node &n, unsigned index, const std::vec
 }
 
 bool edits::isLinearWithConstants(const graph::Model &m, const Node *n) {
-  if (!n || !graph::opTraits(*n).linear || floatValues(n->input(1)).empty())
+  if (!n || !graph::opTraits(*n).linear || !isFloatConstant(n->input(1)))
     return false;
   const std::vector<int64_t> &d = n->input(1)->constant->dims;
   if (n->opType == "Gemm" && (graph::attrsOf(m, *n).getInt("transA") != 0 || d.size() != 2))

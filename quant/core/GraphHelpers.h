@@ -25,6 +25,11 @@
 namespace tpcc::quant::edits {
 
 graph::Node *nodeNamed(const graph::Graph &g, llvm::StringRef name);
+/// Whether `n` is the default-domain ONNX operator `op`.
+bool isOp(const graph::Node *n, llvm::StringRef op);
+/// Whether `v` is a float constant (not an overridable graph input): what
+/// floatValues reads, checked without copying it.
+bool isFloatConstant(const graph::Value *v);
 /// The values of a float constant (not an overridable graph input); empty
 /// otherwise.
 std::vector<float> floatValues(const graph::Value *v);

@@ -28,8 +28,6 @@ using graph::Value;
 
 namespace {
 
-bool isOp(const Node *n, llvm::StringRef op) { return n && n->domain.empty() && n->opType == op; }
-
 void findReluBounds(const plan::Plan &plan, const ir::Recipe &recipe, PreCorrections &out) {
   for (const plan::PlanNode &pn : plan.nodes) {
     const Node *clip = pn.node;

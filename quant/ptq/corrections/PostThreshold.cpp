@@ -31,8 +31,6 @@ using graph::Value;
 
 namespace {
 
-bool isOp(const Node *n, llvm::StringRef op) { return n && n->domain.empty() && n->opType == op; }
-
 /// A constant-mode Pad of `m` padding with zero.
 bool zeroPad(const graph::Model &m, const Node *n) {
   if (!isOp(n, "Pad"))

@@ -79,8 +79,6 @@ json::Object editRecord(const GraphEdit &e, const QuantizeResult &r) {
   return o;
 }
 
-bool isOp(const Node *n, llvm::StringRef op) { return n && n->domain.empty() && n->opType == op; }
-
 /// Reads the records one by one; every check names the record's index.
 class Reader {
 public:
@@ -104,6 +102,7 @@ private:
   bool number(const json::Object &o, const char *key, double &d);
   bool integer(const json::Object &o, const char *key, int64_t &i);
   bool grid(const json::Object &o, const char *key, const std::string &tensor, bool optional);
+  bool factors(const json::Object &o, std::vector<double> &out);
 
   // What the names must be in the model.
   const Node *nodeOf(const std::string &key, const std::string &name, const char *opType);
@@ -151,6 +150,20 @@ bool Reader::integer(const json::Object &o, const char *key, int64_t &i) {
   if (!v)
     return needs(key, "an integer");
   i = *v;
+  return true;
+}
+
+/// `factors`: one positive finite number per channel.
+bool Reader::factors(const json::Object &o, std::vector<double> &out) {
+  const json::Array *a = o.getArray("factors");
+  if (!a)
+    return needs("factors", "one positive number per channel");
+  for (const json::Value &f : *a) {
+    llvm::Optional<double> x = f.getAsNumber();
+    if (!x || !std::isfinite(*x) || !(*x > 0))
+      return needs("factors", "one positive number per channel");
+    out.push_back(*x);
+  }
   return true;
 }
 
@@ -259,15 +272,8 @@ bool Reader::equalization(const json::Object &o) {
   if (!name(o, "first", e.first) || !name(o, "relu", e.relu, /*optional=*/true) ||
       !name(o, "second", e.second))
     return false;
-  const json::Array *factors = o.getArray("factors");
-  if (!factors)
-    return needs("factors", "one positive number per channel");
-  for (const json::Value &f : *factors) {
-    llvm::Optional<double> x = f.getAsNumber();
-    if (!x || !std::isfinite(*x) || !(*x > 0))
-      return needs("factors", "one positive number per channel");
-    e.factors.push_back(*x);
-  }
+  if (!factors(o, e.factors))
+    return false;
   const Node *first = linearOf("first", e.first, "Conv");
   const Node *second = first ? linearOf("second", e.second, "Conv") : nullptr;
   if (!second || (!e.relu.empty() && !nodeOf("relu", e.relu, "Relu")))
@@ -291,17 +297,12 @@ bool Reader::smoothing(const json::Object &o) {
   Smoothing s;
   if (!name(o, "tensor", s.tensor) || !number(o, "alpha", s.alpha))
     return false;
-  const json::Array *factors = o.getArray("factors");
   const json::Array *divided = o.getArray("divided");
   const json::Array *linears = o.getArray("linears");
-  if (!factors || factors->empty())
+  if (!factors(o, s.factors))
+    return false;
+  if (s.factors.empty())
     return needs("factors", "one positive number per channel");
-  for (const json::Value &f : *factors) {
-    llvm::Optional<double> x = f.getAsNumber();
-    if (!x || !std::isfinite(*x) || !(*x > 0))
-      return needs("factors", "one positive number per channel");
-    s.factors.push_back(*x);
-  }
   int64_t channels = int64_t(s.factors.size());
   if (!divided || divided->empty())
     return needs("divided", "a list of {node, input}");
@@ -316,8 +317,7 @@ bool Reader::smoothing(const json::Object &o) {
       return false;
     const Value *c =
         input >= 0 && size_t(input) < n->inputs.size() ? n->input(size_t(input)) : nullptr;
-    std::vector<float> values = c && c->constant ? floatValues(c) : std::vector<float>{};
-    if (int64_t(values.size()) != channels)
+    if (!isFloatConstant(c) || c->constant->numElements() != channels)
       return fail(fmt::format("`divided`: input {} of `{}` is not a constant of {} values", input,
                               sc.node, channels));
     sc.input = unsigned(input);
@@ -335,9 +335,9 @@ bool Reader::smoothing(const json::Object &o) {
     if (!n)
       return false;
     const Value *w = n->input(1);
-    if (!(isOp(n, "MatMul") || isOp(n, "Gemm")) || !w || !w->constant ||
+    if (!(isOp(n, "MatMul") || isOp(n, "Gemm")) || !isFloatConstant(w) ||
         w->constant->dims.size() != 2 || (axis != 0 && axis != 1) ||
-        w->constant->dims[size_t(axis)] != channels || floatValues(w).empty())
+        w->constant->dims[size_t(axis)] != channels)
       return fail(fmt::format("`linears`: `{}` is not a MatMul or Gemm whose 2-D kernel has {} "
                               "input channels along axis {}",
                               node, channels, axis));

@@ -41,13 +41,10 @@ using graph::Value;
 
 namespace {
 
-bool isOp(const Node *n, llvm::StringRef op) { return n && n->domain.empty() && n->opType == op; }
-
 /// The number of elements of `v`'s constant when it is a vector along its
 /// last axis (shape [C] or [1, ..., 1, C]); 0 otherwise.
 int64_t channelVector(const Value *v) {
-  if (!v || !v->constant || v->constant->elem != graph::ElemType::Float ||
-      v->constant->dims.empty())
+  if (!isFloatConstant(v) || v->constant->dims.empty())
     return 0;
   const std::vector<int64_t> &d = v->constant->dims;
   for (size_t i = 0; i + 1 < d.size(); ++i)
@@ -64,8 +61,7 @@ std::optional<int64_t> kernelInAxis(const graph::Model &m, const Use &u) {
   if (u.index != 0 || !(isOp(n, "MatMul") || isOp(n, "Gemm")))
     return std::nullopt;
   const Value *w = n->input(1);
-  if (!w || !w->constant || w->constant->elem != graph::ElemType::Float ||
-      w->constant->dims.size() != 2 || floatValues(w).empty())
+  if (!isFloatConstant(w) || w->constant->dims.size() != 2)
     return std::nullopt;
   if (isOp(n, "MatMul"))
     return 0;
