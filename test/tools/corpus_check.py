@@ -236,7 +236,9 @@ def quantize_check(args, m, work, feeds, floats, platform, sets):
         sqnrs.append(sqnr_db(f, q))
         notes.append(f"`{name}` {sqnrs[-1]:.1f} dB")
     if m.get("task"):  # the outputs as the package reads them make the figure
-        read, note = task_check(m["task"], dict(floats), dict(got))
+        read, note, failure = task_check(m["task"], dict(floats), dict(got))
+        if failure:
+            return "FAIL", failure, None
         sqnrs = [read.get(name, db) for (name, _), db in zip(got, sqnrs)]
         notes.append("as read: " + ", ".join(
             f"`{n}` " + ("left out" if d is None else f"{d:.1f} dB") for n, d in read.items()))

