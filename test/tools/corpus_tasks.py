@@ -77,7 +77,7 @@ def lines(task, floats, quantized):
     a = _lines(floats[task["scores"]], floats[task["offsets"]], th)
     b = _lines(quantized[task["scores"]], quantized[task["offsets"]], th)
     return {task["scores"]: None}, _agreement(_matched(a, b, tol), _matched(b, a, tol),
-                                              f"lines within {tol} px:")
+                                              f"lines within {tol} px:"), None
 
 
 def _sigmoid(x):
@@ -124,7 +124,7 @@ def faces(task, floats, quantized):
         f, q = (x.reshape(-1, width)[hit] for x in (floats[n], quantized[n]))
         figures[n] = sqnr_db(f, q) if len(hit) else None
     return figures, _agreement(_overlapping(a, b, task["iou"]), _overlapping(b, a, task["iou"]),
-                               f"faces at IoU {task['iou']}:")
+                               f"faces at IoU {task['iou']}:"), None
 
 
 def mask(task, floats, quantized):
@@ -144,5 +144,4 @@ def task_check(task, floats, quantized):
     """The manifest's `task` on {output: array} of the float and the quantized run:
     ({output: its SQNR as the package reads it, or None when it is left out of the
     figure}, note, failure: why the quantized model fails the task, or None)."""
-    r = TASKS[task["kind"]](task, floats, quantized)
-    return r if len(r) == 3 else (*r, None)
+    return TASKS[task["kind"]](task, floats, quantized)

@@ -232,22 +232,21 @@ class FetchShared(unittest.TestCase):
         files = {"package/dist/resources.json": json.dumps(index).encode()}
         files.update({f"package/dist/{hashlib.sha256(c).hexdigest()}": c for c in chunks})
         os.makedirs(os.path.join(self.fc.CACHE, "tarballs"))
-        with tarfile.open(os.path.join(self.fc.CACHE, "tarballs", "p-1.0.0.tgz"), "w:gz") as t:
-            for name, data in reversed(list(files.items())):  # chunks before the index
-                info = tarfile.TarInfo(name)
-                info.size = len(data)
-                t.addfile(info, io.BytesIO(data))
+
+        def pack(members):
+            with tarfile.open(os.path.join(self.fc.CACHE, "tarballs", "p-1.0.0.tgz"), "w:gz") as t:
+                for name, data in members:
+                    info = tarfile.TarInfo(name)
+                    info.size = len(data)
+                    t.addfile(info, io.BytesIO(data))
+        pack(reversed(list(files.items())))  # the chunks before the index
         get = lambda r: self.fc.package_resource("p", "1.0.0", "package/dist/resources.json", r)  # noqa: E731
         self.assertEqual(get("/models/m"), b"first part second part")
         with self.assertRaisesRegex(RuntimeError, "has no resource /models/x"):
             get("/models/x")
         index["/models/m"]["size"] = 23
         files["package/dist/resources.json"] = json.dumps(index).encode()
-        with tarfile.open(os.path.join(self.fc.CACHE, "tarballs", "p-1.0.0.tgz"), "w:gz") as t:
-            for name, data in files.items():
-                info = tarfile.TarInfo(name)
-                info.size = len(data)
-                t.addfile(info, io.BytesIO(data))
+        pack(files.items())
         with self.assertRaisesRegex(RuntimeError, "has 22 bytes, its resources file says 23"):
             get("/models/m")
 
