@@ -406,7 +406,17 @@ LogicalResult Executor::runFrom(size_t first, std::vector<Tensor> values,
     ctx.model = &m;
     const Fusion *fused =
         step.fusion && fuses && !alone && fusable(step, options) ? &*step.fusion : nullptr;
+    if (fused && fused->kernel && modeKernel) { // a mode's kernels stay the mode's
+      bool own = (*modeKernel)[s];
+      for (size_t a : fused->absorbed)
+        own |= bool((*modeKernel)[a]);
+      if (own)
+        fused = nullptr;
+    }
     if (fused) {
+      if (fused->kernel)
+        kernel = fused->kernel;
+      ctx.fusedParams = fused->params;
       ctx.post = fused->post;
       for (const graph::Value *v : fused->operands) {
         const Tensor *t = valueOf(v);

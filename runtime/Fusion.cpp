@@ -116,6 +116,86 @@ bool singleOutput(const graph::Node &n) {
   return n.inDefaultDomain() && n.outputs.size() == 1 && n.outputs[0];
 }
 
+/// A scalar float constant input of binary `n` and the other input, or none.
+std::optional<std::pair<float, const graph::Value *>>
+withScalar(const graph::Node &n, const std::vector<Tensor> &constants) {
+  if (!singleOutput(n) || n.inputs.size() != 2 || !n.inputs[0] || !n.inputs[1])
+    return std::nullopt;
+  for (size_t i = 0; i < 2; ++i)
+    if (std::optional<float> c = scalarInput(n, i, 0.f, constants))
+      if (!n.inputs[1 - i]->constant)
+        return std::make_pair(*c, n.inputs[1 - i]);
+  return std::nullopt;
+}
+
+/// The exact GELU chain whose first node in `order` is `head`, as PyTorch
+/// and Hugging Face export it: t = x / a (or x * a), Erf, + 1, then
+/// (x * that) * b or (x * b) * that.
+std::optional<Fusion> geluAt(const std::vector<graph::Node *> &order, size_t head,
+                             const std::vector<size_t> &stepOf,
+                             const std::vector<Tensor> &constants) {
+  const graph::Node &h = *order[head];
+  if (h.opType != "Div" && h.opType != "Mul")
+    return std::nullopt;
+  auto first = withScalar(h, constants);
+  if (!first || first->second->type.elem != ElemType::Float)
+    return std::nullopt;
+  const graph::Value *x = first->second;
+  if (x->uses.size() != 2)
+    return std::nullopt;
+  // x's two readers: the scaling into Erf and the product (or the scale b).
+  const graph::Node *into = nullptr, *other = nullptr;
+  for (const graph::Use &u : x->uses) {
+    const graph::Node *r = singleOutput(*u.node) ? onlyReader(u.node->outputs[0]) : nullptr;
+    if (r && r->opType == "Erf" && !into)
+      into = u.node;
+    else
+      other = u.node;
+  }
+  if (!into || !other || (into != &h && other != &h))
+    return std::nullopt;
+  auto scaled = withScalar(*into, constants);
+  if (!scaled || scaled->second != x || (into->opType != "Div" && into->opType != "Mul"))
+    return std::nullopt;
+  const graph::Node *erf = onlyReader(into->outputs[0]);
+  const graph::Node *plus = singleOutput(*erf) ? onlyReader(erf->outputs[0]) : nullptr;
+  auto one = plus && plus->opType == "Add" ? withScalar(*plus, constants) : std::nullopt;
+  if (!one || one->first != 1.f || one->second != erf->outputs[0])
+    return std::nullopt;
+  const graph::Node *product = onlyReader(plus->outputs[0]);
+  if (!product || product->opType != "Mul" || !singleOutput(*product) ||
+      product->inputs.size() != 2)
+    return std::nullopt;
+  Fusion f;
+  f.kernel = fusedGeluKernel;
+  float divides = into->opType == "Div" ? 1.f : 0.f;
+  std::vector<const graph::Node *> chain;
+  if (other == product) { // (x * (erf + 1)) * b
+    const graph::Node *last = onlyReader(product->outputs[0]);
+    auto b = last && last->opType == "Mul" ? withScalar(*last, constants) : std::nullopt;
+    if (!b || b->second != product->outputs[0])
+      return std::nullopt;
+    f.params = {scaled->first, divides, b->first, 0.f};
+    chain = {into, erf, plus, product, last};
+  } else { // (x * b) * (erf + 1)
+    auto b = other->opType == "Mul" ? withScalar(*other, constants) : std::nullopt;
+    if (!b || b->second != x || onlyReader(other->outputs[0]) != product)
+      return std::nullopt;
+    f.params = {scaled->first, divides, b->first, 1.f};
+    chain = {into, erf, plus, other, product};
+  }
+  for (const graph::Node *n : chain) {
+    if (stepOf[n->id] < head || (n != chain.back() && n->outputs[0]->isGraphOutput))
+      return std::nullopt;
+    if (n != &h)
+      f.absorbed.push_back(stepOf[n->id]);
+    if (n != chain.back())
+      f.skipped.push_back(n->outputs[0]);
+  }
+  f.result = chain.back()->outputs[0];
+  return f;
+}
+
 } // namespace
 
 std::optional<Fusion> rt::fusionAfter(const std::vector<graph::Node *> &order, size_t head,
@@ -123,8 +203,11 @@ std::optional<Fusion> rt::fusionAfter(const std::vector<graph::Node *> &order, s
                                       llvm::function_ref<int64_t(const graph::Node &)> opsetOf,
                                       const std::vector<Tensor> &constants) {
   const graph::Node &conv = *order[head];
-  if (!conv.inDefaultDomain() || (conv.opType != "Conv" && conv.opType != "ConvTranspose") ||
-      !singleOutput(conv))
+  if (!conv.inDefaultDomain())
+    return std::nullopt;
+  if (conv.opType == "Div" || conv.opType == "Mul")
+    return geluAt(order, head, stepOf, constants);
+  if ((conv.opType != "Conv" && conv.opType != "ConvTranspose") || !singleOutput(conv))
     return std::nullopt;
   Fusion f;
   const graph::Value *cur = conv.outputs[0];

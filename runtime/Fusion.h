@@ -1,4 +1,4 @@
-//===- Fusion.h - Nodes a convolution computes as oneDNN post-ops -*- C++ -*-===//
+//===- Fusion.h - Chains of nodes the executor runs as one step -*- C++ -*-===//
 //
 // After a Conv or ConvTranspose, a chain of element-wise nodes runs inside
 // the convolution's primitive as post-ops instead of as passes of their own:
@@ -12,6 +12,12 @@
 // compute it wrongly (its JIT post-ops give every use of one algorithm the
 // parameters of the first: a Clip after a Clip is merged into one, other
 // repeats end the chain).
+//
+// The exact GELU as PyTorch and Hugging Face export it (x / a or x * a, Erf,
+// + 1, then (x * that) * b or (x * b) * that, with scalar constants a, b)
+// runs as one pass of fusedGeluKernel: the same float operations element by
+// element, so the same bits, without writing and reading four intermediate
+// tensors.
 //
 // The executor uses a chain only in runs where nothing needs the values it
 // skips (Executor.h: RunOptions::watched).
@@ -39,9 +45,17 @@ struct Fusion {
   std::vector<const graph::Value *> skipped;
   /// The value the head computes instead of its own output.
   const graph::Value *result = nullptr;
+  /// A kernel that runs instead of the head's, and its constants.
+  KernelFn kernel = nullptr;
+  std::vector<float> params;
 };
 
-/// The chain after the Conv/ConvTranspose at step `head` of `order`, if any.
+/// The fused exact GELU. Its input is the head's non-constant input x;
+/// fusedParams: a, 1 if x / a (else x * a), b, 1 if (x * b) is formed first.
+bool fusedGeluKernel(KernelContext &ctx);
+
+/// The chain after the Conv/ConvTranspose at step `head` of `order`, or the
+/// GELU that starts there, if any.
 /// `stepOf` maps node ids to steps; `opsetOf` gives a node's opset;
 /// `constants` (by value id) holds the model's constants.
 std::optional<Fusion> fusionAfter(const std::vector<graph::Node *> &order, size_t head,

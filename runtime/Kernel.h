@@ -70,6 +70,8 @@ struct KernelContext {
   /// For kernels that accept them (Conv, ConvTranspose): operations to apply
   /// to output 0, and the tensors their Adds read.
   llvm::ArrayRef<PostOp> post;
+  /// For a fused kernel run in place of the head's (Fusion.h): its constants.
+  llvm::ArrayRef<float> fusedParams;
   llvm::SmallVector<const Tensor *, 2> operands;
   /// Output 0 may stay in oneDNN's layout (only oneDNN kernels read it); the
   /// inputs of these kernels may arrive in one.

@@ -123,6 +123,10 @@ private:
 
 /// `axis` in [-rank, rank) mapped to [0, rank), or none when out of range.
 std::optional<int64_t> normalizeAxis(int64_t axis, int64_t rank);
+/// The axes a Reduce* node reduces over `x` (its `axes` attribute, or input 1
+/// where the opset says so; none given: all), or `noop` when it reduces
+/// nothing (`noop_with_empty_axes`); false (ctx.error set) on a bad axis.
+bool reducedAxes(KernelContext &ctx, const Tensor &x, std::vector<bool> &reduced, bool &noop);
 
 /// The element count of `s` when its dimensions are non-negative and a tensor
 /// of `elem` of that shape stays under the size kernels allocate from sizes

@@ -9,7 +9,9 @@
 // float16/bfloat16 inputs are computed in float.
 //
 //===----------------------------------------------------------------------===//
+#include "runtime/Fusion.h"
 #include "runtime/KernelUtil.h"
+#include "runtime/VecMath.h"
 
 #include <algorithm>
 #include <cmath>
@@ -275,20 +277,24 @@ enum class SoftmaxKind { Softmax, LogSoftmax, Hardmax };
 template <typename T>
 void normalizeLines(const T *s, T *d, int64_t outer, int64_t len, int64_t inner, SoftmaxKind kind) {
   if (inner == 1 && kind == SoftmaxKind::Softmax) {
-    // Along the last axis (attention's scores): contiguous lines, the same
-    // operations in the same order as below.
+    // Along the last axis (attention's scores): contiguous lines; float
+    // lines take exp and their sum from runtime/VecMath.h.
     parallelFor(outer, len * 8, [&](int64_t ob, int64_t oe) {
       for (int64_t o = ob; o < oe; ++o) {
         const T *__restrict x = s + o * len;
         T *__restrict y = d + o * len;
-        T mx = -std::numeric_limits<T>::infinity();
-        for (int64_t k = 0; k < len; ++k)
-          mx = std::max(mx, x[k]);
-        for (int64_t k = 0; k < len; ++k)
-          y[k] = std::exp(x[k] - mx);
-        T sum = 0;
-        for (int64_t k = 0; k < len; ++k)
-          sum += y[k];
+        T mx = -std::numeric_limits<T>::infinity(), sum = 0;
+        if constexpr (std::is_same_v<T, float>) {
+          mx = vecmath::maxOf(x, len);
+          sum = vecmath::expShiftedSum(x, y, len, mx);
+        } else {
+          for (int64_t k = 0; k < len; ++k)
+            mx = std::max(mx, x[k]);
+          for (int64_t k = 0; k < len; ++k)
+            y[k] = std::exp(x[k] - mx);
+          for (int64_t k = 0; k < len; ++k)
+            sum += y[k];
+        }
         T r = T(1) / sum;
         for (int64_t k = 0; k < len; ++k)
           y[k] *= r;
@@ -363,6 +369,41 @@ template <SoftmaxKind Kind> bool normKernel(KernelContext &ctx) {
 }
 
 } // namespace
+
+bool rt::fusedGeluKernel(KernelContext &ctx) {
+  const Tensor *x = nullptr;
+  for (size_t i = 0; i < ctx.numInputs(); ++i)
+    if (!(ctx.constantInputs >> i & 1))
+      x = ctx.input(i);
+  if (!x || x->elem() != ElemType::Float || ctx.fusedParams.size() != 4)
+    return ctx.fail("the fused GELU expects a float input and four constants");
+  const float a = ctx.fusedParams[0], b = ctx.fusedParams[2];
+  const bool divides = ctx.fusedParams[1] != 0.f, scalesFirst = ctx.fusedParams[3] != 0.f;
+  ctx.outputs[0] = Tensor(ElemType::Float, x->shape());
+  const float *px = x->data<float>();
+  float *py = ctx.outputs[0].data<float>();
+  // The unfused nodes' operations in their order, a block at a time; Erf is
+  // the Erf kernel's (runtime/VecMath.h).
+  constexpr int64_t kBlock = 256;
+  parallelFor((x->numel() + kBlock - 1) / kBlock, kBlock * 8, [&](int64_t b0, int64_t b1) {
+    float t[kBlock];
+    for (int64_t blk = b0; blk < b1; ++blk) {
+      int64_t i0 = blk * kBlock, len = std::min(kBlock, x->numel() - i0);
+      const float *xs = px + i0;
+      float *ys = py + i0;
+      for (int64_t k = 0; k < len; ++k)
+        t[k] = divides ? xs[k] / a : xs[k] * a;
+      vecmath::erf(t, t, len);
+      if (scalesFirst)
+        for (int64_t k = 0; k < len; ++k)
+          ys[k] = (xs[k] * b) * (t[k] + 1.f);
+      else
+        for (int64_t k = 0; k < len; ++k)
+          ys[k] = (xs[k] * (t[k] + 1.f)) * b;
+    }
+  });
+  return true;
+}
 
 void rt::registerActivationKernels(KernelRegistry &r) {
   r.add("Relu", actKernel<ReluOp, true>);

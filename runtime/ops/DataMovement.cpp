@@ -45,6 +45,49 @@ template <size_t S> void copyRowT(uint8_t *dst, const uint8_t *src, int64_t n, i
     std::memcpy(dst + i * int64_t(S), src + i * stride * int64_t(S), S);
 }
 
+/// stridedCopy's transposes: axis k (input stride 1) and the last axis
+/// (input stride st.back()) copied in tiles of 8 x 8, which read along the
+/// input's rows and write along the output's, where a strided gather per
+/// output row would touch a new cache line for every element.
+template <size_t S>
+void tiledCopy(const uint8_t *src, uint8_t *dst, int64_t base, const Shape &dims,
+               const std::vector<int64_t> &st, size_t k) {
+  constexpr int64_t kTile = 8;
+  size_t r = dims.size();
+  int64_t rowsA = dims[k], cols = dims[r - 1], colStride = st[r - 1];
+  std::vector<int64_t> ost(r, 1); // the output's strides
+  for (size_t j = r - 1; j-- > 0;)
+    ost[j] = ost[j + 1] * dims[j + 1];
+  std::vector<size_t> outerAxes;
+  int64_t outer = 1;
+  for (size_t j = 0; j + 1 < r; ++j)
+    if (j != k) {
+      outerAxes.push_back(j);
+      outer *= dims[j];
+    }
+  int64_t rowOut = ost[k];
+  parallelFor(outer, rowsA * cols * int64_t(S) + 64, [&](int64_t o0, int64_t o1) {
+    for (int64_t o = o0; o < o1; ++o) {
+      int64_t from = base, to = 0, rem = o;
+      for (size_t q = outerAxes.size(); q-- > 0;) {
+        size_t j = outerAxes[q];
+        int64_t i = rem % dims[j];
+        rem /= dims[j];
+        from += i * st[j];
+        to += i * ost[j];
+      }
+      for (int64_t a0 = 0; a0 < rowsA; a0 += kTile)
+        for (int64_t c0 = 0; c0 < cols; c0 += kTile) {
+          int64_t a1 = std::min(rowsA, a0 + kTile), c1 = std::min(cols, c0 + kTile);
+          for (int64_t a = a0; a < a1; ++a)
+            for (int64_t c = c0; c < c1; ++c)
+              std::memcpy(dst + size_t(to + a * rowOut + c) * S,
+                          src + size_t(from + a + c * colStride) * S, S);
+        }
+    }
+  });
+}
+
 void copyRow(uint8_t *dst, const uint8_t *src, int64_t n, int64_t stride, size_t es) {
   if (stride == 1) {
     std::memcpy(dst, src, size_t(n) * es);
@@ -152,6 +195,24 @@ bool rt::stridedCopy(const Tensor &in, Tensor &out, int64_t base, std::vector<in
   size_t es = graph::elemSize(in.elem());
   const uint8_t *src = static_cast<const uint8_t *>(in.raw());
   uint8_t *dst = static_cast<uint8_t *>(out.raw());
+  if (!strings && innerStride != 1) {
+    // An axis the input holds contiguously, other than the last: a transpose.
+    for (size_t k = 0; k + 1 < r; ++k)
+      if (st[k] == 1) {
+        switch (es) {
+        case 1:
+          return tiledCopy<1>(src, dst, base, dims, st, k), true;
+        case 2:
+          return tiledCopy<2>(src, dst, base, dims, st, k), true;
+        case 4:
+          return tiledCopy<4>(src, dst, base, dims, st, k), true;
+        case 8:
+          return tiledCopy<8>(src, dst, base, dims, st, k), true;
+        default:
+          break;
+        }
+      }
+  }
   auto work = [&](int64_t b, int64_t e) {
     std::vector<int64_t> idx(r, 0);
     int64_t off = base, rem = b;

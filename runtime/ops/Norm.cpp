@@ -167,6 +167,20 @@ bool instanceNormKernel(KernelContext &ctx) {
 // LayerNormalization
 //===----------------------------------------------------------------------===//
 
+/// The sum of f(x[i]) for i < n in doubles: element i into lane i mod 8,
+/// then the lanes pairwise; eight independent sums run at vector speed.
+template <typename T, typename F> double lanedSum(const T *x, int64_t n, F f) {
+  double lanes[8] = {};
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8)
+    for (int k = 0; k < 8; ++k)
+      lanes[k] += f(x[i + k]);
+  for (; i < n; ++i)
+    lanes[i % 8] += f(x[i]);
+  return ((lanes[0] + lanes[4]) + (lanes[2] + lanes[6])) +
+         ((lanes[1] + lanes[5]) + (lanes[3] + lanes[7]));
+}
+
 template <typename T, typename U>
 void layerNorm(KernelContext &ctx, int64_t axis, double eps, ElemType statType) {
   const Tensor &x = *ctx.input(0), &scale = *ctx.input(1);
@@ -201,12 +215,8 @@ void layerNorm(KernelContext &ctx, int64_t axis, double eps, ElemType statType) 
   parallelFor(outer, 3 * inner, [&](int64_t r0, int64_t r1) {
     for (int64_t r = r0; r < r1; ++r) {
       const T *xp = px + r * inner;
-      double sum = 0;
-      for (int64_t i = 0; i < inner; ++i)
-        sum += double(xp[i]);
-      double mu = sum / double(inner), sq = 0;
-      for (int64_t i = 0; i < inner; ++i)
-        sq += (double(xp[i]) - mu) * (double(xp[i]) - mu);
+      double mu = lanedSum(xp, inner, [](T v) { return double(v); }) / double(inner);
+      double sq = lanedSum(xp, inner, [mu](T v) { return (double(v) - mu) * (double(v) - mu); });
       double inv = 1.0 / std::sqrt(sq / double(inner) + eps);
       T tm = T(mu), ti = T(inv);
       T *yp = py + r * inner;

@@ -2,6 +2,7 @@
 #include "runtime/ort/OrtSoftmax.h"
 
 #include "runtime/KernelUtil.h"
+#include "runtime/Simd.h"
 
 #include <algorithm>
 #include <cmath>
@@ -24,12 +25,46 @@ std::vector<float> table(float xScale, int64_t rowLength, bool isSigned) {
   return t;
 }
 
+/// A row's codes from its table entries e: round_half_even(e * yScale / sum)
+/// plus the zero point (the entries are at most the sum, so the rounding by
+/// adding 1.5 * 2^23 is exact), as a byte.
+template <typename Out>
+[[gnu::always_inline]] inline void scaleRowTo(const float *__restrict e, Out *__restrict y,
+                                              int64_t d, float yScale, float sum, int yZero) {
+  constexpr float magic = 12582912.f;
+  for (int64_t i = 0; i < d; ++i) {
+    int32_t v = int32_t(((e[i] * yScale / sum) + magic) - magic);
+    if constexpr (std::is_same_v<Out, uint8_t>) {
+      uint32_t q = uint32_t(v) + uint32_t(yZero);
+      y[i] = q > 255 ? 255 : uint8_t(q);
+    } else {
+      int32_t q = v + yZero;
+      y[i] = q > 255 ? int8_t(-1) : int8_t(q); // as ORT: a byte, wrapping
+    }
+  }
+}
+
+template <typename Out>
+__attribute__((target("avx2"))) void scaleRowAvx2(const float *e, Out *y, int64_t d, float yScale,
+                                                  float sum, int yZero) {
+  scaleRowTo(e, y, d, yScale, sum, yZero);
+}
+
+template <typename Out>
+void scaleRow(const float *e, Out *y, int64_t d, float yScale, float sum, int yZero) {
+  if (simdLevel() >= SimdLevel::Avx2)
+    scaleRowAvx2(e, y, d, yScale, sum, yZero);
+  else
+    scaleRowTo(e, y, d, yScale, sum, yZero);
+}
+
 /// Rows of `d` contiguous codes.
 template <typename In, typename Out>
 void rows(const In *x, Out *y, int64_t n, int64_t d, const std::vector<float> &t, float yScale,
           int yZero) {
-  parallelFor(n, 3 * d, [&](int64_t b, int64_t e) {
-    for (int64_t r = b; r < e; ++r) {
+  parallelFor(n, 3 * d, [&](int64_t b0, int64_t b1) {
+    std::vector<float> e(static_cast<size_t>(d)); // the row's table entries
+    for (int64_t r = b0; r < b1; ++r) {
       const In *xr = x + r * d;
       Out *yr = y + r * d;
       In xmax = *std::max_element(xr, xr + d);
@@ -43,19 +78,10 @@ void rows(const In *x, Out *y, int64_t n, int64_t d, const std::vector<float> &t
       };
       float sum = 0;
       for (int64_t i = 0; i < d; ++i)
-        sum += entry(xr[i]);
+        sum += e[size_t(i)] = entry(xr[i]);
       if (sum == 0)
         continue;
-      for (int64_t i = 0; i < d; ++i) {
-        float v = std::nearbyintf(entry(xr[i]) * yScale / sum);
-        if constexpr (std::is_same_v<Out, uint8_t>) {
-          uint32_t q = uint32_t(v) + uint32_t(yZero);
-          yr[i] = q > 255 ? 255 : uint8_t(q);
-        } else {
-          int32_t q = int32_t(v) + yZero;
-          yr[i] = q > 255 ? int8_t(-1) : int8_t(q); // as ORT: a byte, wrapping
-        }
-      }
+      scaleRow(e.data(), yr, d, yScale, sum, yZero);
     }
   });
 }
