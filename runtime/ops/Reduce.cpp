@@ -227,15 +227,13 @@ void reduceTyped(const Tensor &x, Tensor &out, const Plan &p) {
   });
 }
 
-template <template <typename> class R> bool reduceKernel(KernelContext &ctx) {
-  const Tensor *x = ctx.input(0);
-  if (!x)
-    return ctx.fail("expects an input");
-  if (isHalf(x->elem()))
-    return viaFloat(ctx, reduceKernel<R>);
-  int64_t rank = x->rank();
+} // namespace
+
+bool rt::reducedAxes(KernelContext &ctx, const Tensor &x, std::vector<bool> &reduced, bool &noop) {
+  int64_t rank = x.rank();
   bool axesInput = ctx.opset >= 18 || (ctx.opset >= 13 && ctx.node.opType == "ReduceSum");
   std::vector<int64_t> axes;
+  noop = false;
   if (axesInput) {
     if (const Tensor *a = ctx.input(1)) {
       if (a->elem() != ElemType::Int64 || a->rank() > 1)
@@ -243,19 +241,39 @@ template <template <typename> class R> bool reduceKernel(KernelContext &ctx) {
       axes.assign(a->data<int64_t>(), a->data<int64_t>() + a->numel());
     }
     if (axes.empty() && ctx.attrInt("noop_with_empty_axes", 0)) {
-      ctx.outputs[0] = *x;
+      noop = true;
       return true;
     }
   } else {
     axes = ctx.attrInts("axes");
   }
-  std::vector<bool> reduced(size_t(rank), axes.empty());
+  reduced.assign(size_t(rank), axes.empty());
   for (int64_t a : axes) {
     auto n = normalizeAxis(a, rank);
     if (!n)
       return ctx.fail("axis " + std::to_string(a) + " is out of range for rank " +
                       std::to_string(rank));
     reduced[size_t(*n)] = true;
+  }
+  return true;
+}
+
+namespace {
+
+template <template <typename> class R> bool reduceKernel(KernelContext &ctx) {
+  const Tensor *x = ctx.input(0);
+  if (!x)
+    return ctx.fail("expects an input");
+  if (isHalf(x->elem()))
+    return viaFloat(ctx, reduceKernel<R>);
+  int64_t rank = x->rank();
+  std::vector<bool> reduced;
+  bool noop;
+  if (!reducedAxes(ctx, *x, reduced, noop))
+    return false;
+  if (noop) {
+    ctx.outputs[0] = *x;
+    return true;
   }
   bool keep = ctx.attrInt("keepdims", 1) != 0;
   Shape outShape;

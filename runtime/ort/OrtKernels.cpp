@@ -13,6 +13,7 @@ const KernelRegistry *rt::ortKernels(bool floatAsOrt, bool saturatingPairs) {
       registerOrtResizeKernels(r);
       registerOrtPoolKernels(r);
       registerOrtActivationKernels(r);
+      registerOrtReduceKernels(r);
     }
     if (pairs)
       registerOrtNoVnniKernels(r);

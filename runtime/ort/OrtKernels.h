@@ -8,7 +8,8 @@
 // (Kernel.h) for every operator it lacks: Conv summed as MLAS sums it
 // (ops/OrtConv.h), bilinear Resize as UpsampleBilinear (ops/OrtResize.h),
 // AveragePool and GlobalAveragePool as MlasPool (ops/OrtPool.cpp), Sigmoid
-// as MLAS's logistic approximation (ops/OrtSigmoid.cpp). Each falls back to
+// as MLAS's logistic approximation (ops/OrtSigmoid.cpp), ReduceSum and
+// ReduceMean along the last axis in ORT's order (ops/OrtReduce.cpp). Each falls back to
 // the default kernel where ORT computes as it does. Runs as ORT computes
 // without VNNI also add MatMulInteger's u8 x s8 products in saturating int16
 // pairs (ops/OrtMatMulInteger.cpp).
@@ -34,6 +35,9 @@ void registerOrtMatMulKernels(KernelRegistry &r);
 void registerOrtResizeKernels(KernelRegistry &r);
 void registerOrtPoolKernels(KernelRegistry &r);
 void registerOrtActivationKernels(KernelRegistry &r);
+/// ReduceSum, ReduceMean: float rows of a multiple of 8 along the last axis
+/// summed as ORT sums them (ops/OrtReduce.cpp).
+void registerOrtReduceKernels(KernelRegistry &r);
 void registerOrtNoVnniKernels(KernelRegistry &r);
 
 } // namespace tpcc::rt

@@ -24,6 +24,10 @@ goes the other way on a last-bit difference:
 - a float GlobalAveragePool (runtime/ops/Pool.cpp): MLAS's four running sums,
   for 1-D, 2-D and 3-D planes whose sizes are and are not multiples of four
   (between 16-bit Q/DQ pairs ORT runs it in float);
+- a float Pow by 2 or 3 (x * x, runtime/ops/Elementwise.cpp) and ReduceMean and
+  ReduceSum along the last axis of rows of a multiple of 8 floats
+  (runtime/ort/ops/OrtReduce.cpp: eight lanes, halved pairwise), as RMSNorm has them
+  where --min-sqnr leaves it float;
 - QLinearAdd (runtime/OrtBinary.cpp): every one of the 65,536 code pairs,
   on uint8 grids of arbitrary scales (M-LSD's for ort_cpu among them, whose
   sums land on ties).
@@ -263,11 +267,41 @@ def matmul(case, rng):
     return finish([helper.make_node("MatMul", ["x", "b"], ["y"])], x, y, []), {"x": a, "b": b}
 
 
+# name: (op, input shape, opset: 13; the axes of ReduceSum an input, of ReduceMean an
+# attribute). RMSNorm's square and mean over the hidden axis (a
+# multiple of 8: ORT's eight lanes, halved pairwise).
+REDUCES = {
+    "pow_square": ("Pow2", [48, 576], 13),
+    "pow_cube": ("Pow3", [7, 33], 13),
+    "reduce_mean_last": ("ReduceMean", [48, 576], 13),
+    "reduce_mean_last_3d": ("ReduceMean", [2, 5, 1728], 13),
+    "reduce_sum_last": ("ReduceSum", [64, 96], 13),
+}
+
+
+def reduce(case, rng):
+    op, shape, opset = case
+    x = (rng.standard_normal(shape) * rng.uniform(0.1, 30, shape[:-1] + [1])).astype(np.float32)
+    if op.startswith("Pow"):
+        inits = [numpy_helper.from_array(np.array(float(op[3]), np.float32), "e")]
+        node, out = helper.make_node("Pow", ["x", "e"], ["y"]), shape
+    else:
+        axes_input = opset >= 18 or op == "ReduceSum"
+        inits = [numpy_helper.from_array(np.array([-1], np.int64), "axes")] if axes_input else []
+        node = helper.make_node(op, ["x", "axes"] if axes_input else ["x"], ["y"], keepdims=1,
+                                **({} if axes_input else {"axes": [-1]}))
+        out = shape[:-1] + [1]
+    m = finish([node], [helper.make_tensor_value_info("x", TensorProto.FLOAT, shape)],
+               [helper.make_tensor_value_info("y", TensorProto.FLOAT, out)], inits)
+    return m, {"x": x}
+
+
 CASES = {**{k: (conv, v) for k, v in CONVS.items()},
          **{k: (matmul, v) for k, v in MATMULS.items()}, **{k: (resize, v) for k, v in RESIZES.items()},
          **{k: (qlinear_add, v) for k, v in ADDS.items()}, "sigmoid": (sigmoid, None),
          **{k: (global_average, v) for k, v in GLOBAL_AVERAGES.items()},
-         **{k: (average, v) for k, v in AVERAGES.items()}}
+         **{k: (average, v) for k, v in AVERAGES.items()},
+         **{k: (reduce, v) for k, v in REDUCES.items()}}
 
 
 def main():
