@@ -196,6 +196,50 @@ std::optional<Fusion> geluAt(const std::vector<graph::Node *> &order, size_t hea
   return f;
 }
 
+/// The MatMul at `head` when its only reader gathers rows of its product
+/// with constant indices.
+std::optional<Fusion> matmulRowsAt(const std::vector<graph::Node *> &order, size_t head,
+                                   const std::vector<size_t> &stepOf,
+                                   llvm::function_ref<int64_t(const graph::Node &)> opsetOf,
+                                   const std::vector<Tensor> &constants) {
+  const graph::Node &mm = *order[head];
+  if (!singleOutput(mm) || mm.inputs.size() != 2 || !mm.inputs[0] || !mm.inputs[1])
+    return std::nullopt;
+  const graph::Value *prod = mm.outputs[0];
+  const graph::Node *g = onlyReader(prod);
+  if (!g || g->opType != "Gather" || !singleOutput(*g) || g->inputs.size() != 2 ||
+      g->inputs[0] != prod || !g->inputs[1] || stepOf[g->id] < head)
+    return std::nullopt;
+  const auto &as = mm.inputs[0]->type.shape, &bs = mm.inputs[1]->type.shape, &ps = prod->type.shape;
+  if (!as || !bs || !ps || as->size() < 2 || bs->size() < 2 || ps->size() < 2)
+    return std::nullopt;
+  std::unique_ptr<NodeState> none;
+  KernelContext ctx(*g, opsetOf(*g), none);
+  int64_t rank = int64_t(ps->size()), axis = ctx.attrInt("axis", 0);
+  if (axis < 0)
+    axis += rank;
+  const graph::Value *iv = g->inputs[1];
+  if (axis != rank - 2 || !iv->constant || iv->isGraphInput)
+    return std::nullopt;
+  const Tensor &idx = constants[iv->id];
+  if (!idx.defined() || idx.rank() > 1 || idx.numel() > 4096 ||
+      (idx.elem() != ElemType::Int64 && idx.elem() != ElemType::Int32))
+    return std::nullopt;
+  Fusion f;
+  f.kernel = matmulRowsKernel;
+  f.params.push_back(float(idx.rank()));
+  for (int64_t i = 0; i < idx.numel(); ++i) {
+    int64_t v = idx.intAt(i);
+    if (v < -(1 << 24) || v > (1 << 24)) // exact as a float
+      return std::nullopt;
+    f.params.push_back(float(v));
+  }
+  f.absorbed.push_back(stepOf[g->id]);
+  f.skipped.push_back(prod);
+  f.result = g->outputs[0];
+  return f;
+}
+
 } // namespace
 
 std::optional<Fusion> rt::fusionAfter(const std::vector<graph::Node *> &order, size_t head,
@@ -207,6 +251,8 @@ std::optional<Fusion> rt::fusionAfter(const std::vector<graph::Node *> &order, s
     return std::nullopt;
   if (conv.opType == "Div" || conv.opType == "Mul")
     return geluAt(order, head, stepOf, constants);
+  if (conv.opType == "MatMul")
+    return matmulRowsAt(order, head, stepOf, opsetOf, constants);
   if ((conv.opType != "Conv" && conv.opType != "ConvTranspose") || !singleOutput(conv))
     return std::nullopt;
   Fusion f;

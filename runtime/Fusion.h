@@ -19,6 +19,12 @@
 // element, so the same bits, without writing and reading four intermediate
 // tensors.
 //
+// A MatMul whose only reader is a Gather of rows of its product (a constant
+// scalar or list of indices on the axis of A's rows: a language model's
+// logits at the last position) multiplies only those rows of A
+// (matmulRowsKernel): each product row is the same sum of the same row, so
+// the result is what the two nodes compute, at a fraction of the work.
+//
 // The executor uses a chain only in runs where nothing needs the values it
 // skips (Executor.h: RunOptions::watched).
 //
@@ -53,6 +59,11 @@ struct Fusion {
 /// The fused exact GELU. Its input is the head's non-constant input x;
 /// fusedParams: a, 1 if x / a (else x * a), b, 1 if (x * b) is formed first.
 bool fusedGeluKernel(KernelContext &ctx);
+
+/// A MatMul followed by a Gather of product rows. fusedParams: 1 if the
+/// indices are a list (0: a scalar, whose axis the Gather drops), then the
+/// indices.
+bool matmulRowsKernel(KernelContext &ctx);
 
 /// The chain after the Conv/ConvTranspose at step `head` of `order`, or the
 /// GELU that starts there, if any.

@@ -5,14 +5,21 @@
 // Float products run as oneDNN matmul primitives, cached per node and shape:
 // they are the fully connected layers and attention products of a model, and
 // oneDNN's JIT GEMM is much faster than a loop. Transposed operands are
-// described by strides, so nothing is copied. Other element types (double,
-// integers) take a plain loop: no model spends its time there.
+// described by strides, so nothing is copied. A constant B (a layer's
+// weights) is reordered once into the layout the primitive asks for, as
+// ONNX Runtime prepacks its weights: a primitive given plain weights packs
+// them again on every run, which at a few rows costs more than the product
+// (the turn detector's 49,155-way output layer). Other element types
+// (double, integers) take a plain loop: no model spends its time there.
 //
 //===----------------------------------------------------------------------===//
+#include "runtime/Fusion.h"
 #include "runtime/KernelUtil.h"
 #include "runtime/ops/Dnnl.h"
 #include "runtime/ops/MatmulShape.h"
 
+#include <algorithm>
+#include <cstring>
 #include <functional>
 #include <map>
 #include <optional>
@@ -28,10 +35,22 @@ namespace {
 struct MatmulPlan {
   dnnl::matmul prim;
   dnnl::memory src, wei, bias, dst; ///< handles reset before each run
+  /// With packed weights: the primitive's weights layout and a reorder
+  /// into it from the plain (`wei`) one.
+  std::optional<dnnl::reorder> pack;
+  dnnl::memory::desc packedDesc;
+};
+
+/// Constant weights in a primitive's layout, and the buffer they came from.
+struct PackedWeights {
+  dnnl::memory::desc desc;
+  const void *from = nullptr;
+  dnnl::memory mem;
 };
 
 struct MatmulState : NodeState {
   std::map<Shape, MatmulPlan> plans;
+  std::vector<PackedWeights> packed;
 };
 
 /// 2-D (batch == 0) or 3-D matmul descriptor strides for a row-major (or,
@@ -44,12 +63,17 @@ dnnl::memory::desc matrixDesc(int64_t batch, int64_t rows, int64_t cols, bool tr
 }
 
 /// Builds a matmul plan. `biasDims` empty for none; `sum` adds the
-/// product to what the destination holds.
+/// product to what the destination holds; `packB`: B is constant, so the
+/// primitive may ask for its own weights layout.
 MatmulPlan buildMatmul(int64_t batch, int64_t m, int64_t k, int64_t n, bool transA, bool transB,
-                       float alpha, const dnnl::memory::dims &biasDims, bool sum = false) {
+                       float alpha, const dnnl::memory::dims &biasDims, bool sum = false,
+                       bool packB = false) {
   const dnnl::engine &eng = engine();
   dnnl::memory::desc a = matrixDesc(batch, m, k, transA), b = matrixDesc(batch, k, n, transB);
   dnnl::memory::desc c = matrixDesc(batch, m, n, false);
+  dnnl::memory::desc plainB = b;
+  if (packB)
+    b = dnnl::memory::desc(b.dims(), dt::f32, dnnl::memory::format_tag::any);
   dnnl::primitive_attr attr;
   if (alpha != 1.f)
     attr.set_output_scales(0, {alpha});
@@ -59,27 +83,50 @@ MatmulPlan buildMatmul(int64_t batch, int64_t m, int64_t k, int64_t n, bool tran
     attr.set_post_ops(ops);
   }
   MatmulPlan p;
+  dnnl::matmul::primitive_desc pd;
   if (!biasDims.empty()) {
     dnnl::memory::desc bias(biasDims, dt::f32,
                             rowMajorStrides(Shape(biasDims.begin(), biasDims.end())));
-    p.prim =
-        dnnl::matmul(dnnl::matmul::primitive_desc(dnnl::matmul::desc(a, b, bias, c), attr, eng));
+    pd = dnnl::matmul::primitive_desc(dnnl::matmul::desc(a, b, bias, c), attr, eng);
     p.bias = dnnl::memory(bias, eng, nullptr);
   } else {
-    p.prim = dnnl::matmul(dnnl::matmul::primitive_desc(dnnl::matmul::desc(a, b, c), attr, eng));
+    pd = dnnl::matmul::primitive_desc(dnnl::matmul::desc(a, b, c), attr, eng);
   }
+  p.prim = dnnl::matmul(pd);
   p.src = dnnl::memory(a, eng, nullptr);
-  p.wei = dnnl::memory(b, eng, nullptr);
+  p.wei = dnnl::memory(plainB, eng, nullptr);
   p.dst = dnnl::memory(c, eng, nullptr);
+  if (packB && pd.weights_desc() != plainB) {
+    p.packedDesc = pd.weights_desc();
+    p.pack = dnnl::reorder(dnnl::reorder::primitive_desc(eng, plainB, eng, p.packedDesc));
+  }
   return p;
 }
 
-void runMatmul(MatmulPlan &p, const void *a, const void *b, const void *bias, void *c) {
+/// Runs `p` on A `a`, B `b` (or, for a plan with packed weights, the copy of
+/// `b` in the primitive's layout, made once in `st`), the bias and C `c`.
+void runMatmul(MatmulPlan &p, const void *a, const void *b, const void *bias, void *c,
+               MatmulState *st = nullptr) {
   p.src.set_data_handle(const_cast<void *>(a));
   p.wei.set_data_handle(const_cast<void *>(b));
+  dnnl::memory wei = p.wei;
+  if (p.pack && st) {
+    auto it = std::find_if(st->packed.begin(), st->packed.end(), [&](const PackedWeights &w) {
+      return w.from == b && w.desc == p.packedDesc;
+    });
+    if (it == st->packed.end()) {
+      if (st->packed.size() >= 4)
+        st->packed.erase(st->packed.begin());
+      PackedWeights w{p.packedDesc, b, dnnl::memory(p.packedDesc, engine())};
+      p.pack->execute(stream(), p.wei, w.mem);
+      st->packed.push_back(std::move(w));
+      it = st->packed.end() - 1;
+    }
+    wei = it->mem;
+  }
   p.dst.set_data_handle(c);
   std::unordered_map<int, dnnl::memory> args = {
-      {DNNL_ARG_SRC, p.src}, {DNNL_ARG_WEIGHTS, p.wei}, {DNNL_ARG_DST, p.dst}};
+      {DNNL_ARG_SRC, p.src}, {DNNL_ARG_WEIGHTS, wei}, {DNNL_ARG_DST, p.dst}};
   if (bias) {
     p.bias.set_data_handle(const_cast<void *>(bias));
     args[DNNL_ARG_BIAS] = p.bias;
@@ -87,11 +134,15 @@ void runMatmul(MatmulPlan &p, const void *a, const void *b, const void *bias, vo
   p.prim.execute(stream(), args);
 }
 
-MatmulPlan &findPlan(KernelContext &ctx, const Shape &key,
-                     const std::function<MatmulPlan()> &build) {
+MatmulState &stateOf(KernelContext &ctx) {
   if (!ctx.state)
     ctx.state = std::make_unique<MatmulState>();
-  auto &plans = static_cast<MatmulState &>(*ctx.state).plans;
+  return static_cast<MatmulState &>(*ctx.state);
+}
+
+MatmulPlan &findPlan(KernelContext &ctx, const Shape &key,
+                     const std::function<MatmulPlan()> &build) {
+  auto &plans = stateOf(ctx).plans;
   auto it = plans.find(key);
   if (it != plans.end())
     return it->second;
@@ -193,13 +244,14 @@ bool gemmKernel(KernelContext &ctx) {
   }
   int threads = threadsFor(m * k * n);
   ThreadScope scope(threads);
-  Shape key = {m, k, n, ta, tb, rowBias, sum, threads};
+  bool packB = ctx.constantInput(1);
+  Shape key = {m, k, n, ta, tb, rowBias, sum, threads, packB};
   try {
     MatmulPlan &p = findPlan(ctx, key, [&] {
       return buildMatmul(0, m, k, n, ta, tb, alpha,
-                         rowBias ? dnnl::memory::dims{1, n} : dnnl::memory::dims{}, sum);
+                         rowBias ? dnnl::memory::dims{1, n} : dnnl::memory::dims{}, sum, packB);
     });
-    runMatmul(p, a->raw(), b->raw(), bias, y.raw());
+    runMatmul(p, a->raw(), b->raw(), bias, y.raw(), &stateOf(ctx));
     stream().wait();
   } catch (const dnnl::error &) {
     // No oneDNN implementation for this bias broadcast: the plain loop.
@@ -235,18 +287,15 @@ void refMatmul(const Tensor &a, const Tensor &b, Tensor &y, const MatmulShape &s
   });
 }
 
-bool matmulKernel(KernelContext &ctx) {
-  const Tensor *a = ctx.input(0), *b = ctx.input(1);
-  if (!a || !b)
-    return ctx.fail("MatMul needs two inputs");
+/// y = a * b (MatMul's semantics); `ctx` holds the node's plans.
+bool matmulOf(KernelContext &ctx, const Tensor *a, const Tensor *b, Tensor &y) {
   if (a->elem() != b->elem())
     return ctx.fail("MatMul operands differ in type");
   MatmulShape s;
   if (!matmulShape(ctx, "MatMul", a->shape(), b->shape(), s))
     return false;
   ElemType et = a->elem();
-  ctx.outputs[0] = Tensor(et, s.out, /*zero=*/s.k == 0);
-  Tensor &y = ctx.outputs[0];
+  y = Tensor(et, s.out, /*zero=*/s.k == 0);
   if (y.numel() == 0 || s.k == 0)
     return true;
   if (et != ElemType::Float) {
@@ -261,12 +310,15 @@ bool matmulKernel(KernelContext &ctx) {
   int threads = threadsFor(nb * s.m * s.k * s.n);
   ThreadScope scope(threads);
   key.push_back(threads);
+  bool packB = nbB == 1 && ctx.constantInput(1);
+  key.push_back(packB);
   try {
     if (nbB == 1) {
       // B is one matrix: fold A's batch into its rows.
-      MatmulPlan &p = findPlan(
-          ctx, key, [&] { return buildMatmul(0, nbA * s.m, s.k, s.n, false, false, 1.f, {}); });
-      runMatmul(p, a->raw(), b->raw(), nullptr, y.raw());
+      MatmulPlan &p = findPlan(ctx, key, [&] {
+        return buildMatmul(0, nbA * s.m, s.k, s.n, false, false, 1.f, {}, false, packB);
+      });
+      runMatmul(p, a->raw(), b->raw(), nullptr, y.raw(), &stateOf(ctx));
     } else if (nbA == nb && nbB == nb && BroadcastIndexer(s.aBatch, s.batch).identity &&
                BroadcastIndexer(s.bBatch, s.batch).identity) {
       MatmulPlan &p =
@@ -293,7 +345,55 @@ bool matmulKernel(KernelContext &ctx) {
   return true;
 }
 
+bool matmulKernel(KernelContext &ctx) {
+  const Tensor *a = ctx.input(0), *b = ctx.input(1);
+  if (!a || !b)
+    return ctx.fail("MatMul needs two inputs");
+  return matmulOf(ctx, a, b, ctx.outputs[0]);
+}
+
 } // namespace
+
+bool rt::matmulRowsKernel(KernelContext &ctx) {
+  const Tensor *a = ctx.input(0), *b = ctx.input(1);
+  if (!a || !b)
+    return ctx.fail("MatMul needs two inputs");
+  if (a->rank() < 2 || b->rank() < 2)
+    return ctx.fail("MatMul before a Gather of its rows needs matrices, not " +
+                    shapeStr(a->shape()) + " and " + shapeStr(b->shape()));
+  // The rows of A the Gather keeps, in its order.
+  int64_t r = a->rank(), m = a->dim(r - 2), k = a->dim(r - 1);
+  llvm::ArrayRef<float> idx = ctx.fusedParams.drop_front();
+  std::vector<int64_t> rows;
+  for (float f : idx) {
+    auto i = int64_t(f);
+    if (i < -m || i >= m)
+      return ctx.fail("the Gather after this MatMul reads row " + std::to_string(i) +
+                      ", out of range for " + std::to_string(m) + " rows");
+    rows.push_back(i < 0 ? i + m : i);
+  }
+  Shape as = a->shape();
+  as[size_t(r - 2)] = int64_t(rows.size());
+  Tensor sel(a->elem(), as);
+  size_t row = size_t(k) * graph::elemSize(a->elem());
+  int64_t outer = m == 0 ? 0 : a->numel() / (m * k);
+  const auto *src = static_cast<const uint8_t *>(a->raw());
+  auto *dst = static_cast<uint8_t *>(sel.raw());
+  for (int64_t o = 0; o < outer; ++o)
+    for (size_t j = 0; j < rows.size(); ++j)
+      std::memcpy(dst + (size_t(o) * rows.size() + j) * row, src + (size_t(o * m + rows[j])) * row,
+                  row);
+  Tensor y;
+  if (!matmulOf(ctx, &sel, b, y))
+    return false;
+  if (ctx.fusedParams[0] == 0.f) { // a scalar index drops the axis
+    Shape ys = y.shape();
+    ys.erase(ys.end() - 2);
+    y = y.reshaped(ys);
+  }
+  ctx.outputs[0] = std::move(y);
+  return true;
+}
 
 bool rt::matmulShape(KernelContext &ctx, llvm::StringRef op, const Shape &a, const Shape &b,
                      MatmulShape &s) {

@@ -231,3 +231,134 @@ TEST(ExecutorFusion, SharedVitGeluSameBitsFusedAndUnfused) {
   // The four blocks' GELUs (four nodes each after the head).
   sameBitsFusedAndUnfused(m.SerializeAsString(), all.rows(0, 8), 16);
 }
+
+namespace {
+
+/// x[2,3,5,6] -> MatMul(W[6,7]) -> Gather(axis, idx) -> y.
+std::string matmulGatherGraph(std::vector<int64_t> idx, bool scalar, int64_t axis) {
+  onnx::ModelProto m;
+  m.set_ir_version(7);
+  m.add_opset_import()->set_version(13);
+  auto *g = m.mutable_graph();
+  g->set_name("g");
+  auto *in = g->add_input();
+  in->set_name("x");
+  auto *type = in->mutable_type()->mutable_tensor_type();
+  type->set_elem_type(onnx::TensorProto::FLOAT);
+  for (int64_t d : {2, 3, 5, 6})
+    type->mutable_shape()->add_dim()->set_dim_value(d);
+  auto *out = g->add_output();
+  out->set_name("y");
+  out->mutable_type()->mutable_tensor_type()->set_elem_type(onnx::TensorProto::FLOAT);
+  std::vector<int64_t> ys = {2, 3, 5, 7};
+  int64_t a = axis < 0 ? axis + 4 : axis;
+  ys.erase(ys.begin() + a);
+  if (!scalar)
+    ys.insert(ys.begin() + a, int64_t(idx.size()));
+  for (int64_t d : ys)
+    out->mutable_type()->mutable_tensor_type()->mutable_shape()->add_dim()->set_dim_value(d);
+  auto *w = g->add_initializer();
+  w->set_name("w");
+  w->set_data_type(onnx::TensorProto::FLOAT);
+  w->add_dims(6);
+  w->add_dims(7);
+  for (int i = 0; i < 42; ++i)
+    w->add_float_data(std::sin(0.7f * float(i)) + 0.01f * float(i));
+  auto *t = g->add_initializer();
+  t->set_name("idx");
+  t->set_data_type(onnx::TensorProto::INT64);
+  if (!scalar)
+    t->add_dims(int64_t(idx.size()));
+  for (int64_t v : idx)
+    t->add_int64_data(v);
+  test::addNode(*g, "MatMul", {"x", "w"}, "p");
+  auto *gather = test::addNode(*g, "Gather", {"p", "idx"}, "y");
+  test::GraphBuilder::intAttr(gather, "axis", axis);
+  return m.SerializeAsString();
+}
+
+} // namespace
+
+TEST(ExecutorFusion, MatMulBeforeAGatherOfItsRowsComputesOnlyThose) {
+  rt::Tensor x(graph::ElemType::Float, {2, 3, 5, 6});
+  for (int64_t i = 0; i < x.numel(); ++i)
+    x.data<float>()[i] = std::cos(0.3f * float(i)) * float(1 + i % 7);
+  // A language model's last position; a list with a repeat and a negative
+  // index, on the axis counted from either end.
+  sameBitsFusedAndUnfused(matmulGatherGraph({-1}, true, 2), x, 1);
+  sameBitsFusedAndUnfused(matmulGatherGraph({4, 0, 4, -2}, false, -2), x, 1);
+  // Not rows: the column axis, a batch axis.
+  sameBitsFusedAndUnfused(matmulGatherGraph({1}, true, 3), x, 0);
+  sameBitsFusedAndUnfused(matmulGatherGraph({1}, true, 1), x, 0);
+
+  // An index out of range fails as the Gather would, naming it.
+  SourceManager sm;
+  DiagnosticEngine diags(sm);
+  auto m = graph::loadModelFromBuffer(matmulGatherGraph({5}, true, 2), "m.onnx", ".", diags);
+  ASSERT_TRUE(m);
+  auto ex = rt::Executor::create(*m, diags);
+  ASSERT_TRUE(ex);
+  EXPECT_EQ(ex->fusedNodes(), 1u);
+  std::vector<rt::Tensor> out;
+  EXPECT_TRUE(failed(ex->run({{"x", x}}, out, diags)));
+  ASSERT_TRUE(diags.hasErrors());
+  const std::string &err = diags.getDiagnostics().back().message;
+  EXPECT_NE(err.find("the Gather after this MatMul reads row 5, out of range for 5 rows"),
+            std::string::npos)
+      << err;
+}
+
+TEST(ExecutorFusion, ConstantWeightsPackedOnceGiveTheBitsOfFedWeights) {
+  // x[3,40,96] * W[96,200]: W an initializer (reordered once into the
+  // primitive's layout) or a graph input (read as it is, every run).
+  auto graphWith = [](bool constant) {
+    onnx::ModelProto m;
+    m.set_ir_version(7);
+    m.add_opset_import()->set_version(13);
+    auto *g = m.mutable_graph();
+    g->set_name("g");
+    auto typed = [](onnx::ValueInfoProto *v, const char *name, std::vector<int64_t> dims) {
+      v->set_name(name);
+      auto *t = v->mutable_type()->mutable_tensor_type();
+      t->set_elem_type(onnx::TensorProto::FLOAT);
+      for (int64_t d : dims)
+        t->mutable_shape()->add_dim()->set_dim_value(d);
+    };
+    typed(g->add_input(), "x", {3, 40, 96});
+    typed(g->add_output(), "y", {3, 40, 200});
+    if (constant) {
+      auto *w = g->add_initializer();
+      w->set_name("w");
+      w->set_data_type(onnx::TensorProto::FLOAT);
+      w->add_dims(96);
+      w->add_dims(200);
+      for (int i = 0; i < 96 * 200; ++i)
+        w->add_float_data(std::sin(0.37f * float(i)));
+    } else {
+      typed(g->add_input(), "w", {96, 200});
+    }
+    test::addNode(*g, "MatMul", {"x", "w"}, "y");
+    return m.SerializeAsString();
+  };
+  rt::Tensor x(graph::ElemType::Float, {3, 40, 96}), w(graph::ElemType::Float, {96, 200});
+  for (int64_t i = 0; i < x.numel(); ++i)
+    x.data<float>()[i] = std::cos(0.11f * float(i)) * float(1 + i % 13);
+  for (int64_t i = 0; i < w.numel(); ++i)
+    w.data<float>()[i] = std::sin(0.37f * float(i));
+  std::vector<rt::Tensor> packed[2], fed;
+  SourceManager sm;
+  DiagnosticEngine diags(sm);
+  auto mc = graph::loadModelFromBuffer(graphWith(true), "c.onnx", ".", diags);
+  auto mf = graph::loadModelFromBuffer(graphWith(false), "f.onnx", ".", diags);
+  ASSERT_TRUE(mc && mf);
+  auto ec = rt::Executor::create(*mc, diags), ef = rt::Executor::create(*mf, diags);
+  ASSERT_TRUE(ec && ef);
+  for (auto &out : packed)
+    ASSERT_TRUE(succeeded(ec->run({{"x", x}}, out, diags)));
+  ASSERT_TRUE(succeeded(ef->run({{"x", x}, {"w", w}}, fed, diags)));
+  EXPECT_GT(maxAbs(fed[0]), 1.f);
+  for (auto &out : packed) {
+    ASSERT_EQ(out[0].bytes(), fed[0].bytes());
+    EXPECT_EQ(0, std::memcmp(out[0].raw(), fed[0].raw(), fed[0].bytes()));
+  }
+}
