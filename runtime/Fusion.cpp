@@ -240,6 +240,42 @@ std::optional<Fusion> matmulRowsAt(const std::vector<graph::Node *> &order, size
   return f;
 }
 
+/// The MatMul at `head` when its only reader adds a constant float row of
+/// its product's width (a bias).
+std::optional<Fusion> matmulBiasAt(const std::vector<graph::Node *> &order, size_t head,
+                                   const std::vector<size_t> &stepOf,
+                                   const std::vector<Tensor> &constants) {
+  const graph::Node &mm = *order[head];
+  if (!singleOutput(mm) || mm.inputs.size() != 2 || !mm.inputs[0] || !mm.inputs[1] ||
+      !mm.inputs[1]->type.shape || mm.inputs[1]->type.shape->size() < 2)
+    return std::nullopt;
+  const graph::Value *prod = mm.outputs[0];
+  const graph::Node *add = onlyReader(prod);
+  if (!add || add->opType != "Add" || !singleOutput(*add) || add->inputs.size() != 2 ||
+      stepOf[add->id] < head)
+    return std::nullopt;
+  // A row of B's width, of no higher rank than the product (B's rank is
+  // at least 2, so a 1-D row always fits): the sum keeps the product's shape.
+  const graph::Value *bias = add->inputs[0] == prod ? add->inputs[1] : add->inputs[0];
+  const graph::Dim &n = mm.inputs[1]->type.shape->back();
+  const auto &ps = prod->type.shape;
+  if (!bias || bias == prod || !bias->constant || bias->isGraphInput || !n.known() ||
+      prod->type.elem != ElemType::Float)
+    return std::nullopt;
+  const Tensor &t = constants[bias->id];
+  int64_t rank = ps ? int64_t(ps->size()) : 1;
+  if (!t.defined() || t.elem() != ElemType::Float || t.rank() > rank || t.numel() != n.value ||
+      (t.rank() > 0 && t.shape().back() != t.numel()))
+    return std::nullopt;
+  Fusion f;
+  f.kernel = matmulBiasKernel;
+  f.operands.push_back(bias);
+  f.absorbed.push_back(stepOf[add->id]);
+  f.skipped.push_back(prod);
+  f.result = add->outputs[0];
+  return f;
+}
+
 } // namespace
 
 std::optional<Fusion> rt::fusionAfter(const std::vector<graph::Node *> &order, size_t head,
@@ -251,8 +287,11 @@ std::optional<Fusion> rt::fusionAfter(const std::vector<graph::Node *> &order, s
     return std::nullopt;
   if (conv.opType == "Div" || conv.opType == "Mul")
     return geluAt(order, head, stepOf, constants);
-  if (conv.opType == "MatMul")
-    return matmulRowsAt(order, head, stepOf, opsetOf, constants);
+  if (conv.opType == "MatMul") {
+    if (auto rows = matmulRowsAt(order, head, stepOf, opsetOf, constants))
+      return rows;
+    return matmulBiasAt(order, head, stepOf, constants);
+  }
   if ((conv.opType != "Conv" && conv.opType != "ConvTranspose") || !singleOutput(conv))
     return std::nullopt;
   Fusion f;

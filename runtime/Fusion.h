@@ -25,6 +25,10 @@
 // (matmulRowsKernel): each product row is the same sum of the same row, so
 // the result is what the two nodes compute, at a fraction of the work.
 //
+// A MatMul whose only reader adds a constant row (a linear layer's bias)
+// gets it as the matmul primitive's bias (matmulBiasKernel), added to each
+// finished sum as the Add would.
+//
 // The executor uses a chain only in runs where nothing needs the values it
 // skips (Executor.h: RunOptions::watched).
 //
@@ -64,6 +68,9 @@ bool fusedGeluKernel(KernelContext &ctx);
 /// indices are a list (0: a scalar, whose axis the Gather drops), then the
 /// indices.
 bool matmulRowsKernel(KernelContext &ctx);
+
+/// A MatMul and the Add of its bias (the Fusion's one operand).
+bool matmulBiasKernel(KernelContext &ctx);
 
 /// The chain after the Conv/ConvTranspose at step `head` of `order`, or the
 /// GELU that starts there, if any.

@@ -14,9 +14,11 @@
 //
 //===----------------------------------------------------------------------===//
 #include "runtime/KernelUtil.h"
+#include "runtime/Simd.h"
 
 #include <algorithm>
 #include <cmath>
+#include <immintrin.h>
 #include <limits>
 
 using namespace tpcc;
@@ -45,6 +47,34 @@ template <size_t S> void copyRowT(uint8_t *dst, const uint8_t *src, int64_t n, i
     std::memcpy(dst + i * int64_t(S), src + i * stride * int64_t(S), S);
 }
 
+/// Writes the 8 x 8 block of 4-byte elements at `src` (rows `srcStride`
+/// elements apart) transposed to `dst` (rows `dstStride` apart).
+__attribute__((target("avx2"))) void transpose8x8(const uint8_t *src, int64_t srcStride,
+                                                  uint8_t *dst, int64_t dstStride) {
+  auto *s = reinterpret_cast<const float *>(src);
+  auto *d = reinterpret_cast<float *>(dst);
+  __m256 r[8], t[8];
+  for (int i = 0; i < 8; ++i)
+    r[i] = _mm256_loadu_ps(s + i * srcStride);
+  for (int i = 0; i < 8; i += 2) {
+    t[i] = _mm256_unpacklo_ps(r[i], r[i + 1]);
+    t[i + 1] = _mm256_unpackhi_ps(r[i], r[i + 1]);
+  }
+  for (int i = 0; i < 8; i += 4)
+    for (int j = 0; j < 2; ++j) {
+      r[i + j] = _mm256_shuffle_ps(t[i + j], t[i + j + 2], _MM_SHUFFLE(1, 0, 1, 0));
+      r[i + j + 2] = _mm256_shuffle_ps(t[i + j], t[i + j + 2], _MM_SHUFFLE(3, 2, 3, 2));
+    }
+  // r[0], r[2], r[1], r[3] now hold columns 0, 1, 2, 3 of rows 0-3 (their
+  // high halves columns 4-7), r[4..7] the same of rows 4-7.
+  static constexpr int order[4] = {0, 2, 1, 3};
+  for (int c = 0; c < 4; ++c) {
+    __m256 lo = r[order[c]], hi = r[4 + order[c]];
+    _mm256_storeu_ps(d + c * dstStride, _mm256_permute2f128_ps(lo, hi, 0x20));
+    _mm256_storeu_ps(d + (c + 4) * dstStride, _mm256_permute2f128_ps(lo, hi, 0x31));
+  }
+}
+
 /// stridedCopy's transposes: axis k (input stride 1) and the last axis
 /// (input stride st.back()) copied in tiles of 8 x 8, which read along the
 /// input's rows and write along the output's, where a strided gather per
@@ -66,6 +96,7 @@ void tiledCopy(const uint8_t *src, uint8_t *dst, int64_t base, const Shape &dims
       outer *= dims[j];
     }
   int64_t rowOut = ost[k];
+  bool avx = simdLevel() >= SimdLevel::Avx2;
   parallelFor(outer, rowsA * cols * int64_t(S) + 64, [&](int64_t o0, int64_t o1) {
     for (int64_t o = o0; o < o1; ++o) {
       int64_t from = base, to = 0, rem = o;
@@ -79,6 +110,11 @@ void tiledCopy(const uint8_t *src, uint8_t *dst, int64_t base, const Shape &dims
       for (int64_t a0 = 0; a0 < rowsA; a0 += kTile)
         for (int64_t c0 = 0; c0 < cols; c0 += kTile) {
           int64_t a1 = std::min(rowsA, a0 + kTile), c1 = std::min(cols, c0 + kTile);
+          if (S == 4 && avx && a1 - a0 == kTile && c1 - c0 == kTile) {
+            transpose8x8(src + size_t(from + a0 + c0 * colStride) * S, colStride,
+                         dst + size_t(to + a0 * rowOut + c0) * S, rowOut);
+            continue;
+          }
           for (int64_t a = a0; a < a1; ++a)
             for (int64_t c = c0; c < c1; ++c)
               std::memcpy(dst + size_t(to + a * rowOut + c) * S,

@@ -287,8 +287,10 @@ void refMatmul(const Tensor &a, const Tensor &b, Tensor &y, const MatmulShape &s
   });
 }
 
-/// y = a * b (MatMul's semantics); `ctx` holds the node's plans.
-bool matmulOf(KernelContext &ctx, const Tensor *a, const Tensor *b, Tensor &y) {
+/// y = a * b (MatMul's semantics), plus `bias` (float, one value per column)
+/// when given; `ctx` holds the node's plans.
+bool matmulOf(KernelContext &ctx, const Tensor *a, const Tensor *b, Tensor &y,
+              const Tensor *bias = nullptr) {
   if (a->elem() != b->elem())
     return ctx.fail("MatMul operands differ in type");
   MatmulShape s;
@@ -296,10 +298,19 @@ bool matmulOf(KernelContext &ctx, const Tensor *a, const Tensor *b, Tensor &y) {
     return false;
   ElemType et = a->elem();
   y = Tensor(et, s.out, /*zero=*/s.k == 0);
-  if (y.numel() == 0 || s.k == 0)
+  // The bias as an Add after the product computes it: y + bias, rounded.
+  auto addBias = [&] {
+    float *py = y.data<float>();
+    const float *pb = bias->data<float>();
+    for (int64_t i = 0; i < y.numel(); ++i)
+      py[i] = py[i] + pb[i % s.n];
+  };
+  if (y.numel() == 0)
     return true;
-  if (et != ElemType::Float) {
-    bool ok = TPCC_DISPATCH_NUMERIC(et, false, (refMatmul<T>(*a, *b, y, s), true));
+  if (s.k == 0 || et != ElemType::Float) {
+    bool ok = s.k == 0 || TPCC_DISPATCH_NUMERIC(et, false, (refMatmul<T>(*a, *b, y, s), true));
+    if (ok && bias)
+      addBias();
     return ok ? true : ctx.fail("MatMul does not support " + typeName(et));
   }
 
@@ -312,13 +323,17 @@ bool matmulOf(KernelContext &ctx, const Tensor *a, const Tensor *b, Tensor &y) {
   key.push_back(threads);
   bool packB = nbB == 1 && ctx.constantInput(1);
   key.push_back(packB);
+  key.push_back(bias != nullptr);
   try {
     if (nbB == 1) {
-      // B is one matrix: fold A's batch into its rows.
+      // B is one matrix: fold A's batch into its rows; the bias is the
+      // primitive's (added to each finished sum).
       MatmulPlan &p = findPlan(ctx, key, [&] {
-        return buildMatmul(0, nbA * s.m, s.k, s.n, false, false, 1.f, {}, false, packB);
+        return buildMatmul(0, nbA * s.m, s.k, s.n, false, false, 1.f,
+                           bias ? dnnl::memory::dims{1, s.n} : dnnl::memory::dims{}, false, packB);
       });
-      runMatmul(p, a->raw(), b->raw(), nullptr, y.raw(), &stateOf(ctx));
+      runMatmul(p, a->raw(), b->raw(), bias ? bias->raw() : nullptr, y.raw(), &stateOf(ctx));
+      bias = nullptr;
     } else if (nbA == nb && nbB == nb && BroadcastIndexer(s.aBatch, s.batch).identity &&
                BroadcastIndexer(s.bBatch, s.batch).identity) {
       MatmulPlan &p =
@@ -335,6 +350,8 @@ bool matmulOf(KernelContext &ctx, const Tensor *a, const Tensor *b, Tensor &y) {
                   y.data<float>() + i * s.m * s.n);
     }
     stream().wait();
+    if (bias)
+      addBias();
   } catch (const dnnl::error &e) {
     ctx.state.reset();
     return ctx.fail(std::string("MatMul: oneDNN failed: ") + e.what());
@@ -353,6 +370,17 @@ bool matmulKernel(KernelContext &ctx) {
 }
 
 } // namespace
+
+bool rt::matmulBiasKernel(KernelContext &ctx) {
+  const Tensor *a = ctx.input(0), *b = ctx.input(1);
+  if (!a || !b)
+    return ctx.fail("MatMul needs two inputs");
+  const Tensor *bias = ctx.operands.empty() ? nullptr : ctx.operands[0];
+  if (!bias || bias->elem() != ElemType::Float || a->elem() != ElemType::Float || b->rank() < 1 ||
+      bias->numel() != b->shape().back())
+    return ctx.fail("the bias after this MatMul does not match its columns");
+  return matmulOf(ctx, a, b, ctx.outputs[0], bias);
+}
 
 bool rt::matmulRowsKernel(KernelContext &ctx) {
   const Tensor *a = ctx.input(0), *b = ctx.input(1);

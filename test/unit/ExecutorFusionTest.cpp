@@ -212,7 +212,7 @@ TEST(ExecutorFusion, SharedMobileNetAgreesFusedAndUnfused) {
   EXPECT_LT(maxRelative(fused[0], plain[0]), 1e-4f);
 }
 
-TEST(ExecutorFusion, SharedVitGeluSameBitsFusedAndUnfused) {
+TEST(ExecutorFusion, SharedVitGeluAndBiasSameBitsFusedAndUnfused) {
   const std::string models = TPCC_SOURCE_DIR "/../shared/models/";
   rt::Tensor all;
   std::string error;
@@ -228,8 +228,9 @@ TEST(ExecutorFusion, SharedVitGeluSameBitsFusedAndUnfused) {
       if (i == "input")
         i = "x";
   m.mutable_graph()->mutable_input(0)->set_name("x");
-  // The four blocks' GELUs (four nodes each after the head).
-  sameBitsFusedAndUnfused(m.SerializeAsString(), all.rows(0, 8), 16);
+  // The four blocks' GELUs (four nodes each after the head) and the bias
+  // Adds of their three MatMuls.
+  sameBitsFusedAndUnfused(m.SerializeAsString(), all.rows(0, 8), 16 + 12);
 }
 
 namespace {
@@ -361,4 +362,48 @@ TEST(ExecutorFusion, ConstantWeightsPackedOnceGiveTheBitsOfFedWeights) {
     ASSERT_EQ(out[0].bytes(), fed[0].bytes());
     EXPECT_EQ(0, std::memcmp(out[0].raw(), fed[0].raw(), fed[0].bytes()));
   }
+}
+
+TEST(ExecutorFusion, MatMulBiasAddsAsThePrimitivesBias) {
+  // x[2,5,6] * W[6,7] + bias: a row of 7 (either operand order) is the
+  // primitive's bias; a [5,7] matrix is no bias and stays an Add.
+  auto graphWith = [](std::vector<int64_t> biasDims, bool biasFirst) {
+    onnx::ModelProto m;
+    m.set_ir_version(7);
+    m.add_opset_import()->set_version(13);
+    auto *g = m.mutable_graph();
+    g->set_name("g");
+    auto typed = [](onnx::ValueInfoProto *v, const char *name, std::vector<int64_t> dims) {
+      v->set_name(name);
+      auto *t = v->mutable_type()->mutable_tensor_type();
+      t->set_elem_type(onnx::TensorProto::FLOAT);
+      for (int64_t d : dims)
+        t->mutable_shape()->add_dim()->set_dim_value(d);
+    };
+    typed(g->add_input(), "x", {2, 5, 6});
+    typed(g->add_output(), "y", {2, 5, 7});
+    auto constant = [&](const char *name, std::vector<int64_t> dims, float step) {
+      auto *t = g->add_initializer();
+      t->set_name(name);
+      t->set_data_type(onnx::TensorProto::FLOAT);
+      int64_t n = 1;
+      for (int64_t d : dims)
+        t->add_dims(d), n *= d;
+      for (int64_t i = 0; i < n; ++i)
+        t->add_float_data(std::sin(step * float(i + 1)) * 3.f);
+    };
+    constant("w", {6, 7}, 0.7f);
+    constant("b", biasDims, 1.3f);
+    test::addNode(*g, "MatMul", {"x", "w"}, "p");
+    test::addNode(
+        *g, "Add",
+        biasFirst ? std::vector<std::string>{"b", "p"} : std::vector<std::string>{"p", "b"}, "y");
+    return m.SerializeAsString();
+  };
+  rt::Tensor x(graph::ElemType::Float, {2, 5, 6});
+  for (int64_t i = 0; i < x.numel(); ++i)
+    x.data<float>()[i] = std::cos(0.3f * float(i)) * float(1 + i % 7);
+  sameBitsFusedAndUnfused(graphWith({7}, false), x, 1);
+  sameBitsFusedAndUnfused(graphWith({1, 1, 7}, true), x, 1);
+  sameBitsFusedAndUnfused(graphWith({5, 7}, false), x, 0);
 }
