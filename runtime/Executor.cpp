@@ -173,21 +173,31 @@ bool rt::readsBlocked(const graph::Node &n, size_t i) {
          (op == "MaxPool" && (n.outputs.size() < 2 || !n.outputs[1]));
 }
 
+/// Whether the default kernel of `n` takes input `i` in oneDNN's layouts:
+/// the readsBlocked nodes, Concat (it joins convolutions' outputs
+/// channels-last) and Resize (it resizes them channels-last), which make
+/// other layouts plain themselves, and Shape (it reads no data).
+static bool takesBlocked(const graph::Node &n, size_t i) {
+  return readsBlocked(n, i) ||
+         (n.inDefaultDomain() &&
+          (n.opType == "Concat" || n.opType == "Shape" || (n.opType == "Resize" && i == 0)));
+}
+
 void Executor::findFusions() {
   const std::vector<graph::Node *> &order = m.graph.topologicalOrder();
   auto opset = [&](const graph::Node &n) { return steps[stepIndex[n.id]].opset; };
   for (size_t s = 0; s < steps.size(); ++s)
     if (!steps[s].precomputed)
       steps[s].fusion = fusionAfter(order, s, stepIndex, opset, constants);
-  // A value every reader of which is a convolution's input or a fused Add's
-  // operand may stay blocked.
+  // A value every reader of which is a convolution's or a Concat's input or
+  // a fused Add's operand may stay blocked.
   blockedReaders.assign(m.graph.values().size(), false);
   for (const auto &v : m.graph.values()) {
     if (v->isGraphOutput || v->constant || v->uses.empty())
       continue;
     bool all = true;
     for (const graph::Use &u : v->uses)
-      all &= readsBlocked(*u.node, u.index) || u.node->opType == "Add";
+      all &= takesBlocked(*u.node, u.index) || u.node->opType == "Add";
     blockedReaders[v->id] = all;
   }
 }
@@ -440,7 +450,8 @@ LogicalResult Executor::runFrom(size_t first, std::vector<Tensor> values,
         return missing(n, *in);
       if (in && t == &constants[in->id] && i < 64)
         ctx.constantInputs |= uint64_t(1) << i;
-      if (t && t->blocked() && (t->elem() != graph::ElemType::Float || !readsBlocked(n, i))) {
+      bool takes = readsBlocked(n, i) || (kernel == step.kernel && takesBlocked(n, i));
+      if (t && t->blocked() && (t->elem() != graph::ElemType::Float || !takes)) {
         plainCopies.push_back(dnnl_util::toPlain(*t));
         t = &plainCopies.back();
       }

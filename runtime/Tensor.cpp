@@ -45,6 +45,14 @@ Tensor Tensor::reshaped(Shape s) const {
   return t;
 }
 
+Tensor Tensor::viewAs(Shape s) const {
+  assert(numElements(s) == count && "a view changes the element count");
+  Tensor t = *this;
+  t.dims = std::move(s);
+  t.layout.reset();
+  return t;
+}
+
 Tensor Tensor::clone() const {
   assert(!layout && "clone of a blocked tensor");
   Tensor t(type, dims);

@@ -64,6 +64,10 @@ public:
 
   /// The same data seen with another shape of the same element count.
   Tensor reshaped(Shape s) const;
+  /// The same buffer read as a plain tensor of shape `s` (the element count
+  /// unchanged): a dense blocked layout that permutes the axes (NHWC) seen
+  /// in its memory order.
+  Tensor viewAs(Shape s) const;
   /// A deep copy.
   Tensor clone() const;
   /// A copy of rows [begin, end) along the first dimension.

@@ -15,6 +15,7 @@
 //===----------------------------------------------------------------------===//
 #include "runtime/KernelUtil.h"
 #include "runtime/Simd.h"
+#include "runtime/ops/Dnnl.h"
 
 #include <algorithm>
 #include <cmath>
@@ -291,6 +292,44 @@ std::vector<int64_t> rt::contiguousStrides(const Shape &s) {
 // Concat, Split
 //===----------------------------------------------------------------------===//
 
+/// Joins 4-D float tensors along the channels into a channels-last (NHWC)
+/// output `y` of `out`: each pixel's channels from each input in turn. The
+/// inputs arrive channels-last (a convolution's output) or are made so
+/// (one oneDNN reorder, what the next convolution would do to the output).
+static void concatChannelsLast(const std::vector<const Tensor *> &ins, const Shape &out,
+                               Tensor &y) {
+  dnnl::memory::desc nhwc(dnnl_util::toDims(out), dnnl_util::dt::f32, dnnl_util::tag::nhwc);
+  y = dnnl_util::allocate(out, nhwc);
+  int64_t pixels = out[0] * out[2] * out[3], total = out[1];
+  std::vector<Tensor> made;
+  std::vector<const float *> src;
+  for (const Tensor *t : ins) {
+    Shape s = t->shape();
+    dnnl::memory::desc want(dnnl_util::toDims(s), dnnl_util::dt::f32, dnnl_util::tag::nhwc);
+    if (dnnl_util::descOf(*t) == want) {
+      src.push_back(t->data<float>());
+      continue;
+    }
+    made.push_back(dnnl_util::allocate(s, want));
+    dnnl::memory from = dnnl_util::wrap(dnnl_util::descOf(*t), t->raw()),
+                 to = dnnl_util::wrap(want, made.back().raw());
+    dnnl::reorder(from, to).execute(dnnl_util::stream(), from, to);
+    dnnl_util::stream().wait();
+    src.push_back(made.back().data<float>());
+  }
+  float *dst = y.data<float>();
+  parallelFor(pixels, total + 16, [&](int64_t b, int64_t e) {
+    for (int64_t p = b; p < e; ++p) {
+      float *d = dst + p * total;
+      for (size_t i = 0; i < ins.size(); ++i) {
+        int64_t c = ins[i]->dim(1);
+        std::memcpy(d, src[i] + p * c, size_t(c) * sizeof(float));
+        d += c;
+      }
+    }
+  });
+}
+
 static bool concatKernel(KernelContext &ctx) {
   std::vector<const Tensor *> ins;
   for (size_t i = 0; i < ctx.numInputs(); ++i)
@@ -298,6 +337,24 @@ static bool concatKernel(KernelContext &ctx) {
       ins.push_back(t);
   if (ins.empty())
     return ctx.fail("Concat needs at least one input");
+  // Inputs in oneDNN's layouts (the executor passes a convolution's output
+  // as it is): joined channels-last when the output may stay so, else made
+  // plain first.
+  std::vector<Tensor> plain;
+  bool anyBlocked = false;
+  for (const Tensor *t : ins)
+    anyBlocked |= t->blocked() != nullptr;
+  bool channelsLast = anyBlocked && ctx.blockedOutput && ins.size() > 1 &&
+                      ins[0]->elem() == ElemType::Float && ins[0]->rank() == 4 &&
+                      normalizeAxis(ctx.attrInt("axis", 0), 4) == std::optional<int64_t>(1);
+  if (anyBlocked && !channelsLast) {
+    plain.reserve(ins.size());
+    for (const Tensor *&t : ins)
+      if (t->blocked()) {
+        plain.push_back(dnnl_util::toPlain(*t));
+        t = &plain.back();
+      }
+  }
   const Tensor &first = *ins[0];
   auto axis = normalizeAxis(ctx.attrInt("axis", 0), first.rank());
   if (!axis)
@@ -319,6 +376,13 @@ static bool concatKernel(KernelContext &ctx) {
   }
   if (ins.size() == 1) {
     ctx.outputs[0] = first;
+    return true;
+  }
+  if (channelsLast) {
+    int64_t n;
+    if (!checkedNumel(out, first.elem(), n))
+      return ctx.fail("output shape " + shapeStr(out) + " is invalid or too large");
+    concatChannelsLast(ins, out, ctx.outputs[0]);
     return true;
   }
   if (!allocate(ctx, 0, first.elem(), out))

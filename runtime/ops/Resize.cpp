@@ -29,6 +29,7 @@
 
 #include "runtime/KernelUtil.h"
 #include "runtime/Simd.h"
+#include "runtime/ops/Dnnl.h"
 
 #include <algorithm>
 #include <climits>
@@ -480,9 +481,12 @@ bool planTaps(KernelContext &ctx, const Tensor &x, const Options &o,
 }
 
 /// Resizes `x` along the taps `t` into output 0.
-bool run(KernelContext &ctx, const Tensor &x, const ResizeTaps &t) {
-  ctx.outputs[0] = Tensor(x.elem(), t.outShape);
-  Tensor &y = ctx.outputs[0];
+/// Resizes `x` by `t` into output 0 of `ctx`, or into `*into` (a tensor of
+/// t.outShape) when given.
+bool run(KernelContext &ctx, const Tensor &x, const ResizeTaps &t, Tensor *into = nullptr) {
+  if (!into)
+    ctx.outputs[0] = Tensor(x.elem(), t.outShape);
+  Tensor &y = into ? *into : ctx.outputs[0];
   if (t.axes.empty())
     return true;
   const std::vector<AxisTaps> &axes = t.axes;
@@ -625,7 +629,32 @@ bool resizeKernel(KernelContext &ctx) {
   ResizeTaps t;
   if (!readNode(ctx, o, scales, sizes, roi) || !planTaps(ctx, *x, o, scales, sizes, roi, t))
     return false;
-  return run(ctx, *x, t);
+  if (!x->blocked())
+    return run(ctx, *x, t);
+  // A convolution's output, passed as it is: NHWC resized over H and W as a
+  // plain [N, H, W, C] tensor (the same passes in the same order, so the
+  // same values), into NHWC for the next convolution or made plain; other
+  // layouts are made plain first.
+  Shape nhwc = x->shape();
+  bool permutable =
+      x->rank() == 4 && x->elem() == ElemType::Float && !t.axes.empty() && t.axes[0].identity &&
+      t.axes[1].identity &&
+      x->blocked()->md ==
+          dnnl::memory::desc(dnnl_util::toDims(nhwc), dnnl_util::dt::f32, dnnl_util::tag::nhwc);
+  if (!permutable)
+    return run(ctx, dnnl_util::toPlain(*x), t);
+  std::swap(nhwc[1], nhwc[3]), std::swap(nhwc[1], nhwc[2]); // N, H, W, C
+  ResizeTaps p = t;
+  p.axes = {t.axes[0], t.axes[2], t.axes[3], t.axes[1]};
+  p.outShape = {t.outShape[0], t.outShape[2], t.outShape[3], t.outShape[1]};
+  Tensor y =
+      dnnl_util::allocate(t.outShape, dnnl::memory::desc(dnnl_util::toDims(t.outShape),
+                                                         dnnl_util::dt::f32, dnnl_util::tag::nhwc));
+  Tensor view = y.viewAs(p.outShape);
+  if (!run(ctx, x->viewAs(nhwc), p, &view))
+    return false;
+  ctx.outputs[0] = ctx.blockedOutput ? std::move(y) : dnnl_util::toPlain(y);
+  return true;
 }
 
 } // namespace

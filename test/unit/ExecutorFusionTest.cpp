@@ -407,3 +407,73 @@ TEST(ExecutorFusion, MatMulBiasAddsAsThePrimitivesBias) {
   sameBitsFusedAndUnfused(graphWith({1, 1, 7}, true), x, 1);
   sameBitsFusedAndUnfused(graphWith({5, 7}, false), x, 0);
 }
+
+TEST(ExecutorFusion, ConcatAndResizeKeepConvolutionsChannelsLast) {
+  // x[1,4,8,8] -> conv a, conv b (1x1); Concat(a, x, b) along the channels
+  // (convolution outputs channels-last, the graph input plain); its Shape;
+  // Resize to 16 x 16 (linear) and to 11 x 13 (nearest); a convolution of
+  // each. The run that keeps layouts must give the bits of the run that
+  // watches (and so makes plain) every value.
+  onnx::ModelProto m;
+  m.set_ir_version(7);
+  m.add_opset_import()->set_version(13);
+  auto *g = m.mutable_graph();
+  g->set_name("g");
+  auto typed = [](onnx::ValueInfoProto *v, const char *name, std::vector<int64_t> dims) {
+    v->set_name(name);
+    auto *t = v->mutable_type()->mutable_tensor_type();
+    t->set_elem_type(onnx::TensorProto::FLOAT);
+    for (int64_t d : dims)
+      t->mutable_shape()->add_dim()->set_dim_value(d);
+  };
+  typed(g->add_input(), "x", {1, 4, 8, 8});
+  typed(g->add_output(), "y", {1, 4, 16, 16});
+  typed(g->add_output(), "z", {1, 4, 11, 13});
+  auto *shapeOut = g->add_output();
+  shapeOut->set_name("s");
+  shapeOut->mutable_type()->mutable_tensor_type()->set_elem_type(onnx::TensorProto::INT64);
+  shapeOut->mutable_type()->mutable_tensor_type()->mutable_shape()->add_dim()->set_dim_value(4);
+  auto weights = [&](const char *name, std::vector<int64_t> dims, float step) {
+    auto *t = g->add_initializer();
+    t->set_name(name);
+    t->set_data_type(onnx::TensorProto::FLOAT);
+    int64_t n = 1;
+    for (int64_t d : dims)
+      t->add_dims(d), n *= d;
+    for (int64_t i = 0; i < n; ++i)
+      t->add_float_data(std::sin(step * float(i + 1)));
+  };
+  auto ints = [&](const char *name, std::vector<int64_t> v) {
+    auto *t = g->add_initializer();
+    t->set_name(name);
+    t->set_data_type(onnx::TensorProto::INT64);
+    t->add_dims(int64_t(v.size()));
+    for (int64_t x : v)
+      t->add_int64_data(x);
+  };
+  weights("wa", {16, 4, 1, 1}, 0.7f);
+  weights("wb", {20, 4, 1, 1}, 1.1f);
+  weights("wy", {4, 40, 3, 3}, 0.3f);
+  weights("wz", {4, 40, 1, 1}, 0.9f);
+  ints("big", {1, 40, 16, 16});
+  ints("odd", {1, 40, 11, 13});
+  test::addNode(*g, "Conv", {"x", "wa"}, "a");
+  test::addNode(*g, "Conv", {"x", "wb"}, "b");
+  test::GraphBuilder::intAttr(test::addNode(*g, "Concat", {"a", "x", "b"}, "cat"), "axis", 1);
+  test::addNode(*g, "Shape", {"cat"}, "s");
+  auto resize = [&](const char *sizes, const char *mode, const char *out) {
+    auto *n = test::addNode(*g, "Resize", {"cat", "", "", sizes}, out);
+    auto *a = n->add_attribute();
+    a->set_name("mode");
+    a->set_type(onnx::AttributeProto::STRING);
+    a->set_s(mode);
+  };
+  resize("big", "linear", "up");
+  resize("odd", "nearest", "near");
+  test::GraphBuilder::intsAttr(test::addNode(*g, "Conv", {"up", "wy"}, "y"), "pads", {1, 1, 1, 1});
+  test::addNode(*g, "Conv", {"near", "wz"}, "z");
+  rt::Tensor x(graph::ElemType::Float, {1, 4, 8, 8});
+  for (int64_t i = 0; i < x.numel(); ++i)
+    x.data<float>()[i] = std::cos(0.21f * float(i)) * float(1 + i % 5);
+  sameBitsFusedAndUnfused(m.SerializeAsString(), x, 0);
+}
