@@ -199,6 +199,21 @@ __attribute__((target("avx2"))) float maxOfAvx2(const float *x, int64_t n) {
   return mx;
 }
 
+__attribute__((target("avx2,fma"))) void softmaxRowsAvx2(const float *x, float *y, int64_t rows,
+                                                         int64_t len) {
+  for (int64_t r = 0; r < rows; ++r, x += len, y += len) {
+    float sum = expShiftedSumAvx2(x, y, len, maxOfAvx2(x, len));
+    __m256 inv = _mm256_set1_ps(1.f / sum);
+    int64_t i = 0;
+    for (; i + 8 <= len; i += 8)
+      _mm256_storeu_ps(y + i, _mm256_mul_ps(_mm256_loadu_ps(y + i), inv));
+    if (i < len) {
+      __m256i m = tailMask(len - i);
+      _mm256_maskstore_ps(y + i, m, _mm256_mul_ps(_mm256_maskload_ps(y + i, m), inv));
+    }
+  }
+}
+
 } // namespace
 
 float vecmath::maxOf(const float *x, int64_t n) {
@@ -230,6 +245,16 @@ float vecmath::expShiftedSum(const float *x, float *y, int64_t n, float shift) {
     lanes[i % 8] += y[i];
   }
   return addLanes(lanes);
+}
+
+void vecmath::softmaxRows(const float *x, float *y, int64_t rows, int64_t len) {
+  if (useAvx2())
+    return softmaxRowsAvx2(x, y, rows, len);
+  for (int64_t r = 0; r < rows; ++r, x += len, y += len) {
+    float inv = 1.f / expShiftedSum(x, y, len, maxOf(x, len));
+    for (int64_t i = 0; i < len; ++i)
+      y[i] *= inv;
+  }
 }
 
 void vecmath::erf(const float *x, float *y, int64_t n) {

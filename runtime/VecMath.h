@@ -33,6 +33,11 @@ float expShiftedSum(const float *x, float *y, int64_t n, float shift);
 /// +0 and -0 (equal) either.
 float maxOf(const float *x, int64_t n);
 
+/// Softmax of each of `rows` rows of `len` floats: m = maxOf(row), s =
+/// expShiftedSum(row, m), then each e^(x - m) times 1 / s (one loop over the
+/// rows, so the checks and constants are not repeated per row).
+void softmaxRows(const float *x, float *y, int64_t rows, int64_t len);
+
 /// y[i] = erf(x[i]) for i < n (x and y may be the same array).
 void erf(const float *x, float *y, int64_t n);
 

@@ -280,24 +280,23 @@ void normalizeLines(const T *s, T *d, int64_t outer, int64_t len, int64_t inner,
     // Along the last axis (attention's scores): contiguous lines; float
     // lines take exp and their sum from runtime/VecMath.h.
     parallelFor(outer, len * 8, [&](int64_t ob, int64_t oe) {
-      for (int64_t o = ob; o < oe; ++o) {
-        const T *__restrict x = s + o * len;
-        T *__restrict y = d + o * len;
-        T mx = -std::numeric_limits<T>::infinity(), sum = 0;
-        if constexpr (std::is_same_v<T, float>) {
-          mx = vecmath::maxOf(x, len);
-          sum = vecmath::expShiftedSum(x, y, len, mx);
-        } else {
+      if constexpr (std::is_same_v<T, float>) {
+        vecmath::softmaxRows(s + ob * len, d + ob * len, oe - ob, len);
+      } else {
+        for (int64_t o = ob; o < oe; ++o) {
+          const T *__restrict x = s + o * len;
+          T *__restrict y = d + o * len;
+          T mx = -std::numeric_limits<T>::infinity(), sum = 0;
           for (int64_t k = 0; k < len; ++k)
             mx = std::max(mx, x[k]);
           for (int64_t k = 0; k < len; ++k)
             y[k] = std::exp(x[k] - mx);
           for (int64_t k = 0; k < len; ++k)
             sum += y[k];
+          T r = T(1) / sum;
+          for (int64_t k = 0; k < len; ++k)
+            y[k] *= r;
         }
-        T r = T(1) / sum;
-        for (int64_t k = 0; k < len; ++k)
-          y[k] *= r;
       }
     });
     return;

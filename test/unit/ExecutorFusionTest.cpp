@@ -237,41 +237,17 @@ namespace {
 
 /// x[2,3,5,6] -> MatMul(W[6,7]) -> Gather(axis, idx) -> y.
 std::string matmulGatherGraph(std::vector<int64_t> idx, bool scalar, int64_t axis) {
-  onnx::ModelProto m;
-  m.set_ir_version(7);
-  m.add_opset_import()->set_version(13);
+  onnx::ModelProto m = test::emptyModel();
   auto *g = m.mutable_graph();
-  g->set_name("g");
-  auto *in = g->add_input();
-  in->set_name("x");
-  auto *type = in->mutable_type()->mutable_tensor_type();
-  type->set_elem_type(onnx::TensorProto::FLOAT);
-  for (int64_t d : {2, 3, 5, 6})
-    type->mutable_shape()->add_dim()->set_dim_value(d);
-  auto *out = g->add_output();
-  out->set_name("y");
-  out->mutable_type()->mutable_tensor_type()->set_elem_type(onnx::TensorProto::FLOAT);
+  test::typedValue(g->add_input(), "x", {2, 3, 5, 6});
   std::vector<int64_t> ys = {2, 3, 5, 7};
   int64_t a = axis < 0 ? axis + 4 : axis;
   ys.erase(ys.begin() + a);
   if (!scalar)
     ys.insert(ys.begin() + a, int64_t(idx.size()));
-  for (int64_t d : ys)
-    out->mutable_type()->mutable_tensor_type()->mutable_shape()->add_dim()->set_dim_value(d);
-  auto *w = g->add_initializer();
-  w->set_name("w");
-  w->set_data_type(onnx::TensorProto::FLOAT);
-  w->add_dims(6);
-  w->add_dims(7);
-  for (int i = 0; i < 42; ++i)
-    w->add_float_data(std::sin(0.7f * float(i)) + 0.01f * float(i));
-  auto *t = g->add_initializer();
-  t->set_name("idx");
-  t->set_data_type(onnx::TensorProto::INT64);
-  if (!scalar)
-    t->add_dims(int64_t(idx.size()));
-  for (int64_t v : idx)
-    t->add_int64_data(v);
+  test::typedValue(g->add_output(), "y", ys);
+  test::waveInitializer(*g, "w", {6, 7}, 0.7f);
+  test::int64Initializer(*g, "idx", idx, scalar);
   test::addNode(*g, "MatMul", {"x", "w"}, "p");
   auto *gather = test::addNode(*g, "Gather", {"p", "idx"}, "y");
   test::GraphBuilder::intAttr(gather, "axis", axis);
@@ -313,39 +289,22 @@ TEST(ExecutorFusion, ConstantWeightsPackedOnceGiveTheBitsOfFedWeights) {
   // x[3,40,96] * W[96,200]: W an initializer (reordered once into the
   // primitive's layout) or a graph input (read as it is, every run).
   auto graphWith = [](bool constant) {
-    onnx::ModelProto m;
-    m.set_ir_version(7);
-    m.add_opset_import()->set_version(13);
+    onnx::ModelProto m = test::emptyModel();
     auto *g = m.mutable_graph();
-    g->set_name("g");
-    auto typed = [](onnx::ValueInfoProto *v, const char *name, std::vector<int64_t> dims) {
-      v->set_name(name);
-      auto *t = v->mutable_type()->mutable_tensor_type();
-      t->set_elem_type(onnx::TensorProto::FLOAT);
-      for (int64_t d : dims)
-        t->mutable_shape()->add_dim()->set_dim_value(d);
-    };
-    typed(g->add_input(), "x", {3, 40, 96});
-    typed(g->add_output(), "y", {3, 40, 200});
-    if (constant) {
-      auto *w = g->add_initializer();
-      w->set_name("w");
-      w->set_data_type(onnx::TensorProto::FLOAT);
-      w->add_dims(96);
-      w->add_dims(200);
-      for (int i = 0; i < 96 * 200; ++i)
-        w->add_float_data(std::sin(0.37f * float(i)));
-    } else {
-      typed(g->add_input(), "w", {96, 200});
-    }
+    test::typedValue(g->add_input(), "x", {3, 40, 96});
+    test::typedValue(g->add_output(), "y", {3, 40, 200});
+    if (constant)
+      test::waveInitializer(*g, "w", {96, 200}, 0.37f);
+    else
+      test::typedValue(g->add_input(), "w", {96, 200});
     test::addNode(*g, "MatMul", {"x", "w"}, "y");
     return m.SerializeAsString();
   };
   rt::Tensor x(graph::ElemType::Float, {3, 40, 96}), w(graph::ElemType::Float, {96, 200});
   for (int64_t i = 0; i < x.numel(); ++i)
     x.data<float>()[i] = std::cos(0.11f * float(i)) * float(1 + i % 13);
-  for (int64_t i = 0; i < w.numel(); ++i)
-    w.data<float>()[i] = std::sin(0.37f * float(i));
+  for (int64_t i = 0; i < w.numel(); ++i) // the initializer's values
+    w.data<float>()[i] = std::sin(0.37f * float(i + 1));
   std::vector<rt::Tensor> packed[2], fed;
   SourceManager sm;
   DiagnosticEngine diags(sm);
@@ -368,32 +327,12 @@ TEST(ExecutorFusion, MatMulBiasAddsAsThePrimitivesBias) {
   // x[2,5,6] * W[6,7] + bias: a row of 7 (either operand order) is the
   // primitive's bias; a [5,7] matrix is no bias and stays an Add.
   auto graphWith = [](std::vector<int64_t> biasDims, bool biasFirst) {
-    onnx::ModelProto m;
-    m.set_ir_version(7);
-    m.add_opset_import()->set_version(13);
+    onnx::ModelProto m = test::emptyModel();
     auto *g = m.mutable_graph();
-    g->set_name("g");
-    auto typed = [](onnx::ValueInfoProto *v, const char *name, std::vector<int64_t> dims) {
-      v->set_name(name);
-      auto *t = v->mutable_type()->mutable_tensor_type();
-      t->set_elem_type(onnx::TensorProto::FLOAT);
-      for (int64_t d : dims)
-        t->mutable_shape()->add_dim()->set_dim_value(d);
-    };
-    typed(g->add_input(), "x", {2, 5, 6});
-    typed(g->add_output(), "y", {2, 5, 7});
-    auto constant = [&](const char *name, std::vector<int64_t> dims, float step) {
-      auto *t = g->add_initializer();
-      t->set_name(name);
-      t->set_data_type(onnx::TensorProto::FLOAT);
-      int64_t n = 1;
-      for (int64_t d : dims)
-        t->add_dims(d), n *= d;
-      for (int64_t i = 0; i < n; ++i)
-        t->add_float_data(std::sin(step * float(i + 1)) * 3.f);
-    };
-    constant("w", {6, 7}, 0.7f);
-    constant("b", biasDims, 1.3f);
+    test::typedValue(g->add_input(), "x", {2, 5, 6});
+    test::typedValue(g->add_output(), "y", {2, 5, 7});
+    test::waveInitializer(*g, "w", {6, 7}, 0.7f, 3.f);
+    test::waveInitializer(*g, "b", biasDims, 1.3f, 3.f);
     test::addNode(*g, "MatMul", {"x", "w"}, "p");
     test::addNode(
         *g, "Add",
@@ -414,49 +353,18 @@ TEST(ExecutorFusion, ConcatAndResizeKeepConvolutionsChannelsLast) {
   // Resize to 16 x 16 (linear) and to 11 x 13 (nearest); a convolution of
   // each. The run that keeps layouts must give the bits of the run that
   // watches (and so makes plain) every value.
-  onnx::ModelProto m;
-  m.set_ir_version(7);
-  m.add_opset_import()->set_version(13);
+  onnx::ModelProto m = test::emptyModel();
   auto *g = m.mutable_graph();
-  g->set_name("g");
-  auto typed = [](onnx::ValueInfoProto *v, const char *name, std::vector<int64_t> dims) {
-    v->set_name(name);
-    auto *t = v->mutable_type()->mutable_tensor_type();
-    t->set_elem_type(onnx::TensorProto::FLOAT);
-    for (int64_t d : dims)
-      t->mutable_shape()->add_dim()->set_dim_value(d);
-  };
-  typed(g->add_input(), "x", {1, 4, 8, 8});
-  typed(g->add_output(), "y", {1, 4, 16, 16});
-  typed(g->add_output(), "z", {1, 4, 11, 13});
-  auto *shapeOut = g->add_output();
-  shapeOut->set_name("s");
-  shapeOut->mutable_type()->mutable_tensor_type()->set_elem_type(onnx::TensorProto::INT64);
-  shapeOut->mutable_type()->mutable_tensor_type()->mutable_shape()->add_dim()->set_dim_value(4);
-  auto weights = [&](const char *name, std::vector<int64_t> dims, float step) {
-    auto *t = g->add_initializer();
-    t->set_name(name);
-    t->set_data_type(onnx::TensorProto::FLOAT);
-    int64_t n = 1;
-    for (int64_t d : dims)
-      t->add_dims(d), n *= d;
-    for (int64_t i = 0; i < n; ++i)
-      t->add_float_data(std::sin(step * float(i + 1)));
-  };
-  auto ints = [&](const char *name, std::vector<int64_t> v) {
-    auto *t = g->add_initializer();
-    t->set_name(name);
-    t->set_data_type(onnx::TensorProto::INT64);
-    t->add_dims(int64_t(v.size()));
-    for (int64_t x : v)
-      t->add_int64_data(x);
-  };
-  weights("wa", {16, 4, 1, 1}, 0.7f);
-  weights("wb", {20, 4, 1, 1}, 1.1f);
-  weights("wy", {4, 40, 3, 3}, 0.3f);
-  weights("wz", {4, 40, 1, 1}, 0.9f);
-  ints("big", {1, 40, 16, 16});
-  ints("odd", {1, 40, 11, 13});
+  test::typedValue(g->add_input(), "x", {1, 4, 8, 8});
+  test::typedValue(g->add_output(), "y", {1, 4, 16, 16});
+  test::typedValue(g->add_output(), "z", {1, 4, 11, 13});
+  test::typedValue(g->add_output(), "s", {4}, onnx::TensorProto::INT64);
+  test::waveInitializer(*g, "wa", {16, 4, 1, 1}, 0.7f);
+  test::waveInitializer(*g, "wb", {20, 4, 1, 1}, 1.1f);
+  test::waveInitializer(*g, "wy", {4, 40, 3, 3}, 0.3f);
+  test::waveInitializer(*g, "wz", {4, 40, 1, 1}, 0.9f);
+  test::int64Initializer(*g, "big", {1, 40, 16, 16});
+  test::int64Initializer(*g, "odd", {1, 40, 11, 13});
   test::addNode(*g, "Conv", {"x", "wa"}, "a");
   test::addNode(*g, "Conv", {"x", "wb"}, "b");
   test::GraphBuilder::intAttr(test::addNode(*g, "Concat", {"a", "x", "b"}, "cat"), "axis", 1);

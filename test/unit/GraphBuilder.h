@@ -4,11 +4,29 @@
 
 #include <onnx/onnx_pb.h>
 
+#include <cmath>
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
 namespace tpcc::test {
+
+/// Adds the float initializer `name` of shape `dims` whose element i is f(i).
+inline void floatInitializer(onnx::GraphProto &g, const std::string &name,
+                             const std::vector<int64_t> &dims,
+                             const std::function<float(int64_t)> &f) {
+  auto *t = g.add_initializer();
+  t->set_name(name);
+  t->set_data_type(onnx::TensorProto::FLOAT);
+  int64_t n = 1;
+  for (int64_t d : dims) {
+    t->add_dims(d);
+    n *= d;
+  }
+  for (int64_t i = 0; i < n; ++i)
+    t->add_float_data(f(i));
+}
 
 /// Builds small ONNX graphs: float tensors [1,C,4,4] (or [N,C,4,4]), opset 13.
 class GraphBuilder {
@@ -25,16 +43,7 @@ public:
     typed(m.mutable_graph()->add_output(), name, c);
   }
   void constant(const std::string &name, std::vector<int64_t> dims, float fill = 0.5f) {
-    auto *t = m.mutable_graph()->add_initializer();
-    t->set_name(name);
-    t->set_data_type(onnx::TensorProto::FLOAT);
-    int64_t n = 1;
-    for (int64_t d : dims) {
-      t->add_dims(d);
-      n *= d;
-    }
-    for (int64_t k = 0; k < n; ++k)
-      t->add_float_data(fill);
+    floatInitializer(*m.mutable_graph(), name, dims, [&](int64_t) { return fill; });
   }
   /// A scalar uint8 (or, `isSigned`, int8) initializer: a zero point.
   void zeroPoint(const std::string &name, int32_t value, bool isSigned = false) {
@@ -127,6 +136,45 @@ inline onnx::NodeProto *addNode(onnx::GraphProto &g, const std::string &op,
     n->add_input(s);
   n->add_output(out);
   return n;
+}
+
+/// A model of opset `opset` with an empty graph `g`.
+inline onnx::ModelProto emptyModel(int64_t opset = 13) {
+  onnx::ModelProto m;
+  m.set_ir_version(7);
+  m.add_opset_import()->set_version(opset);
+  m.mutable_graph()->set_name("g");
+  return m;
+}
+
+/// Declares `v` a tensor `name` of element type `elem` and shape `dims`.
+inline void typedValue(onnx::ValueInfoProto *v, const std::string &name,
+                       const std::vector<int64_t> &dims, int elem = onnx::TensorProto::FLOAT) {
+  v->set_name(name);
+  auto *t = v->mutable_type()->mutable_tensor_type();
+  t->set_elem_type(elem);
+  auto *shape = t->mutable_shape();
+  for (int64_t d : dims)
+    shape->add_dim()->set_dim_value(d);
+}
+
+/// Adds the float initializer `name` of shape `dims` whose element i is
+/// sin(step * (i + 1)) * scale: values that differ everywhere.
+inline void waveInitializer(onnx::GraphProto &g, const std::string &name,
+                            const std::vector<int64_t> &dims, float step, float scale = 1.f) {
+  floatInitializer(g, name, dims, [&](int64_t i) { return std::sin(step * float(i + 1)) * scale; });
+}
+
+/// Adds the int64 initializer `name` holding `v` (a scalar when `scalar`).
+inline void int64Initializer(onnx::GraphProto &g, const std::string &name,
+                             const std::vector<int64_t> &v, bool scalar = false) {
+  auto *t = g.add_initializer();
+  t->set_name(name);
+  t->set_data_type(onnx::TensorProto::INT64);
+  if (!scalar)
+    t->add_dims(int64_t(v.size()));
+  for (int64_t x : v)
+    t->add_int64_data(x);
 }
 
 } // namespace tpcc::test

@@ -10,7 +10,7 @@
 #include "ir/graph/OnnxIO.h"
 #include "runtime/Executor.h"
 #include "runtime/Simd.h"
-#include <onnx/onnx_pb.h>
+#include "test/unit/GraphBuilder.h"
 
 #include <gtest/gtest.h>
 
@@ -23,26 +23,11 @@ namespace {
 
 /// x[1,3,13,21] -> Resize(mode, sizes) -> y.
 std::string resizeGraph(const char *mode, std::vector<int64_t> sizes) {
-  onnx::ModelProto m;
-  m.set_ir_version(7);
-  m.add_opset_import()->set_version(13);
+  onnx::ModelProto m = test::emptyModel();
   auto *g = m.mutable_graph();
-  g->set_name("g");
-  auto typed = [](onnx::ValueInfoProto *v, const char *name, std::vector<int64_t> dims) {
-    v->set_name(name);
-    auto *t = v->mutable_type()->mutable_tensor_type();
-    t->set_elem_type(onnx::TensorProto::FLOAT);
-    for (int64_t d : dims)
-      t->mutable_shape()->add_dim()->set_dim_value(d);
-  };
-  typed(g->add_input(), "x", {1, 3, 13, 21});
-  typed(g->add_output(), "y", sizes);
-  auto *s = g->add_initializer();
-  s->set_name("sizes");
-  s->set_data_type(onnx::TensorProto::INT64);
-  s->add_dims(4);
-  for (int64_t d : sizes)
-    s->add_int64_data(d);
+  test::typedValue(g->add_input(), "x", {1, 3, 13, 21});
+  test::typedValue(g->add_output(), "y", sizes);
+  test::int64Initializer(*g, "sizes", sizes);
   auto *n = g->add_node();
   n->set_op_type("Resize");
   n->add_input("x");

@@ -140,3 +140,26 @@ TEST(VecMath, ErfEdges) {
   EXPECT_TRUE(std::isnan(y[8]));
   EXPECT_LE(ulps(y[9], std::erf(0.921875f)), 2);
 }
+
+TEST(VecMath, SoftmaxRowsIsMaxShiftedExpOverTheSum) {
+  // Rows of 1, 7, 8, 9 and 50 (attention over 50 tokens): each row the
+  // composition of maxOf, expShiftedSum and a product with 1 / sum, on both
+  // paths with the same bits.
+  for (int64_t len : {1, 7, 8, 9, 50}) {
+    const int64_t rows = 5;
+    std::vector<float> x(size_t(rows * len)), want(x.size());
+    for (size_t i = 0; i < x.size(); ++i)
+      x[i] = std::sin(0.7f * float(i)) * 9.f - float(i % 3);
+    for (int64_t r = 0; r < rows; ++r) {
+      const float *row = x.data() + r * len;
+      float *out = want.data() + r * len;
+      float inv = 1.f / rt::vecmath::expShiftedSum(row, out, len, rt::vecmath::maxOf(row, len));
+      for (int64_t i = 0; i < len; ++i)
+        out[i] *= inv;
+    }
+    std::vector<float> got = bothPaths(x, [&](const float *in, float *out, int64_t) {
+      rt::vecmath::softmaxRows(in, out, rows, len);
+    });
+    EXPECT_EQ(0, std::memcmp(got.data(), want.data(), want.size() * 4)) << "len " << len;
+  }
+}
