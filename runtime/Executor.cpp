@@ -189,8 +189,8 @@ void Executor::findFusions() {
   for (size_t s = 0; s < steps.size(); ++s)
     if (!steps[s].precomputed)
       steps[s].fusion = fusionAfter(order, s, stepIndex, opset, constants);
-  // A value every reader of which is a convolution's or a Concat's input or
-  // a fused Add's operand may stay blocked.
+  // A value every reader of which takes it blocked (takesBlocked) or is a
+  // fused Add may stay blocked.
   blockedReaders.assign(m.graph.values().size(), false);
   for (const auto &v : m.graph.values()) {
     if (v->isGraphOutput || v->constant || v->uses.empty())

@@ -196,6 +196,18 @@ std::optional<Fusion> geluAt(const std::vector<graph::Node *> &order, size_t hea
   return f;
 }
 
+/// The only reader of MatMul `mm`'s product (step `head`) when it is an `op`
+/// node of two inputs and one output that runs after it.
+const graph::Node *productReader(const graph::Node &mm, const char *op,
+                                 const std::vector<size_t> &stepOf, size_t head) {
+  if (!singleOutput(mm) || mm.inputs.size() != 2 || !mm.inputs[0] || !mm.inputs[1])
+    return nullptr;
+  const graph::Node *r = onlyReader(mm.outputs[0]);
+  if (!r || r->opType != op || !singleOutput(*r) || r->inputs.size() != 2 || stepOf[r->id] < head)
+    return nullptr;
+  return r;
+}
+
 /// The MatMul at `head` when its only reader gathers rows of its product
 /// with constant indices.
 std::optional<Fusion> matmulRowsAt(const std::vector<graph::Node *> &order, size_t head,
@@ -203,12 +215,9 @@ std::optional<Fusion> matmulRowsAt(const std::vector<graph::Node *> &order, size
                                    llvm::function_ref<int64_t(const graph::Node &)> opsetOf,
                                    const std::vector<Tensor> &constants) {
   const graph::Node &mm = *order[head];
-  if (!singleOutput(mm) || mm.inputs.size() != 2 || !mm.inputs[0] || !mm.inputs[1])
-    return std::nullopt;
+  const graph::Node *g = productReader(mm, "Gather", stepOf, head);
   const graph::Value *prod = mm.outputs[0];
-  const graph::Node *g = onlyReader(prod);
-  if (!g || g->opType != "Gather" || !singleOutput(*g) || g->inputs.size() != 2 ||
-      g->inputs[0] != prod || !g->inputs[1] || stepOf[g->id] < head)
+  if (!g || g->inputs[0] != prod || !g->inputs[1])
     return std::nullopt;
   const auto &as = mm.inputs[0]->type.shape, &bs = mm.inputs[1]->type.shape, &ps = prod->type.shape;
   if (!as || !bs || !ps || as->size() < 2 || bs->size() < 2 || ps->size() < 2)
@@ -246,14 +255,10 @@ std::optional<Fusion> matmulBiasAt(const std::vector<graph::Node *> &order, size
                                    const std::vector<size_t> &stepOf,
                                    const std::vector<Tensor> &constants) {
   const graph::Node &mm = *order[head];
-  if (!singleOutput(mm) || mm.inputs.size() != 2 || !mm.inputs[0] || !mm.inputs[1] ||
-      !mm.inputs[1]->type.shape || mm.inputs[1]->type.shape->size() < 2)
+  const graph::Node *add = productReader(mm, "Add", stepOf, head);
+  if (!add || !mm.inputs[1]->type.shape || mm.inputs[1]->type.shape->size() < 2)
     return std::nullopt;
   const graph::Value *prod = mm.outputs[0];
-  const graph::Node *add = onlyReader(prod);
-  if (!add || add->opType != "Add" || !singleOutput(*add) || add->inputs.size() != 2 ||
-      stepOf[add->id] < head)
-    return std::nullopt;
   // A row of B's width, of no higher rank than the product (B's rank is
   // at least 2, so a 1-D row always fits): the sum keeps the product's shape.
   const graph::Value *bias = add->inputs[0] == prod ? add->inputs[1] : add->inputs[0];

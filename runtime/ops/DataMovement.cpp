@@ -298,14 +298,13 @@ std::vector<int64_t> rt::contiguousStrides(const Shape &s) {
 /// (one oneDNN reorder, what the next convolution would do to the output).
 static void concatChannelsLast(const std::vector<const Tensor *> &ins, const Shape &out,
                                Tensor &y) {
-  dnnl::memory::desc nhwc(dnnl_util::toDims(out), dnnl_util::dt::f32, dnnl_util::tag::nhwc);
-  y = dnnl_util::allocate(out, nhwc);
+  y = dnnl_util::allocate(out, dnnl_util::channelsLastDesc(out));
   int64_t pixels = out[0] * out[2] * out[3], total = out[1];
   std::vector<Tensor> made;
   std::vector<const float *> src;
   for (const Tensor *t : ins) {
     Shape s = t->shape();
-    dnnl::memory::desc want(dnnl_util::toDims(s), dnnl_util::dt::f32, dnnl_util::tag::nhwc);
+    dnnl::memory::desc want = dnnl_util::channelsLastDesc(s);
     if (dnnl_util::descOf(*t) == want) {
       src.push_back(t->data<float>());
       continue;

@@ -52,10 +52,10 @@ Tensor dnnl_util::toPlain(const Tensor &t) {
 
 namespace {
 
-dnnl::memory::desc channelsLastDesc(ElemType elem, const Shape &shape) {
-  return dnnl::memory::desc(dnnl_util::toDims(shape),
-                            elem == ElemType::Int8 ? dnnl_util::dt::s8 : dnnl_util::dt::u8,
-                            dnnl_util::channelsLastTag(shape.size()));
+/// The channels-last descriptor of an 8-bit tensor.
+dnnl::memory::desc codesDesc(ElemType elem, const Shape &shape) {
+  return dnnl_util::channelsLastDesc(shape, elem == ElemType::Int8 ? dnnl_util::dt::s8
+                                                                   : dnnl_util::dt::u8);
 }
 
 } // namespace
@@ -69,7 +69,7 @@ Tensor dnnl_util::allocateChannelsLast(ElemType elem, const Shape &shape) {
       cache.clear();
       return allocateChannelsLast(elem, shape);
     }
-    layout = std::make_shared<BlockedLayout>(BlockedLayout{channelsLastDesc(elem, shape)});
+    layout = std::make_shared<BlockedLayout>(BlockedLayout{codesDesc(elem, shape)});
   }
   return Tensor(elem, shape, layout, size_t(numElements(shape)));
 }
@@ -78,5 +78,5 @@ bool dnnl_util::isChannelsLast(const Tensor &t) {
   size_t r = size_t(t.rank());
   return t.blocked() && r >= 3 && r <= 5 &&
          (t.elem() == ElemType::UInt8 || t.elem() == ElemType::Int8) &&
-         t.blocked()->md == channelsLastDesc(t.elem(), t.shape());
+         t.blocked()->md == codesDesc(t.elem(), t.shape());
 }

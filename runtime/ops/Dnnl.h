@@ -31,6 +31,11 @@ inline tag channelsLastTag(size_t rank) {
   return rank == 3 ? tag::nwc : rank == 4 ? tag::nhwc : tag::ndhwc;
 }
 
+/// A dense channels-last descriptor of `s` (N, C, spatial...; rank 3 to 5).
+inline dnnl::memory::desc channelsLastDesc(const Shape &s, dt type = dt::f32) {
+  return dnnl::memory::desc(toDims(s), type, channelsLastTag(s.size()));
+}
+
 /// A dense row-major float descriptor of `s`.
 inline dnnl::memory::desc plainDesc(const Shape &s, dt type = dt::f32) {
   return dnnl::memory::desc(toDims(s), type, rowMajorStrides(s));

@@ -636,20 +636,16 @@ bool resizeKernel(KernelContext &ctx) {
   // same values), into NHWC for the next convolution or made plain; other
   // layouts are made plain first.
   Shape nhwc = x->shape();
-  bool permutable =
-      x->rank() == 4 && x->elem() == ElemType::Float && !t.axes.empty() && t.axes[0].identity &&
-      t.axes[1].identity &&
-      x->blocked()->md ==
-          dnnl::memory::desc(dnnl_util::toDims(nhwc), dnnl_util::dt::f32, dnnl_util::tag::nhwc);
+  bool permutable = x->rank() == 4 && x->elem() == ElemType::Float && !t.axes.empty() &&
+                    t.axes[0].identity && t.axes[1].identity &&
+                    x->blocked()->md == dnnl_util::channelsLastDesc(nhwc);
   if (!permutable)
     return run(ctx, dnnl_util::toPlain(*x), t);
   std::swap(nhwc[1], nhwc[3]), std::swap(nhwc[1], nhwc[2]); // N, H, W, C
   ResizeTaps p = t;
   p.axes = {t.axes[0], t.axes[2], t.axes[3], t.axes[1]};
   p.outShape = {t.outShape[0], t.outShape[2], t.outShape[3], t.outShape[1]};
-  Tensor y =
-      dnnl_util::allocate(t.outShape, dnnl::memory::desc(dnnl_util::toDims(t.outShape),
-                                                         dnnl_util::dt::f32, dnnl_util::tag::nhwc));
+  Tensor y = dnnl_util::allocate(t.outShape, dnnl_util::channelsLastDesc(t.outShape));
   Tensor view = y.viewAs(p.outShape);
   if (!run(ctx, x->viewAs(nhwc), p, &view))
     return false;
