@@ -147,6 +147,9 @@ void AimetWriter::checkOptions(const ir::Options &o, const std::string &what, So
       extraInputs |= b != cfg.activation.bits;
     }
   }
+  for (const interop::LostFormat &l : interop::lostFormats(o))
+    warn(loc, diag::warn_interop_format, "AIMET's quantsim config", l.format, l.tensors, what,
+         l.writtenAs);
   for (const std::string &s : pot)
     warn(loc, diag::warn_aimet_power_of_two, s, what);
   for (const std::string &s : lut)

@@ -11,6 +11,9 @@
 #include "support/Diagnostics.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <string>
+#include <vector>
+
 namespace tpcc {
 
 /// The canonical JSON of the typed IR (`tpcc emit --emit=json`): every field
@@ -43,6 +46,16 @@ int mctMethod(ir::QuantMethod m);
 /// "weights 8 MiB, activation 2.5 MB, total 1234567 B": the
 /// memory a platform declares, for documents and messages.
 std::string resourcesText(const ir::PlatformResources &r);
+/// A number format a tool cannot hold: the format (ir::formatText), the
+/// tensors it is given to ("activations", "`kernel` weights"), and how the
+/// tool writes them instead.
+struct LostFormat {
+  std::string format, tensors, writtenAs;
+};
+/// Each number format other than plain integers that the configs of `o` give
+/// a quantized tensor, once: a tool with integer quantizers only writes it as
+/// integers of the same bits (`warn_interop_format`).
+std::vector<LostFormat> lostFormats(const ir::Options &o);
 /// MCT's Signedness number: AUTO 0, SIGNED 1, UNSIGNED 2.
 int mctSignedness(ir::Signedness s);
 /// MCT's key for weight slot `slot`: `kernel` -> "kernel_attr", `bias` ->

@@ -189,14 +189,19 @@ std::string attrText(const ir::AttrConfig &a) {
                   (a.perChannel ? "per-channel" : "per-tensor");
   if (a.lutBits)
     s += " (LUT values " + std::to_string(*a.lutBits) + "-bit)";
+  if (!a.format.plain())
+    s += ": " + ir::formatText(a.format, a.bits);
   return s;
 }
 
 std::string activationText(const ir::ActivationConfig &a) {
   if (!a.quantize)
     return "off";
-  return std::string(ir::toString(a.method)) + " " + std::to_string(a.bits) + "-bit " +
-         ir::toString(a.signedness);
+  std::string s = std::string(ir::toString(a.method)) + " " + std::to_string(a.bits) + "-bit " +
+                  ir::toString(a.signedness);
+  if (!a.format.plain())
+    s += ": " + ir::formatText(a.format, a.bits);
+  return s;
 }
 
 std::string fixedText(const ir::OpConfig &c) {

@@ -23,6 +23,10 @@
 //   - `insert_preserving_quantizers` is the platform's switch;
 //   - a platform's `resources` (its memory) has no MCT field: it is left out,
 //     with a warning (`warn_interop_resources`);
+//   - MCT's attrs and activations are integers with one scale per tensor or
+//     channel: another number format (floating-point elements, blocks, scale
+//     formats) is written as integers of its bits, with a warning
+//     (`warn_interop_format`);
 //   - opset names are MCT's `OperatorSetNames` where they mean one: `Expand` is
 //     written as MCT spells it, "Expend". MCT attaches a TPC to PyTorch or Keras
 //     by these names, so a name outside them is a warning (`warn_mct_set_name`).
@@ -33,6 +37,7 @@
 #include "backends/Backends.h"
 #include "ir/JSONWriter.h"
 
+#include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringExtras.h"
 
 using namespace tpcc;
@@ -63,6 +68,28 @@ int interop::mctSignedness(ir::Signedness s) {
     return 2;
   }
   return 0;
+}
+
+std::vector<interop::LostFormat> interop::lostFormats(const ir::Options &o) {
+  std::vector<LostFormat> lost;
+  auto check = [&](const std::string &tensors, const ir::FormatConfig &f, int bits) {
+    LostFormat l{ir::formatText(f, bits), tensors,
+                 std::to_string(bits) + "-bit integers with one scale per tensor or channel"};
+    if (!f.plain() && llvm::none_of(lost, [&](const LostFormat &e) {
+          return e.format == l.format && e.tensors == l.tensors;
+        }))
+      lost.push_back(std::move(l));
+  };
+  for (const ir::OpConfig &cfg : o.configs) {
+    if (cfg.activation.quantize)
+      check("activations", cfg.activation.format, cfg.activation.bits);
+    if (cfg.weights.quantize)
+      check("default weights", cfg.weights.format, cfg.weights.bits);
+    for (const auto &[slot, a] : cfg.slots)
+      if (a.quantize)
+        check("`" + slot + "` weights", a.format, a.bits);
+  }
+  return lost;
 }
 
 namespace {
@@ -280,9 +307,18 @@ void tpcc::emitMctJSON(const ir::Platform &p, llvm::raw_ostream &os, DiagnosticE
                 "MCT's target platform capabilities", p.name, interop::resourcesText(*p.resources));
   if (diags) {
     const std::vector<std::string> known(std::begin(kMctSetNames), std::end(kMctSetNames));
-    for (const ir::Opset &o : p.opsets)
+    auto warnFormats = [&](const ir::Options &o, const std::string &what, SourceRange loc) {
+      for (const interop::LostFormat &l : interop::lostFormats(o))
+        diags->emit(loc, diag::warn_interop_format, "MCT's target platform capabilities", l.format,
+                    l.tensors, what, l.writtenAs);
+    };
+    warnFormats(p.defaultOptions, "the default options", p.defaultOptions.loc);
+    for (const ir::Opset &o : p.opsets) {
       if (!interop::isMctSetName(interop::mctSetName(o.name)))
         diags->emit(o.loc, diag::warn_mct_set_name, "2.4.1", o.name, didYouMean(o.name, known));
+      if (o.options)
+        warnFormats(*o.options, "opset `" + o.name + "`", o.loc);
+    }
   }
   {
     MctWriter w(os);

@@ -103,12 +103,26 @@ void JSONWriter::number(double d) {
 // Configs (shared by the IR's JSON and the plan's)
 //===----------------------------------------------------------------------===//
 
+void JSONWriter::formatConfig(const ir::FormatConfig &f, bool withAxis) {
+  std::vector<Field> fields = {
+      {"element", [&] { string(ir::toString(f.element)); }},
+      {"block", [&] { integerOrNull(f.block); }},
+      {"scale", [&] { string(ir::toString(f.scale)); }},
+      {"block_scale", [&] { f.blockScale ? string(ir::toString(*f.blockScale)) : null(); }}};
+  if (withAxis)
+    fields.push_back({"block_axis", [&] { string(ir::toString(f.blockAxis)); }});
+  object(fields);
+}
+
 void JSONWriter::attrConfig(const ir::AttrConfig &a) {
-  object({{"method", [&] { string(ir::toString(a.method)); }},
-          {"bits", [&] { integer(a.bits); }},
-          {"per_channel", [&] { boolean(a.perChannel); }},
-          {"quantize", [&] { boolean(a.quantize); }},
-          {"lut_bits", [&] { integerOrNull(a.lutBits); }}});
+  std::vector<Field> fields = {{"method", [&] { string(ir::toString(a.method)); }},
+                               {"bits", [&] { integer(a.bits); }},
+                               {"per_channel", [&] { boolean(a.perChannel); }},
+                               {"quantize", [&] { boolean(a.quantize); }},
+                               {"lut_bits", [&] { integerOrNull(a.lutBits); }}};
+  if (!a.format.plain())
+    fields.push_back({"format", [&] { formatConfig(a.format, /*withAxis=*/true); }});
+  object(fields);
 }
 
 void JSONWriter::opConfig(const ir::OpConfig &c) {
@@ -116,10 +130,14 @@ void JSONWriter::opConfig(const ir::OpConfig &c) {
   object({{"name", [&] { nameOrNull(c.name); }},
           {"activation",
            [&] {
-             object({{"method", [&] { string(ir::toString(act.method)); }},
-                     {"bits", [&] { integer(act.bits); }},
-                     {"quantize", [&] { boolean(act.quantize); }},
-                     {"signedness", [&] { string(ir::toString(act.signedness)); }}});
+             std::vector<Field> fields = {
+                 {"method", [&] { string(ir::toString(act.method)); }},
+                 {"bits", [&] { integer(act.bits); }},
+                 {"quantize", [&] { boolean(act.quantize); }},
+                 {"signedness", [&] { string(ir::toString(act.signedness)); }}};
+             if (!act.format.plain())
+               fields.push_back({"format", [&] { formatConfig(act.format, /*withAxis=*/false); }});
+             object(fields);
            }},
           {"input_bits", [&] { array(c.inputBits, [&](int b) { integer(b); }); }},
           {"weights",

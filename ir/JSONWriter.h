@@ -69,7 +69,10 @@ public:
   /// The underlying stream, for objects whose keys are data (tensor names).
   llvm::json::OStream &raw() { return j; }
 
-  // Configs, as the canonical JSON spells them (also in plans).
+  // Configs, as the canonical JSON spells them (also in plans). A number
+  // format other than plain integers with float32 scales is a `format`
+  // object (`block_axis` only for attrs); a plain one writes no key.
+  void formatConfig(const ir::FormatConfig &f, bool withAxis);
   void attrConfig(const ir::AttrConfig &a);
   void opConfig(const ir::OpConfig &c);
 

@@ -77,6 +77,88 @@ std::optional<Signedness> ir::parseSignedness(llvm::StringRef s) {
   return std::nullopt;
 }
 
+const char *ir::toString(ElementFormat e) {
+  switch (e) {
+  case ElementFormat::Int:
+    return "int";
+  case ElementFormat::Fp8E4M3:
+    return "fp8_e4m3";
+  case ElementFormat::Fp8E5M2:
+    return "fp8_e5m2";
+  case ElementFormat::Fp4E2M1:
+    return "fp4_e2m1";
+  }
+  return "<invalid ElementFormat>";
+}
+
+std::optional<ElementFormat> ir::parseElementFormat(llvm::StringRef s) {
+  for (ElementFormat e :
+       {ElementFormat::Int, ElementFormat::Fp8E4M3, ElementFormat::Fp8E5M2, ElementFormat::Fp4E2M1})
+    if (s == toString(e))
+      return e;
+  return std::nullopt;
+}
+
+int ir::elementBits(ElementFormat e) {
+  switch (e) {
+  case ElementFormat::Int:
+    return 0;
+  case ElementFormat::Fp8E4M3:
+  case ElementFormat::Fp8E5M2:
+    return 8;
+  case ElementFormat::Fp4E2M1:
+    return 4;
+  }
+  return 0;
+}
+
+const char *ir::toString(ScaleFormat s) {
+  switch (s) {
+  case ScaleFormat::Float32:
+    return "float32";
+  case ScaleFormat::Float16:
+    return "float16";
+  case ScaleFormat::E8M0:
+    return "e8m0";
+  case ScaleFormat::Fp8E4M3:
+    return "fp8_e4m3";
+  case ScaleFormat::UInt4:
+    return "uint4";
+  case ScaleFormat::UInt8:
+    return "uint8";
+  }
+  return "<invalid ScaleFormat>";
+}
+
+std::optional<ScaleFormat> ir::parseScaleFormat(llvm::StringRef s) {
+  for (ScaleFormat f : {ScaleFormat::Float32, ScaleFormat::Float16, ScaleFormat::E8M0,
+                        ScaleFormat::Fp8E4M3, ScaleFormat::UInt4, ScaleFormat::UInt8})
+    if (s == toString(f))
+      return f;
+  return std::nullopt;
+}
+
+const char *ir::toString(BlockAxis a) { return a == BlockAxis::Reduction ? "reduction" : "output"; }
+
+std::optional<BlockAxis> ir::parseBlockAxis(llvm::StringRef s) {
+  for (BlockAxis a : {BlockAxis::Reduction, BlockAxis::Output})
+    if (s == toString(a))
+      return a;
+  return std::nullopt;
+}
+
+std::string ir::formatText(const FormatConfig &f, int bits) {
+  std::string s = f.element == ElementFormat::Int ? std::to_string(bits) + "-bit integers"
+                                                  : std::string(toString(f.element)) + " values";
+  if (f.block)
+    s += " in blocks of " + std::to_string(*f.block) + " along the " + toString(f.blockAxis) +
+         " axis";
+  s += " with ";
+  if (f.blockScale)
+    s += std::string(toString(*f.blockScale)) + " factors under ";
+  return s + toString(f.scale) + " scales";
+}
+
 const char *ir::toString(ThresholdMethod m) {
   switch (m) {
   case ThresholdMethod::NoClipping:

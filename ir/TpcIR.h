@@ -34,6 +34,57 @@ std::optional<QuantMethod> parseQuantMethod(llvm::StringRef s);
 std::optional<Signedness> parseSignedness(llvm::StringRef s);
 inline bool isLut(QuantMethod m) { return m == QuantMethod::LutPot || m == QuantMethod::LutSym; }
 
+/// What one quantized element is (docs/language.md §4.2, "Number formats"):
+/// an integer of `bits` bits (the method says its grid), or a floating-point
+/// value of a fixed format: FP8 E4M3 (OCP/ONNX `float8e4m3fn`: no infinities,
+/// finite maximum 448), FP8 E5M2 (maximum 57344) or FP4 E2M1 (maximum 6).
+enum class ElementFormat { Int, Fp8E4M3, Fp8E5M2, Fp4E2M1 };
+/// How a scale is stored: float32, float16, a power of two as an 8-bit
+/// exponent (OCP MX's E8M0), an FP8 E4M3 value, or (only as a second-level
+/// per-block factor) an unsigned integer of 4 or 8 bits.
+enum class ScaleFormat { Float32, Float16, E8M0, Fp8E4M3, UInt4, UInt8 };
+/// The axis along which a weight's blocks run: the one the operator reduces
+/// over (a kernel's input channels), or its output channels.
+enum class BlockAxis { Reduction, Output };
+
+const char *toString(ElementFormat e);
+const char *toString(ScaleFormat s);
+const char *toString(BlockAxis a);
+std::optional<ElementFormat> parseElementFormat(llvm::StringRef s);
+std::optional<ScaleFormat> parseScaleFormat(llvm::StringRef s);
+std::optional<BlockAxis> parseBlockAxis(llvm::StringRef s);
+/// The bits of a floating-point element format (8 or 4); 0 for Int.
+int elementBits(ElementFormat e);
+
+/// The number format of a quantized tensor beyond its method and bits: its
+/// element format and its groups. Without `block` every group (the tensor,
+/// or a channel) has one scale of format `scale`; with `block`, groups of
+/// `block` consecutive elements along `blockAxis` do, and with `blockScale`
+/// too each block's scale is a factor of format `blockScale` times the
+/// group's scale of format `scale` (two-level scales: Qualcomm's LPBQ,
+/// NVFP4).
+struct FormatConfig {
+  ElementFormat element = ElementFormat::Int;
+  std::optional<int> block;
+  BlockAxis blockAxis = BlockAxis::Reduction;
+  ScaleFormat scale = ScaleFormat::Float32;
+  std::optional<ScaleFormat> blockScale;
+  /// An integer element with one float32 scale per group: what every format
+  /// was before blocks and floating-point elements.
+  bool plain() const {
+    return element == ElementFormat::Int && !block && scale == ScaleFormat::Float32 && !blockScale;
+  }
+  bool operator==(const FormatConfig &o) const {
+    return element == o.element && block == o.block && blockAxis == o.blockAxis &&
+           scale == o.scale && blockScale == o.blockScale;
+  }
+};
+
+/// "4-bit integers in blocks of 32 along the reduction axis with uint4
+/// factors under float32 scales", "fp8_e4m3 values with float32 scales": a
+/// number format for messages and documents.
+std::string formatText(const FormatConfig &f, int bits);
+
 /// An attribute (weight) quantization config.
 struct AttrConfig {
   QuantMethod method = QuantMethod::PowerOfTwo;
@@ -41,9 +92,10 @@ struct AttrConfig {
   bool perChannel = false;
   bool quantize = false;
   std::optional<int> lutBits; ///< only with LUT methods
+  FormatConfig format;
   bool operator==(const AttrConfig &o) const {
     return method == o.method && bits == o.bits && perChannel == o.perChannel &&
-           quantize == o.quantize && lutBits == o.lutBits;
+           quantize == o.quantize && lutBits == o.lutBits && format == o.format;
   }
 };
 
@@ -52,9 +104,12 @@ struct ActivationConfig {
   int bits = 8;
   bool quantize = true;
   Signedness signedness = Signedness::Auto;
+  /// `blockAxis` is always Reduction: an activation's blocks run along the
+  /// axis its consumers reduce over.
+  FormatConfig format;
   bool operator==(const ActivationConfig &o) const {
     return method == o.method && bits == o.bits && quantize == o.quantize &&
-           signedness == o.signedness;
+           signedness == o.signedness && format == o.format;
   }
 };
 

@@ -2,7 +2,7 @@
 //
 // The keys a config block understands:
 //
-//   activation.{method,bits,quantize,signedness}
+//   activation.{method,bits,quantize,signedness,element,block,scale,block_scale}
 //   input_bits         an integer or a list of integers
 //   weights: ATTR      replaces the default weight config
 //   weights.F          (F an attr field) edits the default weight config
@@ -28,8 +28,10 @@ using namespace tpcc;
 using namespace tpcc::passes;
 
 namespace {
-const char *const attrFields[] = {"method", "bits", "per_channel", "quantize", "lut_bits"};
-const char *const activationFields[] = {"method", "bits", "quantize", "signedness"};
+const char *const attrFields[] = {"method",  "bits",  "per_channel", "quantize", "lut_bits",
+                                  "element", "block", "block_axis",  "scale",    "block_scale"};
+const char *const activationFields[] = {"method",  "bits",  "quantize", "signedness",
+                                        "element", "block", "scale",    "block_scale"};
 const char *const configFields[] = {"activation",  "input_bits",       "weights", "preserving",
                                     "fixed_scale", "fixed_zero_point", "simd"};
 const ir::QuantMethod allMethods[] = {ir::QuantMethod::PowerOfTwo, ir::QuantMethod::Symmetric,
@@ -37,6 +39,22 @@ const ir::QuantMethod allMethods[] = {ir::QuantMethod::PowerOfTwo, ir::QuantMeth
                                       ir::QuantMethod::LutSym};
 const ir::Signedness allSignedness[] = {ir::Signedness::Auto, ir::Signedness::Signed,
                                         ir::Signedness::Unsigned};
+const ir::ElementFormat allElements[] = {ir::ElementFormat::Int, ir::ElementFormat::Fp8E4M3,
+                                         ir::ElementFormat::Fp8E5M2, ir::ElementFormat::Fp4E2M1};
+const ir::BlockAxis allBlockAxes[] = {ir::BlockAxis::Reduction, ir::BlockAxis::Output};
+// A group's scale, and a block's factor under it.
+const ir::ScaleFormat groupScales[] = {ir::ScaleFormat::Float32, ir::ScaleFormat::Float16,
+                                       ir::ScaleFormat::E8M0, ir::ScaleFormat::Fp8E4M3};
+const ir::ScaleFormat blockScales[] = {ir::ScaleFormat::UInt4, ir::ScaleFormat::UInt8,
+                                       ir::ScaleFormat::E8M0, ir::ScaleFormat::Fp8E4M3};
+
+/// Parses a scale format among `allowed` only.
+template <size_t N> auto scaleParser(const ir::ScaleFormat (&allowed)[N]) {
+  return [&allowed](llvm::StringRef s) -> std::optional<ir::ScaleFormat> {
+    std::optional<ir::ScaleFormat> f = ir::parseScaleFormat(s);
+    return f && llvm::is_contained(allowed, *f) ? f : std::nullopt;
+  };
+}
 
 bool isAttrField(llvm::StringRef s) { return llvm::is_contained(attrFields, s); }
 
@@ -127,6 +145,37 @@ QuantConfigBuilder::AttrEdit QuantConfigBuilder::readAttrField(const FlatField &
   } else if (name == "lut_bits") {
     if (auto v = readIntOrNone(c, f))
       return [e = at(*v, f, seq)](PartialAttr &a) { a.lutBits = e; };
+  } else if (auto edit = readFormatField(f, name, seq)) {
+    return [edit](PartialAttr &a) { edit(a.format); };
+  }
+  return nullptr;
+}
+
+std::function<void(PartialFormat &)>
+QuantConfigBuilder::readFormatField(const FlatField &f, llvm::StringRef name, unsigned seq) {
+  if (name == "element") {
+    if (auto e = readEnum<ir::ElementFormat>(c, f, "element format", allElements,
+                                             ir::parseElementFormat))
+      return [e = at(*e, f, seq)](PartialFormat &p) { p.element = e; };
+  } else if (name == "block") {
+    if (auto v = readIntOrNone(c, f))
+      return [e = at(*v, f, seq)](PartialFormat &p) { p.block = e; };
+  } else if (name == "block_axis") {
+    if (auto a = readEnum<ir::BlockAxis>(c, f, "block axis", allBlockAxes, ir::parseBlockAxis))
+      return [e = at(*a, f, seq)](PartialFormat &p) { p.blockAxis = e; };
+  } else if (name == "scale") {
+    if (auto s =
+            readEnum<ir::ScaleFormat>(c, f, "scale format", groupScales, scaleParser(groupScales)))
+      return [e = at(*s, f, seq)](PartialFormat &p) { p.scale = e; };
+  } else if (name == "block_scale") {
+    std::optional<std::optional<ir::ScaleFormat>> v;
+    if (llvm::isa<ast::NoneLit>(f.value))
+      v.emplace();
+    else if (auto s = readEnum<ir::ScaleFormat>(c, f, "block scale format", blockScales,
+                                                scaleParser(blockScales)))
+      v.emplace(*s);
+    if (v)
+      return [e = at(*v, f, seq)](PartialFormat &p) { p.blockScale = e; };
   }
   return nullptr;
 }
@@ -236,6 +285,8 @@ QuantConfigBuilder::ConfigEdit QuantConfigBuilder::readActivationField(const Fla
   } else if (name == "signedness") {
     if (auto s = readEnum<ir::Signedness>(c, f, "signedness", allSignedness, ir::parseSignedness))
       return [e = at(*s, f, seq)](PartialConfig &p) { p.activation.signedness = e; };
+  } else if (auto edit = readFormatField(f, name, seq)) {
+    return [edit](PartialConfig &p) { edit(p.activation.format); };
   }
   return nullptr;
 }

@@ -34,11 +34,21 @@ template <typename T> struct Explicit {
   unsigned seq = 0;
 };
 
+/// The number-format fields of an attr or an activation (ir::FormatConfig).
+struct PartialFormat {
+  std::optional<Explicit<ir::ElementFormat>> element;
+  std::optional<Explicit<std::optional<int64_t>>> block; ///< none clears
+  std::optional<Explicit<ir::BlockAxis>> blockAxis;      ///< attrs only
+  std::optional<Explicit<ir::ScaleFormat>> scale;
+  std::optional<Explicit<std::optional<ir::ScaleFormat>>> blockScale; ///< none clears
+};
+
 struct PartialAttr {
   std::optional<Explicit<ir::QuantMethod>> method;
   std::optional<Explicit<int64_t>> bits;
   std::optional<Explicit<bool>> perChannel, quantize;
   std::optional<Explicit<std::optional<int64_t>>> lutBits; ///< none clears
+  PartialFormat format;
 };
 
 struct PartialActivation {
@@ -46,6 +56,7 @@ struct PartialActivation {
   std::optional<Explicit<int64_t>> bits;
   std::optional<Explicit<bool>> quantize;
   std::optional<Explicit<ir::Signedness>> signedness;
+  PartialFormat format;
 };
 
 struct PartialConfig {
@@ -95,21 +106,26 @@ private:
   ConfigEdit readActivationField(const FlatField &f, unsigned seq);
   ConfigEdit readInputBits(const FlatField &f, unsigned seq);
   ConfigEdit readWeightsField(const FlatField &f, unsigned seq);
+  /// Reads format field `name` (element, block, block_axis, scale,
+  /// block_scale) of `f`; null after an error.
+  std::function<void(PartialFormat &)> readFormatField(const FlatField &f, llvm::StringRef name,
+                                                       unsigned seq);
 
   Compilation &c;
   QuantNames &names;
   unsigned nextSeq = 1;
 };
 
-/// The IR of an attr, with defaults: method power_of_two, bits 32,
-/// per_channel false, quantize = (bits given and < 32), lut_bits unset.
+/// The IR of an attr, with defaults: method power_of_two, bits 32 (a
+/// floating-point element's width), per_channel false, quantize = (bits
+/// given and < 32, or a floating-point element given), lut_bits unset.
 ir::AttrConfig finalizeAttr(const PartialAttr &a);
 /// The IR of a config, with defaults (see docs/language.md §4.3).
 ir::OpConfig finalizeConfig(const PartialConfig &p, std::string name, SourceRange loc);
 
-/// Rules 8-9 for an attr (weights bits, `lut_bits`).
+/// Rules 8, 9 and 16 for an attr (weights bits, `lut_bits`, number formats).
 void checkAttr(Compilation &c, const PartialAttr &a);
-/// Rules 8-10 for a config and its weight attrs.
+/// Rules 8-10 and 16 for a config and its weight attrs.
 void checkConfig(Compilation &c, const PartialConfig &p);
 
 /// The bit widths an activation may have.

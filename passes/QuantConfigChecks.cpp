@@ -1,4 +1,4 @@
-//===- QuantConfigChecks.cpp - Defaults and Rules 8-10 of configs ---------===//
+//===- QuantConfigChecks.cpp - Defaults and Rules 8-10, 16 of configs ----===//
 //
 // Defaults are filled in only once every edit is applied (an attr's
 // `quantize` depends on whether `bits` was given, `input_bits` on the
@@ -46,6 +46,47 @@ void checkBits(Compilation &c, const std::optional<Explicit<int64_t>> &bits, con
     c.diags.emit(bits->loc, diag::err_bits_range, what, lo, hi, bits->value);
 }
 
+ir::FormatConfig finalizeFormat(const PartialFormat &p) {
+  ir::FormatConfig r;
+  r.element = valueOr(p.element, ir::ElementFormat::Int);
+  if (p.block && p.block->value)
+    r.block = toInt(*p.block->value);
+  // Without blocks the axis says nothing: plain formats compare equal.
+  r.blockAxis = r.block ? valueOr(p.blockAxis, ir::BlockAxis::Reduction) : ir::BlockAxis::Reduction;
+  r.scale = valueOr(p.scale, ir::ScaleFormat::Float32);
+  if (p.blockScale && p.blockScale->value)
+    r.blockScale = *p.blockScale->value;
+  return r;
+}
+
+bool floatElement(const PartialFormat &f) {
+  return f.element && f.element->value != ir::ElementFormat::Int;
+}
+
+/// Rule 16 for the fields an attr and an activation share: the element's
+/// bits and method, the block size, and a block scale without blocks.
+void checkFormat(Compilation &c, const PartialFormat &f,
+                 const std::optional<Explicit<ir::QuantMethod>> &method,
+                 const std::optional<Explicit<int64_t>> &bits, ir::QuantMethod defaultMethod) {
+  ir::QuantMethod m = valueOr(method, defaultMethod);
+  if (floatElement(f)) {
+    ir::ElementFormat e = f.element->value;
+    if (bits && bits->value != ir::elementBits(e))
+      c.diags.emit((Latest() << bits << f.element).loc, diag::err_element_bits, ir::toString(e),
+                   ir::elementBits(e), bits->value);
+    if (m != ir::QuantMethod::Symmetric && m != ir::QuantMethod::PowerOfTwo)
+      c.diags.emit((Latest() << method << f.element).loc, diag::err_element_method, ir::toString(e),
+                   ir::toString(m));
+  }
+  bool blocked = f.block && f.block->value;
+  if (blocked && *f.block->value <= 0)
+    c.diags.emit(f.block->loc, diag::err_not_positive, "block", *f.block->value);
+  if (blocked && ir::isLut(m))
+    c.diags.emit((Latest() << method << f.block).loc, diag::err_lut_block, ir::toString(m));
+  if (f.blockScale && f.blockScale->value && !blocked)
+    c.diags.emit((Latest() << f.blockScale << f.block).loc, diag::err_block_scale_needs_block);
+}
+
 } // namespace
 
 //===----------------------------------------------------------------------===//
@@ -54,10 +95,12 @@ void checkBits(Compilation &c, const std::optional<Explicit<int64_t>> &bits, con
 
 ir::AttrConfig passes::finalizeAttr(const PartialAttr &a) {
   ir::AttrConfig r;
+  r.format = finalizeFormat(a.format);
   r.method = valueOr(a.method, ir::QuantMethod::PowerOfTwo);
-  r.bits = toInt(valueOr<int64_t>(a.bits, 32));
+  bool fp = r.format.element != ir::ElementFormat::Int;
+  r.bits = toInt(valueOr<int64_t>(a.bits, fp ? ir::elementBits(r.format.element) : 32));
   r.perChannel = valueOr(a.perChannel, false);
-  r.quantize = a.quantize ? a.quantize->value : a.bits && a.bits->value < 32;
+  r.quantize = a.quantize ? a.quantize->value : (a.bits && a.bits->value < 32) || fp;
   if (a.lutBits && a.lutBits->value)
     r.lutBits = toInt(*a.lutBits->value);
   return r;
@@ -67,8 +110,11 @@ ir::OpConfig passes::finalizeConfig(const PartialConfig &p, std::string name, So
   ir::OpConfig r;
   r.name = std::move(name);
   r.loc = loc;
+  r.activation.format = finalizeFormat(p.activation.format);
   r.activation.method = valueOr(p.activation.method, ir::QuantMethod::PowerOfTwo);
-  r.activation.bits = toInt(valueOr<int64_t>(p.activation.bits, 8));
+  ir::ElementFormat element = r.activation.format.element;
+  r.activation.bits = toInt(valueOr<int64_t>(
+      p.activation.bits, element == ir::ElementFormat::Int ? 8 : ir::elementBits(element)));
   r.activation.quantize = valueOr(p.activation.quantize, true);
   r.activation.signedness = valueOr(p.activation.signedness, ir::Signedness::Auto);
   if (p.inputBits) {
@@ -97,11 +143,21 @@ ir::OpConfig passes::finalizeConfig(const PartialConfig &p, std::string name, So
 }
 
 //===----------------------------------------------------------------------===//
-// Rules 8-10
+// Rules 8-10 and 16
 //===----------------------------------------------------------------------===//
+
+static void checkAttrFormat(Compilation &c, const PartialAttr &a) {
+  checkFormat(c, a.format, a.method, a.bits, ir::QuantMethod::PowerOfTwo);
+  const PartialFormat &f = a.format;
+  if (f.block && f.block->value && !(f.blockScale && f.blockScale->value) && a.perChannel &&
+      a.perChannel->value)
+    c.diags.emit((Latest() << a.perChannel << f.block << f.blockScale).loc,
+                 diag::warn_block_per_channel);
+}
 
 void passes::checkAttr(Compilation &c, const PartialAttr &a) {
   checkBits(c, a.bits, "weight", 1, 32);
+  checkAttrFormat(c, a);
   if (!a.lutBits || !a.lutBits->value)
     return;
   int64_t lut = *a.lutBits->value;
@@ -121,6 +177,18 @@ void passes::checkAttr(Compilation &c, const PartialAttr &a) {
 void passes::checkConfig(Compilation &c, const PartialConfig &p) {
   const PartialActivation &act = p.activation;
   checkBits(c, act.bits, "activation", 1, 16);
+  checkFormat(c, act.format, act.method, act.bits, ir::QuantMethod::PowerOfTwo);
+  if (floatElement(act.format)) {
+    const char *e = ir::toString(act.format.element->value);
+    if (act.signedness && act.signedness->value == ir::Signedness::Unsigned)
+      c.diags.emit((Latest() << act.signedness << act.format.element).loc,
+                   diag::err_element_unsigned, e);
+    if (p.fixedZeroPoint && p.fixedZeroPoint->value && *p.fixedZeroPoint->value != 0)
+      c.diags.emit((Latest() << p.fixedZeroPoint << act.format.element).loc,
+                   diag::err_element_zero_point, e, *p.fixedZeroPoint->value);
+  }
+  if (act.format.block && act.format.block->value && p.fixedScale && p.fixedScale->value)
+    c.diags.emit((Latest() << p.fixedScale << act.format.block).loc, diag::err_block_fixed_scale);
   if (act.method && ir::isLut(act.method->value))
     c.diags.emit(act.method->loc, diag::err_lut_on_activation, ir::toString(act.method->value));
   if (p.inputBits)

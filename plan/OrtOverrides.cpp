@@ -3,8 +3,8 @@
 // ORT's quantizer (`quantize_static(..., extra_options={"TensorQuantOverrides":
 // ...})`) takes, per tensor name, a list of dicts: one for a per-tensor
 // quantizer, `axis` in the first for a per-channel weight. Keys written:
-// `quant_type` (QInt8, QUInt8, QInt16, QUInt16, QInt4, QUInt4 — the
-// `QuantType` member names), `symmetric`, `axis`, and `scale` / `zero_point`
+// `quant_type` (QInt8, QUInt8, QInt16, QUInt16, QInt4, QUInt4,
+// QFLOAT8E4M3FN — the `QuantType` member names), `symmetric`, `axis`, and `scale` / `zero_point`
 // for fixed quantizers (ORT rejects `symmetric` beside them). What ORT cannot
 // express is reported, one warning per concept, with the tensors it affects.
 //
@@ -60,9 +60,26 @@ private:
     return std::string(isSigned ? "QInt" : "QUInt") + std::to_string(width);
   }
 
+  /// ORT's type for a number format other than plain integers: FP8 E4M3
+  /// with one float scale per tensor or channel is QFLOAT8E4M3FN (symmetric);
+  /// any other is written as integers of its bits, with a warning.
+  bool formatType(const ir::FormatConfig &f, int bits, const std::string &tensor, Override &o) {
+    if (f.plain())
+      return false;
+    if (f.element == ir::ElementFormat::Fp8E4M3 && !f.block &&
+        (f.scale == ir::ScaleFormat::Float32 || f.scale == ir::ScaleFormat::Float16)) {
+      o.quantType = "QFLOAT8E4M3FN";
+      o.symmetric = true;
+      return true;
+    }
+    lostFormats[ir::formatText(f, bits)].add(tensor);
+    return false;
+  }
+
   const Plan &plan;
   DiagnosticEngine &diags;
   std::map<std::string, Override> out;
+  std::map<std::string, Affected> lostFormats; ///< by ir::formatText
   Affected powerOfTwo, lut, floatTensors;
   std::map<std::pair<int, std::string>, Affected> narrowed;
   std::vector<std::string> excluded;
@@ -95,6 +112,10 @@ void OrtWriter::run(llvm::raw_ostream &os) {
     bool isSigned = t.signedness == ir::Signedness::Signed ||
                     (t.signedness == ir::Signedness::Auto && t.method != ir::QuantMethod::Uniform);
     o.quantType = quantType(t.bits, isSigned, name);
+    if (formatType(t.format, t.bits, name, o)) {
+      out[name] = o;
+      continue;
+    }
     if (t.scale && t.zeroPoint) {
       o.scale = t.scale;
       o.zeroPoint = t.zeroPoint;
@@ -115,6 +136,7 @@ void OrtWriter::run(llvm::raw_ostream &os) {
       Override o;
       o.quantType = quantType(w.config.bits, /*isSigned=*/true, name);
       o.symmetric = w.config.method != ir::QuantMethod::Uniform;
+      formatType(w.config.format, w.config.bits, name, o);
       if (w.config.method == ir::QuantMethod::PowerOfTwo)
         powerOfTwo.add(name);
       if (ir::isLut(w.config.method))
@@ -152,6 +174,9 @@ void OrtWriter::run(llvm::raw_ostream &os) {
     diags.emitAt(plan.modelName, diag::warn_ort_bits, key.first, a.count, a.list(), key.second);
   if (lut.count)
     diags.emitAt(plan.modelName, diag::warn_ort_lut, lut.count, lut.list());
+  for (const auto &[format, a] : lostFormats)
+    diags.emitAt(plan.modelName, diag::warn_ort_format, format, a.count, a.list(),
+                 "integers of the same bits");
   if (floatTensors.count) {
     std::vector<std::string> quoted;
     for (const std::string &n : excluded)

@@ -91,6 +91,8 @@ struct PlanTensor {
   ir::QuantMethod method = ir::QuantMethod::PowerOfTwo;
   int bits = 8;
   ir::Signedness signedness = ir::Signedness::Auto;
+  /// The number format beyond method and bits (element, blocks, scales).
+  ir::FormatConfig format;
   std::optional<std::pair<double, double>> range;
   std::optional<double> scale;
   std::optional<int64_t> zeroPoint;

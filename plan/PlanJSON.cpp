@@ -116,15 +116,18 @@ void PlanWriter::weights(const PlanNode &n) {
   std::vector<Field> fields;
   for (const PlanWeight &w : n.weights)
     fields.emplace_back(w.slot, [&] {
-      object({{"input", [&] { w.input ? string(w.input->name) : null(); }},
-              {"input_index", [&] { integer(w.inputIndex); }},
-              {"constant", [&] { boolean(w.input && w.input->constant); }},
-              {"method", [&] { method(w.config.method); }},
-              {"bits", [&] { integer(w.config.bits); }},
-              {"lut_bits", [&] { integerOrNull(w.config.lutBits); }},
-              {"per_channel", [&] { boolean(w.config.perChannel); }},
-              {"axis", [&] { integerOrNull(w.axis); }},
-              {"quantize", [&] { boolean(w.quantize); }}});
+      std::vector<Field> f = {{"input", [&] { w.input ? string(w.input->name) : null(); }},
+                              {"input_index", [&] { integer(w.inputIndex); }},
+                              {"constant", [&] { boolean(w.input && w.input->constant); }},
+                              {"method", [&] { method(w.config.method); }},
+                              {"bits", [&] { integer(w.config.bits); }},
+                              {"lut_bits", [&] { integerOrNull(w.config.lutBits); }},
+                              {"per_channel", [&] { boolean(w.config.perChannel); }},
+                              {"axis", [&] { integerOrNull(w.axis); }},
+                              {"quantize", [&] { boolean(w.quantize); }}};
+      if (!w.config.format.plain())
+        f.push_back({"format", [&] { formatConfig(w.config.format, /*withAxis=*/true); }});
+      object(f);
     });
   object(fields);
 }
@@ -219,6 +222,8 @@ void PlanWriter::tensor(const PlanTensor &t) {
       {"scale", [&] { t.scale ? number(*t.scale) : null(); }},
       {"zero_point", [&] { integerOrNull(t.zeroPoint); }},
       {"statistic", [&] { t.statistic.empty() ? null() : string(t.statistic); }}};
+  if (!t.format.plain())
+    fields.push_back({"format", [&] { formatConfig(t.format, /*withAxis=*/false); }});
   // A preserving op's output on the grid of the constant table it reads.
   if (t.table)
     fields.push_back({"table", [&] { string(t.table->name); }});

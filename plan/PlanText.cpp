@@ -80,15 +80,21 @@ static std::string configLabel(const PlanNode &n, unsigned i) {
 
 /// "8-bit power_of_two activations, 8-bit per-channel weights"
 static std::string configSummary(const ir::OpConfig &c) {
-  std::string s = c.activation.quantize ? fmt::format("{}-bit {} activations", c.activation.bits,
-                                                      ir::toString(c.activation.method))
-                                        : "float activations";
+  // A number format other than plain integers follows in parentheses.
+  auto format = [](const ir::FormatConfig &f, int bits) {
+    return f.plain() ? std::string() : " (" + ir::formatText(f, bits) + ")";
+  };
+  std::string s = c.activation.quantize
+                      ? fmt::format("{}-bit {} activations{}", c.activation.bits,
+                                    ir::toString(c.activation.method),
+                                    format(c.activation.format, c.activation.bits))
+                      : "float activations";
   if (c.preserving)
     s = "preserving";
   const ir::AttrConfig &k = c.weightConfig("kernel");
   if (k.quantize)
-    s += fmt::format(", {}-bit {}{} weights", k.bits, k.perChannel ? "per-channel " : "",
-                     ir::toString(k.method));
+    s += fmt::format(", {}-bit {}{} weights{}", k.bits, k.perChannel ? "per-channel " : "",
+                     ir::toString(k.method), format(k.format, k.bits));
   return s;
 }
 

@@ -364,6 +364,7 @@ void Planner::planOutput(const PlanNode &pn, const Value *v, PlanTensor &t) {
   t.method = c.activation.method;
   t.bits = c.activation.bits;
   t.signedness = c.activation.signedness;
+  t.format = c.activation.format;
   if (pn.innerOfChain) {
     const CompositeMatch &m = plan.chains[pn.chain];
     t.reason =
@@ -411,6 +412,7 @@ void Planner::planOutput(const PlanNode &pn, const Value *v, PlanTensor &t) {
     t.method = src->method;
     t.bits = src->bits;
     t.signedness = src->signedness;
+    t.format = src->format;
     t.range = src->range;
     t.scale = src->scale;
     t.zeroPoint = src->zeroPoint;
@@ -448,6 +450,7 @@ void Planner::planTable(const PlanNode &pn, const Value *table, PlanTensor &t) c
     t.quantize = true;
     t.method = w.config.method;
     t.bits = w.config.bits;
+    t.format = w.config.format;
     t.signedness = w.config.method == ir::QuantMethod::Uniform ? ir::Signedness::Unsigned
                                                                : ir::Signedness::Signed;
     t.range.reset();
@@ -492,6 +495,7 @@ void Planner::planTensors() {
     t.method = c.activation.method;
     t.bits = c.activation.bits;
     t.signedness = c.activation.signedness;
+    t.format = c.activation.format;
     if (v->type.elem != graph::ElemType::Undefined && !graph::isFloatingPoint(v->type.elem))
       t.reason = fmt::format("{} values are not quantized", graph::toString(v->type.elem));
     else if (!c.activation.quantize)

@@ -20,6 +20,8 @@
 #include <algorithm>
 #include <map>
 
+#include <set>
+
 using namespace tpcc;
 using namespace tpcc::quant;
 
@@ -165,6 +167,43 @@ LogicalResult preStatisticsCorrections(const QuantizeRequest &r, const ir::Frame
   return success();
 }
 
+/// Every candidate config of a planned node quantizes with the formats the
+/// quantizer calibrates: integers with one float32 scale per tensor or
+/// channel. Another number format (language.md "Number formats") is an error
+/// at the config that gives it, also when it is only a mixed-precision
+/// candidate.
+LogicalResult checkFormats(const plan::Plan &plan, DiagnosticEngine &diags) {
+  std::set<const ir::OpConfig *> seen;
+  bool ok = true;
+  auto check = [&](const ir::OpConfig &c, const std::string &tensors, const ir::FormatConfig &f,
+                   int bits) {
+    if (f.plain())
+      return;
+    diags.emit(c.loc, diag::err_quant_format, c.name.empty() ? "(inline)" : c.name, tensors,
+               ir::formatText(f, bits));
+    ok = false;
+  };
+  auto config = [&](const ir::OpConfig &c) {
+    if (!seen.insert(&c).second)
+      return;
+    if (c.activation.quantize)
+      check(c, "its activations", c.activation.format, c.activation.bits);
+    if (c.weights.quantize)
+      check(c, "its default weights", c.weights.format, c.weights.bits);
+    for (const auto &[slot, a] : c.slots)
+      if (a.quantize)
+        check(c, "its `" + slot + "` weights", a.format, a.bits);
+  };
+  for (const plan::PlanNode &pn : plan.nodes)
+    if (pn.options.options)
+      for (const ir::OpConfig &c : pn.options.options->configs)
+        config(c);
+  for (const plan::FusingGroup &g : plan.groups)
+    if (g.pattern->config)
+      config(*g.pattern->config);
+  return success(ok);
+}
+
 /// Prepares the float model and plans it with the user's choices (the
 /// framework the capabilities bind goes to `fw`).
 LogicalResult loadAndPlan(const QuantizeRequest &r, QuantizeOutcome &out, const ir::Framework *&fw,
@@ -180,7 +219,7 @@ LogicalResult loadAndPlan(const QuantizeRequest &r, QuantizeOutcome &out, const 
   phase(r, "load");
   out.plan = plan::buildPlan(*r.module, *r.platform, *r.capabilities, fw, *out.floatModel, diags,
                              r.choose);
-  if (diags.hasErrors())
+  if (diags.hasErrors() || failed(checkFormats(out.plan, diags)))
     return failure();
   phase(r, "plan");
   return success();

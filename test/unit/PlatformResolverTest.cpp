@@ -245,6 +245,62 @@ TEST_F(PlatformResolverTest, DefaultsAreFilledAfterEdits) {
   EXPECT_EQ(w.weightConfig("z").bits, 8); // unnamed slots use the default
 }
 
+// Number formats (Rule 16's fields): a floating-point element sets the
+// width and turns the attr on; `with` edits each format field on its own;
+// `none` clears a block and a block scale; activations default their bits to
+// the element's.
+TEST_F(PlatformResolverTest, NumberFormatsResolve) {
+  compile(R"(platform p {
+  attr fp4 = { element: fp4_e2m1, block: 32, scale: e8m0 }
+  attr nv = fp4 with { block: 16, block_axis: output, scale: float32, block_scale: fp8_e4m3 }
+  attr back = nv with { element: int, bits: 8, block: none, block_scale: none }
+  attr off = fp4 with { quantize: false }
+  config fp8 = { activation: { element: fp8_e5m2, method: symmetric }, weights.kernel: fp4 }
+  config k = fp8 with { weights.kernel: nv, weights.bias: back, weights.x: off,
+                        activation.block: 32, activation.scale: e8m0 }
+  default [fp8]
+  opset A : [k]
+}
+)");
+  EXPECT_EQ(diags(), Strings{});
+  const ir::OpConfig &fp8 = platform("p").defaultOptions.baseConfig();
+  EXPECT_EQ(fp8.activation.bits, 8);
+  EXPECT_EQ(fp8.activation.format.element, ir::ElementFormat::Fp8E5M2);
+  EXPECT_FALSE(fp8.activation.format.block.has_value());
+  EXPECT_FALSE(fp8.activation.format.plain());
+  const ir::AttrConfig &fp4 = fp8.weightConfig("kernel");
+  EXPECT_TRUE(fp4.quantize);
+  EXPECT_EQ(fp4.bits, 4);
+  EXPECT_EQ(fp4.format.block, std::optional<int>(32));
+  EXPECT_EQ(fp4.format.scale, ir::ScaleFormat::E8M0);
+  EXPECT_EQ(fp4.format.blockAxis, ir::BlockAxis::Reduction);
+  EXPECT_EQ(ir::formatText(fp4.format, fp4.bits),
+            "fp4_e2m1 values in blocks of 32 along the reduction axis with e8m0 scales");
+
+  const ir::OpConfig &k = opset("p", "A").options->configs[0];
+  EXPECT_EQ(k.activation.format.element, ir::ElementFormat::Fp8E5M2);
+  EXPECT_EQ(k.activation.format.block, std::optional<int>(32));
+  EXPECT_EQ(k.activation.format.scale, ir::ScaleFormat::E8M0);
+  const ir::AttrConfig &nv = k.weightConfig("kernel");
+  EXPECT_EQ(nv.format.element, ir::ElementFormat::Fp4E2M1);
+  EXPECT_EQ(nv.format.block, std::optional<int>(16));
+  EXPECT_EQ(nv.format.blockAxis, ir::BlockAxis::Output);
+  EXPECT_EQ(nv.format.scale, ir::ScaleFormat::Float32);
+  EXPECT_EQ(nv.format.blockScale, std::optional<ir::ScaleFormat>(ir::ScaleFormat::Fp8E4M3));
+  EXPECT_EQ(ir::formatText(nv.format, nv.bits),
+            "fp4_e2m1 values in blocks of 16 along the output axis with fp8_e4m3 factors under "
+            "float32 scales");
+  // Back to plain integers: without blocks the block axis is dropped too.
+  const ir::AttrConfig &back = k.weightConfig("bias");
+  EXPECT_EQ(back.format, ir::FormatConfig());
+  EXPECT_EQ(back.bits, 8);
+  EXPECT_EQ(back.format.element, ir::ElementFormat::Int);
+  EXPECT_FALSE(back.format.block.has_value());
+  EXPECT_FALSE(back.format.blockScale.has_value());
+  EXPECT_EQ(back.format.scale, ir::ScaleFormat::Float32);
+  EXPECT_FALSE(k.weightConfig("x").quantize);
+}
+
 TEST_F(PlatformResolverTest, WithCopiesOnlyExplicitFieldsAndEditsNamedOnes) {
   compile(R"(platform p {
   config base = { activation: { method: symmetric, bits: 16, signedness: signed },

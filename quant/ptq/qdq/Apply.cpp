@@ -88,6 +88,10 @@ bool PlanReader::tensor(const json::Object &t) {
   std::string name = t.getString("name").getValueOr("").str();
   if (!t.getBoolean("quantize").getValueOr(false) || recorded.moved.count(name))
     return true; // float, or its grid moved to an input scaling's output
+  if (t.get("format"))
+    return fail(fmt::format("tensor `{}`: its number format (`format`) is not one `tpcc apply` "
+                            "writes yet",
+                            name));
   llvm::Optional<double> scale = t.getNumber("scale");
   llvm::Optional<int64_t> zp = t.getInteger("zero_point");
   if (!scale || !zp)
@@ -125,6 +129,10 @@ bool PlanReader::node(const json::Object &n) {
       const graph::Value *in = node ? node->input(size_t(index)) : nullptr;
       if (!in || !in->constant)
         continue;
+      if (w->get("format"))
+        return fail(fmt::format("node `{}` weight `{}`: its number format (`format`) is not one "
+                                "`tpcc apply` writes yet",
+                                name, slot.str()));
       auto method = ir::parseQuantMethod(w->getString("method").getValueOr(""));
       int bits = int(w->getInteger("bits").getValueOr(8));
       if (!method || bits < 2 || bits > 16)

@@ -1,5 +1,5 @@
 # Edits a calibrated plan the way a user might get it wrong (apply-edited-plan.test).
-# usage: edit_plan.py PLAN.json unknown|wide|scale|zero|duplicate|grids OUT.json
+# usage: edit_plan.py PLAN.json unknown|wide|scale|zero|duplicate|grids|format|wformat OUT.json
 import json, sys
 p = json.load(open(sys.argv[1]))
 what = sys.argv[2]
@@ -12,4 +12,9 @@ if what == "duplicate": p["tensors"].append(dict(t))
 if what == "grids":
     n = next(n for n in p["nodes"] if "weight_grids" in n)
     n["weight_grids"]["kernel"]["scales"].pop(); n["weight_grids"]["kernel"]["zero_points"].pop()
+fp8 = {"element": "fp8_e4m3", "block": None, "scale": "float32", "block_scale": None}
+if what == "format": t["format"] = fp8
+if what == "wformat":
+    n = next(n for n in p["nodes"] if "weight_grids" in n)
+    n["weights"]["kernel"]["format"] = dict(fp8, block_axis="reduction")
 json.dump(p, open(sys.argv[3], "w"))
