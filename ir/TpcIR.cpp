@@ -112,6 +112,22 @@ int ir::elementBits(ElementFormat e) {
   return 0;
 }
 
+int ir::scaleBits(ScaleFormat s) {
+  switch (s) {
+  case ScaleFormat::Float32:
+    return 32;
+  case ScaleFormat::Float16:
+    return 16;
+  case ScaleFormat::UInt4:
+    return 4;
+  case ScaleFormat::E8M0:
+  case ScaleFormat::Fp8E4M3:
+  case ScaleFormat::UInt8:
+    return 8;
+  }
+  return 32;
+}
+
 const char *ir::toString(ScaleFormat s) {
   switch (s) {
   case ScaleFormat::Float32:

@@ -55,6 +55,8 @@ std::optional<ScaleFormat> parseScaleFormat(llvm::StringRef s);
 std::optional<BlockAxis> parseBlockAxis(llvm::StringRef s);
 /// The bits of a floating-point element format (8 or 4); 0 for Int.
 int elementBits(ElementFormat e);
+/// The bits one scale of format `s` takes: 32, 16, 8 (E8M0, FP8), 4 or 8.
+int scaleBits(ScaleFormat s);
 
 /// The number format of a quantized tensor beyond its method and bits: its
 /// element format and its groups. Without `block` every group (the tensor,

@@ -52,6 +52,9 @@ struct PlanWeight {
   /// The tensor's output-channel axis, normalized, when it has one.
   std::optional<int64_t> channelAxis;
   std::optional<int64_t> axis; ///< `channelAxis` when quantized per channel
+  /// The axis a blocked format's blocks run along (the framework's `in` axis
+  /// for `block_axis: reduction`, its `out` axis for `output`), normalized.
+  std::optional<int64_t> blockAxis;
   bool quantize = false;
   /// Filled by `tpcc quantize`: one grid per channel (or one), and the LUT
   /// tables of LUT methods.

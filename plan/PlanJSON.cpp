@@ -127,6 +127,9 @@ void PlanWriter::weights(const PlanNode &n) {
                               {"quantize", [&] { boolean(w.quantize); }}};
       if (!w.config.format.plain())
         f.push_back({"format", [&] { formatConfig(w.config.format, /*withAxis=*/true); }});
+      // The dimension the blocks run along, for blocked formats.
+      if (w.blockAxis)
+        f.push_back({"block_dim", [&] { integer(*w.blockAxis); }});
       object(f);
     });
   object(fields);

@@ -122,6 +122,7 @@ private:
   void match(Node &n);
   void applyChoices(const Choices &choices);
   void planWeights(PlanNode &pn);
+  void planBlocks(const PlanNode &pn, PlanWeight &w, std::optional<int64_t> axis);
   void planTensors();
   void planOutput(const PlanNode &pn, const Value *v, PlanTensor &t);
   void planTable(const PlanNode &pn, const Value *table, PlanTensor &t) const;
@@ -308,6 +309,28 @@ void Planner::applyChoices(const Choices &choices) {
       pn.chosen = plan.nodes[plan.chains[pn.chain].root->id].chosen;
 }
 
+/// Places a blocked format's blocks on `axis` of weight `w`: a warning when
+/// the block size does not divide it (the last block is shorter), and when
+/// there is no such axis the weight is planned without blocks.
+void Planner::planBlocks(const PlanNode &pn, PlanWeight &w, std::optional<int64_t> axis) {
+  ir::FormatConfig &f = w.config.format;
+  int block = *f.block;
+  if (!axis) {
+    diags.emitAt(where(*pn.node), diag::warn_plan_block_no_axis, w.input->name, w.slot,
+                 ir::toString(f.blockAxis), configName(pn, pn.chosen), block,
+                 w.axis ? "channel" : "tensor");
+    f.block.reset();
+    f.blockScale.reset();
+    f.blockAxis = ir::BlockAxis::Reduction;
+    return;
+  }
+  w.blockAxis = axis;
+  int64_t length = w.input->constant->dims[size_t(*axis)];
+  if (length % block)
+    diags.emitAt(where(*pn.node), diag::warn_plan_block_partial, w.input->name, w.slot, block,
+                 ir::toString(f.blockAxis), *axis, length, length % block);
+}
+
 void Planner::planWeights(PlanNode &pn) {
   const Node &n = *pn.node;
   // A chain's constants are part of its pattern, not weights; but a node of a
@@ -336,14 +359,19 @@ void Planner::planWeights(PlanNode &pn) {
                      w.input->name);
     } else {
       w.quantize = w.config.quantize;
-      if (ws->outAxis) {
-        int64_t rank = int64_t(w.input->constant->dims.size());
-        int64_t a = *ws->outAxis < 0 ? *ws->outAxis + rank : *ws->outAxis;
-        if (a >= 0 && a < rank)
-          w.channelAxis = a;
-      }
+      const std::vector<int64_t> &dims = w.input->constant->dims;
+      auto normalized = [&](std::optional<int64_t> axis) -> std::optional<int64_t> {
+        int64_t rank = int64_t(dims.size());
+        int64_t a = axis && *axis < 0 ? *axis + rank : axis.value_or(-1);
+        return a >= 0 && a < rank ? std::optional<int64_t>(a) : std::nullopt;
+      };
+      w.channelAxis = normalized(ws->outAxis);
       if (w.config.perChannel)
         w.axis = w.channelAxis;
+      if (w.quantize && w.config.format.block)
+        planBlocks(pn, w,
+                   normalized(w.config.format.blockAxis == ir::BlockAxis::Output ? ws->outAxis
+                                                                                 : ws->inAxis));
     }
     pn.weights.push_back(std::move(w));
   }

@@ -271,8 +271,33 @@ void Builder::tensorStates() {
   }
 }
 
-/// Quantized weights other than biases: elements x bits, and for LUT methods
-/// a table of 2^bits entries of `lut_bits` (8 unless given) per channel.
+/// The scales of a blocked format: one per block (ceil(length / block) along
+/// the blocks' axis, for every position of the other axes) of the block
+/// scale's width; a two-level format adds one scale per group (channel or
+/// tensor) of the `scale` format. 0 when the framework declares no axis for
+/// the blocks (the planner then drops them).
+static double blockScaleBits(const PlanWeight &w, const ir::AttrConfig &a) {
+  const ir::FormatConfig &f = a.format;
+  const graph::Tensor &t = *w.input->constant;
+  std::optional<int64_t> axis;
+  if (w.decl)
+    axis = f.blockAxis == ir::BlockAxis::Output ? w.decl->outAxis : w.decl->inAxis;
+  int64_t rank = int64_t(t.dims.size());
+  if (!axis || *axis < -rank || *axis >= rank)
+    return 0;
+  double length = double(t.dims[size_t(*axis < 0 ? *axis + rank : *axis)]);
+  if (length == 0)
+    return 0;
+  double blocks = double(t.numElements()) / length * std::ceil(length / *f.block);
+  if (!f.blockScale)
+    return blocks * ir::scaleBits(f.scale);
+  double groups = a.perChannel && w.channelAxis ? double(t.dims[size_t(*w.channelAxis)]) : 1;
+  return blocks * ir::scaleBits(*f.blockScale) + groups * ir::scaleBits(f.scale);
+}
+
+/// Quantized weights other than biases: elements x bits, for LUT methods a
+/// table of 2^bits entries of `lut_bits` (8 unless given) per channel, and
+/// for blocked formats the blocks' scales (blockScaleBits).
 static double weightBits(const PlanNode &pn, const ir::OpConfig &c) {
   double total = 0;
   for (const PlanWeight &w : pn.weights) {
@@ -283,6 +308,8 @@ static double weightBits(const PlanNode &pn, const ir::OpConfig &c) {
       continue;
     const graph::Tensor &t = *w.input->constant;
     total += double(t.numElements()) * a.bits;
+    if (a.format.block)
+      total += blockScaleBits(w, a);
     if (!ir::isLut(a.method))
       continue;
     double channels = 1;

@@ -1,0 +1,90 @@
+//===- MiniFloat.cpp - FP8, FP4 and E8M0 conversions ----------------------===//
+//
+// Rounding works on the value, not on bit patterns: a finite |x| lies in the
+// binade 2^E (E at least the smallest normal exponent, so subnormals share
+// the smallest binade's step), whose step is 2^(E - man); |x| / step is exact
+// in double and nearbyint rounds it half to even. The code is then assembled
+// from the rounded value.
+//
+//===----------------------------------------------------------------------===//
+#include "support/MiniFloat.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+using namespace tpcc;
+
+const MiniFloatInfo &tpcc::miniFloatInfo(MiniFloat f) {
+  static const MiniFloatInfo e4m3{4, 3, 7, 448.0f, 8};
+  static const MiniFloatInfo e5m2{5, 2, 15, 57344.0f, 15};
+  static const MiniFloatInfo e2m1{2, 1, 1, 6.0f, 2};
+  switch (f) {
+  case MiniFloat::E4M3FN:
+    return e4m3;
+  case MiniFloat::E5M2:
+    return e5m2;
+  case MiniFloat::E2M1:
+    break;
+  }
+  return e2m1;
+}
+
+float tpcc::miniFloatToFloat(MiniFloat f, uint8_t code) {
+  const MiniFloatInfo &in = miniFloatInfo(f);
+  int width = 1 + in.expBits + in.manBits;
+  code &= uint8_t((1u << width) - 1);
+  bool negative = code >> (width - 1);
+  int exp = (code >> in.manBits) & ((1 << in.expBits) - 1);
+  int man = code & ((1 << in.manBits) - 1);
+  int expAll = (1 << in.expBits) - 1;
+  float sign = negative ? -1.0f : 1.0f;
+  if (f == MiniFloat::E4M3FN && exp == expAll && man == (1 << in.manBits) - 1)
+    return std::numeric_limits<float>::quiet_NaN();
+  if (f == MiniFloat::E5M2 && exp == expAll)
+    return man ? std::numeric_limits<float>::quiet_NaN()
+               : sign * std::numeric_limits<float>::infinity();
+  double v = exp ? std::ldexp(1.0 + std::ldexp(man, -in.manBits), exp - in.bias)
+                 : std::ldexp(double(man), 1 - in.bias - in.manBits);
+  return sign * float(v);
+}
+
+uint8_t tpcc::floatToMiniFloat(MiniFloat f, float x, bool saturate) {
+  const MiniFloatInfo &in = miniFloatInfo(f);
+  int width = 1 + in.expBits + in.manBits;
+  uint8_t sign = std::signbit(x) ? uint8_t(1u << (width - 1)) : 0;
+  uint8_t nanCode = uint8_t((1u << (width - 1)) - 1); // S.111...1
+  uint8_t maxCode = f == MiniFloat::E5M2 ? 0x7B : f == MiniFloat::E4M3FN ? 0x7E : 0x7;
+  if (f == MiniFloat::E2M1)
+    saturate = true;
+  if (std::isnan(x))
+    return f == MiniFloat::E2M1 ? maxCode : uint8_t(sign | nanCode);
+  double a = std::fabs(double(x));
+  int minExp = 1 - in.bias;
+  int e = std::isinf(a) ? 0 : std::max(std::ilogb(a), minExp);
+  double r =
+      std::isinf(a) ? a : std::ldexp(std::nearbyint(std::ldexp(a, in.manBits - e)), e - in.manBits);
+  if (r > double(in.maxFinite)) {
+    if (saturate)
+      return uint8_t(sign | maxCode);
+    return f == MiniFloat::E5M2 ? uint8_t(sign | 0x7C) : uint8_t(sign | nanCode);
+  }
+  if (r == 0)
+    return sign;
+  int re = std::ilogb(r);
+  if (re < minExp) // subnormal
+    return uint8_t(sign | int(std::ldexp(r, in.bias - 1 + in.manBits)));
+  int man = int(std::ldexp(r, in.manBits - re)) - (1 << in.manBits);
+  return uint8_t(sign | ((re + in.bias) << in.manBits) | man);
+}
+
+float tpcc::roundToMiniFloat(MiniFloat f, float x, bool saturate) {
+  return miniFloatToFloat(f, floatToMiniFloat(f, x, saturate));
+}
+
+float tpcc::e8m0ToFloat(uint8_t code) {
+  return code == 0xFF ? std::numeric_limits<float>::quiet_NaN()
+                      : float(std::ldexp(1.0, int(code) - 127));
+}
+
+uint8_t tpcc::e8m0Code(int e) { return uint8_t(std::clamp(e, -127, 127) + 127); }
