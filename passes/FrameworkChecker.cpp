@@ -9,6 +9,7 @@
 //===----------------------------------------------------------------------===//
 #include "passes/Internal.h"
 #include "passes/PredicateChecker.h"
+#include "passes/QuantConfig.h"
 
 #include <cmath>
 #include <map>
@@ -75,6 +76,8 @@ void FrameworkChecker::checkWeight(const ast::WeightDecl &w) {
   if (!inserted)
     c.diags.emit(w.slot.range, diag::err_redefinition, w.slot.name)
         .note(it->second, diag::note_previous_definition);
+  else if (isAttrField(w.slot.name))
+    c.diags.emit(w.slot.range, diag::err_slot_is_attr_field, w.slot.name);
   for (const ast::SlotBinding &b : w.bindings)
     checkSlotBinding(w.slot.name, b);
 }

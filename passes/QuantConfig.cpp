@@ -56,8 +56,6 @@ template <size_t N> auto scaleParser(const ir::ScaleFormat (&allowed)[N]) {
   };
 }
 
-bool isAttrField(llvm::StringRef s) { return llvm::is_contained(attrFields, s); }
-
 template <typename T> Explicit<T> at(T value, const FlatField &f, unsigned seq) {
   return Explicit<T>{std::move(value), f.value->getRange(), seq};
 }
@@ -66,6 +64,8 @@ std::optional<ir::QuantMethod> readMethod(Compilation &c, const FlatField &f) {
   return readEnum<ir::QuantMethod>(c, f, "quantization method", allMethods, ir::parseQuantMethod);
 }
 } // namespace
+
+bool passes::isAttrField(llvm::StringRef s) { return llvm::is_contained(attrFields, s); }
 
 std::optional<PartialAttr> QuantConfigBuilder::buildAttr(const ast::Value &v) {
   if (auto *block = llvm::dyn_cast<ast::BlockValue>(&v)) {

@@ -128,6 +128,10 @@ void checkAttr(Compilation &c, const PartialAttr &a);
 /// Rules 8-10 and 16 for a config and its weight attrs.
 void checkConfig(Compilation &c, const PartialConfig &p);
 
+/// Whether `name` is a field of an attr (`method`, `bits`, ..., `block_scale`):
+/// `weights.NAME` addresses it, so no weight slot may be named so.
+bool isAttrField(llvm::StringRef name);
+
 /// The bit widths an activation may have.
 inline bool isValidActivationBits(int64_t b) { return b >= 1 && b <= 16; }
 
