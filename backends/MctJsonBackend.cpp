@@ -72,23 +72,15 @@ int interop::mctSignedness(ir::Signedness s) {
 
 std::vector<interop::LostFormat> interop::lostFormats(const ir::Options &o) {
   std::vector<LostFormat> lost;
-  auto check = [&](const std::string &tensors, const ir::FormatConfig &f, int bits) {
-    LostFormat l{ir::formatText(f, bits), tensors,
-                 std::to_string(bits) + "-bit integers with one scale per tensor or channel"};
-    if (!f.plain() && llvm::none_of(lost, [&](const LostFormat &e) {
-          return e.format == l.format && e.tensors == l.tensors;
-        }))
-      lost.push_back(std::move(l));
-  };
-  for (const ir::OpConfig &cfg : o.configs) {
-    if (cfg.activation.quantize)
-      check("activations", cfg.activation.format, cfg.activation.bits);
-    if (cfg.weights.quantize)
-      check("default weights", cfg.weights.format, cfg.weights.bits);
-    for (const auto &[slot, a] : cfg.slots)
-      if (a.quantize)
-        check("`" + slot + "` weights", a.format, a.bits);
-  }
+  for (const ir::OpConfig &cfg : o.configs)
+    ir::forEachFormat(cfg, [&](const std::string &tensors, const ir::FormatConfig &f, int bits) {
+      LostFormat l{ir::formatText(f, bits), tensors,
+                   std::to_string(bits) + "-bit integers with one scale per tensor or channel"};
+      if (llvm::none_of(lost, [&](const LostFormat &e) {
+            return e.format == l.format && e.tensors == l.tensors;
+          }))
+        lost.push_back(std::move(l));
+    });
   return lost;
 }
 

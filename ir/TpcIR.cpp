@@ -175,6 +175,19 @@ std::string ir::formatText(const FormatConfig &f, int bits) {
   return s + toString(f.scale) + " scales";
 }
 
+void ir::forEachFormat(const OpConfig &c,
+                       llvm::function_ref<void(const std::string &, const FormatConfig &, int)> f) {
+  auto visit = [&](const std::string &tensors, bool quantize, const FormatConfig &format,
+                   int bits) {
+    if (quantize && !format.plain())
+      f(tensors, format, bits);
+  };
+  visit("activations", c.activation.quantize, c.activation.format, c.activation.bits);
+  visit("default weights", c.weights.quantize, c.weights.format, c.weights.bits);
+  for (const auto &[slot, a] : c.slots)
+    visit("`" + slot + "` weights", a.quantize, a.format, a.bits);
+}
+
 const char *ir::toString(ThresholdMethod m) {
   switch (m) {
   case ThresholdMethod::NoClipping:

@@ -14,6 +14,7 @@
 #include "support/Diagnostics.h"
 #include "support/SourceManager.h"
 
+#include "llvm/ADT/STLFunctionalExtras.h"
 #include "llvm/ADT/StringRef.h"
 
 #include <cstdint>
@@ -144,6 +145,13 @@ Signedness fixedSignedness(const OpConfig &c);
 /// activation of `bits` bits of fixedSignedness(c):
 /// scale * (qmin - zp), scale * (qmax - zp). Needs both fixed values.
 std::pair<double, double> fixedRange(const OpConfig &c);
+
+/// Calls f(tensors, format, bits) for each tensor config `c` quantizes with
+/// a number format other than plain integers: "activations", "default
+/// weights", "`SLOT` weights".
+void forEachFormat(
+    const OpConfig &c,
+    llvm::function_ref<void(const std::string &tensors, const FormatConfig &f, int bits)> f);
 
 /// Quantization config options: mixed-precision candidates and the base one.
 struct Options {

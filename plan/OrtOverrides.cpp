@@ -3,9 +3,9 @@
 // ORT's quantizer (`quantize_static(..., extra_options={"TensorQuantOverrides":
 // ...})`) takes, per tensor name, a list of dicts: one for a per-tensor
 // quantizer, `axis` in the first for a per-channel weight. Keys written:
-// `quant_type` (QInt8, QUInt8, QInt16, QUInt16, QInt4, QUInt4,
-// QFLOAT8E4M3FN — the `QuantType` member names), `symmetric`, `axis`, and `scale` / `zero_point`
-// for fixed quantizers (ORT rejects `symmetric` beside them). What ORT cannot
+// `quant_type` (QInt8, QUInt8, QInt16, QUInt16, QInt4, QUInt4, QFLOAT8E4M3FN
+// — the `QuantType` member names), `symmetric`, `axis`, and `scale` /
+// `zero_point` for fixed quantizers (ORT rejects `symmetric` beside them). What ORT cannot
 // express is reported, one warning per concept, with the tensors it affects.
 //
 //===----------------------------------------------------------------------===//

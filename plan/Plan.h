@@ -65,6 +65,12 @@ struct PlanWeight {
   std::vector<float> trained;
 };
 
+/// The dimension of weight `w`'s constant that format `f`'s blocks run along:
+/// the framework slot's `in` axis (`block_axis: reduction`) or `out` axis
+/// (`output`), negative axes counted from the end; none when the slot
+/// declares no such axis or the tensor has no such dimension.
+std::optional<int64_t> blockDim(const PlanWeight &w, const ir::FormatConfig &f);
+
 struct PlanNode {
   graph::Node *node = nullptr;
   const ir::Opset *opset = nullptr;       ///< null: unmatched

@@ -309,6 +309,21 @@ void Planner::applyChoices(const Choices &choices) {
       pn.chosen = plan.nodes[plan.chains[pn.chain].root->id].chosen;
 }
 
+/// `axis` (negative: counted from the end) as a dimension of a rank-`rank`
+/// tensor, if it is one.
+static std::optional<int64_t> dimOf(std::optional<int64_t> axis, size_t rank) {
+  int64_t r = int64_t(rank);
+  int64_t a = axis && *axis < 0 ? *axis + r : axis.value_or(-1);
+  return a >= 0 && a < r ? std::optional<int64_t>(a) : std::nullopt;
+}
+
+std::optional<int64_t> plan::blockDim(const PlanWeight &w, const ir::FormatConfig &f) {
+  if (!w.decl || !w.input || !w.input->constant)
+    return std::nullopt;
+  return dimOf(f.blockAxis == ir::BlockAxis::Output ? w.decl->outAxis : w.decl->inAxis,
+               w.input->constant->dims.size());
+}
+
 /// Places a blocked format's blocks on `axis` of weight `w`: a warning when
 /// the block size does not divide it (the last block is shorter), and when
 /// there is no such axis the weight is planned without blocks.
@@ -359,19 +374,11 @@ void Planner::planWeights(PlanNode &pn) {
                      w.input->name);
     } else {
       w.quantize = w.config.quantize;
-      const std::vector<int64_t> &dims = w.input->constant->dims;
-      auto normalized = [&](std::optional<int64_t> axis) -> std::optional<int64_t> {
-        int64_t rank = int64_t(dims.size());
-        int64_t a = axis && *axis < 0 ? *axis + rank : axis.value_or(-1);
-        return a >= 0 && a < rank ? std::optional<int64_t>(a) : std::nullopt;
-      };
-      w.channelAxis = normalized(ws->outAxis);
+      w.channelAxis = dimOf(ws->outAxis, w.input->constant->dims.size());
       if (w.config.perChannel)
         w.axis = w.channelAxis;
       if (w.quantize && w.config.format.block)
-        planBlocks(pn, w,
-                   normalized(w.config.format.blockAxis == ir::BlockAxis::Output ? ws->outAxis
-                                                                                 : ws->inAxis));
+        planBlocks(pn, w, blockDim(w, w.config.format));
     }
     pn.weights.push_back(std::move(w));
   }

@@ -279,13 +279,10 @@ void Builder::tensorStates() {
 static double blockScaleBits(const PlanWeight &w, const ir::AttrConfig &a) {
   const ir::FormatConfig &f = a.format;
   const graph::Tensor &t = *w.input->constant;
-  std::optional<int64_t> axis;
-  if (w.decl)
-    axis = f.blockAxis == ir::BlockAxis::Output ? w.decl->outAxis : w.decl->inAxis;
-  int64_t rank = int64_t(t.dims.size());
-  if (!axis || *axis < -rank || *axis >= rank)
+  std::optional<int64_t> axis = blockDim(w, f);
+  if (!axis)
     return 0;
-  double length = double(t.dims[size_t(*axis < 0 ? *axis + rank : *axis)]);
+  double length = double(t.dims[size_t(*axis)]);
   if (length == 0)
     return 0;
   double blocks = double(t.numElements()) / length * std::ceil(length / *f.block);

@@ -19,7 +19,6 @@
 
 #include <algorithm>
 #include <map>
-
 #include <set>
 
 using namespace tpcc;
@@ -175,24 +174,14 @@ LogicalResult preStatisticsCorrections(const QuantizeRequest &r, const ir::Frame
 LogicalResult checkFormats(const plan::Plan &plan, DiagnosticEngine &diags) {
   std::set<const ir::OpConfig *> seen;
   bool ok = true;
-  auto check = [&](const ir::OpConfig &c, const std::string &tensors, const ir::FormatConfig &f,
-                   int bits) {
-    if (f.plain())
-      return;
-    diags.emit(c.loc, diag::err_quant_format, c.name.empty() ? "(inline)" : c.name, tensors,
-               ir::formatText(f, bits));
-    ok = false;
-  };
   auto config = [&](const ir::OpConfig &c) {
     if (!seen.insert(&c).second)
       return;
-    if (c.activation.quantize)
-      check(c, "its activations", c.activation.format, c.activation.bits);
-    if (c.weights.quantize)
-      check(c, "its default weights", c.weights.format, c.weights.bits);
-    for (const auto &[slot, a] : c.slots)
-      if (a.quantize)
-        check(c, "its `" + slot + "` weights", a.format, a.bits);
+    ir::forEachFormat(c, [&](const std::string &tensors, const ir::FormatConfig &f, int bits) {
+      diags.emit(c.loc, diag::err_quant_format, c.name.empty() ? "(inline)" : c.name,
+                 "its " + tensors, ir::formatText(f, bits));
+      ok = false;
+    });
   };
   for (const plan::PlanNode &pn : plan.nodes)
     if (pn.options.options)
