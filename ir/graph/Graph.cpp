@@ -2,6 +2,7 @@
 
 #include "ir/graph/Graph.h"
 #include "support/HalfFloat.h"
+#include "support/MiniFloat.h"
 
 #include <algorithm>
 
@@ -48,6 +49,20 @@ const char *graph::toString(ElemType t) {
     return "complex128";
   case ElemType::BFloat16:
     return "bfloat16";
+  case ElemType::Float8E4M3FN:
+    return "float8e4m3fn";
+  case ElemType::Float8E4M3FNUZ:
+    return "float8e4m3fnuz";
+  case ElemType::Float8E5M2:
+    return "float8e5m2";
+  case ElemType::Float8E5M2FNUZ:
+    return "float8e5m2fnuz";
+  case ElemType::UInt4:
+    return "uint4";
+  case ElemType::Int4:
+    return "int4";
+  case ElemType::Float4E2M1:
+    return "float4e2m1";
   case ElemType::Undefined:
     break;
   }
@@ -59,6 +74,13 @@ size_t graph::elemSize(ElemType t) {
   case ElemType::UInt8:
   case ElemType::Int8:
   case ElemType::Bool:
+  case ElemType::Float8E4M3FN:
+  case ElemType::Float8E4M3FNUZ:
+  case ElemType::Float8E5M2:
+  case ElemType::Float8E5M2FNUZ:
+  case ElemType::UInt4:
+  case ElemType::Int4:
+  case ElemType::Float4E2M1:
     return 1;
   case ElemType::UInt16:
   case ElemType::Int16:
@@ -88,7 +110,29 @@ bool graph::isFloatingPoint(ElemType t) {
          t == ElemType::Double;
 }
 
-bool graph::isKnownElemType(int32_t v) { return v >= 1 && v <= 16; }
+bool graph::isKnownElemType(int32_t v) { return v >= 1 && v <= 23; }
+
+bool graph::isFourBit(ElemType t) {
+  return t == ElemType::UInt4 || t == ElemType::Int4 || t == ElemType::Float4E2M1;
+}
+
+std::string graph::packFourBit(const std::string &bytes, int64_t n) {
+  std::string packed(size_t((n + 1) / 2), '\0');
+  for (int64_t i = 0; i < n && size_t(i) < bytes.size(); ++i)
+    packed[size_t(i / 2)] |= char((uint8_t(bytes[size_t(i)]) & 0xF) << (i % 2 ? 4 : 0));
+  return packed;
+}
+
+std::string graph::unpackFourBit(const std::string &packed, int64_t n, ElemType t) {
+  std::string bytes(size_t(n), '\0');
+  for (int64_t i = 0; i < n && size_t(i / 2) < packed.size(); ++i) {
+    int v = (uint8_t(packed[size_t(i / 2)]) >> (i % 2 ? 4 : 0)) & 0xF;
+    if (t == ElemType::Int4 && v >= 8)
+      v -= 16;
+    bytes[size_t(i)] = char(v);
+  }
+  return bytes;
+}
 
 std::string TensorType::str() const {
   std::string s = toString(elem);
@@ -150,6 +194,16 @@ double Tensor::at(int64_t i) const {
     return halfToFloat(load<uint16_t>(raw, i));
   case ElemType::BFloat16:
     return bfloat16ToFloat(load<uint16_t>(raw, i));
+  case ElemType::Int4:
+    return load<int8_t>(raw, i);
+  case ElemType::UInt4:
+    return load<uint8_t>(raw, i);
+  case ElemType::Float8E4M3FN:
+    return miniFloatToFloat(MiniFloat::E4M3FN, load<uint8_t>(raw, i));
+  case ElemType::Float8E5M2:
+    return miniFloatToFloat(MiniFloat::E5M2, load<uint8_t>(raw, i));
+  case ElemType::Float4E2M1:
+    return miniFloatToFloat(MiniFloat::E2M1, load<uint8_t>(raw, i));
   default:
     return NAN;
   }

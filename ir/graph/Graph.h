@@ -51,12 +51,29 @@ enum class ElemType : int32_t {
   Complex64 = 14,
   Complex128 = 15,
   BFloat16 = 16,
+  Float8E4M3FN = 17,
+  Float8E4M3FNUZ = 18,
+  Float8E5M2 = 19,
+  Float8E5M2FNUZ = 20,
+  UInt4 = 21,
+  Int4 = 22,
+  Float4E2M1 = 23,
 };
 
 /// "float", "int64", ... (ONNX's lowercase spelling); "undefined" otherwise.
 const char *toString(ElemType t);
-/// Bytes per element; 0 for strings and undefined types.
+/// Bytes per element in memory; 0 for strings and undefined types. The
+/// 4-bit types take a byte per element in memory (int4 sign-extended) and
+/// half a byte in files (packFourBit).
 size_t elemSize(ElemType t);
+/// UInt4, Int4, Float4E2M1: two elements per byte in files.
+bool isFourBit(ElemType t);
+/// `n` 4-bit elements, a byte each, packed two per byte as ONNX stores
+/// them (the first in the low nibble).
+std::string packFourBit(const std::string &bytes, int64_t n);
+/// The inverse: `n` elements of type `t` from `ceil(n / 2)` packed bytes,
+/// int4 sign-extended to a byte.
+std::string unpackFourBit(const std::string &packed, int64_t n, ElemType t);
 /// Float, Float16, BFloat16, Double.
 bool isFloatingPoint(ElemType t);
 /// Whether `v` is a data type this build knows.

@@ -100,6 +100,15 @@ std::vector<unsigned> dependencyOrder(const std::vector<std::vector<unsigned>> &
 /// diagnostic (an operator the converter cannot move).
 std::unique_ptr<Model> convertOpset(const Model &m, int64_t version, DiagnosticEngine &diags);
 
+/// Whether raiseOpset can move `m` to ai.onnx opset `to`; `why` says why
+/// not.
+bool canRaiseOpset(const Model &m, int64_t to, std::string &why);
+/// Moves `m` (ai.onnx opset 13 or later) to opset `to` (at most 21) in
+/// place, names kept: what libonnx's converter does past its opset 17, for
+/// the operators whose meaning changed (OpsetRaise.cpp). False, with `m`
+/// unchanged and `why` set, when canRaiseOpset is false.
+bool raiseOpset(Model &m, int64_t to, std::string &why);
+
 /// The model as ONNX bytes (tensor data inline, as raw_data).
 bool serializeModel(const Model &m, std::string &bytes, std::string &error);
 /// Writes the model to `path` atomically.

@@ -178,6 +178,24 @@ bool Loader::convertTensor(const onnx::TensorProto &p, Tensor &t, const std::str
                             "the tensor holds {} {}",
                             shape(), toString(t.elem), n, bytes, have, unit));
   };
+  if (isFourBit(t.elem)) {
+    // Two elements a byte, in raw_data or one byte per int32_data entry.
+    uint64_t packed = (uint64_t(n) + 1) / 2;
+    bytes = packed;
+    std::string data;
+    if (p.has_raw_data()) {
+      if (p.raw_data().size() != packed)
+        return mismatch(p.raw_data().size(), "bytes");
+      data = p.raw_data();
+    } else {
+      if (uint64_t(p.int32_data_size()) != packed)
+        return mismatch(p.int32_data_size(), "values");
+      for (int32_t v : p.int32_data())
+        data += char(uint8_t(v));
+    }
+    t.raw = unpackFourBit(data, n, t.elem);
+    return true;
+  }
   if (p.has_raw_data()) {
     if (p.raw_data().size() != bytes)
       return mismatch(p.raw_data().size(), "bytes");

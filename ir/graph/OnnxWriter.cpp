@@ -20,6 +20,8 @@ static void writeTensor(const Tensor &t, onnx::TensorProto &p) {
   if (t.elem == ElemType::String)
     for (const std::string &s : t.strings)
       p.add_string_data(s);
+  else if (isFourBit(t.elem))
+    p.set_raw_data(packFourBit(t.raw, t.numElements()));
   else
     p.set_raw_data(t.raw);
 }

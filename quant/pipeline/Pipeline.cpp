@@ -178,6 +178,11 @@ LogicalResult checkFormats(const plan::Plan &plan, DiagnosticEngine &diags) {
     if (!seen.insert(&c).second)
       return;
     ir::forEachFormat(c, [&](const std::string &tensors, const ir::FormatConfig &f, int bits) {
+      // Calibrated so far: integer weights, in blocks or not, with any
+      // single-level scale format.
+      bool weights = tensors != "activations";
+      if (weights && f.element == ir::ElementFormat::Int && !f.blockScale)
+        return;
       diags.emit(c.loc, diag::err_quant_format, c.name.empty() ? "(inline)" : c.name,
                  "its " + tensors, ir::formatText(f, bits));
       ok = false;

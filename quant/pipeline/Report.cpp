@@ -38,8 +38,11 @@ void quant::printSummary(const QuantizeResult &r, const std::string &model, cons
                         "float", "-", "-", sqnr);
       continue;
     }
-    std::string method = std::string(ir::toString(t.method)) +
-                         (t.weight ? (t.channels > 1 ? "/ch" : "") : (t.isSigned ? " s" : " u"));
+    std::string method =
+        std::string(ir::toString(t.method)) + (t.weight ? (t.block ? fmt::format("/b{}", t.block)
+                                                           : t.channels > 1 ? "/ch"
+                                                                            : "")
+                                                        : (t.isSigned ? " s" : " u"));
     os << fmt::format("  {:<34} {:<14} {:>4} {:<13} {:<11} {:>10.4g} {:>8}\n", name, t.opset,
                       t.bits, method, t.threshold, t.scale, sqnr);
   }
@@ -128,6 +131,8 @@ void quant::writeReport(const QuantizeResult &r, const ReportHeader &h,
           j.attribute("scale", t.scale);
           j.attribute("zero_point", t.zeroPoint);
           j.attribute("channels", t.channels);
+          if (t.block)
+            j.attribute("block", t.block);
           j.attributeArray("range", [&] {
             j.value(t.lo);
             j.value(t.hi);

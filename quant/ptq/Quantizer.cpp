@@ -176,8 +176,8 @@ void PlanQuantizer::tableGrid(const plan::PlanTensor &t, const Value &table) {
     for (int64_t i = 0; i < x.numel(); ++i)
       if (isMaskValue(x.data<float>()[i]))
         return; // the weights pass reports it
-    WeightQDQ w = selectWeightGrids(x, c, pw.axis, recipe);
-    if (w.grids.size() != 1)
+    WeightQDQ w = selectWeightGrids(x, c, pw.axis, recipe, nullptr, plan::blockDim(pw, c.format));
+    if (w.grids.size() != 1 || w.blocked())
       return;
     grids[t.value->id] = w.grids[0];
     report(t, w.grids[0], "table");
@@ -227,7 +227,8 @@ bool PlanQuantizer::weights(const plan::PlanNode &pn) {
     WeightQDQ w =
         table != tables.end()
             ? table->second
-            : selectWeightGrids(t, c, pw.axis, recipe, h == hessians.end() ? nullptr : &h->second);
+            : selectWeightGrids(t, c, pw.axis, recipe, h == hessians.end() ? nullptr : &h->second,
+                                plan::blockDim(pw, c.format));
     w.node = n.name;
     w.inputIndex = unsigned(pw.inputIndex);
     w.operand = !pw.decl;
@@ -245,6 +246,7 @@ bool PlanQuantizer::weights(const plan::PlanNode &pn) {
     r.threshold = ir::isLut(c.method) ? "k-means" : ir::toString(recipe.weightsThreshold);
     r.scale = w.grids[0].scale;
     r.channels = channels;
+    r.block = w.blocked() ? w.block : 0;
     r.lo = w.grids[0].lo;
     r.hi = w.grids[0].hi;
     result.tensors.push_back(std::move(r));
@@ -529,9 +531,62 @@ LogicalResult quant::selectTensorGrid(const plan::PlanTensor &t, ir::QuantMethod
   return success();
 }
 
+/// The grid of one group of `n` weights (a tensor, a channel or a block) in
+/// format `c`: the threshold search of `o`, or k-means for LUT methods; an
+/// e8m0 scale is OCP MX's shared scale (mxGrid), other scale formats round
+/// the searched scale (withScaleFormat).
+static QuantGrid groupGrid(const float *v, int64_t n, const ir::AttrConfig &c, bool perChannel,
+                           const SelectionOptions &o) {
+  if (ir::isLut(c.method))
+    return selectLutGrid(v, n, c.method, c.bits, c.lutBits.value_or(8));
+  if (c.format.scale == ir::ScaleFormat::E8M0 && c.method != ir::QuantMethod::Uniform) {
+    auto [lo, hi] = valueRange(v, n);
+    return mxGrid(std::max(-lo, hi), c.bits, o.minThreshold);
+  }
+  return withScaleFormat(selectWeightGrid(v, n, c.method, c.bits, perChannel, o), c.format.scale);
+}
+
+/// One grid per block of `c.format.block` indices along `blockAxis`, in
+/// the order of the blocked scale's elements (NumberFormat::blockShape).
+static WeightQDQ selectBlockGrids(const rt::Tensor &t, const ir::AttrConfig &c, int64_t blockAxis,
+                                  const SelectionOptions &so, const float *hx) {
+  WeightQDQ w;
+  w.block = *c.format.block;
+  w.blockAxis = blockAxis;
+  GroupLayout l = blockLayout(w.block, blockAxis, t.shape());
+  w.grids.resize(l.grids);
+  const float *x = t.data<float>();
+  rt::parallelFor(int64_t(l.grids), w.block * 256, [&](int64_t b, int64_t e) {
+    std::vector<float> v(size_t(w.block)), h(hx ? v.size() : 0);
+    SelectionOptions mine = so;
+    mine.hessian = hx ? h.data() : nullptr;
+    for (int64_t g = b; g < e; ++g) {
+      int64_t r = g % l.inner, jb = g / l.inner % l.blocks, o = g / l.inner / l.blocks;
+      int64_t n = 0;
+      for (int64_t j = jb * w.block; j < std::min(l.channels, (jb + 1) * w.block); ++j, ++n) {
+        int64_t at = (o * l.channels + j) * l.inner + r;
+        v[size_t(n)] = x[at];
+        if (hx)
+          h[size_t(n)] = hx[at];
+      }
+      w.grids[size_t(g)] = groupGrid(v.data(), n, c, true, mine);
+    }
+  });
+  return w;
+}
+
 WeightQDQ quant::selectWeightGrids(const rt::Tensor &t, const ir::AttrConfig &c,
                                    std::optional<int64_t> axis, const ir::Recipe &recipe,
-                                   const std::vector<float> *hessian) {
+                                   const std::vector<float> *hessian,
+                                   std::optional<int64_t> blockAxis) {
+  SelectionOptions so;
+  so.error = recipe.weightsThreshold;
+  so.p = recipe.lp;
+  so.minThreshold = recipe.minThreshold;
+  const float *x = t.data<float>();
+  const float *hx = hessian && int64_t(hessian->size()) == t.numel() ? hessian->data() : nullptr;
+  if (c.format.block && blockAxis && *blockAxis >= 0 && *blockAxis < t.rank())
+    return selectBlockGrids(t, c, *blockAxis, so, hx);
   WeightQDQ w;
   int64_t outer = 1, channels = 1, inner = t.numel();
   if (c.perChannel && axis && t.rank() > 0) {
@@ -543,12 +598,6 @@ WeightQDQ quant::selectWeightGrids(const rt::Tensor &t, const ir::AttrConfig &c,
     outer = t.numel() / std::max<int64_t>(1, channels * inner);
   }
   w.grids.resize(size_t(channels));
-  SelectionOptions so;
-  so.error = recipe.weightsThreshold;
-  so.p = recipe.lp;
-  so.minThreshold = recipe.minThreshold;
-  const float *x = t.data<float>();
-  const float *hx = hessian && int64_t(hessian->size()) == t.numel() ? hessian->data() : nullptr;
   rt::parallelFor(channels, 1 << 16, [&](int64_t b, int64_t e) {
     std::vector<float> v(size_t(outer * inner)), h(hx ? v.size() : 0);
     SelectionOptions mine = so;
@@ -560,10 +609,7 @@ WeightQDQ quant::selectWeightGrids(const rt::Tensor &t, const ir::AttrConfig &c,
         if (hx)
           std::copy(hx + from, hx + from + inner, h.begin() + o * inner);
       }
-      w.grids[size_t(ch)] =
-          ir::isLut(c.method)
-              ? selectLutGrid(v.data(), int64_t(v.size()), c.method, c.bits, c.lutBits.value_or(8))
-              : selectWeightGrid(v.data(), int64_t(v.size()), c.method, c.bits, w.axis >= 0, mine);
+      w.grids[size_t(ch)] = groupGrid(v.data(), int64_t(v.size()), c, w.axis >= 0, mine);
     }
   });
   return w;

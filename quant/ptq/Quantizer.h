@@ -55,10 +55,15 @@ LogicalResult selectTensorGrid(const plan::PlanTensor &t, ir::QuantMethod method
 /// `axis` when `c` is per-channel), as the recipe's threshold method
 /// chooses them (LUT methods: k-means tables). `hessian` (one value per
 /// element of `t`) weighs the error of `hmse`; without it `hmse` is `mse`.
-/// `node`/`inputIndex` are left for the caller.
+/// `node`/`inputIndex` are left for the caller. A blocked format
+/// (`c.format.block`) with a `blockAxis` (plan::blockDim) gets one grid per
+/// block, each chosen from the block's values alone; a scale format other
+/// than float32 puts each scale on it (withScaleFormat; e8m0 scales are OCP
+/// MX's, from the group's largest magnitude).
 WeightQDQ selectWeightGrids(const rt::Tensor &t, const ir::AttrConfig &c,
                             std::optional<int64_t> axis, const ir::Recipe &recipe,
-                            const std::vector<float> *hessian = nullptr);
+                            const std::vector<float> *hessian = nullptr,
+                            std::optional<int64_t> blockAxis = std::nullopt);
 
 /// MCT's bias correction (docs/quantize.md, "Corrections") of linear node `pn`
 /// (Conv, Gemm) whose kernel `kernel` is quantized as `w`: b - sum_i E[o,i]

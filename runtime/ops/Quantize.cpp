@@ -51,10 +51,38 @@ float floatAt(const Tensor &t, int64_t i) {
 //===----------------------------------------------------------------------===//
 
 /// The per-tensor or per-axis layout of a scale: element i of the data uses
-/// channel (i / inner) % channels.
+/// channel (i / inner) % channels. Blocked (opset 21's block_size): element
+/// (o, j, r) of the data seen as [outer, channels, inner] uses scale
+/// (o, j / block, r) of the scale seen as [outer, blocks, inner].
 struct QuantAxis {
   int64_t outer = 1, channels = 1, inner = 1;
+  int64_t block = 0, blocks = 1;
 };
+
+/// The blocked layout of `scale` for `x` (opset 21): the same rank, the same
+/// dimensions except along the axis, which has ceil(length / block_size).
+bool blockedAxis(KernelContext &ctx, const Tensor &x, const Tensor &scale, int64_t axis,
+                 int64_t block, QuantAxis &qa) {
+  if (scale.rank() != x.rank())
+    return ctx.fail("blocked scale " + shapeStr(scale.shape()) + " must have the input's rank " +
+                    std::to_string(x.rank()));
+  qa.outer = qa.inner = 1;
+  qa.channels = x.dim(axis);
+  qa.block = block;
+  qa.blocks = (qa.channels + block - 1) / block;
+  for (int64_t i = 0; i < x.rank(); ++i) {
+    int64_t want = i == axis ? qa.blocks : x.dim(i);
+    if (scale.dim(i) != want)
+      return ctx.fail("blocked scale " + shapeStr(scale.shape()) + " does not fit input " +
+                      shapeStr(x.shape()) + " with block_size " + std::to_string(block) +
+                      " on axis " + std::to_string(axis));
+    if (i < axis)
+      qa.outer *= x.dim(i);
+    else if (i > axis)
+      qa.inner *= x.dim(i);
+  }
+  return true;
+}
 
 /// `contrib`: the com.microsoft operator, per axis at any opset version.
 bool quantAxis(KernelContext &ctx, const Tensor &x, const Tensor &scale, const Tensor *zp,
@@ -63,8 +91,18 @@ bool quantAxis(KernelContext &ctx, const Tensor &x, const Tensor &scale, const T
     return ctx.fail("zero point shape " + shapeStr(zp->shape()) + " differs from scale shape " +
                     shapeStr(scale.shape()));
   qa.inner = x.numel();
-  if (scale.numel() == 1 && scale.rank() <= 1)
+  int64_t block = contrib || ctx.opset < 21 ? 0 : ctx.attrInt("block_size", 0);
+  if (block < 0)
+    return ctx.fail("block_size " + std::to_string(block) + " is negative");
+  if (scale.numel() == 1 && scale.rank() <= 1 && !block)
     return true;
+  if (block) {
+    auto axis = normalizeAxis(ctx.attrInt("axis", 1), x.rank());
+    if (!axis)
+      return ctx.fail("axis " + std::to_string(ctx.attrInt("axis", 1)) +
+                      " is out of range for rank " + std::to_string(x.rank()));
+    return blockedAxis(ctx, x, scale, *axis, block, qa);
+  }
   bool perAxis = contrib || ctx.opset >= 13;
   if (!perAxis || scale.rank() != 1)
     return ctx.fail("scale must be a scalar" + std::string(perAxis ? " or a 1-D tensor" : "") +
@@ -217,11 +255,34 @@ __attribute__((target("avx2"))) void dequantizeRunAvx2(const Q *in, float *out, 
   dequantizeRun(in, out, n, s, z);
 }
 
+/// Blocked dequantization: row (o, j) of the data reads scale row
+/// (o, j / block).
+template <typename Q>
+void dequantizeBlocked(const Q *src, const Tensor &scale, const Tensor *zp, float *dst,
+                       const QuantAxis &qa) {
+  parallelFor(qa.outer * qa.channels, std::max<int64_t>(1, 16384 / qa.inner),
+              [&](int64_t b, int64_t e) {
+                for (int64_t row = b; row < e; ++row) {
+                  int64_t o = row / qa.channels, j = row % qa.channels;
+                  int64_t from = row * qa.inner, sfrom = (o * qa.blocks + j / qa.block) * qa.inner;
+                  for (int64_t r = 0; r < qa.inner; ++r) {
+                    float s = floatAt(scale, sfrom + r);
+                    float z = zp ? float(zp->data<Q>()[sfrom + r]) : 0.0f;
+                    dst[from + r] = (float(src[from + r]) - z) * s;
+                  }
+                }
+              });
+}
+
 template <typename Q>
 void dequantizeTyped(const Tensor &x, const Tensor &scale, const Tensor *zp, Tensor &y,
                      const QuantAxis &qa) {
   const Q *src = x.data<Q>();
   float *dst = y.data<float>();
+  if (qa.block) {
+    dequantizeBlocked(src, scale, zp, dst, qa);
+    return;
+  }
   bool avx2 = simdLevel() >= SimdLevel::Avx2;
   forEachChannelRun(qa, [&](int64_t b, int64_t e, int64_t c) {
     float s = floatAt(scale, c);
@@ -244,14 +305,18 @@ bool dequantize(KernelContext &ctx, bool contrib) {
   if (!quantAxis(ctx, *x, *scale, zp, qa, contrib))
     return false;
   ElemType xt = x->elem();
-  if ((xt == ElemType::UInt16 || xt == ElemType::Int16) && !contrib)
+  if ((xt == ElemType::UInt16 || xt == ElemType::Int16) && !contrib && ctx.opset < 21)
     return ctx.fail("unsupported input type " + typeName(xt));
+  if ((xt == ElemType::UInt4 || xt == ElemType::Int4) && (contrib || ctx.opset < 21))
+    return ctx.fail("input type " + typeName(xt) + " needs opset 21");
   Tensor &y = ctx.outputs[0] = Tensor(ElemType::Float, x->shape());
   switch (xt) {
   case ElemType::UInt8:
+  case ElemType::UInt4: // a byte each in memory
     dequantizeTyped<uint8_t>(*x, *scale, zp, y, qa);
     break;
   case ElemType::Int8:
+  case ElemType::Int4:
     dequantizeTyped<int8_t>(*x, *scale, zp, y, qa);
     break;
   case ElemType::UInt16:

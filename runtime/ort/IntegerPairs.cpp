@@ -244,8 +244,9 @@ std::optional<IntegerGroup> integerGroupOf(const graph::Node &n) {
   if ((xe != graph::ElemType::UInt8 && xe != graph::ElemType::Int8) ||
       (ye != graph::ElemType::UInt8 && ye != graph::ElemType::Int8))
     return std::nullopt;
+  // Blocked weights (a scale of the weight's rank) have no integer kernel.
   if (!wq || !wq->constant || wq->constant->elem != graph::ElemType::Int8 || !ws || !ws->constant ||
-      (wz && !wz->constant))
+      ws->constant->dims.size() > 1 || (wz && !wz->constant))
     return std::nullopt;
   for (int64_t i = 0; wz && i < wz->constant->numElements(); ++i)
     if (wz->constant->at(i) != 0)

@@ -110,6 +110,42 @@ TEST(SecondOrder, CorrelatedInputsLowerTheLayerLoss) {
   }
 }
 
+TEST(SecondOrder, BlockedGridsKeepEachElementOnItsBlock) {
+  // Blocks of 8 columns, each with its own grid (GPTQ's static groups): the
+  // rounding lowers the loss and leaves every value on its block's grid.
+  int64_t rows = 6, cols = 24, block = 8, blocks = cols / block;
+  std::mt19937 rng(11);
+  std::vector<double> w = uniformWeights(rows * cols, rng);
+  for (int64_t r = 0; r < rows; ++r) // blocks of different ranges
+    for (int64_t c = 0; c < cols; ++c)
+      w[size_t(r * cols + c)] *= 0.2 + double(c / block);
+  std::vector<QuantGrid> grids;
+  std::vector<uint32_t> index;
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t b = 0; b < blocks; ++b) {
+      double m = 0;
+      for (int64_t c = b * block; c < (b + 1) * block; ++c)
+        m = std::max(m, std::fabs(w[size_t(r * cols + c)]));
+      grids.push_back(symmetricGrid(m, 4, true));
+    }
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t c = 0; c < cols; ++c)
+      index.push_back(uint32_t(r * blocks + c / block));
+  std::vector<double> xxt = gramOf(cols, 400, 2.0, rng);
+  for (bool actOrder : {false, true}) {
+    std::vector<double> q = w;
+    SecondOrderResult res;
+    SecondOrderSettings s;
+    s.actOrder = actOrder;
+    ASSERT_TRUE(roundSecondOrder(q, rows, cols, grids, xxt, 400, s, res, &index));
+    EXPECT_LT(res.lossRounded, 0.8 * res.lossNearest) << "act order " << actOrder;
+    for (int64_t r = 0; r < rows; ++r)
+      for (int64_t c = 0; c < cols; ++c)
+        EXPECT_TRUE(onGrid(grids[index[size_t(r * cols + c)]], q[size_t(r * cols + c)]))
+            << r << ", " << c;
+  }
+}
+
 TEST(SecondOrder, InputsThatAreAlwaysZeroGetWeightZero) {
   int64_t rows = 4, cols = 6;
   std::mt19937 rng(9);

@@ -28,6 +28,29 @@ GroupLayout quant::groupLayout(size_t grids, int64_t axis, const std::vector<int
   return l;
 }
 
+GroupLayout quant::blockLayout(int64_t block, int64_t axis, const std::vector<int64_t> &dims) {
+  GroupLayout l;
+  if (block <= 0 || axis < 0 || size_t(axis) >= dims.size())
+    return l;
+  for (size_t d = size_t(axis) + 1; d < dims.size(); ++d)
+    l.inner *= dims[d];
+  l.channels = std::max<int64_t>(dims[size_t(axis)], 1);
+  l.block = block;
+  l.blocks = (l.channels + block - 1) / block;
+  int64_t n = 1;
+  for (int64_t d : dims)
+    n *= d;
+  l.grids = size_t(n / l.channels * l.blocks);
+  return l;
+}
+
+std::vector<int64_t> NumberFormat::blockShape(const std::vector<int64_t> &dims) const {
+  std::vector<int64_t> s = dims;
+  if (blocked() && size_t(blockAxis) < s.size())
+    s[size_t(blockAxis)] = (s[size_t(blockAxis)] + block - 1) / block;
+  return s;
+}
+
 std::vector<float> NumberFormat::fakeQuantized(const rt::Tensor &t) const {
   const float *x = t.data<float>();
   std::vector<float> q(size_t(t.numel()));
@@ -45,8 +68,12 @@ int quant::integerBits(const QuantGrid &g) {
   return b;
 }
 
-ElemType NumberFormat::storageOf(const std::vector<QuantGrid> &grids) {
+ElemType NumberFormat::storageOf(const std::vector<QuantGrid> &grids, bool blocked) {
   bool negative = std::any_of(grids.begin(), grids.end(), [](auto &g) { return g.qmin < 0; });
+  bool narrow =
+      std::all_of(grids.begin(), grids.end(), [](auto &g) { return integerBits(g) <= 4; });
+  if (blocked && narrow)
+    return negative ? ElemType::Int4 : ElemType::UInt4;
   bool wide = std::any_of(grids.begin(), grids.end(), [](auto &g) { return integerBits(g) > 8; });
   if (wide)
     return negative ? ElemType::Int16 : ElemType::UInt16;

@@ -80,16 +80,25 @@ struct FloatGrid {
 };
 
 /// How the elements of a tensor fall into groups that share one grid: one
-/// group, or one per channel along an axis (`inner` elements after the axis
-/// each). A tensor with more channels than grids gives the extra channels
-/// the last grid.
+/// group, one per channel along an axis (`inner` elements after the axis
+/// each), or one per block: `block` consecutive indices along the axis, for
+/// every index of the other dimensions, numbered as ONNX's blocked
+/// DequantizeLinear lays out its scale (the tensor's shape with the axis's
+/// length replaced by its number of blocks). Per channel, a tensor with more
+/// channels than grids gives the extra channels the last grid.
 struct GroupLayout {
   int64_t inner = 1;    ///< elements per channel run (the product of the dims after the axis)
   int64_t channels = 1; ///< the axis's length (1: one group)
   size_t grids = 1;
+  int64_t block = 0;  ///< > 0: blocks of this many indices along the axis
+  int64_t blocks = 1; ///< blocked: ceil(channels / block)
 
   /// The group of element i.
   size_t groupOf(int64_t i) const {
+    if (block > 0) {
+      int64_t row = i / inner;
+      return size_t(((row / channels) * blocks + row % channels / block) * inner + i % inner);
+    }
     return channels == 1 || grids == 1
                ? 0
                : size_t(std::min<int64_t>((i / inner) % channels, int64_t(grids) - 1));
@@ -97,6 +106,19 @@ struct GroupLayout {
   /// Calls f(begin, end, group) for each run of [b, e) whose elements share
   /// one group, in order.
   template <typename F> void runs(int64_t b, int64_t e, F f) const {
+    if (block > 0) {
+      for (int64_t i = b; i < e;) {
+        // Along the last axis a block is a run; otherwise neighbours differ.
+        int64_t end = i + 1;
+        if (inner == 1) {
+          int64_t row = i - i % channels;
+          end = std::min({e, row + channels, row + (i % channels / block + 1) * block});
+        }
+        f(i, end, groupOf(i));
+        i = end;
+      }
+      return;
+    }
     if (channels == 1 || grids == 1) {
       f(b, e, size_t(0));
       return;
@@ -112,23 +134,36 @@ struct GroupLayout {
 /// The layout of `grids` grids along `axis` (-1: per tensor) of a tensor of
 /// shape `dims`.
 GroupLayout groupLayout(size_t grids, int64_t axis, const std::vector<int64_t> &dims);
+/// The layout of blocks of `block` indices along `axis` of shape `dims`.
+GroupLayout blockLayout(int64_t block, int64_t axis, const std::vector<int64_t> &dims);
 
-/// A quantized tensor's format: one grid, or one per channel along `axis`.
+/// A quantized tensor's format: one grid, one per channel along `axis`, or
+/// one per block of `block` indices along `blockAxis` (the grids then in
+/// the order of blockShape's elements).
 struct NumberFormat {
   int64_t axis = -1;            ///< the per-channel axis; -1: per tensor
-  std::vector<QuantGrid> grids; ///< one per channel along `axis`, or one
+  std::vector<QuantGrid> grids; ///< one per channel along `axis`, one per block, or one
+  int64_t block = 0;            ///< > 0: the block size along `blockAxis`
+  int64_t blockAxis = -1;
 
-  bool perChannel() const { return axis >= 0 && grids.size() > 1; }
+  bool blocked() const { return block > 0 && blockAxis >= 0; }
+  bool perChannel() const { return !blocked() && axis >= 0 && grids.size() > 1; }
   /// How a tensor of shape `dims` falls into this format's groups.
   GroupLayout layout(const std::vector<int64_t> &dims) const {
-    return groupLayout(grids.size(), perChannel() ? axis : -1, dims);
+    return blocked() ? blockLayout(block, blockAxis, dims)
+                     : groupLayout(grids.size(), perChannel() ? axis : -1, dims);
   }
+  /// The shape of the scales of a blocked tensor of shape `dims`: `dims`
+  /// with the block axis's length replaced by its number of blocks.
+  std::vector<int64_t> blockShape(const std::vector<int64_t> &dims) const;
   /// The values of `t` (a float tensor) on their grids, in double precision.
   std::vector<float> fakeQuantized(const rt::Tensor &t) const;
-  /// The integer type that stores the codes: 8 bits when every grid's
-  /// integers fit, else 16; signed when some integers are negative.
-  graph::ElemType storage() const { return storageOf(grids); }
-  static graph::ElemType storageOf(const std::vector<QuantGrid> &grids);
+  /// The integer type that stores the codes: 4 bits when every grid's
+  /// integers fit and the format is blocked (ONNX's 4-bit types come with
+  /// opset 21, as blocks do), else 8 when they fit, else 16; signed when
+  /// some integers are negative.
+  graph::ElemType storage() const { return storageOf(grids, blocked()); }
+  static graph::ElemType storageOf(const std::vector<QuantGrid> &grids, bool blocked = false);
 };
 
 /// How many bits a grid's integers take: its width, or for a LUT grid (whose

@@ -1,6 +1,9 @@
 //===- Grid.cpp - Quantization grids ----------------------------------------===//
 #include "quant/core/grids/Grid.h"
 
+#include "support/HalfFloat.h"
+#include "support/MiniFloat.h"
+
 #include <algorithm>
 #include <cmath>
 
@@ -90,5 +93,38 @@ QuantGrid quant::uniformGrid(double a, double b, int bits) {
   g.lo = a2;
   g.hi = b2;
   g.threshold = std::max(-a2, b2);
+  return g;
+}
+
+QuantGrid quant::withScaleFormat(const QuantGrid &g, ir::ScaleFormat f) {
+  double s = g.scale;
+  switch (f) {
+  case ir::ScaleFormat::Float16:
+    s = std::clamp(double(halfToFloat(floatToHalf(float(s)))), std::ldexp(1.0, -24), 65504.0);
+    break;
+  case ir::ScaleFormat::Fp8E4M3:
+    s = std::max(double(roundToMiniFloat(MiniFloat::E4M3FN, float(s))), std::ldexp(1.0, -9));
+    break;
+  case ir::ScaleFormat::E8M0:
+    s = std::ldexp(1.0, std::clamp(int(std::ceil(std::log2(s))), -127, 127));
+    break;
+  default:
+    return g;
+  }
+  QuantGrid r = g;
+  r.scale = s;
+  r.lo = s * double(r.qmin - r.zeroPoint);
+  r.hi = s * double(r.qmax - r.zeroPoint);
+  if (r.method != ir::QuantMethod::Uniform)
+    r.threshold = s * std::exp2(r.bits - (r.isSigned ? 1 : 0));
+  return r;
+}
+
+QuantGrid quant::mxGrid(double amax, int bits, double minThreshold) {
+  int e = std::clamp(int(std::floor(std::log2(std::max(amax, minThreshold)))), -127 + bits - 2,
+                     127 + bits - 2);
+  // threshold = scale * 2^(bits - 1) = 2^(e + 1)
+  QuantGrid g = symmetricGrid(std::ldexp(1.0, e + 1), bits, true);
+  g.method = ir::QuantMethod::PowerOfTwo;
   return g;
 }

@@ -62,6 +62,20 @@ QuantGrid thresholdGrid(ir::QuantMethod method, double t, int bits, bool isSigne
 /// uniformGrid(lo, hi), or thresholdGrid of max(-lo, hi), signed when lo < 0.
 QuantGrid rangeGrid(ir::QuantMethod method, double lo, double hi, int bits,
                     double minThreshold = ir::kDefaultMinThreshold);
+/// `g` with its scale stored in format `f` (docs/language.md §4.2, "Number
+/// formats"): float16 and fp8_e4m3 round the scale to their nearest value,
+/// e8m0 rounds it up to a power of two, each no smaller than the format's
+/// least positive value; the zero point stays and the range follows. float32
+/// leaves `g` as it is.
+QuantGrid withScaleFormat(const QuantGrid &g, ir::ScaleFormat f);
+/// OCP MX's signed integer grid of `bits` bits for a group whose largest
+/// magnitude is `amax`: scale 2^(floor(log2 amax) - (bits - 2)) (the
+/// elements read as 1.(bits-2) fixed point under the shared E8M0 exponent
+/// floor(log2 amax)): values up to (2^(bits-1) - 1) / 2^(bits-2) * 2^e fit,
+/// and a largest value above that saturates, as the MX specification's
+/// elements do; the scale's exponent is kept in E8M0's [-127, 127], `amax`
+/// at least `minThreshold`.
+QuantGrid mxGrid(double amax, int bits, double minThreshold = ir::kDefaultMinThreshold);
 /// 2^ceil(log2 max(t, minThreshold)) (MCT's max_power_of_two).
 double powerOfTwoCeil(double t, double minThreshold = ir::kDefaultMinThreshold);
 

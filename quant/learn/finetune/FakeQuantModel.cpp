@@ -1,6 +1,8 @@
 //===- FakeQuantModel.cpp - The QDQ model as it trains --------------------===//
 #include "quant/learn/finetune/FakeQuantModel.h"
 
+#include <fmt/format.h>
+
 #include "ir/graph/OpTraits.h"
 #include "quant/core/GraphHelpers.h"
 #include "runtime/KernelUtil.h"
@@ -99,6 +101,14 @@ std::unique_ptr<FakeQuantModel> FakeQuantModel::create(graph::Model &model, Quan
     const graph::Node *n = edits::nodeNamed(g, wq.node);
     if (!n || wq.grids.empty())
       continue;
+    if (wq.blocked()) {
+      diags.emitAt(model.path.empty() ? "<model>" : model.path, diag::err_quant_unsupported,
+                   fmt::format("weight `{}` of `{}` is quantized in blocks; gradient GPTQ and "
+                               "fine-tuning do not train blocked weights yet (second-order "
+                               "rounding rounds them: --gptq second_order)",
+                               n->input(wq.inputIndex)->name, n->displayName()));
+      return nullptr;
+    }
     TrainingWeight *s = addWeight(*n, wq.inputIndex);
     if (!s)
       continue;

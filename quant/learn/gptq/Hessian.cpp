@@ -68,8 +68,10 @@ void GramAccumulator::add(const Block &b) {
 bool quant::roundSecondOrder(std::vector<double> &w, int64_t rows, int64_t cols,
                              const std::vector<QuantGrid> &grids, const std::vector<double> &xxt,
                              int64_t n, const SecondOrderSettings &settings,
-                             SecondOrderResult &result) {
-  auto gridOf = [&](int64_t r) -> const QuantGrid & {
+                             SecondOrderResult &result, const std::vector<uint32_t> *gridIndex) {
+  auto gridOf = [&](int64_t r, int64_t c) -> const QuantGrid & {
+    if (gridIndex)
+      return grids[(*gridIndex)[size_t(r * cols + c)]];
     return grids.size() > 1 ? grids[size_t(r)] : grids.front();
   };
   // H = 2 X Xᵀ / n; inputs that were always zero carry no information:
@@ -106,7 +108,7 @@ bool quant::roundSecondOrder(std::vector<double> &w, int64_t rows, int64_t cols,
   std::vector<double> nearest(w0.size());
   for (int64_t r = 0; r < rows; ++r)
     for (int64_t c = 0; c < cols; ++c)
-      nearest[size_t(r * cols + c)] = gridOf(r).quantize(w0[size_t(r * cols + c)]);
+      nearest[size_t(r * cols + c)] = gridOf(r, c).quantize(w0[size_t(r * cols + c)]);
   result.lossNearest = loss(nearest);
 
   // Activation order: the columns by decreasing H_ii.
@@ -156,9 +158,8 @@ bool quant::roundSecondOrder(std::vector<double> &w, int64_t rows, int64_t cols,
   rt::parallelFor(rows, cols * cols, [&](int64_t b, int64_t e) {
     for (int64_t r = b; r < e; ++r) {
       double *row = &wp[size_t(r * cols)];
-      const QuantGrid &g = gridOf(r);
       for (int64_t i = 0; i < cols; ++i) {
-        double q = g.quantize(row[i]);
+        double q = gridOf(r, perm[size_t(i)]).quantize(row[i]);
         double err = (row[i] - q) / u[size_t(i * cols + i)];
         row[i] = q;
         const double *ui = &u[size_t(i * cols)];

@@ -70,14 +70,16 @@ struct SecondOrderResult {
 };
 
 /// Quantizes `w` (`rows` x `cols`, row-major; row r on grid grids[r], or
-/// grids[0] for all) in place with second-order error compensation, given
-/// the layer's Σ x xᵀ over `n` inputs. Never worse than rounding to nearest
-/// on the layer's loss (it keeps the nearest values when they are better).
-/// False when H stays singular even dampened (the weights are then rounded
-/// to nearest).
+/// grids[0] for all; with `gridIndex`, element (r, c) on
+/// grids[gridIndex[r * cols + c]]: blocked formats, GPTQ's static groups) in
+/// place with second-order error compensation, given the layer's Σ x xᵀ
+/// over `n` inputs. Never worse than rounding to nearest on the layer's loss
+/// (it keeps the nearest values when they are better). False when H stays
+/// singular even dampened (the weights are then rounded to nearest).
 bool roundSecondOrder(std::vector<double> &w, int64_t rows, int64_t cols,
                       const std::vector<QuantGrid> &grids, const std::vector<double> &xxt,
-                      int64_t n, const SecondOrderSettings &settings, SecondOrderResult &result);
+                      int64_t n, const SecondOrderSettings &settings, SecondOrderResult &result,
+                      const std::vector<uint32_t> *gridIndex = nullptr);
 
 } // namespace tpcc::quant
 

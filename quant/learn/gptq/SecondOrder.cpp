@@ -47,7 +47,7 @@ std::string classify(const graph::Model &m, const graph::Node &n, const WeightQD
   if (wq.inputIndex != 1 || w.elem() != ElemType::Float)
     return "not a float kernel";
   graph::NodeAttrs a = graph::attrsOf(m, n);
-  bool perChannel = wq.grids.size() > 1;
+  bool perChannel = wq.grids.size() > 1 && !wq.blocked();
   if (n.opType == "Conv" || n.opType == "ConvTranspose") {
     bool t = n.opType == "ConvTranspose";
     // Per-channel grids go along the output channels: axis 0 of a Conv's
@@ -267,21 +267,33 @@ LogicalResult quant::secondOrderRounding(graph::Model &model, QuantizeResult &re
     int64_t rowsPer = l.kernel.rows / l.kernel.groups;
     // The kernel as rows x columns: as it was, and rounded.
     std::vector<double> original(size_t(l.kernel.rows * l.kernel.cols)), quantized(original.size());
-    auto gridOf = [&](int64_t row) -> const QuantGrid & { return gridOfRow(l, wq.grids, row); };
+    // A blocked kernel's elements each have the grid of their block (GPTQ's
+    // groups, fixed before rounding: its static groups).
+    GroupLayout blocks = wq.layout(w.shape());
+    auto gridOf = [&](int64_t row, int64_t c) -> const QuantGrid & {
+      return wq.blocked() ? wq.grids[blocks.groupOf(l.kernel.at(row, c))]
+                          : gridOfRow(l, wq.grids, row);
+    };
     for (int64_t grp = 0; grp < l.kernel.groups; ++grp) {
       std::vector<double> wg(size_t(rowsPer * l.kernel.cols));
       std::vector<QuantGrid> grids;
+      std::vector<uint32_t> index;
       for (int64_t r = 0; r < rowsPer; ++r) {
         int64_t row = grp * rowsPer + r;
-        grids.push_back(gridOf(row));
-        for (int64_t c = 0; c < l.kernel.cols; ++c)
+        if (!wq.blocked())
+          grids.push_back(gridOf(row, 0));
+        for (int64_t c = 0; c < l.kernel.cols; ++c) {
           wg[size_t(r * l.kernel.cols + c)] = double(w.data<float>()[l.kernel.at(row, c)]);
+          if (wq.blocked())
+            index.push_back(uint32_t(blocks.groupOf(l.kernel.at(row, c))));
+        }
       }
       std::copy(wg.begin(), wg.end(), original.begin() + grp * rowsPer * l.kernel.cols);
       const GramAccumulator &gram = grams[size_t(grp)];
       SecondOrderResult res;
-      lr.singular |= !roundSecondOrder(wg, rowsPer, l.kernel.cols, grids, gram.xxt(), gram.count(),
-                                       settings, res);
+      lr.singular |=
+          !roundSecondOrder(wg, rowsPer, l.kernel.cols, wq.blocked() ? wq.grids : grids, gram.xxt(),
+                            gram.count(), settings, res, wq.blocked() ? &index : nullptr);
       lr.result.lossNearest += res.lossNearest * double(rowsPer) / double(l.kernel.rows);
       lr.result.lossRounded += res.lossRounded * double(rowsPer) / double(l.kernel.rows);
       lr.result.dampening = std::max(lr.result.dampening, res.dampening);
@@ -327,7 +339,7 @@ LogicalResult quant::secondOrderRounding(graph::Model &model, QuantizeResult &re
       for (int64_t c = 0; c < l.kernel.cols; ++c) {
         double q = quantized[size_t(row * l.kernel.cols + c)];
         rounded[size_t(l.kernel.at(row, c))] = float(q);
-        double nearest = gridOf(row).quantize(original[size_t(row * l.kernel.cols + c)]);
+        double nearest = gridOf(row, c).quantize(original[size_t(row * l.kernel.cols + c)]);
         meanShift[size_t(row)] +=
             (nearest - q) * gram.total()[size_t(c)] / double(std::max<int64_t>(1, gram.count()));
       }

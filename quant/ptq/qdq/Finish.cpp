@@ -47,7 +47,8 @@ void quant::completeSpec(const graph::Model &m, QuantizeResult &result) {
     for (const auto &x : g.nodes())
       if (x->name == w.node)
         n = x.get();
-    if (!n || w.inputIndex != 1 || !graph::opTraits(*n).int32Bias)
+    // A blocked kernel has no per-channel scale to put the bias on.
+    if (!n || w.inputIndex != 1 || !graph::opTraits(*n).int32Bias || w.blocked())
       continue;
     const Value *in = n->input(0);
     if (!in || !grids[in->id])

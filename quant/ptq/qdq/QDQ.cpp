@@ -34,11 +34,11 @@ namespace {
 /// The integer type holding the grids' integers (NumberFormat::storageOf).
 ElemType containerOf(const std::vector<QuantGrid> &grids) { return NumberFormat::storageOf(grids); }
 int64_t containerMin(ElemType t) {
-  return t == ElemType::Int8 ? -128 : t == ElemType::Int16 ? -32768 : 0;
+  return t == ElemType::Int8 ? -128 : t == ElemType::Int16 ? -32768 : t == ElemType::Int4 ? -8 : 0;
 }
 int64_t containerMax(ElemType t) {
   bool wide = t == ElemType::Int16 || t == ElemType::UInt16;
-  return containerMin(t) + (wide ? 65535 : 255);
+  return containerMin(t) + (wide ? 65535 : graph::isFourBit(t) ? 15 : 255);
 }
 
 /// 16-bit integers need ONNX Runtime's com.microsoft QuantizeLinear /
@@ -71,8 +71,10 @@ void put(Tensor &t, int64_t i, double x) {
   auto as = [&](auto v) { std::memcpy(t.raw.data() + size_t(i) * sizeof v, &v, sizeof v); };
   switch (t.elem) {
   case ElemType::Int8:
+  case ElemType::Int4: // a byte each in memory
     return as(int8_t(x));
   case ElemType::UInt8:
+  case ElemType::UInt4:
     return as(uint8_t(x));
   case ElemType::Int16:
     return as(int16_t(x));
@@ -84,6 +86,9 @@ void put(Tensor &t, int64_t i, double x) {
     return as(float(x));
   }
 }
+
+/// Blocked DequantizeLinear and the 4-bit types.
+constexpr int64_t kBlockedOpset = 21;
 
 class Rewriter {
 public:
@@ -107,6 +112,7 @@ private:
   bool checkInput(const std::string &node, unsigned index, const char *role);
   bool checkGrid(const std::string &name, const QuantGrid &q, const char *what, ElemType t);
   bool checkWeight(const WeightQDQ &w);
+  bool checkBlocked(const WeightQDQ &w, const Tensor &t, const std::string &at);
   bool checkBias(const BiasQDQ &b);
   bool checkActivation(const ActivationQDQ &a);
 
@@ -118,7 +124,7 @@ private:
                 const char *domain = "");
   void storeQuantized(Node *n, unsigned index, std::unique_ptr<Tensor> q,
                       const std::vector<double> &scales, const std::vector<int64_t> &zps,
-                      int64_t axis);
+                      int64_t axis, int64_t block = 0, std::vector<int64_t> scaleDims = {});
   void rewriteWeight(const WeightQDQ &w);
   void rewriteBias(const BiasQDQ &b);
   void rewriteActivation(const ActivationQDQ &a);
@@ -133,11 +139,12 @@ private:
   std::map<std::pair<std::string, unsigned>, size_t> weightIndex; ///< (node, input) -> weights[]
   std::map<std::string, const QuantGrid *> activationGrid;
   bool saidPerAxis = false;
+  bool raiseChecked = false; ///< blocked weights: the model is raised to kBlockedOpset
   /// A constant stored quantized: the same source stored alike (same
   /// integers, scales, zero points, axis) shares its DequantizeLinear.
   struct Stored {
     const Value *source;
-    int64_t axis;
+    int64_t axis, block;
     ElemType elem;
     std::string q, s, zp; ///< raw data
     Node *dq;
@@ -195,6 +202,8 @@ bool Rewriter::checkWeight(const WeightQDQ &w) {
   size_t c = w.grids.size();
   if (c == 0)
     return fail(at, diag::err_qdq_weight_grids, t.name, w.node, "no grid is given");
+  if (w.block > 0)
+    return checkBlocked(w, t, at);
   if (c > 1 && (w.axis < 0 || w.axis >= int64_t(t.dims.size())))
     return fail(at, diag::err_qdq_weight_grids, t.name, w.node,
                 fmt::format("{} grids need a channel axis, but the axis is {} and the weight "
@@ -215,6 +224,35 @@ bool Rewriter::checkWeight(const WeightQDQ &w) {
   return true;
 }
 
+/// A blocked weight: one grid per block, ONNX opset 21's blocked
+/// DequantizeLinear (the model is raised to opset 21 when it imports less).
+bool Rewriter::checkBlocked(const WeightQDQ &w, const Tensor &t, const std::string &at) {
+  if (w.blockAxis < 0 || w.blockAxis >= int64_t(t.dims.size()))
+    return fail(at, diag::err_qdq_weight_grids, t.name, w.node,
+                fmt::format("blocks run along axis {}, but the weight has rank {}", w.blockAxis,
+                            t.dims.size()));
+  int64_t want = 1;
+  for (int64_t d : w.blockShape(t.dims))
+    want *= d;
+  if (int64_t(w.grids.size()) != want)
+    return fail(at, diag::err_qdq_weight_grids, t.name, w.node,
+                fmt::format("{} grids are given for the {} blocks of {} along axis {}",
+                            w.grids.size(), want, w.block, w.blockAxis));
+  for (const QuantGrid &q : w.grids)
+    if (!checkGrid(t.name, q, "weights", w.storage()))
+      return false;
+  if (m.opsetVersion("").value_or(1) < kBlockedOpset && !raiseChecked) {
+    raiseChecked = true;
+    std::string why;
+    if (!graph::canRaiseOpset(m, kBlockedOpset, why))
+      return fail(where, diag::err_qdq_spec,
+                  fmt::format("blocked weights (`{}` of `{}`) need ai.onnx opset {}, and the "
+                              "model cannot be raised to it: {}",
+                              t.name, w.node, kBlockedOpset, why));
+  }
+  return true;
+}
+
 bool Rewriter::checkBias(const BiasQDQ &b) {
   if (!checkInput(b.node, b.inputIndex, "bias"))
     return false;
@@ -232,6 +270,8 @@ bool Rewriter::checkBias(const BiasQDQ &b) {
     return bad(fmt::format("its weight scales come from input {} of `{}`, which is not "
                            "quantized",
                            b.weightInput, b.weightNode));
+  if (w->block > 0)
+    return bad("its weight is stored in blocks, with no scale per channel");
   if (w->grids.size() > 1) {
     // One scale per channel: the bias must have exactly one axis of C, or
     // of C times the groups of a grouped ConvTranspose (whose groups share
@@ -354,8 +394,10 @@ Node *Rewriter::addNode(const char *op, const std::string &name, std::vector<Val
 /// initializers named after the original; shared when it was stored alike before.
 void Rewriter::storeQuantized(Node *n, unsigned index, std::unique_ptr<Tensor> q,
                               const std::vector<double> &scales, const std::vector<int64_t> &zps,
-                              int64_t axis) {
-  auto dims = axis >= 0 ? std::vector<int64_t>{int64_t(scales.size())} : std::vector<int64_t>{};
+                              int64_t axis, int64_t block, std::vector<int64_t> scaleDims) {
+  auto dims = block > 0   ? std::move(scaleDims)
+              : axis >= 0 ? std::vector<int64_t>{int64_t(scales.size())}
+                          : std::vector<int64_t>{};
   auto s = newTensor(ElemType::Float, dims), zp = newTensor(q->elem, dims);
   for (size_t c = 0; c < scales.size(); ++c) {
     put(*s, int64_t(c), scales[c]);
@@ -363,15 +405,15 @@ void Rewriter::storeQuantized(Node *n, unsigned index, std::unique_ptr<Tensor> q
   }
   Value *src = n->inputs[index];
   for (Stored &d : stored)
-    if (d.source == src && d.axis == axis && d.elem == q->elem && d.q == q->raw && d.s == s->raw &&
-        d.zp == zp->raw) {
+    if (d.source == src && d.axis == axis && d.block == block && d.elem == q->elem &&
+        d.q == q->raw && d.s == s->raw && d.zp == zp->raw) {
       n->inputs[index] = d.dq->outputs[0];
       return;
     }
   if (src->producer)
     sourceConstants.insert(src->producer);
   const std::string &base = src->constant->name;
-  Stored d{src, axis, q->elem, q->raw, s->raw, zp->raw, nullptr};
+  Stored d{src, axis, block, q->elem, q->raw, s->raw, zp->raw, nullptr};
   Value *qv = constant(std::move(q), base + "_quantized");
   Value *out = typed(base + "_DequantizeLinear_Output", ElemType::Float, *qv);
   ElemType elem = qv->constant->elem;
@@ -381,6 +423,8 @@ void Rewriter::storeQuantized(Node *n, unsigned index, std::unique_ptr<Tensor> q
       out, qdqDomain(elem));
   if (axis >= 0)
     d.dq->attributes.push_back(attribute("axis", axis));
+  if (block > 0)
+    d.dq->attributes.push_back(attribute("block_size", block));
   stored.push_back(std::move(d));
   n->inputs[index] = out;
 }
@@ -388,7 +432,7 @@ void Rewriter::storeQuantized(Node *n, unsigned index, std::unique_ptr<Tensor> q
 void Rewriter::rewriteWeight(const WeightQDQ &w) {
   Node *n = nodeNamed(w.node);
   const Tensor &t = *n->inputs[w.inputIndex]->constant;
-  int64_t axis = w.grids.size() > 1 ? w.axis : -1;
+  int64_t axis = w.blocked() ? w.blockAxis : w.grids.size() > 1 ? w.axis : -1;
   GroupLayout groups = w.layout(t.dims);
   auto q = newTensor(w.storage(), t.dims);
   for (int64_t i = 0; i < t.numElements(); ++i)
@@ -399,7 +443,8 @@ void Rewriter::rewriteWeight(const WeightQDQ &w) {
     scales.push_back(g.scale);
     zps.push_back(g.zeroPoint);
   }
-  storeQuantized(n, w.inputIndex, std::move(q), scales, zps, axis);
+  storeQuantized(n, w.inputIndex, std::move(q), scales, zps, axis, w.blocked() ? w.block : 0,
+                 w.blockShape(t.dims));
 }
 
 void Rewriter::rewriteBias(const BiasQDQ &b) {
@@ -485,6 +530,9 @@ bool Rewriter::finish() {
 }
 
 bool Rewriter::apply() {
+  std::string why; // checkBlocked has made sure it can
+  if (raiseChecked && !graph::raiseOpset(m, kBlockedOpset, why))
+    return fail(where, diag::err_qdq_spec, why);
   for (const BiasQDQ &b : spec.biases)
     rewriteBias(b);
   for (const WeightQDQ &w : spec.weights)

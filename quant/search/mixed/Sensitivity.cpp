@@ -215,7 +215,8 @@ LogicalResult Measurer::prepareWeights() {
         int width = ir::isLut(ac.method) ? ac.lutBits.value_or(8) : ac.bits;
         if (width > 16)
           continue; // quantizePlan reports it if this candidate is chosen
-        WeightQDQ w = selectWeightGrids(t, ac, ac.perChannel ? axis : std::nullopt, recipe);
+        WeightQDQ w = selectWeightGrids(t, ac, ac.perChannel ? axis : std::nullopt, recipe, nullptr,
+                                        plan::blockDim(pw, ac.format));
         std::vector<float> q = w.fakeQuantized(t);
         rt::Tensor fq(graph::ElemType::Float, t.shape());
         std::copy(q.begin(), q.end(), fq.data<float>());
