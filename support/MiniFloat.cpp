@@ -10,7 +10,9 @@
 #include "support/MiniFloat.h"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
+#include <cstring>
 #include <limits>
 
 using namespace tpcc;
@@ -30,7 +32,8 @@ const MiniFloatInfo &tpcc::miniFloatInfo(MiniFloat f) {
   return e2m1;
 }
 
-float tpcc::miniFloatToFloat(MiniFloat f, uint8_t code) {
+/// The value of `code`, computed (miniFloatToFloat reads a table of these).
+static float decode(MiniFloat f, uint8_t code) {
   const MiniFloatInfo &in = miniFloatInfo(f);
   int width = 1 + in.expBits + in.manBits;
   code &= uint8_t((1u << width) - 1);
@@ -49,7 +52,9 @@ float tpcc::miniFloatToFloat(MiniFloat f, uint8_t code) {
   return sign * float(v);
 }
 
-uint8_t tpcc::floatToMiniFloat(MiniFloat f, float x, bool saturate) {
+/// The code of x, computed from its exponent and scaled mantissa: every
+/// case (NaN, infinities, no saturation) and the reference for the fast path.
+static uint8_t encode(MiniFloat f, float x, bool saturate) {
   const MiniFloatInfo &in = miniFloatInfo(f);
   int width = 1 + in.expBits + in.manBits;
   uint8_t sign = std::signbit(x) ? uint8_t(1u << (width - 1)) : 0;
@@ -78,8 +83,56 @@ uint8_t tpcc::floatToMiniFloat(MiniFloat f, float x, bool saturate) {
   return uint8_t(sign | ((re + in.bias) << in.manBits) | man);
 }
 
+float tpcc::miniFloatToFloat(MiniFloat f, uint8_t code) {
+  static const auto tables = [] {
+    std::array<std::array<float, 256>, 3> t{};
+    for (int k = 0; k < 3; ++k)
+      for (int c = 0; c < 256; ++c)
+        t[size_t(k)][size_t(c)] = decode(MiniFloat(k), uint8_t(c));
+    return t;
+  }();
+  return tables[size_t(f)][code];
+}
+
+uint8_t tpcc::floatToMiniFloat(MiniFloat f, float x, bool saturate) {
+  const MiniFloatInfo &in = miniFloatInfo(f);
+  if (!saturate || !(std::fabs(x) <= std::numeric_limits<float>::max()))
+    return encode(f, x, saturate);
+  // The rounded value (roundToMiniFloat's arithmetic), then its bits.
+  float r = roundToMiniFloat(f, x);
+  int width = 1 + in.expBits + in.manBits;
+  uint8_t sign = std::signbit(x) ? uint8_t(1u << (width - 1)) : 0;
+  float a = std::fabs(r);
+  if (a == 0)
+    return sign;
+  uint32_t bits;
+  std::memcpy(&bits, &a, sizeof bits);
+  int e = int((bits >> 23) & 0xFF) - 127, minExp = 1 - in.bias;
+  if (e < minExp) // subnormal: a multiple of the smallest step
+    return uint8_t(sign | uint8_t(a * std::ldexp(1.0f, in.bias - 1 + in.manBits)));
+  uint32_t man = (bits >> (23 - in.manBits)) & ((1u << in.manBits) - 1);
+  return uint8_t(sign | uint8_t(((e + in.bias) << in.manBits) | int(man)));
+}
+
 float tpcc::roundToMiniFloat(MiniFloat f, float x, bool saturate) {
-  return miniFloatToFloat(f, floatToMiniFloat(f, x, saturate));
+  const MiniFloatInfo &in = miniFloatInfo(f);
+  float a = std::fabs(x);
+  if (!saturate || !(a <= std::numeric_limits<float>::max()))
+    return miniFloatToFloat(f, encode(f, x, saturate));
+  // The fast path the quantizer's searches run: a's quantum is 2^(e - man)
+  // at its exponent e (at least the format's smallest normal one); adding
+  // and subtracting 1.5 * 2^23 quanta rounds half to even onto it, as the
+  // quantum is that sum's last bit. Past the largest finite value: saturated.
+  if (a >= in.maxFinite)
+    return std::copysign(in.maxFinite, x);
+  uint32_t bits;
+  std::memcpy(&bits, &a, sizeof bits);
+  int e = std::max(int((bits >> 23) & 0xFF) - 127, 1 - in.bias);
+  uint32_t cbits = (uint32_t(e - in.manBits + 23 + 127) << 23) | 0x400000u;
+  float c;
+  std::memcpy(&c, &cbits, sizeof c);
+  volatile float sum = a + c; // no reassociation: the rounding is the point
+  return std::copysign(std::min(float(sum) - c, in.maxFinite), x);
 }
 
 float tpcc::e8m0ToFloat(uint8_t code) {

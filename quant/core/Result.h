@@ -48,8 +48,9 @@ struct TensorReport {
   std::string threshold; ///< the threshold method that chose the grid
   double scale = 0;      ///< the first channel's for per-channel weights
   int64_t zeroPoint = 0;
-  int64_t channels = 1;  ///< grids: channels, or blocks when `block`
-  int64_t block = 0;     ///< weights in blocks of this many elements
+  int64_t channels = 1; ///< grids: channels, or blocks when `block`
+  int64_t block = 0;    ///< weights in blocks of this many elements
+  ir::ElementFormat element = ir::ElementFormat::Int;
   double lo = 0, hi = 0; ///< the grid's range
   double sqnr = 0;       ///< dB, filled by measureLayers (inf: exact)
   bool measured = false;

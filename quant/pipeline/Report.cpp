@@ -38,11 +38,15 @@ void quant::printSummary(const QuantizeResult &r, const std::string &model, cons
                         "float", "-", "-", sqnr);
       continue;
     }
-    std::string method =
-        std::string(ir::toString(t.method)) + (t.weight ? (t.block ? fmt::format("/b{}", t.block)
-                                                           : t.channels > 1 ? "/ch"
-                                                                            : "")
-                                                        : (t.isSigned ? " s" : " u"));
+    // A floating-point element names itself (it is signed, its method symmetric
+    // or power of two).
+    bool fp = t.element != ir::ElementFormat::Int;
+    std::string method = std::string(fp ? ir::toString(t.element) : ir::toString(t.method)) +
+                         (t.weight ? (t.block          ? fmt::format("/b{}", t.block)
+                                      : t.channels > 1 ? "/ch"
+                                                       : "")
+                          : fp     ? ""
+                                   : (t.isSigned ? " s" : " u"));
     os << fmt::format("  {:<34} {:<14} {:>4} {:<13} {:<11} {:>10.4g} {:>8}\n", name, t.opset,
                       t.bits, method, t.threshold, t.scale, sqnr);
   }
@@ -133,6 +137,8 @@ void quant::writeReport(const QuantizeResult &r, const ReportHeader &h,
           j.attribute("channels", t.channels);
           if (t.block)
             j.attribute("block", t.block);
+          if (t.element != ir::ElementFormat::Int)
+            j.attribute("element", ir::toString(t.element));
           j.attributeArray("range", [&] {
             j.value(t.lo);
             j.value(t.hi);

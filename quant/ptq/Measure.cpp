@@ -96,7 +96,9 @@ LogicalResult quant::measureLayers(rt::Executor &floatEx, rt::Executor &quantEx,
     QuantGrid grid;
     grid.scale = row.scale;
     grid.zeroPoint = row.zeroPoint;
-    if (row.scale > 0) {
+    if (row.element != ir::ElementFormat::Int)
+      grid = floatGridOfScale(row.element, row.scale);
+    else if (row.scale > 0) {
       grid.qmin = int64_t(std::nearbyint(row.lo / row.scale)) + row.zeroPoint;
       grid.qmax = int64_t(std::nearbyint(row.hi / row.scale)) + row.zeroPoint;
     }

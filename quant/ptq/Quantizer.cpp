@@ -138,6 +138,7 @@ void PlanQuantizer::report(const plan::PlanTensor &t, const QuantGrid &g, const 
   }
   r.config = t.configId;
   r.method = g.method;
+  r.element = g.element;
   r.bits = g.bits;
   r.isSigned = g.qmin < 0;
   r.threshold = how;
@@ -243,10 +244,14 @@ bool PlanQuantizer::weights(const plan::PlanNode &pn) {
     r.method = c.method;
     r.bits = c.bits;
     r.isSigned = true;
-    r.threshold = ir::isLut(c.method) ? "k-means" : ir::toString(recipe.weightsThreshold);
+    r.threshold = ir::isLut(c.method) ? "k-means"
+                  : c.format.scale == ir::ScaleFormat::E8M0 && c.method != ir::QuantMethod::Uniform
+                      ? "mx"
+                      : ir::toString(recipe.weightsThreshold);
     r.scale = w.grids[0].scale;
     r.channels = channels;
     r.block = w.blocked() ? w.block : 0;
+    r.element = w.grids[0].element;
     r.lo = w.grids[0].lo;
     r.hi = w.grids[0].hi;
     result.tensors.push_back(std::move(r));
@@ -475,7 +480,11 @@ LogicalResult quant::selectTensorGrid(const plan::PlanTensor &t, ir::QuantMethod
                     "of QDQ models",
                     name, bits));
   }
-  if (t.scale && t.zeroPoint) { // fixed by the platform
+  ir::ElementFormat element = t.format.element;
+  if (t.scale && element != ir::ElementFormat::Int) { // fixed, floating-point
+    g = floatGridOfScale(element, *t.scale, method);
+    how = "fixed";
+  } else if (t.scale && t.zeroPoint) { // fixed by the platform
     bool isSigned = *t.zeroPoint < 0 || signedness == ir::Signedness::Signed;
     g.method = method;
     g.bits = bits;
@@ -490,7 +499,10 @@ LogicalResult quant::selectTensorGrid(const plan::PlanTensor &t, ir::QuantMethod
     how = "fixed";
   } else if (t.range && std::isfinite(t.range->first) && std::isfinite(t.range->second)) {
     // A bounded op (Sigmoid, Softmax...): no clipping on its known range.
-    g = rangeGrid(method, t.range->first, t.range->second, bits, recipe.minThreshold);
+    g = element != ir::ElementFormat::Int
+            ? floatGrid(element, std::max(-t.range->first, t.range->second),
+                        method == ir::QuantMethod::PowerOfTwo, recipe.minThreshold)
+            : rangeGrid(method, t.range->first, t.range->second, bits, recipe.minThreshold);
     how = "known range";
   } else {
     if (!s || s->batches() == 0) {
@@ -514,7 +526,8 @@ LogicalResult quant::selectTensorGrid(const plan::PlanTensor &t, ir::QuantMethod
     so.error = recipe.activationThreshold;
     so.p = recipe.lp;
     so.minThreshold = recipe.minThreshold;
-    g = selectActivationGrid(h, method, bits, isSigned, so);
+    so.element = element;
+    g = selectActivationGrid(h, method, bits, isSigned || so.element != ir::ElementFormat::Int, so);
     how = ir::toString(recipe.activationThreshold);
     // The uniform search may reach past the bounds of the Clip that computes
     // the tensor (MSE: up to 1.2 times its largest value). There the grid
@@ -541,7 +554,7 @@ static QuantGrid groupGrid(const float *v, int64_t n, const ir::AttrConfig &c, b
     return selectLutGrid(v, n, c.method, c.bits, c.lutBits.value_or(8));
   if (c.format.scale == ir::ScaleFormat::E8M0 && c.method != ir::QuantMethod::Uniform) {
     auto [lo, hi] = valueRange(v, n);
-    return mxGrid(std::max(-lo, hi), c.bits, o.minThreshold);
+    return mxGrid(std::max(-lo, hi), c.bits, o.minThreshold, c.format.element);
   }
   return withScaleFormat(selectWeightGrid(v, n, c.method, c.bits, perChannel, o), c.format.scale);
 }
@@ -583,6 +596,7 @@ WeightQDQ quant::selectWeightGrids(const rt::Tensor &t, const ir::AttrConfig &c,
   so.error = recipe.weightsThreshold;
   so.p = recipe.lp;
   so.minThreshold = recipe.minThreshold;
+  so.element = c.format.element;
   const float *x = t.data<float>();
   const float *hx = hessian && int64_t(hessian->size()) == t.numel() ? hessian->data() : nullptr;
   if (c.format.block && blockAxis && *blockAxis >= 0 && *blockAxis < t.rank())

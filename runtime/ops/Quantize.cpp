@@ -18,6 +18,7 @@
 //===----------------------------------------------------------------------===//
 #include "runtime/KernelUtil.h"
 #include "runtime/Simd.h"
+#include "support/MiniFloat.h"
 
 #include <cerrno>
 #include <charconv>
@@ -125,6 +126,44 @@ bool quantAxis(KernelContext &ctx, const Tensor &x, const Tensor &scale, const T
   return true;
 }
 
+/// The scale element of data element `i`.
+int64_t scaleIndex(const QuantAxis &qa, int64_t i) {
+  int64_t r = i % qa.inner, row = i / qa.inner;
+  if (qa.block)
+    return (row / qa.channels * qa.blocks + row % qa.channels / qa.block) * qa.inner + r;
+  return row % qa.channels;
+}
+
+bool isFloat8(ElemType t) { return t == ElemType::Float8E4M3FN || t == ElemType::Float8E5M2; }
+MiniFloat miniFloatOf(ElemType t) {
+  return t == ElemType::Float8E5M2 ? MiniFloat::E5M2 : MiniFloat::E4M3FN;
+}
+
+/// QuantizeLinear to FP8 (opset 19): the code of x / s in float32, rounded
+/// to nearest even, saturated at the format's largest finite value unless
+/// `saturate` is 0 (then out of range gives infinity or NaN as the format
+/// has them). The zero point, +0, is ignored as ONNX says.
+void quantizeFloat8(const Tensor &x, const Tensor &scale, Tensor &y, const QuantAxis &qa,
+                    bool saturate) {
+  MiniFloat f = miniFloatOf(y.elem());
+  uint8_t *dst = y.data<uint8_t>();
+  parallelFor(x.numel(), 8, [&](int64_t b, int64_t e) {
+    for (int64_t i = b; i < e; ++i)
+      dst[i] = floatToMiniFloat(f, floatAt(x, i) / floatAt(scale, scaleIndex(qa, i)), saturate);
+  });
+}
+
+/// DequantizeLinear from FP8: the code's value times s, in float32.
+void dequantizeFloat8(const Tensor &x, const Tensor &scale, Tensor &y, const QuantAxis &qa) {
+  MiniFloat f = miniFloatOf(x.elem());
+  const uint8_t *src = x.data<uint8_t>();
+  float *dst = y.data<float>();
+  parallelFor(x.numel(), 4, [&](int64_t b, int64_t e) {
+    for (int64_t i = b; i < e; ++i)
+      dst[i] = miniFloatToFloat(f, src[i]) * floatAt(scale, scaleIndex(qa, i));
+  });
+}
+
 /// Calls `f(begin, end, channel)` for every run of elements sharing a
 /// channel. Long runs (a per-tensor grid has one) are cut in pieces of at
 /// least kPiece elements so that every thread gets some; each element's
@@ -214,12 +253,19 @@ bool quantize(KernelContext &ctx, bool contrib) {
     return ctx.fail("unsupported input type " + typeName(xt));
   ElemType qt = zp ? zp->elem() : ElemType::UInt8;
   bool wide = contrib && (qt == ElemType::UInt16 || qt == ElemType::Int16);
-  if (qt != ElemType::UInt8 && qt != ElemType::Int8 && !wide)
+  bool fp8 = isFloat8(qt) && !contrib && ctx.opset >= 19;
+  if (qt != ElemType::UInt8 && qt != ElemType::Int8 && !wide && !fp8)
     return ctx.fail("unsupported zero point type " + typeName(qt));
   QuantAxis qa;
   if (!quantAxis(ctx, *x, *scale, zp, qa, contrib))
     return false;
   Tensor &y = ctx.outputs[0] = Tensor(qt, x->shape());
+  if (fp8) {
+    if (xt == ElemType::Int32)
+      return ctx.fail("unsupported input type int32 for an FP8 output");
+    quantizeFloat8(*x, *scale, y, qa, ctx.attrInt("saturate", 1) != 0);
+    return true;
+  }
   switch (qt) {
   case ElemType::UInt8:
     quantizeTyped<uint8_t>(*x, *scale, zp, y, qa);
@@ -305,6 +351,13 @@ bool dequantize(KernelContext &ctx, bool contrib) {
   if (!quantAxis(ctx, *x, *scale, zp, qa, contrib))
     return false;
   ElemType xt = x->elem();
+  if (isFloat8(xt)) {
+    if (contrib || ctx.opset < 19)
+      return ctx.fail("input type " + typeName(xt) + " needs opset 19");
+    Tensor &y = ctx.outputs[0] = Tensor(ElemType::Float, x->shape());
+    dequantizeFloat8(*x, *scale, y, qa);
+    return true;
+  }
   if ((xt == ElemType::UInt16 || xt == ElemType::Int16) && !contrib && ctx.opset < 21)
     return ctx.fail("unsupported input type " + typeName(xt));
   if ((xt == ElemType::UInt4 || xt == ElemType::Int4) && (contrib || ctx.opset < 21))

@@ -132,6 +132,31 @@ TEST(MiniFloatTest, SaturatesOrOverflowsAsOnnxCast) {
   EXPECT_EQ(roundToMiniFloat(MiniFloat::E2M1, NAN), 6.0f);
 }
 
+TEST(MiniFloatTest, FastPathsMatchTheComputedCodes) {
+  // Saturating rounding and encoding take a bit-trick path (the searches'
+  // hot loop); without saturation both compute from the exponent. Within
+  // range they must agree, on every 2^11-th float32 bit pattern of both
+  // signs; past it the fast path saturates.
+  for (MiniFloat f : kFormats) {
+    float maxFinite = miniFloatInfo(f).maxFinite;
+    for (uint32_t bits = 0; bits <= 0x7F800000u; bits += 1u << 11)
+      for (uint32_t sign : {0u, 0x80000000u}) {
+        float x = fromBits(bits | sign);
+        uint8_t code = floatToMiniFloat(f, x);
+        float got = roundToMiniFloat(f, x);
+        if (std::fabs(x) <= maxFinite) {
+          uint8_t want = floatToMiniFloat(f, x, /*saturate=*/false);
+          ASSERT_EQ(code, want) << int(f) << ": x = " << x;
+          float value = miniFloatToFloat(f, want);
+          ASSERT_EQ(std::memcmp(&got, &value, sizeof got), 0) << int(f) << ": x = " << x;
+        } else {
+          ASSERT_EQ(got, std::copysign(maxFinite, x)) << int(f) << ": x = " << x;
+          ASSERT_EQ(miniFloatToFloat(f, code), got) << int(f) << ": x = " << x;
+        }
+      }
+  }
+}
+
 TEST(MiniFloatTest, E8M0IsAPowerOfTwo) {
   EXPECT_EQ(e8m0ToFloat(127), 1.0f);
   EXPECT_EQ(e8m0ToFloat(0), std::ldexp(1.0f, -127));

@@ -6,7 +6,7 @@ using namespace tpcc::quant;
 using graph::ElemType;
 
 void quant::fakeQuantize(const QuantGrid &g, const float *x, float *y, int64_t n) {
-  if (!g.lut.empty()) {
+  if (!g.lut.empty() || g.floating()) {
     for (int64_t i = 0; i < n; ++i)
       y[i] = float(g.quantize(x[i]));
     return;
@@ -69,6 +69,9 @@ int quant::integerBits(const QuantGrid &g) {
 }
 
 ElemType NumberFormat::storageOf(const std::vector<QuantGrid> &grids, bool blocked) {
+  if (!grids.empty() && grids.front().floating())
+    return grids.front().element == ir::ElementFormat::Fp8E5M2 ? ElemType::Float8E5M2
+                                                               : ElemType::Float8E4M3FN;
   bool negative = std::any_of(grids.begin(), grids.end(), [](auto &g) { return g.qmin < 0; });
   bool narrow =
       std::all_of(grids.begin(), grids.end(), [](auto &g) { return integerBits(g) <= 4; });

@@ -45,9 +45,10 @@ namespace tpcc::quant {
 
 /// x on grid `g` in double precision: scale * (clamp(round(x / scale) +
 /// zeroPoint) - zeroPoint), rounding half to even; a LUT grid takes the
-/// nearest table entry (QuantGrid::toInt).
+/// nearest table entry (QuantGrid::toInt); floating-point elements: the
+/// format's nearest value, saturated (QuantGrid::quantize).
 inline double fakeQuantize(const QuantGrid &g, double x) {
-  if (!g.lut.empty())
+  if (!g.lut.empty() || g.floating())
     return g.quantize(x);
   double q =
       std::clamp(std::nearbyint(x / g.scale) + double(g.zeroPoint), double(g.qmin), double(g.qmax));
@@ -158,10 +159,12 @@ struct NumberFormat {
   std::vector<int64_t> blockShape(const std::vector<int64_t> &dims) const;
   /// The values of `t` (a float tensor) on their grids, in double precision.
   std::vector<float> fakeQuantized(const rt::Tensor &t) const;
-  /// The integer type that stores the codes: 4 bits when every grid's
-  /// integers fit and the format is blocked (ONNX's 4-bit types come with
-  /// opset 21, as blocks do), else 8 when they fit, else 16; signed when
-  /// some integers are negative.
+  /// The type that stores the codes: FP8 E5M2 for E5M2 elements, FP8 E4M3
+  /// for E4M3 and FP4 ones (every FP4 value is an E4M3 value, and ONNX
+  /// Runtime 1.30 runs no FP4 DequantizeLinear); for integers 4 bits when
+  /// every grid's integers fit and the format is blocked (ONNX's 4-bit types
+  /// come with opset 21, as blocks do), else 8 when they fit, else 16;
+  /// signed when some integers are negative.
   graph::ElemType storage() const { return storageOf(grids, blocked()); }
   static graph::ElemType storageOf(const std::vector<QuantGrid> &grids, bool blocked = false);
 };

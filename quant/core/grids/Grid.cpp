@@ -13,7 +13,36 @@ using namespace tpcc::quant;
 /// Round half to even (the FE_TONEAREST mode every thread starts in).
 static double rnd(double x) { return std::nearbyint(x); }
 
+namespace {
+
+MiniFloat miniFloatOf(ir::ElementFormat e) {
+  return e == ir::ElementFormat::Fp8E5M2   ? MiniFloat::E5M2
+         : e == ir::ElementFormat::Fp4E2M1 ? MiniFloat::E2M1
+                                           : MiniFloat::E4M3FN;
+}
+
+/// The bit that holds a format's sign (the others: the magnitude, whose
+/// codes increase with it).
+uint8_t signBit(MiniFloat f) { return f == MiniFloat::E2M1 ? 0x8 : 0x80; }
+
+} // namespace
+
+uint8_t QuantGrid::code(double x) const {
+  return floatToMiniFloat(miniFloatOf(element), float(x) / float(scale));
+}
+
+double QuantGrid::quantize(double x) const {
+  if (floating())
+    return scale * double(roundToMiniFloat(miniFloatOf(element), float(x) / float(scale)));
+  return scale * double(toInt(x) - zeroPoint);
+}
+
 int64_t QuantGrid::toInt(double x) const {
+  if (floating()) {
+    MiniFloat f = miniFloatOf(element);
+    uint8_t c = code(x), s = signBit(f);
+    return (c & s) ? -int64_t(c & (s - 1)) : int64_t(c & (s - 1));
+  }
   double q = rnd(x / scale) + double(zeroPoint);
   q = std::clamp(q, double(qmin), double(qmax));
   int64_t i = std::isnan(q) ? zeroPoint : int64_t(q);
@@ -111,6 +140,11 @@ QuantGrid quant::withScaleFormat(const QuantGrid &g, ir::ScaleFormat f) {
   default:
     return g;
   }
+  if (g.floating()) {
+    QuantGrid r = floatGridOfScale(g.element, s);
+    r.method = g.method;
+    return r;
+  }
   QuantGrid r = g;
   r.scale = s;
   r.lo = s * double(r.qmin - r.zeroPoint);
@@ -120,11 +154,54 @@ QuantGrid quant::withScaleFormat(const QuantGrid &g, ir::ScaleFormat f) {
   return r;
 }
 
-QuantGrid quant::mxGrid(double amax, int bits, double minThreshold) {
+QuantGrid quant::mxGrid(double amax, int bits, double minThreshold, ir::ElementFormat element) {
+  if (element != ir::ElementFormat::Int) {
+    // X = 2^(floor(log2 amax) - emax_elem), the exponent kept in E8M0's range.
+    const MiniFloatInfo &info = miniFloatInfo(miniFloatOf(element));
+    int e =
+        std::clamp(int(std::floor(std::log2(std::max(amax, minThreshold)))) - info.emax, -127, 127);
+    QuantGrid g = floatGridOfScale(element, std::ldexp(1.0, e));
+    g.method = ir::QuantMethod::PowerOfTwo;
+    return g;
+  }
   int e = std::clamp(int(std::floor(std::log2(std::max(amax, minThreshold)))), -127 + bits - 2,
                      127 + bits - 2);
   // threshold = scale * 2^(bits - 1) = 2^(e + 1)
   QuantGrid g = symmetricGrid(std::ldexp(1.0, e + 1), bits, true);
   g.method = ir::QuantMethod::PowerOfTwo;
+  return g;
+}
+
+QuantGrid quant::floatGrid(ir::ElementFormat e, double t, bool pot, double minThreshold) {
+  MiniFloat f = miniFloatOf(e);
+  const MiniFloatInfo &info = miniFloatInfo(f);
+  QuantGrid g;
+  g.method = pot ? ir::QuantMethod::PowerOfTwo : ir::QuantMethod::Symmetric;
+  g.element = e;
+  g.bits = ir::elementBits(e);
+  g.isSigned = true;
+  g.scale = std::max(t, minThreshold) / double(info.maxFinite);
+  if (pot)
+    g.scale = std::exp2(std::ceil(std::log2(g.scale)));
+  return floatGridOfScale(e, g.scale, g.method);
+}
+
+QuantGrid quant::floatGridOfScale(ir::ElementFormat e, double scale, ir::QuantMethod method) {
+  MiniFloat f = miniFloatOf(e);
+  const MiniFloatInfo &info = miniFloatInfo(f);
+  QuantGrid g;
+  g.method = method;
+  g.element = e;
+  g.bits = ir::elementBits(e);
+  g.isSigned = true;
+  g.scale = scale;
+  g.threshold = g.scale * double(info.maxFinite);
+  // The ordinal of the largest finite value.
+  uint8_t top = floatToMiniFloat(f, info.maxFinite);
+  g.qmax = int64_t(top & (signBit(f) - 1));
+  g.qmin = -g.qmax;
+  g.zeroPoint = 0;
+  g.lo = -g.threshold;
+  g.hi = g.threshold;
   return g;
 }

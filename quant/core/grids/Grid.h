@@ -21,6 +21,10 @@ namespace tpcc::quant {
 
 struct QuantGrid {
   ir::QuantMethod method = ir::QuantMethod::Symmetric;
+  /// A floating-point element (FP8, FP4): values scale * e for e of the
+  /// format (floatGrid); the integers are then the format's values in order
+  /// (ordinal: the code's magnitude bits, negative for negative values).
+  ir::ElementFormat element = ir::ElementFormat::Int;
   int bits = 8;
   bool isSigned = true;
   /// Symmetric, POT and LUT: the threshold t (t itself not representable).
@@ -36,12 +40,26 @@ struct QuantGrid {
   /// of [qmin, qmax] on the 2^lutBits multiplier grid; empty otherwise.
   std::vector<int64_t> lut;
 
+  bool floating() const { return element != ir::ElementFormat::Int; }
   /// The integer that represents `x` (nearest grid point, ties to even; LUT:
-  /// the nearest table entry, the first on ties).
+  /// the nearest table entry, the first on ties; floating-point elements:
+  /// the ordinal of x / scale rounded to the format, as float32 arithmetic
+  /// and ONNX's saturating cast give it).
   int64_t toInt(double x) const;
   /// The grid value nearest to `x` (the fake-quantized x).
-  double quantize(double x) const { return scale * double(toInt(x) - zeroPoint); }
+  double quantize(double x) const;
+  /// A floating-point element's code (its bits in the format) for `x`.
+  uint8_t code(double x) const;
 };
+
+/// The grid of a floating-point element `e` (not Int) for threshold `t`:
+/// scale t / the format's largest finite value (a power of two, rounded up,
+/// for `pot`), so that +-t is the largest magnitude; signed, zero point 0.
+QuantGrid floatGrid(ir::ElementFormat e, double t, bool pot = false,
+                    double minThreshold = ir::kDefaultMinThreshold);
+/// The grid of floating-point element `e` with scale `scale` exactly.
+QuantGrid floatGridOfScale(ir::ElementFormat e, double scale,
+                           ir::QuantMethod method = ir::QuantMethod::Symmetric);
 
 /// The grid of a symmetric threshold `t`: scale t/2^(bits-s), integers
 /// [-s*2^(bits-1), 2^(bits-s)-1], zero point 0.
@@ -75,7 +93,11 @@ QuantGrid withScaleFormat(const QuantGrid &g, ir::ScaleFormat f);
 /// and a largest value above that saturates, as the MX specification's
 /// elements do; the scale's exponent is kept in E8M0's [-127, 127], `amax`
 /// at least `minThreshold`.
-QuantGrid mxGrid(double amax, int bits, double minThreshold = ir::kDefaultMinThreshold);
+/// A floating-point `element`: OCP MX's scale 2^(floor(log2 amax) - emax)
+/// with emax the element's largest exponent (8 for FP8 E4M3, 15 for E5M2, 2
+/// for FP4), values above the format's largest finite one saturating.
+QuantGrid mxGrid(double amax, int bits, double minThreshold = ir::kDefaultMinThreshold,
+                 ir::ElementFormat element = ir::ElementFormat::Int);
 /// 2^ceil(log2 max(t, minThreshold)) (MCT's max_power_of_two).
 double powerOfTwoCeil(double t, double minThreshold = ir::kDefaultMinThreshold);
 

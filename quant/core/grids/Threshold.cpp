@@ -40,8 +40,8 @@ double linspaceAt(double lo, double hi, int num, int i) {
 
 /// A grid as the error functions apply it: q(x) = step * rnd((clip(x, lo, hi)
 /// - base) / step) + base, base 0 for symmetric grids (MCT's quantize_tensor)
-/// and a' for uniform ones (uniform_quantize_tensor). LUT grids go through
-/// QuantGrid itself.
+/// and a' for uniform ones (uniform_quantize_tensor). LUT grids and
+/// floating-point elements go through QuantGrid itself (`lut`).
 struct ErrorQuantizer {
   double lo = 0, hi = 0, step = 1, base = 0;
   const QuantGrid *lut = nullptr;
@@ -57,7 +57,7 @@ struct ErrorQuantizer {
 
 ErrorQuantizer quantizerOf(const QuantGrid &g) {
   ErrorQuantizer q;
-  if (!g.lut.empty()) {
+  if (!g.lut.empty() || g.floating()) {
     q.lut = &g;
     return q;
   }
@@ -280,7 +280,9 @@ private:
     // search would clip almost everything: POT activations picked 2^-16).
     // TensorRT's entropy calibration keeps at least 128 bins for the same
     // reason; the candidate needs one bin per level.
-    double levels = q.lut ? double(q.lut->lut.size()) : (q.hi - q.lo) / q.step + 1;
+    double levels = !q.lut               ? (q.hi - q.lo) / q.step + 1
+                    : q.lut->lut.empty() ? double(q.lut->qmax - q.lut->qmin + 1)
+                                         : double(q.lut->lut.size());
     if (double(len) < levels && len + 1 < c.size())
       return kInf;
     // Scratch reused across candidates, one per thread (searches evaluate
@@ -483,26 +485,32 @@ QuantGrid quant::selectActivationGrid(const Histogram &h, QuantMethod method, in
   }
 
   double tmax = histogramMaxAbs(h);
+  bool pot = method == QuantMethod::PowerOfTwo;
+  auto grid = [&](double t) {
+    if (o.element != ir::ElementFormat::Int)
+      return floatGrid(o.element, t, pot, minT);
+    return pot ? powerOfTwoGrid(t, bits, isSigned, minT) : symmetricGrid(t, bits, isSigned);
+  };
   auto loss = [&](double t) {
     auto [rmin, rmax] = klRange(method, t, isSigned);
-    return obj(quantizerOf(symmetricGrid(t, bits, isSigned)), rmin, rmax);
+    QuantGrid g = o.element != ir::ElementFormat::Int ? grid(t) : symmetricGrid(t, bits, isSigned);
+    return obj(quantizerOf(g), rmin, rmax);
   };
   const SearchSchedule &sch = kS.activations;
-  if (method == QuantMethod::PowerOfTwo) {
+  if (pot) {
     if (noClip)
-      return powerOfTwoGrid(tmax, bits, isSigned, minT);
+      return grid(tmax);
     // The candidates start above the largest |edge|, empty bins included.
     double m = 0;
     for (double e : h.edges)
       m = std::max(m, std::abs(e));
-    return powerOfTwoGrid(searchPowerOfTwo(m, sch.potCandidates, minT, loss, o.trace), bits,
-                          isSigned, minT);
+    return grid(searchPowerOfTwo(m, sch.potCandidates, minT, loss, o.trace));
   }
   double t0 = std::max(minT, tmax);
   if (noClip)
-    return symmetricGrid(t0, bits, isSigned);
+    return grid(t0);
   double t = searchSymmetric(t0, sch.symmetricIterations, sch.symmetricNarrowEvery, loss, o.trace);
-  return symmetricGrid(std::max(minT, t), bits, isSigned);
+  return grid(std::max(minT, t));
 }
 
 std::pair<double, double> quant::valueRange(const float *x, int64_t n) {
@@ -537,25 +545,31 @@ QuantGrid quant::selectWeightGrid(const float *x, int64_t n, QuantMethod method,
     return uniformGrid(ra, rb, bits);
   }
 
-  double m = weightNoClippingMax(mn, mx, bits);
+  // A floating-point element holds +-t: no integer asymmetry to widen for.
+  bool fp = o.element != ir::ElementFormat::Int, pot = method == QuantMethod::PowerOfTwo;
+  double m = fp ? std::max(-mn, mx) : weightNoClippingMax(mn, mx, bits);
+  auto grid = [&](double t) {
+    if (fp)
+      return floatGrid(o.element, t, pot, minT);
+    return pot ? powerOfTwoGrid(t, bits, true, minT) : symmetricGrid(t, bits, true);
+  };
   // Weights are signed. KL quantizes the values' histogram uniformly over
   // [-t, t] (MCT's _kl_error_function).
   auto loss = [&](double t) {
-    if (o.error == ThresholdMethod::KL)
+    if (o.error == ThresholdMethod::KL && !fp)
       return obj(quantizerOf(uniformGrid(-t, t, bits)), -t, t);
-    return obj(quantizerOf(symmetricGrid(t, bits, true)), -t, t);
+    return obj(quantizerOf(fp ? grid(t) : symmetricGrid(t, bits, true)), -t, t);
   };
-  if (method == QuantMethod::PowerOfTwo) {
+  if (pot) {
     if (noClip)
-      return powerOfTwoGrid(m, bits, true, minT);
-    return powerOfTwoGrid(searchPowerOfTwo(m, sch.potCandidates, minT, loss, o.trace), bits, true,
-                          minT);
+      return grid(m);
+    return grid(searchPowerOfTwo(m, sch.potCandidates, minT, loss, o.trace));
   }
   double t0 = std::max(minT, m);
   if (noClip)
-    return symmetricGrid(t0, bits, true);
+    return grid(t0);
   double t = searchSymmetric(t0, sch.symmetricIterations, sch.symmetricNarrowEvery, loss, o.trace);
-  return symmetricGrid(std::max(minT, t), bits, true);
+  return grid(std::max(minT, t));
 }
 
 double quant::weightNoClippingMax(double min, double max, int bits) {

@@ -77,6 +77,9 @@ struct SelectionOptions {
   /// values; without it HMSE is MSE.
   const float *hessian = nullptr;
   SearchTrace *trace = nullptr; ///< optional: receives what the search did
+  /// The element the grids hold: a floating-point one searches thresholds
+  /// of floatGrid (symmetric; power_of_two: power-of-two scales).
+  ir::ElementFormat element = ir::ElementFormat::Int;
 };
 
 /// The error of quantizing the histogram `h` (bin lower edges as values)

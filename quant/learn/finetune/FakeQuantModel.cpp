@@ -101,12 +101,13 @@ std::unique_ptr<FakeQuantModel> FakeQuantModel::create(graph::Model &model, Quan
     const graph::Node *n = edits::nodeNamed(g, wq.node);
     if (!n || wq.grids.empty())
       continue;
-    if (wq.blocked()) {
+    if (wq.blocked() || wq.grids.front().floating()) {
       diags.emitAt(model.path.empty() ? "<model>" : model.path, diag::err_quant_unsupported,
-                   fmt::format("weight `{}` of `{}` is quantized in blocks; gradient GPTQ and "
-                               "fine-tuning do not train blocked weights yet (second-order "
+                   fmt::format("weight `{}` of `{}` is quantized {}; gradient GPTQ and "
+                               "fine-tuning do not train such weights yet (second-order "
                                "rounding rounds them: --gptq second_order)",
-                               n->input(wq.inputIndex)->name, n->displayName()));
+                               n->input(wq.inputIndex)->name, n->displayName(),
+                               wq.blocked() ? "in blocks" : "to floating-point elements"));
       return nullptr;
     }
     TrainingWeight *s = addWeight(*n, wq.inputIndex);
@@ -156,7 +157,7 @@ std::unique_ptr<FakeQuantModel> FakeQuantModel::create(graph::Model &model, Quan
     if (p)
       c.candidateBits = candidateBits(plan, p->name, -1);
     std::unique_ptr<TrainableQuantizer> q;
-    if (!options.trainActivations)
+    if (!options.trainActivations || a.grid.floating()) // FP8: its grid stays
       q = fixedQuantizer(c);
     else if (QuantizerFactory f = trainableQuantizer(c.target, c.method, options.activations))
       q = f(c);

@@ -81,7 +81,7 @@ public:
     // Activations in float, as the QDQ model computes them; weights in
     // double, as the QDQ rewrite quantizes them.
     if (cfg.target == QuantizerTarget::Activation && cfg.grids.size() == 1 &&
-        cfg.grids.front().lut.empty())
+        cfg.grids.front().lut.empty() && !cfg.grids.front().floating())
       return fakeTensor(x, cfg.grids.front());
     return mapRuns(x, cfg.grids.size(), cfg.channelAxis, [&](int64_t, size_t k, float v) {
       const QuantGrid &g = cfg.grids[k];

@@ -51,8 +51,8 @@ void quant::completeSpec(const graph::Model &m, QuantizeResult &result) {
     if (!n || w.inputIndex != 1 || !graph::opTraits(*n).int32Bias || w.blocked())
       continue;
     const Value *in = n->input(0);
-    if (!in || !grids[in->id])
-      continue;
+    if (!in || !grids[in->id] || grids[in->id]->floating() || w.grids.front().floating())
+      continue; // floating-point elements have no integer accumulator
     if (n->opType == "Gemm") {
       graph::NodeAttrs attrs = graph::attrsOf(m, *n);
       if (attrs.getFloat("alpha", 1.0) != 1.0 || attrs.getFloat("beta", 1.0) != 1.0)

@@ -11,6 +11,7 @@
 
 #include "ir/graph/NodeAttrs.h"
 #include "ir/graph/OnnxIO.h"
+#include "support/MiniFloat.h"
 
 #include <fmt/format.h>
 
@@ -48,6 +49,13 @@ const char *qdqDomain(ElemType t) {
   return t == ElemType::Int16 || t == ElemType::UInt16 ? "com.microsoft" : "";
 }
 
+/// The FP8 code that stores `x` on floating-point grid `g` in type `t`
+/// (an FP4 value is stored as the E4M3 code of the same value).
+uint8_t storedCode(ElemType t, const QuantGrid &g, double x) {
+  float e = float(g.quantize(x) / g.scale); // a value of g's element
+  return floatToMiniFloat(t == ElemType::Float8E5M2 ? MiniFloat::E5M2 : MiniFloat::E4M3FN, e);
+}
+
 /// An INT attribute, or a FLOAT one when `f` is given.
 graph::Attribute attribute(const char *name, int64_t i, float f = NAN) {
   graph::Attribute a;
@@ -75,6 +83,8 @@ void put(Tensor &t, int64_t i, double x) {
     return as(int8_t(x));
   case ElemType::UInt8:
   case ElemType::UInt4:
+  case ElemType::Float8E4M3FN: // FP8: `x` is the code
+  case ElemType::Float8E5M2:
     return as(uint8_t(x));
   case ElemType::Int16:
     return as(int16_t(x));
@@ -113,6 +123,7 @@ private:
   bool checkGrid(const std::string &name, const QuantGrid &q, const char *what, ElemType t);
   bool checkWeight(const WeightQDQ &w);
   bool checkBlocked(const WeightQDQ &w, const Tensor &t, const std::string &at);
+  bool checkRaise(const std::string &what);
   bool checkBias(const BiasQDQ &b);
   bool checkActivation(const ActivationQDQ &a);
 
@@ -179,6 +190,12 @@ bool Rewriter::checkInput(const std::string &node, unsigned index, const char *r
 
 bool Rewriter::checkGrid(const std::string &name, const QuantGrid &q, const char *what,
                          ElemType t) {
+  if (q.floating()) {
+    if (!(q.scale > 0) || !std::isfinite(float(q.scale)) || !(float(q.scale) > 0))
+      return fail(where, diag::err_qdq_grid, name,
+                  fmt::format("the scale {} is not a positive finite float32", q.scale));
+    return checkRaise(fmt::format("{} `{}` ({} elements)", what, name, graph::toString(t)));
+  }
   if (integerBits(q) > 16)
     return fail(where, diag::err_qdq_wide_grid, name, integerBits(q), what);
   float s = float(q.scale);
@@ -241,15 +258,20 @@ bool Rewriter::checkBlocked(const WeightQDQ &w, const Tensor &t, const std::stri
   for (const QuantGrid &q : w.grids)
     if (!checkGrid(t.name, q, "weights", w.storage()))
       return false;
-  if (m.opsetVersion("").value_or(1) < kBlockedOpset && !raiseChecked) {
-    raiseChecked = true;
-    std::string why;
-    if (!graph::canRaiseOpset(m, kBlockedOpset, why))
-      return fail(where, diag::err_qdq_spec,
-                  fmt::format("blocked weights (`{}` of `{}`) need ai.onnx opset {}, and the "
-                              "model cannot be raised to it: {}",
-                              t.name, w.node, kBlockedOpset, why));
-  }
+  return checkRaise(fmt::format("blocked weights (`{}` of `{}`)", t.name, w.node));
+}
+
+/// Blocks, 4-bit and FP8 types need opset 21 (FP8 from 19; one version for
+/// all): the model will be raised to it when it imports less.
+bool Rewriter::checkRaise(const std::string &what) {
+  if (m.opsetVersion("").value_or(1) >= kBlockedOpset || raiseChecked)
+    return true;
+  raiseChecked = true;
+  std::string why;
+  if (!graph::canRaiseOpset(m, kBlockedOpset, why))
+    return fail(where, diag::err_qdq_spec,
+                fmt::format("{} need ai.onnx opset {}, and the model cannot be raised to it: {}",
+                            what, kBlockedOpset, why));
   return true;
 }
 
@@ -272,6 +294,8 @@ bool Rewriter::checkBias(const BiasQDQ &b) {
                            b.weightInput, b.weightNode));
   if (w->block > 0)
     return bad("its weight is stored in blocks, with no scale per channel");
+  if (w->grids.front().floating() || activationGrid[b.inputActivation]->floating())
+    return bad("its input or weight holds floating-point elements, with no integer accumulator");
   if (w->grids.size() > 1) {
     // One scale per channel: the bias must have exactly one axis of C, or
     // of C times the groups of a grouped ConvTranspose (whose groups share
@@ -435,8 +459,10 @@ void Rewriter::rewriteWeight(const WeightQDQ &w) {
   int64_t axis = w.blocked() ? w.blockAxis : w.grids.size() > 1 ? w.axis : -1;
   GroupLayout groups = w.layout(t.dims);
   auto q = newTensor(w.storage(), t.dims);
-  for (int64_t i = 0; i < t.numElements(); ++i)
-    put(*q, i, double(w.grids[groups.groupOf(i)].toInt(t.at(i))));
+  for (int64_t i = 0; i < t.numElements(); ++i) {
+    const QuantGrid &g = w.grids[groups.groupOf(i)];
+    put(*q, i, g.floating() ? double(storedCode(q->elem, g, t.at(i))) : double(g.toInt(t.at(i))));
+  }
   std::vector<double> scales;
   std::vector<int64_t> zps;
   for (const QuantGrid &g : w.grids) {
@@ -491,7 +517,8 @@ void Rewriter::rewriteActivation(const ActivationQDQ &a) {
   } else {
     out = typed(v->name + "_DequantizeLinear_Output", ElemType::Float, *v);
   }
-  if (spec.clipNarrowActivations && (q.qmin > containerMin(ct) || q.qmax < containerMax(ct))) {
+  if (spec.clipNarrowActivations && !q.floating() &&
+      (q.qmin > containerMin(ct) || q.qmax < containerMax(ct))) {
     float s32 = float(q.scale);
     float lo = s32 * float(q.qmin - q.zeroPoint), hi = s32 * float(q.qmax - q.zeroPoint);
     Value *clipped = typed(v->name + "_Clip_Output", ElemType::Float, *v);
