@@ -68,7 +68,7 @@ def main():
     model = os.path.join(args.models, "fashion_vit.onnx")
     print(f"fashion_vit (float {FLOAT_ACC} %), every MatMul and Gemm weight, 500 "
           "calibration images, 10,000 test images")
-    print(f"  {'':52} {'accuracy':>9} {'vs float':>6} {'logits':>10} {'quantize':>9}")
+    print(f"  {'':60} {'accuracy':>9} {'vs float':>6} {'logits':>10} {'quantize':>9}")
     for k, (label, attr, acts, *body) in enumerate(FORMATS):
         recipe = []
         if body:
@@ -81,7 +81,7 @@ def main():
                            "--calib", os.path.join(args.models, "fashion_calib_x.npy"), "-o",
                            out, "--progress=never", *recipe, *flags])
             acc, sqnr = evaluate(args, out, tx, ty, model)
-            print(f"  {label + ', ' + how:52} {acc:7.2f} % {acc - FLOAT_ACC:+6.2f} {sqnr:>7} dB "
+            print(f"  {label + ', ' + how:60} {acc:7.2f} % {acc - FLOAT_ACC:+6.2f} {sqnr:>7} dB "
                   f"{wall:7.1f} s", flush=True)
 
 

@@ -131,8 +131,8 @@ float tpcc::roundToMiniFloat(MiniFloat f, float x, bool saturate) {
   uint32_t cbits = (uint32_t(e - in.manBits + 23 + 127) << 23) | 0x400000u;
   float c;
   std::memcpy(&c, &cbits, sizeof c);
-  volatile float sum = a + c; // no reassociation: the rounding is the point
-  return std::copysign(std::min(float(sum) - c, in.maxFinite), x);
+  // (Built without -ffast-math: (a + c) - c is not folded away.)
+  return std::copysign(std::min((a + c) - c, in.maxFinite), x);
 }
 
 float tpcc::e8m0ToFloat(uint8_t code) {
@@ -141,3 +141,46 @@ float tpcc::e8m0ToFloat(uint8_t code) {
 }
 
 uint8_t tpcc::e8m0Code(int e) { return uint8_t(std::clamp(e, -127, 127) + 127); }
+
+void tpcc::quantizeToMiniFloat(MiniFloat f, const float *x, float scale, uint8_t *codes,
+                               int64_t n) {
+  const MiniFloatInfo &in = miniFloatInfo(f);
+  const int32_t man = in.manBits, minExp = 1 - in.bias, width = 1 + in.expBits + in.manBits;
+  const float maxFinite = in.maxFinite, subnormalScale = std::ldexp(1.0f, in.bias - 1 + man);
+  const int32_t signBit = 1 << (width - 1), manMask = (1 << man) - 1;
+  // NaN: the format's NaN code with the sign (E2M1 has none: its largest).
+  const int32_t nanCode = f == MiniFloat::E2M1 ? 0x7 : signBit - 1;
+  const int32_t nanSign = f == MiniFloat::E2M1 ? 0 : signBit;
+  int32_t maxBits;
+  std::memcpy(&maxBits, &maxFinite, sizeof maxBits);
+  // roundToMiniFloat's arithmetic and floatToMiniFloat's encoding with
+  // integer selects only (no branch, no float comparison that could trap),
+  // so the loop vectorizes. Non-negative floats order as their bits do.
+  for (int64_t i = 0; i < n; ++i) {
+    float v = x[i] / scale;
+    int32_t vb;
+    std::memcpy(&vb, &v, sizeof vb);
+    int32_t negative = int32_t(uint32_t(vb) >> 31);
+    int32_t magnitude = vb & 0x7FFFFFFF;
+    bool nan = magnitude > 0x7F800000;
+    int32_t ab = std::min(magnitude, maxBits); // saturation (NaN: below)
+    float a;
+    std::memcpy(&a, &ab, sizeof a);
+    int32_t e = std::max((ab >> 23) - 127, minExp);
+    int32_t cb = ((e - man + 150) << 23) | 0x400000;
+    float c;
+    std::memcpy(&c, &cb, sizeof c);
+    float r = (a + c) - c;
+    int32_t rb;
+    std::memcpy(&rb, &r, sizeof rb);
+    rb = std::min(rb, maxBits);
+    std::memcpy(&r, &rb, sizeof r);
+    int32_t re = (rb >> 23) - 127;
+    int32_t normal = ((re + in.bias) << man) | ((rb >> (23 - man)) & manMask);
+    int32_t sub = int32_t(r * subnormalScale);
+    int32_t subnormal = -int32_t(re < minExp), isNan = -int32_t(nan); // all ones or 0
+    int32_t code = ((sub & subnormal) | (normal & ~subnormal)) | (negative * signBit);
+    code = (code & ~isNan) | ((nanCode | (negative * nanSign)) & isNan);
+    codes[i] = uint8_t(code);
+  }
+}

@@ -48,6 +48,11 @@ uint8_t floatToMiniFloat(MiniFloat f, float x, bool saturate = true);
 /// x rounded to the format and back: miniFloatToFloat(floatToMiniFloat(x)).
 float roundToMiniFloat(MiniFloat f, float x, bool saturate = true);
 
+/// codes[i] = floatToMiniFloat(f, x[i] / scale) for n floats, saturating:
+/// the same codes, in a loop written to vectorize (the FP8 QuantizeLinear
+/// of a whole tensor).
+void quantizeToMiniFloat(MiniFloat f, const float *x, float scale, uint8_t *codes, int64_t n);
+
 /// 2^(code - 127); NaN for 255.
 float e8m0ToFloat(uint8_t code);
 /// The E8M0 code of 2^e, e clamped to [-127, 127].

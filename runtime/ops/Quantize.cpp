@@ -134,36 +134,6 @@ int64_t scaleIndex(const QuantAxis &qa, int64_t i) {
   return row % qa.channels;
 }
 
-bool isFloat8(ElemType t) { return t == ElemType::Float8E4M3FN || t == ElemType::Float8E5M2; }
-MiniFloat miniFloatOf(ElemType t) {
-  return t == ElemType::Float8E5M2 ? MiniFloat::E5M2 : MiniFloat::E4M3FN;
-}
-
-/// QuantizeLinear to FP8 (opset 19): the code of x / s in float32, rounded
-/// to nearest even, saturated at the format's largest finite value unless
-/// `saturate` is 0 (then out of range gives infinity or NaN as the format
-/// has them). The zero point, +0, is ignored as ONNX says.
-void quantizeFloat8(const Tensor &x, const Tensor &scale, Tensor &y, const QuantAxis &qa,
-                    bool saturate) {
-  MiniFloat f = miniFloatOf(y.elem());
-  uint8_t *dst = y.data<uint8_t>();
-  parallelFor(x.numel(), 8, [&](int64_t b, int64_t e) {
-    for (int64_t i = b; i < e; ++i)
-      dst[i] = floatToMiniFloat(f, floatAt(x, i) / floatAt(scale, scaleIndex(qa, i)), saturate);
-  });
-}
-
-/// DequantizeLinear from FP8: the code's value times s, in float32.
-void dequantizeFloat8(const Tensor &x, const Tensor &scale, Tensor &y, const QuantAxis &qa) {
-  MiniFloat f = miniFloatOf(x.elem());
-  const uint8_t *src = x.data<uint8_t>();
-  float *dst = y.data<float>();
-  parallelFor(x.numel(), 4, [&](int64_t b, int64_t e) {
-    for (int64_t i = b; i < e; ++i)
-      dst[i] = miniFloatToFloat(f, src[i]) * floatAt(scale, scaleIndex(qa, i));
-  });
-}
-
 /// Calls `f(begin, end, channel)` for every run of elements sharing a
 /// channel. Long runs (a per-tensor grid has one) are cut in pieces of at
 /// least kPiece elements so that every thread gets some; each element's
@@ -179,6 +149,54 @@ template <typename F> void forEachChannelRun(const QuantAxis &qa, F f) {
       if (first < last)
         f(first, last, run % qa.channels);
     }
+  });
+}
+
+bool isFloat8(ElemType t) { return t == ElemType::Float8E4M3FN || t == ElemType::Float8E5M2; }
+MiniFloat miniFloatOf(ElemType t) {
+  return t == ElemType::Float8E5M2 ? MiniFloat::E5M2 : MiniFloat::E4M3FN;
+}
+
+/// QuantizeLinear to FP8 (opset 19): the code of x / s in float32, rounded
+/// to nearest even, saturated at the format's largest finite value unless
+/// `saturate` is 0 (then out of range gives infinity or NaN as the format
+/// has them). The zero point, +0, is ignored as ONNX says.
+void quantizeFloat8(const Tensor &x, const Tensor &scale, Tensor &y, const QuantAxis &qa,
+                    bool saturate) {
+  MiniFloat f = miniFloatOf(y.elem());
+  uint8_t *dst = y.data<uint8_t>();
+  if (saturate && !qa.block && x.elem() == ElemType::Float) {
+    const float *src = x.data<float>();
+    forEachChannelRun(qa, [&](int64_t b, int64_t e, int64_t c) {
+      quantizeToMiniFloat(f, src + b, floatAt(scale, c), dst + b, e - b);
+    });
+    return;
+  }
+  parallelFor(x.numel(), 8, [&](int64_t b, int64_t e) {
+    for (int64_t i = b; i < e; ++i)
+      dst[i] = floatToMiniFloat(f, floatAt(x, i) / floatAt(scale, scaleIndex(qa, i)), saturate);
+  });
+}
+
+/// DequantizeLinear from FP8: the code's value times s, in float32.
+void dequantizeFloat8(const Tensor &x, const Tensor &scale, Tensor &y, const QuantAxis &qa) {
+  MiniFloat f = miniFloatOf(x.elem());
+  const uint8_t *src = x.data<uint8_t>();
+  float *dst = y.data<float>();
+  if (!qa.block) {
+    float value[256];
+    for (int c = 0; c < 256; ++c)
+      value[c] = miniFloatToFloat(f, uint8_t(c));
+    forEachChannelRun(qa, [&](int64_t b, int64_t e, int64_t c) {
+      float s = floatAt(scale, c);
+      for (int64_t i = b; i < e; ++i)
+        dst[i] = value[src[i]] * s;
+    });
+    return;
+  }
+  parallelFor(x.numel(), 4, [&](int64_t b, int64_t e) {
+    for (int64_t i = b; i < e; ++i)
+      dst[i] = miniFloatToFloat(f, src[i]) * floatAt(scale, scaleIndex(qa, i));
   });
 }
 

@@ -157,6 +157,24 @@ TEST(MiniFloatTest, FastPathsMatchTheComputedCodes) {
   }
 }
 
+TEST(MiniFloatTest, BatchQuantizationIsFloatToMiniFloat) {
+  // quantizeToMiniFloat (the FP8 QuantizeLinear's vectorized loop) against
+  // floatToMiniFloat(x / scale) on every 2^11-th float32 bit pattern of both
+  // signs, infinities and NaNs included, for two scales.
+  std::vector<float> xs;
+  for (uint32_t bits = 0; bits <= 0x7FC00000u; bits += 1u << 11)
+    for (uint32_t sign : {0u, 0x80000000u})
+      xs.push_back(fromBits(bits | sign));
+  std::vector<uint8_t> codes(xs.size());
+  for (MiniFloat f : kFormats)
+    for (float scale : {1.0f, 0.0123f}) {
+      quantizeToMiniFloat(f, xs.data(), scale, codes.data(), int64_t(xs.size()));
+      for (size_t i = 0; i < xs.size(); ++i)
+        ASSERT_EQ(codes[i], floatToMiniFloat(f, xs[i] / scale))
+            << int(f) << ": x = " << xs[i] << ", scale " << scale;
+    }
+}
+
 TEST(MiniFloatTest, E8M0IsAPowerOfTwo) {
   EXPECT_EQ(e8m0ToFloat(127), 1.0f);
   EXPECT_EQ(e8m0ToFloat(0), std::ldexp(1.0f, -127));

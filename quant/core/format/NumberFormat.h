@@ -5,12 +5,15 @@
 //
 //  - the element grid of each group of elements (QuantGrid: integers q in
 //    [qmin, qmax] standing for scale * (q - zeroPoint); uniform, symmetric
-//    and power-of-two grids, and look-up tables that keep a subset of those
-//    integers);
+//    and power-of-two grids, look-up tables that keep a subset of those
+//    integers, and floating-point elements: scale * e for e an FP8 or FP4
+//    value);
 //  - the granularity: how the elements fall into groups (one group for the
-//    whole tensor, or one per channel along an axis), as a GroupLayout of a
-//    tensor's shape;
-//  - the storage: the integer type that holds the codes in the QDQ model.
+//    whole tensor, one per channel along an axis, or one per block of
+//    consecutive indices along an axis), as a GroupLayout of a tensor's
+//    shape;
+//  - the storage: the type that holds the codes in the QDQ model (integers
+//    of 4, 8 or 16 bits, or FP8).
 //
 // Every part of the quantizer that puts values on a format goes through
 // here, so the rounding and saturation are written once:
@@ -22,11 +25,9 @@
 //  - int32Code: a bias on the accumulator grid (scale input x weight, in
 //    float32 as ONNX Runtime computes it).
 //
-// Adding a format: a granularity is a new GroupLayout (per block: groups of
-// consecutive elements along an axis, which `runs` already visits as runs of
-// one grid); an element type other than integers (floating-point FP8
-// elements) is an element grid with its own code and value functions, which
-// fakeQuantize and storage dispatch on.
+// Adding a format: a granularity is a new GroupLayout; an element type is a
+// QuantGrid with its own code and value functions (QuantGrid::toInt,
+// quantize), which fakeQuantize and storage dispatch on.
 //
 //===----------------------------------------------------------------------===//
 #ifndef TPCC_QUANT_CORE_FORMAT_NUMBERFORMAT_H
