@@ -19,10 +19,12 @@ Each candidate runs the held-out sequences through `tpcc eval --batch 1` against
 float model: SQNR of the logits and of the end-of-turn probability, and the largest
 probability error. The candidates: the package's own dynamic model (tpcc computes it
 as ONNX Runtime does, bit for bit: ctest ort_dynamic), and `tpcc quantize --platform
-ort_cpu` with each set of `--flags` (default: none, and --min-sqnr 33), timed.
+ort_cpu` (or `--platform`'s) with each set of `--flags` (default: none, and --min-sqnr
+33), timed. `--platform test/lit/quantize/Inputs/vit_w4.tpc --flags "" --flags "--gptq
+second_order"` measures 4-bit weight-only blocks of 32 (issue 48).
 
 usage: turn_detector.py --tpcc BIN --work DIR [--sequences 64] [--calib 32]
-                        [--length 48] [--flags "--min-sqnr 33"]...
+                        [--length 48] [--platform NAME|FILE.tpc] [--flags "--min-sqnr 33"]...
 """
 import argparse
 import importlib.machinery
@@ -86,6 +88,8 @@ def main():
     ap.add_argument("--calib", type=int, default=32)
     ap.add_argument("--length", type=int, default=48)
     ap.add_argument("--flags", action="append")
+    ap.add_argument("--platform", default="ort_cpu",
+                    help="the platform (a stdlib name or a .tpc file) tpcc quantizes for")
     args = ap.parse_args()
     flags = args.flags or ["", "--min-sqnr 33"]
     os.makedirs(args.work, exist_ok=True)
@@ -110,10 +114,11 @@ def main():
     for i, f in enumerate(flags):
         out = w(f"static{i}.onnx")
         t0 = time.time()
-        run([args.tpcc, "quantize", "--platform", "ort_cpu", "--calib", w("calib.npy"),
+        run([args.tpcc, "quantize", "--platform", args.platform, "--calib", w("calib.npy"),
              w("float.onnx"), "-o", out, "--progress=never"] + f.split())
         took = time.time() - t0
-        rows.append((f"tpcc ort_cpu {f}".strip(), evaluate(args, out, w("float.onnx"),
+        label = os.path.basename(args.platform).replace(".tpc", "")
+        rows.append((f"tpcc {label} {f}".strip(), evaluate(args, out, w("float.onnx"),
                                                              w("test.npy")), took))
     print(f"turn detector, {args.sequences} held-out sequences of {args.length} random tokens "
           f"(calibration: {args.calib})")

@@ -58,6 +58,12 @@ bool PlanReader::corrections(const json::Array &records) {
 }
 
 /// Integer range of a `bits`-wide grid.
+/// Whether `key` of `o` is there and not null.
+bool given(const json::Object &o, llvm::StringRef key) {
+  const json::Value *v = o.get(key);
+  return v && !v->getAsNull();
+}
+
 void setRange(QuantGrid &g, bool isSigned) {
   g.isSigned = isSigned;
   g.qmin = isSigned ? -(int64_t(1) << (g.bits - 1)) : 0;
@@ -88,10 +94,14 @@ bool PlanReader::tensor(const json::Object &t) {
   std::string name = t.getString("name").getValueOr("").str();
   if (!t.getBoolean("quantize").getValueOr(false) || recorded.moved.count(name))
     return true; // float, or its grid moved to an input scaling's output
-  if (t.get("format"))
-    return fail(fmt::format("tensor `{}`: its number format (`format`) is not one `tpcc apply` "
-                            "writes yet",
-                            name));
+  std::optional<ir::ElementFormat> element = ir::ElementFormat::Int;
+  if (const json::Object *f = t.getObject("format")) {
+    element = ir::parseElementFormat(f->getString("element").getValueOr("int"));
+    if (!element || given(*f, "block") || given(*f, "block_scale"))
+      return fail(fmt::format("tensor `{}`: its number format (`format`) is not one `tpcc "
+                              "quantize` writes",
+                              name));
+  }
   llvm::Optional<double> scale = t.getNumber("scale");
   llvm::Optional<int64_t> zp = t.getInteger("zero_point");
   if (!scale || !zp)
@@ -108,7 +118,9 @@ bool PlanReader::tensor(const json::Object &t) {
   if (const json::Array *range = t.getArray("range"); range && !range->empty())
     lo = (*range)[0].getAsNumber().getValueOr(0);
   // The rewrite checks the scale and zero point against the grid's integers.
-  r.spec.activations.push_back({name, gridFromPlan(*method, bits, *scale, *zp, lo)});
+  r.spec.activations.push_back({name, *element != ir::ElementFormat::Int
+                                          ? floatGridOfScale(*element, *scale, *method)
+                                          : gridFromPlan(*method, bits, *scale, *zp, lo)});
   return true;
 }
 
@@ -129,10 +141,20 @@ bool PlanReader::node(const json::Object &n) {
       const graph::Value *in = node ? node->input(size_t(index)) : nullptr;
       if (!in || !in->constant)
         continue;
-      if (w->get("format"))
-        return fail(fmt::format("node `{}` weight `{}`: its number format (`format`) is not one "
-                                "`tpcc apply` writes yet",
-                                name, slot.str()));
+      // A number format: its element and blocks (the scales are recorded
+      // as stored, already on their scale format).
+      ir::ElementFormat element = ir::ElementFormat::Int;
+      int64_t block = 0;
+      if (const json::Object *f = w->getObject("format")) {
+        auto e = ir::parseElementFormat(f->getString("element").getValueOr("int"));
+        block = f->getInteger("block").getValueOr(0);
+        if (!e || given(*f, "block_scale") || (block && !w->getInteger("block_dim")) ||
+            !(grids && grids->getObject(slot)))
+          return fail(fmt::format("node `{}` weight `{}`: its number format (`format`) is not one "
+                                  "`tpcc quantize` writes",
+                                  name, slot.str()));
+        element = *e;
+      }
       auto method = ir::parseQuantMethod(w->getString("method").getValueOr(""));
       int bits = int(w->getInteger("bits").getValueOr(8));
       if (!method || bits < 2 || bits > 16)
@@ -146,9 +168,13 @@ bool PlanReader::node(const json::Object &n) {
       rt::Tensor t = rt::Tensor::fromGraph(*in->constant);
       if (t.elem() != graph::ElemType::Float)
         continue;
-      bool perChannel = w->getBoolean("per_channel").getValueOr(false) && axis;
+      bool perChannel = w->getBoolean("per_channel").getValueOr(false) && axis && !block;
       int64_t channels = perChannel ? t.dim(*axis) : 1;
       q.axis = perChannel ? *axis : -1;
+      if (block) {
+        q.block = block;
+        q.blockAxis = *w->getInteger("block_dim");
+      }
       const json::Object *g = grids ? grids->getObject(slot) : nullptr;
       if (g) {
         const json::Array *scales = g->getArray("scales"), *zps = g->getArray("zero_points");
@@ -180,7 +206,9 @@ bool PlanReader::node(const json::Object &n) {
           qg.lo = qg.scale * double(qg.qmin - qg.zeroPoint);
           qg.hi = qg.scale * double(qg.qmax - qg.zeroPoint);
           qg.threshold = -qg.lo;
-          q.grids.push_back(qg);
+          q.grids.push_back(element != ir::ElementFormat::Int
+                                ? floatGridOfScale(element, qg.scale, *method)
+                                : qg);
         }
       } else { // no calibrated grid: choose it from the weight's values
         int64_t inner = 1;

@@ -12,7 +12,9 @@ if what == "duplicate": p["tensors"].append(dict(t))
 if what == "grids":
     n = next(n for n in p["nodes"] if "weight_grids" in n)
     n["weight_grids"]["kernel"]["scales"].pop(); n["weight_grids"]["kernel"]["zero_points"].pop()
-fp8 = {"element": "fp8_e4m3", "block": None, "scale": "float32", "block_scale": None}
+# Formats `tpcc quantize` does not write: a blocked activation, a blocked weight
+# without the dimension its blocks run along.
+fp8 = {"element": "fp8_e4m3", "block": 32, "scale": "e8m0", "block_scale": None}
 if what == "format": t["format"] = fp8
 if what == "wformat":
     n = next(n for n in p["nodes"] if "weight_grids" in n)
