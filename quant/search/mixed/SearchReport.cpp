@@ -27,12 +27,20 @@ const char *statusName(AllocationResult::Status s) {
   return "?";
 }
 
-/// "w4 a8": a candidate's bits.
+/// "w4 a8", "w4b32 a-", "wfp8 afp8": a candidate's bits, or its
+/// floating-point element, and its blocks.
 std::string bitsOf(const ir::OpConfig &c) {
+  auto spell = [](char what, bool on, int bits, const ir::FormatConfig &f) {
+    if (!on)
+      return fmt::format("{}-", what);
+    std::string e = f.element == ir::ElementFormat::Int
+                        ? std::to_string(bits)
+                        : std::string(ir::toString(f.element)).substr(0, 3); // fp8, fp4
+    return fmt::format("{}{}{}", what, e, f.block ? fmt::format("b{}", *f.block) : "");
+  };
   const ir::AttrConfig &k = c.weightConfig("kernel");
-  std::string w = k.quantize ? fmt::format("w{}", k.bits) : "w-";
-  std::string a = c.activation.quantize ? fmt::format("a{}", c.activation.bits) : "a-";
-  return w + " " + a;
+  return spell('w', k.quantize, k.bits, k.format) + " " +
+         spell('a', c.activation.quantize, c.activation.bits, c.activation.format);
 }
 
 } // namespace
