@@ -234,6 +234,20 @@ void quantizeTyped(const Tensor &x, const Tensor &scale, const Tensor *zp, Tenso
                    const QuantAxis &qa) {
   Q *dst = y.data<Q>();
   constexpr double lo = std::numeric_limits<Q>::lowest(), hi = std::numeric_limits<Q>::max();
+  if (qa.block) { // blocked (opset 21): each element's own scale and zero point
+    parallelFor(x.numel(), 8, [&](int64_t b, int64_t e) {
+      for (int64_t i = b; i < e; ++i) {
+        int64_t k = scaleIndex(qa, i);
+        double z = zp ? double(zp->data<Q>()[k]) : 0.0;
+        float s = floatAt(scale, k);
+        double q = (x.elem() == ElemType::Int32 ? std::nearbyint(double(x.data<int32_t>()[i]) / s)
+                                                : double(std::nearbyint(floatAt(x, i) / s))) +
+                   z;
+        dst[i] = std::isnan(q) ? Q(z) : Q(q < lo ? lo : q > hi ? hi : q);
+      }
+    });
+    return;
+  }
   if (x.elem() == ElemType::Float) {
     // The same numbers in float, vectorized (quantizeRun). NaN gives the
     // zero point, in a second pass only when there is one.

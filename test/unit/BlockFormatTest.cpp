@@ -214,6 +214,59 @@ TEST(BlockFormat, Int4FileAndRaisedOpsetRun) {
     EXPECT_EQ(out[1].data<float>()[i], want[size_t(i)]) << i;
 }
 
+TEST(BlockFormat, BlockedQuantizeLinearUsesEachBlocksScale) {
+  // y = QuantizeLinear(x [4, 2], scale [2, 2], zero point int8 [2, 2], axis 0,
+  // block_size 2) at opset 21: rows 0-1 read scale row 0, rows 2-3 row 1.
+  onnx::ModelProto m;
+  m.set_ir_version(10);
+  m.add_opset_import()->set_version(21);
+  onnx::GraphProto &g = *m.mutable_graph();
+  g.set_name("g");
+  auto *x = g.add_input();
+  x->set_name("x");
+  x->mutable_type()->mutable_tensor_type()->set_elem_type(onnx::TensorProto::FLOAT);
+  for (int d : {4, 2})
+    x->mutable_type()->mutable_tensor_type()->mutable_shape()->add_dim()->set_dim_value(d);
+  auto *s = g.add_initializer();
+  s->set_name("s");
+  s->set_data_type(onnx::TensorProto::FLOAT);
+  for (int d : {2, 2})
+    s->add_dims(d);
+  for (float v : {0.5f, 1.f, 2.f, 4.f})
+    s->add_float_data(v);
+  auto *z = g.add_initializer();
+  z->set_name("z");
+  z->set_data_type(onnx::TensorProto::INT8);
+  for (int d : {2, 2})
+    z->add_dims(d);
+  for (int v : {0, 1, -1, 2})
+    z->add_int32_data(v);
+  onnx::NodeProto *q = test::addNode(g, "QuantizeLinear", {"x", "s", "z"}, "y");
+  test::GraphBuilder::intAttr(q, "axis", 0);
+  test::GraphBuilder::intAttr(q, "block_size", 2);
+  auto *y = g.add_output();
+  y->set_name("y");
+  y->mutable_type()->mutable_tensor_type()->set_elem_type(onnx::TensorProto::INT8);
+  for (int d : {4, 2})
+    y->mutable_type()->mutable_tensor_type()->mutable_shape()->add_dim()->set_dim_value(d);
+  SourceManager sm;
+  DiagnosticEngine diags(sm);
+  auto model = graph::loadModelFromBuffer(m.SerializeAsString(), "q.onnx", ".", diags);
+  ASSERT_TRUE(model);
+  auto ex = rt::Executor::create(*model, diags);
+  ASSERT_TRUE(ex);
+  rt::Tensor xin(graph::ElemType::Float, {4, 2});
+  std::vector<float> xs = {1.f, 1.f, -1.f, 3.f, 3.f, 3.f, 5.f, -9.f};
+  std::copy(xs.begin(), xs.end(), xin.data<float>());
+  std::vector<rt::Tensor> out;
+  ASSERT_TRUE(succeeded(ex->run({{"x", xin}}, out, diags)));
+  ASSERT_EQ(out.size(), 1u);
+  // x / s rounded half to even, plus the block's zero point.
+  std::vector<int> want = {2, 2, -2, 4, 1, 3, 1, 0};
+  for (int i = 0; i < 8; ++i)
+    EXPECT_EQ(int(out[0].data<int8_t>()[i]), want[size_t(i)]) << i;
+}
+
 TEST(BlockFormat, RaiseRefusesWhatChangedMeaning) {
   onnx::ModelProto m;
   m.set_ir_version(8);
