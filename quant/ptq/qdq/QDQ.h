@@ -15,7 +15,13 @@
 //    21, beyond libonnx 1.12); the model then imports com.microsoft version 1;
 //  - a bias the platform quantizes becomes int32 with scale
 //    input_scale * weight_scale (per channel) and zero point 0; a bias it does
-//    not quantize stays float.
+//    not quantize stays float;
+//  - number formats (docs/quantize.md, "Blocked weights", "Floating-point
+//    elements"): a blocked weight is packed int4 (or int8/int16) behind opset
+//    21's blocked DequantizeLinear; FP8 weights and activations are float8
+//    codes, FP4 weights the float8e4m3fn codes of their values; the model is
+//    then raised to ai.onnx opset 21 (graph::raiseOpset), checked before any
+//    edit.
 //
 // Matching (which tensors, which grids) is the quantizer's job; this file
 // only rewrites. The result passes the ONNX checker.
