@@ -176,7 +176,10 @@ void tpcc::quantizeToMiniFloat(MiniFloat f, const float *x, float scale, uint8_t
     rb = std::min(rb, maxBits);
     std::memcpy(&r, &rb, sizeof r);
     int32_t re = (rb >> 23) - 127;
-    int32_t normal = ((re + in.bias) << man) | ((rb >> (23 - man)) & manMask);
+    // Unsigned: for a zero or subnormal r the exponent field wraps, and the
+    // select below drops it.
+    int32_t normal =
+        int32_t((uint32_t(re + in.bias) << man) | uint32_t((rb >> (23 - man)) & manMask));
     int32_t sub = int32_t(r * subnormalScale);
     int32_t subnormal = -int32_t(re < minExp), isNan = -int32_t(nan); // all ones or 0
     int32_t code = ((sub & subnormal) | (normal & ~subnormal)) | (negative * signBit);

@@ -40,6 +40,10 @@ void quant::completeSpec(const graph::Model &m, QuantizeResult &result) {
   }
   for (ActivationQDQ &a : added) // grids point into spec.activations: append last
     result.spec.activations.push_back(std::move(a));
+  // The vector may have moved: point into it again.
+  for (const ActivationQDQ &a : result.spec.activations)
+    if (const Value *v = g.findValue(a.value))
+      grids[v->id] = &a.grid;
   // Biases of linear ops whose input and kernel are quantized: int32 on the
   // accumulator's grid (what integer kernels need).
   for (const WeightQDQ &w : result.spec.weights) {
