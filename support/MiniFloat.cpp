@@ -95,23 +95,12 @@ float tpcc::miniFloatToFloat(MiniFloat f, uint8_t code) {
 }
 
 uint8_t tpcc::floatToMiniFloat(MiniFloat f, float x, bool saturate) {
-  const MiniFloatInfo &in = miniFloatInfo(f);
-  if (!saturate || !(std::fabs(x) <= std::numeric_limits<float>::max()))
+  if (!saturate)
     return encode(f, x, saturate);
-  // The rounded value (roundToMiniFloat's arithmetic), then its bits.
-  float r = roundToMiniFloat(f, x);
-  int width = 1 + in.expBits + in.manBits;
-  uint8_t sign = std::signbit(x) ? uint8_t(1u << (width - 1)) : 0;
-  float a = std::fabs(r);
-  if (a == 0)
-    return sign;
-  uint32_t bits;
-  std::memcpy(&bits, &a, sizeof bits);
-  int e = int((bits >> 23) & 0xFF) - 127, minExp = 1 - in.bias;
-  if (e < minExp) // subnormal: a multiple of the smallest step
-    return uint8_t(sign | uint8_t(a * std::ldexp(1.0f, in.bias - 1 + in.manBits)));
-  uint32_t man = (bits >> (23 - in.manBits)) & ((1u << in.manBits) - 1);
-  return uint8_t(sign | uint8_t(((e + in.bias) << in.manBits) | int(man)));
+  // Saturating: the FP8 QuantizeLinear's arithmetic (x / 1 is x exactly).
+  uint8_t code;
+  quantizeToMiniFloat(f, &x, 1.0f, &code, 1);
+  return code;
 }
 
 float tpcc::roundToMiniFloat(MiniFloat f, float x, bool saturate) {

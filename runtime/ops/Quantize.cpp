@@ -341,8 +341,7 @@ void dequantizeBlocked(const Q *src, const Tensor &scale, const Tensor *zp, floa
   parallelFor(qa.outer * qa.channels, std::max<int64_t>(1, 16384 / qa.inner),
               [&](int64_t b, int64_t e) {
                 for (int64_t row = b; row < e; ++row) {
-                  int64_t o = row / qa.channels, j = row % qa.channels;
-                  int64_t from = row * qa.inner, sfrom = (o * qa.blocks + j / qa.block) * qa.inner;
+                  int64_t from = row * qa.inner, sfrom = scaleIndex(qa, from);
                   for (int64_t r = 0; r < qa.inner; ++r) {
                     float s = floatAt(scale, sfrom + r);
                     float z = zp ? float(zp->data<Q>()[sfrom + r]) : 0.0f;

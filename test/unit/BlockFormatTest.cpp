@@ -121,26 +121,11 @@ TEST(BlockFormat, FourBitPackingRoundTrips) {
 /// y = DequantizeLinear(wq int4 [4, 2], scale [2, 2], block 2 on axis 0) and
 /// ReduceMean(x, axes [1]) at opset 17 raised to 21.
 TEST(BlockFormat, Int4FileAndRaisedOpsetRun) {
-  onnx::ModelProto m;
-  m.set_ir_version(8);
-  m.add_opset_import()->set_version(17);
+  onnx::ModelProto m = test::emptyModel(17);
   onnx::GraphProto &g = *m.mutable_graph();
-  g.set_name("g");
-  auto *x = g.add_input();
-  x->set_name("x");
-  x->mutable_type()->mutable_tensor_type()->set_elem_type(onnx::TensorProto::FLOAT);
-  for (int d : {2, 3})
-    x->mutable_type()->mutable_tensor_type()->mutable_shape()->add_dim()->set_dim_value(d);
-  onnx::NodeProto *mean = test::addNode(g, "ReduceMean", {"x"}, "y");
-  auto *axes = mean->add_attribute();
-  axes->set_name("axes");
-  axes->set_type(onnx::AttributeProto::INTS);
-  axes->add_ints(1);
-  auto *y = g.add_output();
-  y->set_name("y");
-  y->mutable_type()->mutable_tensor_type()->set_elem_type(onnx::TensorProto::FLOAT);
-  for (int d : {2, 1})
-    y->mutable_type()->mutable_tensor_type()->mutable_shape()->add_dim()->set_dim_value(d);
+  test::typedValue(g.add_input(), "x", {2, 3});
+  test::GraphBuilder::intsAttr(test::addNode(g, "ReduceMean", {"x"}, "y"), "axes", {1});
+  test::typedValue(g.add_output(), "y", {2, 1});
   SourceManager sm;
   DiagnosticEngine diags(sm);
   auto model = graph::loadModelFromBuffer(m.SerializeAsString(), "m.onnx", ".", diags);
@@ -217,23 +202,12 @@ TEST(BlockFormat, Int4FileAndRaisedOpsetRun) {
 TEST(BlockFormat, BlockedQuantizeLinearUsesEachBlocksScale) {
   // y = QuantizeLinear(x [4, 2], scale [2, 2], zero point int8 [2, 2], axis 0,
   // block_size 2) at opset 21: rows 0-1 read scale row 0, rows 2-3 row 1.
-  onnx::ModelProto m;
+  onnx::ModelProto m = test::emptyModel(21);
   m.set_ir_version(10);
-  m.add_opset_import()->set_version(21);
   onnx::GraphProto &g = *m.mutable_graph();
-  g.set_name("g");
-  auto *x = g.add_input();
-  x->set_name("x");
-  x->mutable_type()->mutable_tensor_type()->set_elem_type(onnx::TensorProto::FLOAT);
-  for (int d : {4, 2})
-    x->mutable_type()->mutable_tensor_type()->mutable_shape()->add_dim()->set_dim_value(d);
-  auto *s = g.add_initializer();
-  s->set_name("s");
-  s->set_data_type(onnx::TensorProto::FLOAT);
-  for (int d : {2, 2})
-    s->add_dims(d);
-  for (float v : {0.5f, 1.f, 2.f, 4.f})
-    s->add_float_data(v);
+  test::typedValue(g.add_input(), "x", {4, 2});
+  const float scales[] = {0.5f, 1.f, 2.f, 4.f};
+  test::floatInitializer(g, "s", {2, 2}, [&](int64_t i) { return scales[i]; });
   auto *z = g.add_initializer();
   z->set_name("z");
   z->set_data_type(onnx::TensorProto::INT8);
@@ -244,11 +218,7 @@ TEST(BlockFormat, BlockedQuantizeLinearUsesEachBlocksScale) {
   onnx::NodeProto *q = test::addNode(g, "QuantizeLinear", {"x", "s", "z"}, "y");
   test::GraphBuilder::intAttr(q, "axis", 0);
   test::GraphBuilder::intAttr(q, "block_size", 2);
-  auto *y = g.add_output();
-  y->set_name("y");
-  y->mutable_type()->mutable_tensor_type()->set_elem_type(onnx::TensorProto::INT8);
-  for (int d : {4, 2})
-    y->mutable_type()->mutable_tensor_type()->mutable_shape()->add_dim()->set_dim_value(d);
+  test::typedValue(g.add_output(), "y", {4, 2}, onnx::TensorProto::INT8);
   SourceManager sm;
   DiagnosticEngine diags(sm);
   auto model = graph::loadModelFromBuffer(m.SerializeAsString(), "q.onnx", ".", diags);
@@ -268,19 +238,11 @@ TEST(BlockFormat, BlockedQuantizeLinearUsesEachBlocksScale) {
 }
 
 TEST(BlockFormat, RaiseRefusesWhatChangedMeaning) {
-  onnx::ModelProto m;
-  m.set_ir_version(8);
-  m.add_opset_import()->set_version(12);
+  onnx::ModelProto m = test::emptyModel(12);
   onnx::GraphProto &g = *m.mutable_graph();
-  g.set_name("g");
-  auto *x = g.add_input();
-  x->set_name("x");
-  x->mutable_type()->mutable_tensor_type()->set_elem_type(onnx::TensorProto::FLOAT);
-  x->mutable_type()->mutable_tensor_type()->mutable_shape()->add_dim()->set_dim_value(2);
+  test::typedValue(g.add_input(), "x", {2});
   test::addNode(g, "Relu", {"x"}, "y");
-  auto *y = g.add_output();
-  y->set_name("y");
-  *y->mutable_type() = x->type();
+  test::typedValue(g.add_output(), "y", {2});
   SourceManager sm;
   DiagnosticEngine diags(sm);
   auto model = graph::loadModelFromBuffer(m.SerializeAsString(), "m.onnx", ".", diags);

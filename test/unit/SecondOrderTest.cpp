@@ -72,6 +72,27 @@ bool onGrid(const QuantGrid &g, double v) {
          q <= double(g.qmax) + 1e-9;
 }
 
+/// Rounds `w` (its 400 inputs' Σ x xᵀ `xxt`) with and without activation
+/// order: the layer loss falls below 0.8 of nearest rounding's, and every
+/// value stays on its grid (row r's, or with `index` element (r, c)'s).
+void expectRoundsBelowNearest(const std::vector<double> &w, int64_t rows, int64_t cols,
+                              const std::vector<QuantGrid> &grids, const std::vector<double> &xxt,
+                              const std::vector<uint32_t> *index) {
+  for (bool actOrder : {false, true}) {
+    std::vector<double> q = w;
+    SecondOrderResult res;
+    SecondOrderSettings s;
+    s.actOrder = actOrder;
+    ASSERT_TRUE(roundSecondOrder(q, rows, cols, grids, xxt, 400, s, res, index));
+    EXPECT_LT(res.lossRounded, 0.8 * res.lossNearest) << "act order " << actOrder;
+    for (int64_t r = 0; r < rows; ++r)
+      for (int64_t c = 0; c < cols; ++c) {
+        size_t k = index ? (*index)[size_t(r * cols + c)] : size_t(r);
+        EXPECT_TRUE(onGrid(grids[k], q[size_t(r * cols + c)])) << r << ", " << c;
+      }
+  }
+}
+
 } // namespace
 
 TEST(SecondOrder, UncorrelatedInputsRoundToNearest) {
@@ -96,18 +117,7 @@ TEST(SecondOrder, CorrelatedInputsLowerTheLayerLoss) {
   std::mt19937 rng(5);
   std::vector<double> w = uniformWeights(rows * cols, rng);
   std::vector<QuantGrid> grids = rowGrids(w, rows, cols);
-  std::vector<double> xxt = gramOf(cols, 400, 2.0, rng);
-  for (bool actOrder : {false, true}) {
-    std::vector<double> q = w;
-    SecondOrderResult res;
-    SecondOrderSettings s;
-    s.actOrder = actOrder;
-    ASSERT_TRUE(roundSecondOrder(q, rows, cols, grids, xxt, 400, s, res));
-    EXPECT_LT(res.lossRounded, 0.8 * res.lossNearest) << "act order " << actOrder;
-    for (int64_t r = 0; r < rows; ++r)
-      for (int64_t c = 0; c < cols; ++c)
-        EXPECT_TRUE(onGrid(grids[size_t(r)], q[size_t(r * cols + c)])) << r << ", " << c;
-  }
+  expectRoundsBelowNearest(w, rows, cols, grids, gramOf(cols, 400, 2.0, rng), nullptr);
 }
 
 TEST(SecondOrder, BlockedGridsKeepEachElementOnItsBlock) {
@@ -131,19 +141,7 @@ TEST(SecondOrder, BlockedGridsKeepEachElementOnItsBlock) {
   for (int64_t r = 0; r < rows; ++r)
     for (int64_t c = 0; c < cols; ++c)
       index.push_back(uint32_t(r * blocks + c / block));
-  std::vector<double> xxt = gramOf(cols, 400, 2.0, rng);
-  for (bool actOrder : {false, true}) {
-    std::vector<double> q = w;
-    SecondOrderResult res;
-    SecondOrderSettings s;
-    s.actOrder = actOrder;
-    ASSERT_TRUE(roundSecondOrder(q, rows, cols, grids, xxt, 400, s, res, &index));
-    EXPECT_LT(res.lossRounded, 0.8 * res.lossNearest) << "act order " << actOrder;
-    for (int64_t r = 0; r < rows; ++r)
-      for (int64_t c = 0; c < cols; ++c)
-        EXPECT_TRUE(onGrid(grids[index[size_t(r * cols + c)]], q[size_t(r * cols + c)]))
-            << r << ", " << c;
-  }
+  expectRoundsBelowNearest(w, rows, cols, grids, gramOf(cols, 400, 2.0, rng), &index);
 }
 
 TEST(SecondOrder, InputsThatAreAlwaysZeroGetWeightZero) {

@@ -24,9 +24,12 @@ using graph::Value;
 void quant::completeSpec(const graph::Model &m, QuantizeResult &result) {
   const graph::Graph &g = m.graph;
   std::vector<const QuantGrid *> grids(g.values().size(), nullptr);
-  for (const ActivationQDQ &a : result.spec.activations)
-    if (const Value *v = g.findValue(a.value))
-      grids[v->id] = &a.grid;
+  auto pointIntoSpec = [&] {
+    for (const ActivationQDQ &a : result.spec.activations)
+      if (const Value *v = g.findValue(a.value))
+        grids[v->id] = &a.grid;
+  };
+  pointIntoSpec();
   std::vector<ActivationQDQ> added;
   for (const Node *n : g.topologicalOrder()) {
     if (!graph::opTraits(*n).movesValues || !n->input(0) || !grids[n->input(0)->id])
@@ -40,10 +43,7 @@ void quant::completeSpec(const graph::Model &m, QuantizeResult &result) {
   }
   for (ActivationQDQ &a : added) // grids point into spec.activations: append last
     result.spec.activations.push_back(std::move(a));
-  // The vector may have moved: point into it again.
-  for (const ActivationQDQ &a : result.spec.activations)
-    if (const Value *v = g.findValue(a.value))
-      grids[v->id] = &a.grid;
+  pointIntoSpec(); // the vector may have moved
   // Biases of linear ops whose input and kernel are quantized: int32 on the
   // accumulator's grid (what integer kernels need).
   for (const WeightQDQ &w : result.spec.weights) {

@@ -122,6 +122,7 @@ private:
   bool checkInput(const std::string &node, unsigned index, const char *role);
   bool checkGrid(const std::string &name, const QuantGrid &q, const char *what, ElemType t);
   bool checkWeight(const WeightQDQ &w);
+  bool checkChannels(const WeightQDQ &w, const Tensor &t, const std::string &at);
   bool checkBlocked(const WeightQDQ &w, const Tensor &t, const std::string &at);
   bool checkRaise(const std::string &what);
   bool checkBias(const BiasQDQ &b);
@@ -221,8 +222,25 @@ bool Rewriter::checkWeight(const WeightQDQ &w) {
   size_t c = w.grids.size();
   if (c == 0)
     return fail(at, diag::err_qdq_weight_grids, t.name, w.node, "no grid is given");
+  if (w.block > 0 ? !checkBlocked(w, t, at) : !checkChannels(w, t, at))
+    return false;
+  ElemType storage = w.storage(); // once: it reads every grid
+  for (const QuantGrid &q : w.grids)
+    if (!checkGrid(t.name, q, "weights", storage))
+      return false;
   if (w.block > 0)
-    return checkBlocked(w, t, at);
+    return checkRaise(fmt::format("blocked weights (`{}` of `{}`)", t.name, w.node));
+  if (c > 1 && m.opsetVersion("").value_or(1) < 13 && !std::exchange(saidPerAxis, true))
+    return fail(where, diag::err_qdq_spec,
+                fmt::format("per-axis DequantizeLinear (weight `{}` of `{}`) needs ai.onnx opset "
+                            "13, but the model imports opset {}; convert the model first",
+                            t.name, w.node, m.opsetVersion("").value_or(1)));
+  return true;
+}
+
+/// One grid, or one per channel along the weight's axis.
+bool Rewriter::checkChannels(const WeightQDQ &w, const Tensor &t, const std::string &at) {
+  size_t c = w.grids.size();
   if (c > 1 && (w.axis < 0 || w.axis >= int64_t(t.dims.size())))
     return fail(at, diag::err_qdq_weight_grids, t.name, w.node,
                 fmt::format("{} grids need a channel axis, but the axis is {} and the weight "
@@ -232,20 +250,11 @@ bool Rewriter::checkWeight(const WeightQDQ &w) {
     return fail(at, diag::err_qdq_weight_grids, t.name, w.node,
                 fmt::format("{} grids are given for the {} channels along axis {}", c,
                             t.dims[size_t(w.axis)], w.axis));
-  ElemType storage = w.storage(); // once: it reads every grid
-  for (const QuantGrid &q : w.grids)
-    if (!checkGrid(t.name, q, "weights", storage))
-      return false;
-  if (c > 1 && m.opsetVersion("").value_or(1) < 13 && !std::exchange(saidPerAxis, true))
-    return fail(where, diag::err_qdq_spec,
-                fmt::format("per-axis DequantizeLinear (weight `{}` of `{}`) needs ai.onnx opset "
-                            "13, but the model imports opset {}; convert the model first",
-                            t.name, w.node, m.opsetVersion("").value_or(1)));
   return true;
 }
 
-/// A blocked weight: one grid per block, ONNX opset 21's blocked
-/// DequantizeLinear (the model is raised to opset 21 when it imports less).
+/// One grid per block, in the order of ONNX opset 21's blocked scale (the
+/// model is raised to opset 21 when it imports less).
 bool Rewriter::checkBlocked(const WeightQDQ &w, const Tensor &t, const std::string &at) {
   if (w.blockAxis < 0 || w.blockAxis >= int64_t(t.dims.size()))
     return fail(at, diag::err_qdq_weight_grids, t.name, w.node,
@@ -258,11 +267,7 @@ bool Rewriter::checkBlocked(const WeightQDQ &w, const Tensor &t, const std::stri
     return fail(at, diag::err_qdq_weight_grids, t.name, w.node,
                 fmt::format("{} grids are given for the {} blocks of {} along axis {}",
                             w.grids.size(), want, w.block, w.blockAxis));
-  ElemType storage = w.storage(); // once: it reads every grid
-  for (const QuantGrid &q : w.grids)
-    if (!checkGrid(t.name, q, "weights", storage))
-      return false;
-  return checkRaise(fmt::format("blocked weights (`{}` of `{}`)", t.name, w.node));
+  return true;
 }
 
 /// Blocks, 4-bit and FP8 types need opset 21 (FP8 from 19; one version for
