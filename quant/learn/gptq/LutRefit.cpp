@@ -1,7 +1,7 @@
 //===- LutRefit.cpp - Look-up tables refitted after second-order rounding -===//
 #include "quant/learn/gptq/LutRefit.h"
 
-#include <lapacke.h>
+#include "quant/learn/gptq/Lapack.h"
 
 #include <algorithm>
 #include <cmath>
@@ -98,8 +98,7 @@ LutRefit quant::refitLutTable(QuantGrid &g, const std::vector<LutRow> &rows, int
       m[size_t(u * k + u)] += ridge;
       b[size_t(u)] += ridge * double(table[size_t(e)]);
     }
-  lapack_int n = lapack_int(k);
-  if (LAPACKE_dposv(LAPACK_ROW_MAJOR, 'U', n, 1, m.data(), n, b.data(), 1) != 0)
+  if (!lapack::solvePositive(m.data(), b.data(), k))
     return out;
   // The entries, rounded onto the integer grid.
   std::vector<int64_t> fitted(table);

@@ -6,6 +6,7 @@
 #include "quant/core/GraphHelpers.h"
 #include "quant/core/Timing.h"
 #include "quant/learn/finetune/Quantizers.h"
+#include "quant/learn/gptq/Lapack.h"
 #include "quant/learn/gptq/LutRefit.h"
 #include "quant/learn/gptq/Patches.h"
 #include "runtime/KernelUtil.h"
@@ -150,6 +151,8 @@ LogicalResult quant::secondOrderRounding(graph::Model &model, QuantizeResult &re
   report.settings = settings;
   std::string where = model.path.empty() ? std::string("<model>") : model.path;
   graph::Graph &g = model.graph;
+  if (!lapack::loadError().empty())
+    return diags.emitAt(where, diag::err_run_node, "second-order rounding: " + lapack::loadError());
   std::unique_ptr<rt::Executor> ex = rt::Executor::create(model, diags);
   if (!ex)
     return failure();
@@ -413,6 +416,7 @@ void SecondOrderReport::writeJSON(llvm::json::OStream &j) const {
     j.attribute("act_order", settings.actOrder);
     j.attribute("samples", report.samples);
     j.attribute("seconds", report.seconds);
+    j.attribute("lapack", lapack::describe());
     j.attributeArray("layers", [&] {
       for (const GptqLayerReport &l : report.layers)
         j.object([&] {
