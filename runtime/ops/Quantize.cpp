@@ -684,7 +684,59 @@ bool castStrings(const Tensor &x, Tensor &y) {
 }
 
 /// Casts input 0 to `to`.
-bool castTo(KernelContext &ctx, ElemType to) {
+/// Cast to or from FP8 (opset 19): a float (or float16) rounds to the
+/// nearest FP8 value, ties to even, saturating unless `saturate` is 0 (as
+/// QuantizeLinear with scale 1); an FP8 value becomes a float exactly, and
+/// from there the target type. Other sources (double, integers) would round
+/// twice through float: refused.
+bool castFloat8(KernelContext &ctx, const Tensor &x, ElemType to, bool saturate) {
+  Tensor &y = ctx.outputs[0] = Tensor(to, x.shape());
+  if (isFloat8(to)) {
+    Tensor f = x;
+    if (x.elem() == ElemType::Float16) {
+      f = Tensor(ElemType::Float, x.shape());
+      castTyped<F16, float>(x, f);
+    } else if (x.elem() != ElemType::Float && !isFloat8(x.elem())) {
+      return ctx.fail("unsupported cast from " + typeName(x.elem()) + " to " + typeName(to) +
+                      " (FP8 targets take float, float16 or FP8 inputs)");
+    }
+    if (isFloat8(x.elem())) { // FP8 to the other FP8: through its exact float value
+      f = Tensor(ElemType::Float, x.shape());
+      MiniFloat from = miniFloatOf(x.elem());
+      for (int64_t i = 0; i < x.numel(); ++i)
+        f.data<float>()[i] = miniFloatToFloat(from, x.data<uint8_t>()[i]);
+    }
+    MiniFloat m = miniFloatOf(to);
+    const float *src = f.data<float>();
+    uint8_t *dst = y.data<uint8_t>();
+    if (saturate) {
+      parallelFor(x.numel(), 8, [&](int64_t b, int64_t e) {
+        quantizeToMiniFloat(m, src + b, 1.0f, dst + b, e - b);
+      });
+    } else {
+      parallelFor(x.numel(), 8, [&](int64_t b, int64_t e) {
+        for (int64_t i = b; i < e; ++i)
+          dst[i] = floatToMiniFloat(m, src[i], false);
+      });
+    }
+    return true;
+  }
+  Tensor f(ElemType::Float, x.shape());
+  MiniFloat m = miniFloatOf(x.elem());
+  float value[256];
+  for (int c = 0; c < 256; ++c)
+    value[c] = miniFloatToFloat(m, uint8_t(c));
+  for (int64_t i = 0; i < x.numel(); ++i)
+    f.data<float>()[i] = value[x.data<uint8_t>()[i]];
+  if (to == ElemType::Float) {
+    y = std::move(f);
+    return true;
+  }
+  bool ok = [&]() -> bool { TPCC_CAST_DISPATCH(to, D, (castTyped<float, D>(f, y)); return true) }();
+  return ok || ctx.fail("unsupported cast from " + typeName(x.elem()) + " to " + typeName(to));
+}
+
+bool castTo(KernelContext &ctx, ElemType to, bool saturate = true) {
   const Tensor *x = ctx.input(0);
   if (!x)
     return ctx.fail("expects an input");
@@ -692,6 +744,8 @@ bool castTo(KernelContext &ctx, ElemType to) {
     ctx.outputs[0] = *x;
     return true;
   }
+  if (isFloat8(to) || isFloat8(x->elem()))
+    return castFloat8(ctx, *x, to, saturate);
   Tensor &y = ctx.outputs[0] = Tensor(to, x->shape());
   bool ok = [&]() -> bool {
     if (x->elem() == ElemType::String || to == ElemType::String)
@@ -705,14 +759,14 @@ bool castKernel(KernelContext &ctx) {
   int64_t to = ctx.attrInt("to", 0);
   if (to > std::numeric_limits<int32_t>::max() || to < 0 || !graph::isKnownElemType(int32_t(to)))
     return ctx.fail("unknown target type " + std::to_string(to));
-  return castTo(ctx, ElemType(to));
+  return castTo(ctx, ElemType(to), ctx.attrInt("saturate", 1) != 0);
 }
 
 bool castLikeKernel(KernelContext &ctx) {
   const Tensor *like = ctx.input(1);
   if (!like)
     return ctx.fail("expects target_type");
-  return castTo(ctx, like->elem());
+  return castTo(ctx, like->elem(), ctx.attrInt("saturate", 1) != 0);
 }
 
 } // namespace

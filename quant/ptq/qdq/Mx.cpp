@@ -1,0 +1,135 @@
+//===- Mx.cpp - OCP MX activations as exact ONNX subgraphs ----------------===//
+#include "quant/ptq/qdq/Mx.h"
+
+#include "support/MiniFloat.h"
+
+#include <cmath>
+#include <cstring>
+#include <numeric>
+
+using namespace tpcc;
+using namespace tpcc::quant;
+using graph::ElemType;
+using graph::Value;
+
+namespace {
+
+bool isFp8(ir::ElementFormat e) {
+  return e == ir::ElementFormat::Fp8E4M3 || e == ir::ElementFormat::Fp8E5M2;
+}
+
+graph::Attribute intAttr(const char *name, int64_t v) {
+  graph::Attribute a;
+  a.name = name;
+  a.type = ir::OnnxAttrType::Int;
+  a.i = v;
+  return a;
+}
+
+graph::Attribute intsAttr(const char *name, std::vector<int64_t> v) {
+  graph::Attribute a;
+  a.name = name;
+  a.type = ir::OnnxAttrType::Ints;
+  a.ints = std::move(v);
+  return a;
+}
+
+/// Builds the subgraph: each op's output is a fresh value named after it.
+struct Writer {
+  const GraphSink &sink;
+  std::string base;
+
+  Value *op(const char *type, std::vector<Value *> ins, ElemType out = ElemType::Float,
+            std::vector<graph::Attribute> attrs = {}) {
+    Value *v = sink.value(base + "_" + type + "_Output", out);
+    sink.node(type, base + "_" + type, std::move(ins), v, std::move(attrs));
+    return v;
+  }
+  Value *floatConst(float x, const char *name) {
+    auto t = std::make_unique<graph::Tensor>();
+    t->elem = ElemType::Float;
+    t->raw.resize(sizeof x);
+    std::memcpy(t->raw.data(), &x, sizeof x);
+    return sink.constant(std::move(t), base + "_" + name);
+  }
+  Value *intsConst(const std::vector<int64_t> &xs, const char *name) {
+    auto t = std::make_unique<graph::Tensor>();
+    t->elem = ElemType::Int64;
+    t->dims = {int64_t(xs.size())};
+    t->raw.resize(xs.size() * sizeof(int64_t));
+    std::memcpy(t->raw.data(), xs.data(), t->raw.size());
+    return sink.constant(std::move(t), base + "_" + name);
+  }
+};
+
+} // namespace
+
+std::string quant::checkMx(const MxActivation &a) {
+  if (a.element != ir::ElementFormat::Int && !isFp8(a.element))
+    return std::string("an MX activation of ") + ir::toString(a.element) +
+           " elements (MX activations take integers and FP8)";
+  if (a.element == ir::ElementFormat::Int && (a.bits < 2 || a.bits > 16))
+    return "an MX integer element of " + std::to_string(a.bits) + " bits";
+  if (a.block < 1)
+    return "a block of " + std::to_string(a.block) + " elements";
+  if (a.rank < 1 || a.axis < -a.rank || a.axis >= a.rank)
+    return "axis " + std::to_string(a.axis) + " of a rank-" + std::to_string(a.rank) + " tensor";
+  return "";
+}
+
+Value *quant::writeMx(const GraphSink &sink, Value *x, const MxActivation &a,
+                      const std::string &base) {
+  Writer w{sink, base};
+  int64_t axis = a.axis < 0 ? a.axis + a.rank : a.axis;
+  // The blocks' axis goes last.
+  std::vector<int64_t> perm(size_t(a.rank)), back(size_t(a.rank));
+  std::iota(perm.begin(), perm.end(), 0);
+  perm.erase(perm.begin() + axis);
+  perm.push_back(axis);
+  for (size_t i = 0; i < perm.size(); ++i)
+    back[size_t(perm[i])] = int64_t(i);
+  bool moved = axis != a.rank - 1;
+  Value *xt = moved ? w.op("Transpose", {x}, ElemType::Float, {intsAttr("perm", perm)}) : x;
+  Value *shape = w.op("Shape", {xt}, ElemType::Int64);
+  Value *lead = w.op("Slice", {shape, w.intsConst({0}, "zero"), w.intsConst({-1}, "minus_one")},
+                     ElemType::Int64);
+  Value *blocks = w.op("Concat", {lead, w.intsConst({-1, a.block}, "block_shape")}, ElemType::Int64,
+                       {intAttr("axis", 0)});
+  Value *y = w.op("Reshape", {xt, blocks});
+
+  // The shared exponent e = floor(log2 amax), exactly.
+  Value *amax = w.op("ReduceMax", {w.op("Abs", {y}), w.intsConst({-1}, "axes")}, ElemType::Float,
+                     {intAttr("keepdims", 1)});
+  Value *two = w.floatConst(2.0f, "two"), *one = w.floatConst(1.0f, "one");
+  Value *e0 =
+      w.op("Floor",
+           {w.op("Mul", {w.op("Log", {amax}), w.floatConst(float(1 / std::log(2.0)), "inv_ln2")})});
+  Value *over = w.op("Greater", {w.op("Pow", {two, e0}), amax}, ElemType::Bool);
+  Value *e1 = w.op("Where", {over, w.op("Sub", {e0, one}), e0});
+  Value *under =
+      w.op("Greater", {w.op("Mul", {w.op("Pow", {two, e1}), two}), amax}, ElemType::Bool);
+  Value *e = w.op("Where", {under, e1, w.op("Add", {e1, one})});
+
+  // X = 2^(e − emax), in E8M0's range.
+  int emax = a.element == ir::ElementFormat::Int
+                 ? a.bits - 2
+                 : miniFloatInfo(a.element == ir::ElementFormat::Fp8E5M2 ? MiniFloat::E5M2
+                                                                         : MiniFloat::E4M3FN)
+                       .emax;
+  Value *se = w.op("Max", {w.op("Sub", {e, w.floatConst(float(emax), "emax")}),
+                           w.floatConst(-127.0f, "min_exponent")});
+  Value *scale = w.op("Pow", {two, se});
+  Value *v = w.op("Div", {y, scale});
+  Value *q;
+  if (a.element == ir::ElementFormat::Int) {
+    float lo = -std::ldexp(1.0f, a.bits - 1), hi = std::ldexp(1.0f, a.bits - 1) - 1;
+    q = w.op("Clip", {w.op("Round", {v}), w.floatConst(lo, "qmin"), w.floatConst(hi, "qmax")});
+  } else {
+    ElemType fp8 =
+        a.element == ir::ElementFormat::Fp8E5M2 ? ElemType::Float8E5M2 : ElemType::Float8E4M3FN;
+    Value *codes = w.op("Cast", {v}, fp8, {intAttr("to", int64_t(fp8)), intAttr("saturate", 1)});
+    q = w.op("Cast", {codes}, ElemType::Float, {intAttr("to", int64_t(ElemType::Float))});
+  }
+  Value *z = w.op("Reshape", {w.op("Mul", {q, scale}), shape});
+  return moved ? w.op("Transpose", {z}, ElemType::Float, {intsAttr("perm", back)}) : z;
+}
