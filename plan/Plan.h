@@ -102,6 +102,12 @@ struct PlanTensor {
   ir::Signedness signedness = ir::Signedness::Auto;
   /// The number format beyond method and bits (element, blocks, scales).
   ir::FormatConfig format;
+  /// Blocked (MX) formats: the dimension the blocks run along (the one the
+  /// readers reduce over; negative, counted from the end, when the model
+  /// does not give the tensor's rank), and the rank (0: not known).
+  std::optional<int64_t> blockAxis;
+  int64_t rank = 0;
+  int64_t blockLength = 0; ///< the axis's length as calibrated (`tpcc quantize`)
   std::optional<std::pair<double, double>> range;
   std::optional<double> scale;
   std::optional<int64_t> zeroPoint;

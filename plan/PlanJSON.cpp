@@ -227,6 +227,13 @@ void PlanWriter::tensor(const PlanTensor &t) {
       {"statistic", [&] { t.statistic.empty() ? null() : string(t.statistic); }}};
   if (!t.format.plain())
     fields.push_back({"format", [&] { formatConfig(t.format, /*withAxis=*/false); }});
+  // MX blocks: the dimension they run along, and the tensor's rank.
+  if (t.blockAxis) {
+    fields.push_back({"block_dim", [&] { integer(*t.blockAxis); }});
+    fields.push_back({"rank", [&] { integer(t.rank); }});
+    if (t.blockLength)
+      fields.push_back({"block_length", [&] { integer(t.blockLength); }});
+  }
   // A preserving op's output on the grid of the constant table it reads.
   if (t.table)
     fields.push_back({"table", [&] { string(t.table->name); }});

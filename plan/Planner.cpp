@@ -1,5 +1,6 @@
 //===- Planner.cpp - Matching, weights, tensors and plan-time checks -------===//
 
+#include "ir/graph/NodeAttrs.h"
 #include "ir/graph/OnnxIO.h"
 #include "plan/ConstantOperands.h"
 #include "plan/Plan.h"
@@ -125,6 +126,7 @@ private:
   void planBlocks(const PlanNode &pn, PlanWeight &w, std::optional<int64_t> axis);
   void planTensors();
   void planOutput(const PlanNode &pn, const Value *v, PlanTensor &t);
+  void planActivationBlocks(PlanTensor &t);
   void planTable(const PlanNode &pn, const Value *table, PlanTensor &t) const;
   void checkInputBits();
   bool isWeightInput(const PlanNode &pn, const Value *v) const {
@@ -549,6 +551,73 @@ void Planner::planTensors() {
     for (const Value *v : n->outputs)
       if (v && !v->constant)
         planOutput(plan.nodes[n->id], v, add(v));
+  for (PlanTensor &t : plan.tensors)
+    if (t.quantize && t.format.block && !t.preserving)
+      planActivationBlocks(t);
+}
+
+/// The axis node `n` reduces input `index` over, when it is a linear op's
+/// data input: a MatMul's or Gemm's A its last (a Gemm with transA: its
+/// first), a MatMul's B its second-to-last, a Conv's or ConvTranspose's X
+/// its channels. Negative: counted from the end.
+static std::optional<int64_t> reducedAxis(const graph::Model &m, const Node &n, unsigned index) {
+  graph::NodeAttrs a = graph::attrsOf(m, n);
+  if (n.opType == "MatMul")
+    return index == 0 ? -1 : index == 1 ? std::optional<int64_t>(-2) : std::nullopt;
+  if (n.opType == "Gemm" && index <= 1) {
+    bool trans = a.getInt(index == 0 ? "transA" : "transB", 0) != 0;
+    return index == 0 ? (trans ? 0 : 1) : (trans ? 1 : 0);
+  }
+  if ((n.opType == "Conv" || n.opType == "ConvTranspose") && index == 0)
+    return 1;
+  return std::nullopt;
+}
+
+/// An activation's blocks run along the axis its readers reduce over
+/// (language.md, "Number formats"): the readers that reduce must agree, and
+/// with none that does they run along the last axis (a last block is
+/// shorter when the length is not a multiple). When they disagree, the
+/// tensor is planned without blocks, with a warning.
+void Planner::planActivationBlocks(PlanTensor &t) {
+  const Value &v = *t.value;
+  int block = *t.format.block;
+  auto drop = [&](const std::string &why) {
+    diags.emitAt(where(t.producer ? *t.producer->node : *v.uses.front().node),
+                 diag::warn_plan_activation_block, v.name, t.configId, block, why);
+    t.format.block.reset();
+    t.format.blockAxis = ir::BlockAxis::Reduction;
+  };
+  if (v.uses.empty() && !t.producer)
+    return;
+  // Without a shape in the model, axes stay as the readers count them
+  // (negative: from the end) and the quantizer places them on the shape the
+  // tensor has as the model runs.
+  bool known = v.hasTypeInfo && v.type.shape;
+  int64_t rank = known ? int64_t(v.type.shape->size()) : 0;
+  if (known && rank == 0) {
+    drop("it is a scalar");
+    return;
+  }
+  std::optional<int64_t> axis;
+  for (const graph::Use &u : v.uses) {
+    std::optional<int64_t> r = reducedAxis(model, *u.node, u.index);
+    if (!r)
+      continue;
+    int64_t d = known && *r < 0 ? *r + rank : *r;
+    if (axis && *axis != d) {
+      drop(fmt::format("its readers reduce over different axes ({} and {})", *axis, d));
+      return;
+    }
+    axis = d;
+  }
+  if (!axis)
+    axis = known ? rank - 1 : -1;
+  if (known && (*axis < 0 || *axis >= rank)) {
+    drop(fmt::format("a reader reduces over an axis beyond its rank {}", rank));
+    return;
+  }
+  t.blockAxis = axis;
+  t.rank = rank;
 }
 
 void Planner::checkInputBits() {

@@ -35,6 +35,25 @@ struct WeightQDQ : NumberFormat {
 };
 
 /// A bias input to store as int32 = round(b / (s_in * s_w[c])).
+/// One activation in an OCP MX format (MXINT8, MXFP8): blocks of `block`
+/// elements along `axis`, each with a power-of-two scale the model computes
+/// as it runs (ptq/qdq/Mx.h writes it). No grid: its scales are not
+/// calibrated, and a bias after it stays float.
+struct MxActivation {
+  ir::ElementFormat element = ir::ElementFormat::Int; ///< Int, Fp8E4M3 or Fp8E5M2
+  int bits = 8;                                       ///< an Int element's width
+  int64_t block = 32;
+  int64_t axis = -1; ///< the axis blocks run along, in [0, rank)
+  int64_t rank = 0;  ///< the tensor's rank
+  int64_t length =
+      0; ///< the axis's length; a last block is shorter when `block` does not divide it
+};
+
+struct MxActivationQDQ {
+  std::string value; ///< the tensor's name
+  MxActivation format;
+};
+
 struct BiasQDQ {
   std::string node;
   unsigned inputIndex = 0;
@@ -54,6 +73,8 @@ struct QDQSpec {
   /// an integer kernel; without the Clip, values outside the grid but inside
   /// the container survive.
   bool clipNarrowActivations = true;
+  /// Activations in MX formats (no grid; written by ptq/qdq/Mx.h).
+  std::vector<MxActivationQDQ> mxActivations;
 };
 
 } // namespace tpcc::quant

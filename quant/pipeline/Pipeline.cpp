@@ -167,24 +167,28 @@ LogicalResult preStatisticsCorrections(const QuantizeRequest &r, const ir::Frame
 }
 
 /// Every candidate config of a planned node quantizes with the formats the
-/// quantizer calibrates: integers with one float32 scale per tensor or
-/// channel. Another number format (language.md "Number formats") is an error
-/// at the config that gives it, also when it is only a mixed-precision
-/// candidate.
+/// quantizer calibrates (language.md "Number formats"). Another format is
+/// an error at the config that gives it, also when it is only a
+/// mixed-precision candidate.
 LogicalResult checkFormats(const plan::Plan &plan, DiagnosticEngine &diags) {
   std::set<const ir::OpConfig *> seen;
   bool ok = true;
   auto config = [&](const ir::OpConfig &c) {
     if (!seen.insert(&c).second)
       return;
+    std::set<std::string> said; // a format given twice (a slot and the default) once
     ir::forEachFormat(c, [&](const std::string &tensors, const ir::FormatConfig &f, int bits) {
-      // Calibrated so far: weights of any element, in blocks or not, and
-      // activations of integer or FP8 elements without blocks, each with a
-      // single-level scale of any format. (An FP4 activation would need an
-      // FP4 QuantizeLinear, which ONNX Runtime 1.30 does not run.)
+      // Calibrated: weights of any element, in blocks or not, with a
+      // single-level scale of any format; activations of integer or FP8
+      // elements per tensor, or in MX blocks (E8M0 scales the model
+      // computes: ptq/qdq/Mx.h). An FP4 activation would need an FP4
+      // QuantizeLinear or Cast, which ONNX Runtime 1.30 does not run.
       bool weights = tensors != "activations";
       bool fp4 = f.element == ir::ElementFormat::Fp4E2M1;
-      if (!f.blockScale && (weights || (!f.block && !fp4)))
+      bool mx = f.block && f.scale == ir::ScaleFormat::E8M0;
+      if (!f.blockScale && (weights || (!fp4 && (!f.block || mx))))
+        return;
+      if (!said.insert(tensors + ir::formatText(f, bits)).second)
         return;
       diags.emit(c.loc, diag::err_quant_format, c.name.empty() ? "(inline)" : c.name,
                  "its " + tensors, ir::formatText(f, bits));

@@ -41,14 +41,18 @@ void quant::printSummary(const QuantizeResult &r, const std::string &model, cons
     // A floating-point element names itself (it is signed, its method symmetric
     // or power of two).
     bool fp = t.element != ir::ElementFormat::Int;
-    std::string method = std::string(fp ? ir::toString(t.element) : ir::toString(t.method)) +
-                         (t.weight ? (t.block          ? fmt::format("/b{}", t.block)
-                                      : t.channels > 1 ? "/ch"
-                                                       : "")
-                          : fp     ? ""
-                                   : (t.isSigned ? " s" : " u"));
-    os << fmt::format("  {:<34} {:<14} {:>4} {:<13} {:<11} {:>10.4g} {:>8}\n", name, t.opset,
-                      t.bits, method, t.threshold, t.scale, sqnr);
+    // An MX activation: its element and blocks; its scales are the model's.
+    bool mx = !t.weight && t.block;
+    std::string method = mx ? fmt::format("{}/b{}", fp ? ir::toString(t.element) : "int", t.block)
+                            : std::string(fp ? ir::toString(t.element) : ir::toString(t.method)) +
+                                  (t.weight ? (t.block          ? fmt::format("/b{}", t.block)
+                                               : t.channels > 1 ? "/ch"
+                                                                : "")
+                                   : fp     ? ""
+                                            : (t.isSigned ? " s" : " u"));
+    std::string scale = mx ? std::string("-") : fmt::format("{:.4g}", t.scale);
+    os << fmt::format("  {:<34} {:<14} {:>4} {:<13} {:<11} {:>10} {:>8}\n", name, t.opset, t.bits,
+                      method, t.threshold, scale, sqnr);
   }
   for (const auto &[tensor, why] : r.keptFloat)
     os << fmt::format("  kept float: `{}`: {}\n", tensor, why);
@@ -154,6 +158,9 @@ void quant::fillPlan(plan::Plan &p, const QuantizeResult &r, const ir::Recipe &r
   std::map<std::string, const QuantGrid *> grids;
   for (const ActivationQDQ &a : r.spec.activations)
     grids[a.value] = &a.grid;
+  std::map<std::string, const MxActivation *> mx;
+  for (const MxActivationQDQ &a : r.spec.mxActivations)
+    mx[a.value] = &a.format;
   std::map<std::string, std::string> how;
   for (const TensorReport &t : r.tensors)
     if (!t.weight && t.quantized)
@@ -167,7 +174,22 @@ void quant::fillPlan(plan::Plan &p, const QuantizeResult &r, const ir::Recipe &r
       t.reason = k->second;
       continue;
     }
+    if (auto m = mx.find(t.value->name); m != mx.end()) {
+      // MX: the blocks as placed on the tensor's shape; no grid.
+      t.bits = m->second->bits;
+      t.blockAxis = m->second->axis;
+      t.rank = m->second->rank;
+      t.blockLength = m->second->length;
+      t.statistic = "mx";
+      continue;
+    }
     auto g = grids.find(t.value->name);
+    if (g != grids.end() && t.format.block) {
+      // Blocks with no place on the tensor (quantize warned): one grid.
+      t.format.block.reset();
+      t.blockAxis.reset();
+      t.rank = 0;
+    }
     if (g == grids.end()) {
       if (recipe.quantizeActivations == false) {
         t.quantize = false;

@@ -6,6 +6,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "quant/ptq/Measure.h"
+#include "quant/ptq/qdq/Mx.h"
 
 #include "quant/core/Timing.h"
 
@@ -77,6 +78,9 @@ LogicalResult quant::measureLayers(rt::Executor &floatEx, rt::Executor &quantEx,
   std::vector<int64_t> count(result.tensors.size(), 0), outside(result.tensors.size(), 0);
   std::vector<float> alone, readExpected, readGot, readAlone;
   std::map<std::string, rt::Tensor> ref;
+  std::map<std::string, const MxActivation *> mxFormat;
+  for (const MxActivationQDQ &a : result.spec.mxActivations)
+    mxFormat[a.value] = &a.format;
   std::vector<float> moved;
   auto keep = [&](const graph::Value &v, const rt::Tensor &t) {
     if (references.count(v.name) && t.elem() == graph::ElemType::Float)
@@ -118,6 +122,13 @@ LogicalResult quant::measureLayers(rt::Executor &floatEx, rt::Executor &quantEx,
       squares[i] += x * x;
       outside[i] += row.quantized && row.scale > 0 && (x < row.lo || x > row.hi);
       alone[size_t(k)] = row.quantized && row.scale > 0 ? float(fakeQuantize(grid, x)) : float(x);
+    }
+    if (auto f = mxFormat.find(v.name); f != mxFormat.end()) {
+      // An MX activation: its blocks' own scales, on the float values.
+      rt::Tensor a(graph::ElemType::Float, t.shape());
+      std::copy(expected, expected + t.numel(), a.data<float>());
+      applyMx(a, *f->second);
+      std::copy(a.data<float>(), a.data<float>() + t.numel(), alone.begin());
     }
     count[i] += t.numel();
     const float *got = t.data<float>();

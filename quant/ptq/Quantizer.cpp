@@ -10,6 +10,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "quant/ptq/Quantizer.h"
+#include "quant/ptq/qdq/Mx.h"
 
 #include "quant/core/Timing.h"
 
@@ -74,6 +75,7 @@ private:
     return a;
   }
   bool activationGrid(const plan::PlanTensor &t, TensorStats *s);
+  bool mxActivation(const plan::PlanTensor &t, TensorStats *s);
   bool weights(const plan::PlanNode &pn);
   void tableGrid(const plan::PlanTensor &t, const Value &table);
   void correctBias(const plan::PlanNode &pn, const WeightQDQ &w, const rt::Tensor &kernel,
@@ -88,6 +90,7 @@ private:
   QuantizeResult &result;
   DiagnosticEngine &diags;
   std::vector<std::optional<QuantGrid>> grids; ///< activation grids by value id
+  std::map<unsigned, MxActivation> mx;         ///< MX activations by value id
   std::vector<std::unique_ptr<TensorStats>> stats;
   std::map<std::string, edits::LinearAdjust> adjust; ///< by linear node name
   std::set<std::string> biasWritten;
@@ -147,6 +150,35 @@ void PlanQuantizer::report(const plan::PlanTensor &t, const QuantGrid &g, const 
   r.lo = g.lo;
   r.hi = g.hi;
   result.tensors.push_back(std::move(r));
+}
+
+/// An MX activation: no grid to calibrate (the model computes each block's
+/// scale); its report row names the element with threshold `mx`.
+bool PlanQuantizer::mxActivation(const plan::PlanTensor &t, TensorStats *s) {
+  Activation eff = effective(t);
+  MxActivation a;
+  a.element = t.format.element;
+  a.bits = a.element == ir::ElementFormat::Int ? eff.bits : ir::elementBits(a.element);
+  a.block = *t.format.block;
+  // The plan's axis on the shape the tensor has as the model runs.
+  a.rank = t.rank ? t.rank : s ? int64_t(s->shape().size()) : 0;
+  a.axis = *t.blockAxis < 0 ? *t.blockAxis + a.rank : *t.blockAxis;
+  std::string why = a.rank == 0 ? "it was never computed on the calibration data" : checkMx(a);
+  if (why.empty() && s)
+    a.length = s->shape()[size_t(a.axis)];
+  if (!why.empty()) {
+    diags.emitAt(plan.modelName, diag::warn_plan_activation_block, t.value->name, t.configId,
+                 a.block, why);
+    return false;
+  }
+  mx[t.value->id] = a;
+  QuantGrid g = a.element == ir::ElementFormat::Int ? symmetricGrid(1, a.bits, true)
+                                                    : floatGridOfScale(a.element, 1);
+  g.method = ir::QuantMethod::PowerOfTwo;
+  g.scale = 0; // per block, as the model runs
+  report(t, g, "mx");
+  result.tensors.back().block = a.block;
+  return true;
 }
 
 bool PlanQuantizer::activationGrid(const plan::PlanTensor &t, TensorStats *s) {
@@ -341,6 +373,8 @@ bool PlanQuantizer::run(rt::Executor &ex, CalibrationData &data) {
       result.keptFloat.emplace_back(t.value->name, "holds " + s->masks().describe());
       continue;
     }
+    if (t.format.block && t.blockAxis && mxActivation(t, s))
+      continue;
     ok &= activationGrid(t, s);
   }
   if (!ok)
@@ -357,6 +391,8 @@ bool PlanQuantizer::run(rt::Executor &ex, CalibrationData &data) {
       result.spec.activations.push_back({v->name, *grids[v->id]});
   for (ActivationQDQ &a : post.added)
     result.spec.activations.push_back(std::move(a));
+  for (const auto &[id, a] : mx)
+    result.spec.mxActivations.push_back({g.values()[id]->name, a});
   result.seconds[1] = since(t0);
 
   t0 = Clock::now();

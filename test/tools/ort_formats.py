@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""ort_formats.py - number formats (blocked int4, FP8): ONNX Runtime and `tpcc run` on one file.
+"""ort_formats.py - number formats (blocked int4, FP8, MX): ONNX Runtime and `tpcc run` on one file.
 
 Quantizes digits_cnn and fashion_vit with specs of test/lit/quantize/Inputs and runs each
 QDQ file (ai.onnx opset 21) through ONNX Runtime 1.30 and through `tpcc run` on 32
@@ -25,6 +25,14 @@ samples:
   0.9 % and up to 5 steps). A systematic difference moves far more: ORT's basic level
   against plain `tpcc run` differs on 9 % of fashion_vit's logits, up to 17 steps.
 
+- OCP MX activations (mx.tpc: MXINT8; mxfp8.tpc: MXFP8 E4M3; both with MXFP4
+  kernels) on fashion_vit, ORT with graph optimizations disabled and at 'all': the
+  MX subgraphs are float operators (quant/ptq/qdq/Mx.h), so every level runs the same
+  arithmetic. MXINT8's logits equal tpcc's bit for bit; with MXFP8 a float sum a last
+  bit apart flips an FP8 rounding tie and the flips carry through the layers
+  (measured: 0.6 % of the logits, by at most 3.6e-2 of the largest; allowed 3 % and
+  0.1).
+
 usage: ort_formats.py --tpcc BIN --node-modules DIR --work DIR --models DIR
 Exit 0: all agree; 1: a difference or a failure; 77: Node.js or onnxruntime-node is
 missing.
@@ -47,10 +55,15 @@ CASES = [("digits_cnn.onnx", "digits_calib_x.npy", "blocks.tpc", [("basic", [])]
          ("fashion_vit.onnx", "fashion_calib_x.npy", "vit_w4.tpc", [("basic", [])], False),
          ("digits_cnn.onnx", "digits_calib_x.npy", "fp8.tpc",
           [("disabled", []), ("basic", ["--ort-cpu", "vnni"])], True),
-         ("fashion_vit.onnx", "fashion_calib_x.npy", "fp8.tpc", [("disabled", [])], True)]
+         ("fashion_vit.onnx", "fashion_calib_x.npy", "fp8.tpc", [("disabled", [])], True),
+         ("fashion_vit.onnx", "fashion_calib_x.npy", "mx.tpc", [("disabled", []), ("all", [])],
+          False),
+         ("fashion_vit.onnx", "fashion_calib_x.npy", "mxfp8.tpc",
+          [("disabled", []), ("all", [])], "mx")]
 RELATIVE = 1e-5
 FLIP_SHARE = 0.03
 FP8_STEPS = 8
+MX_RELATIVE = 0.1
 
 
 def fp8_steps(got, want, scale):
@@ -89,7 +102,14 @@ def check(model, calib, spec, runs, fp8, args):
         if want.shape != got.shape:
             return f"shapes differ: ORT {want.shape}, tpcc {got.shape}"
         against = f"ORT {level} vs tpcc run {' '.join(flags)}".rstrip()
-        if fp8:
+        if fp8 == "mx":
+            share = float(np.mean(got != want))
+            worst = float(np.max(np.abs(got - want))) / float(np.max(np.abs(want)))
+            print(f"  {model} {spec}, {against}: {share:.1%} of the logits differ, by at "
+                  f"most {worst:.2e} of the largest")
+            if share > FLIP_SHARE or worst > MX_RELATIVE:
+                return f"{against}: {share:.1%} differ, up to {worst:.2e} of the largest"
+        elif fp8:
             steps = fp8_steps(got, want, scale)
             share = float(np.mean(got != want))
             print(f"  {model} {spec}, {against}: {share:.1%} of the logits differ, "

@@ -4,9 +4,9 @@
 // the executor, gives every element its MX value as quant::mxGrid and
 // QuantGrid::quantize compute it, block by block: MXINT8 and MXFP8 (E4M3,
 // E5M2), blocks along the last axis and along an inner one (through
-// Transposes), with block maxima exactly at, just under and just over
-// powers of two (where the Log's rounding needs the corrections), a block
-// of zeros and values near float's largest.
+// Transposes), with a last block shorter than the others, with block maxima exactly at, just under
+// and just over powers of two (where the Log's rounding needs the corrections), a block of zeros
+// and values near float's largest; and applyMx computes the same.
 //
 //===----------------------------------------------------------------------===//
 #include "quant/ptq/qdq/Mx.h"
@@ -118,11 +118,12 @@ std::vector<float> expected(const std::vector<float> &x, int64_t outer, int64_t 
     for (int64_t i = 0; i < inner; ++i)
       for (int64_t b = 0; b < len; b += 32) {
         auto at = [&](int64_t k) { return size_t((o * len + b + k) * inner + i); };
+        int64_t n = std::min<int64_t>(32, len - b); // a last block may be shorter
         double amax = 0;
-        for (int64_t k = 0; k < 32; ++k)
+        for (int64_t k = 0; k < n; ++k)
           amax = std::max(amax, std::fabs(double(x[at(k)])));
         QuantGrid g = mxGrid(amax, a.bits, 1e-300, a.element);
-        for (int64_t k = 0; k < 32; ++k)
+        for (int64_t k = 0; k < n; ++k)
           y[at(k)] = amax == 0 ? 0.0f : float(g.quantize(x[at(k)]));
       }
   return y;
@@ -132,6 +133,7 @@ void expectMx(const std::vector<int64_t> &dims, int64_t axis, const MxActivation
   MxActivation a = format;
   a.axis = axis;
   a.rank = int64_t(dims.size());
+  a.length = dims[size_t(axis < 0 ? axis + a.rank : axis)];
   ASSERT_EQ(checkMx(a), "");
   SourceManager sm;
   DiagnosticEngine diags(sm);
@@ -158,6 +160,10 @@ void expectMx(const std::vector<int64_t> &dims, int64_t axis, const MxActivation
       ADD_FAILURE() << "element " << i << ": x " << x[i] << " gives " << out[0].data<float>()[i]
                     << ", MX " << want[i];
   EXPECT_EQ(wrong, 0);
+  // applyMx (second-order rounding's transform) computes the same values.
+  applyMx(xin, a);
+  for (size_t i = 0; i < want.size(); ++i)
+    ASSERT_EQ(xin.data<float>()[i], want[i]) << "applyMx, element " << i;
 }
 
 } // namespace
@@ -167,6 +173,12 @@ TEST(MxActivation, Int8AlongTheLastAxis) { expectMx({3, 2, 128}, -1, {ir::Elemen
 TEST(MxActivation, Int8AlongAnInnerAxis) {
   // A Conv's input: blocks along its channels (axis 1).
   expectMx({2, 64, 3, 5}, 1, {ir::ElementFormat::Int, 8});
+}
+
+TEST(MxActivation, Int8WithAShorterLastBlock) {
+  // 50 = 32 + 18: zeros pad the second block and are sliced off.
+  expectMx({3, 50}, -1, {ir::ElementFormat::Int, 8});
+  expectMx({2, 24, 5}, 1, {ir::ElementFormat::Fp8E4M3});
 }
 
 TEST(MxActivation, Fp8E4M3) { expectMx({4, 256}, -1, {ir::ElementFormat::Fp8E4M3}); }

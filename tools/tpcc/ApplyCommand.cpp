@@ -29,7 +29,8 @@ int driver::runApply(const Options &o) {
   finish(diags, o); // warnings
   llvm::outs() << fmt::format("apply: {} -> {}: {} activation tensors and {} weights quantized "
                               "as `{}` says\n",
-                              o.model, o.output, result.spec.activations.size(),
+                              o.model, o.output,
+                              result.spec.activations.size() + result.spec.mxActivations.size(),
                               result.spec.weights.size(), o.planFile);
   llvm::outs() << rt::saturationNote(*model);
   return ExitOK;

@@ -350,6 +350,7 @@ std::string MaskCount::describe() const {
 }
 
 void TensorStats::add(const float *data, const std::vector<int64_t> &shape) {
+  lastShape = shape;
   int64_t n = 1;
   for (int64_t d : shape)
     n *= d;

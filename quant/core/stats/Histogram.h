@@ -103,8 +103,11 @@ public:
   std::vector<double> channelVariance() const;
   int64_t batches() const { return nBatches; }
   int channelAxis() const { return axis; }
+  /// The shape of the last batch added (empty before any).
+  const std::vector<int64_t> &shape() const { return lastShape; }
 
 private:
+  std::vector<int64_t> lastShape;
   int axis;
   double lo = 0, hi = 0;
   int64_t nBatches = 0;

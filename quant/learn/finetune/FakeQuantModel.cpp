@@ -96,6 +96,14 @@ std::unique_ptr<FakeQuantModel> FakeQuantModel::create(graph::Model &model, Quan
     m.weights.push_back(std::move(s));
     return &m.weights.back();
   };
+  if (!result.spec.mxActivations.empty()) {
+    diags.emitAt(model.path.empty() ? "<model>" : model.path, diag::err_quant_unsupported,
+                 fmt::format("activation `{}` is quantized in MX blocks; gradient GPTQ and "
+                             "fine-tuning do not run through MX activations yet (second-order "
+                             "rounding does: --gptq second_order)",
+                             result.spec.mxActivations.front().value));
+    return nullptr;
+  }
   for (size_t k = 0; k < result.spec.weights.size(); ++k) {
     const WeightQDQ &wq = result.spec.weights[k];
     const graph::Node *n = edits::nodeNamed(g, wq.node);

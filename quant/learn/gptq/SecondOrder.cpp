@@ -9,6 +9,7 @@
 #include "quant/learn/gptq/Lapack.h"
 #include "quant/learn/gptq/LutRefit.h"
 #include "quant/learn/gptq/Patches.h"
+#include "quant/ptq/qdq/Mx.h"
 #include "runtime/KernelUtil.h"
 #include "runtime/ops/ConvGeometry.h"
 
@@ -168,6 +169,10 @@ LogicalResult quant::secondOrderRounding(graph::Model &model, QuantizeResult &re
       c.grids = {a.grid};
       fake[v->id] = fixedQuantizer(c);
     }
+  std::vector<const MxActivation *> mx(g.values().size(), nullptr);
+  for (const MxActivationQDQ &a : result.spec.mxActivations)
+    if (const graph::Value *v = g.findValue(a.value))
+      mx[v->id] = &a.format;
 
   // The layers, in the order the model runs them.
   std::vector<Layer> layers;
@@ -215,6 +220,10 @@ LogicalResult quant::secondOrderRounding(graph::Model &model, QuantizeResult &re
   auto transform = [&](const graph::Value &v, Tensor &t) {
     if (fake[v.id] && t.elem() == ElemType::Float)
       t = fake[v.id]->forward(t);
+    else if (mx[v.id] && t.elem() == ElemType::Float) {
+      t = t.clone(); // the data may be shared
+      applyMx(t, *mx[v.id]);
+    }
   };
   std::vector<std::vector<Tensor>> state(feeds.size());
   size_t from = 0;

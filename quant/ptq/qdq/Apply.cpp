@@ -2,6 +2,7 @@
 #include "quant/ptq/qdq/Apply.h"
 #include "quant/ptq/corrections/Replay.h"
 #include "quant/ptq/qdq/Finish.h"
+#include "quant/ptq/qdq/Mx.h"
 
 #include "plan/ConstantOperands.h"
 
@@ -97,6 +98,21 @@ bool PlanReader::tensor(const json::Object &t) {
   std::optional<ir::ElementFormat> element = ir::ElementFormat::Int;
   if (const json::Object *f = t.getObject("format")) {
     element = ir::parseElementFormat(f->getString("element").getValueOr("int"));
+    if (element && given(*f, "block") && !given(*f, "block_scale") &&
+        t.getString("statistic").getValueOr("") == "mx") {
+      // MX: blocks along `block_dim` of a tensor of rank `rank`.
+      MxActivation a;
+      a.element = *element;
+      a.bits = int(t.getInteger("bits").getValueOr(8));
+      a.block = f->getInteger("block").getValueOr(0);
+      a.axis = t.getInteger("block_dim").getValueOr(-1);
+      a.rank = t.getInteger("rank").getValueOr(0);
+      a.length = t.getInteger("block_length").getValueOr(0);
+      if (std::string why = checkMx(a); !why.empty())
+        return fail(fmt::format("tensor `{}`: {}", name, why));
+      r.spec.mxActivations.push_back({name, a});
+      return true;
+    }
     if (!element || given(*f, "block") || given(*f, "block_scale"))
       return fail(fmt::format("tensor `{}`: its number format (`format`) is not one `tpcc "
                               "quantize` writes",

@@ -1,8 +1,11 @@
 //===- Mx.cpp - OCP MX activations as exact ONNX subgraphs ----------------===//
 #include "quant/ptq/qdq/Mx.h"
 
+#include "quant/core/grids/Grid.h"
+#include "runtime/KernelUtil.h"
 #include "support/MiniFloat.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <numeric>
@@ -72,6 +75,8 @@ std::string quant::checkMx(const MxActivation &a) {
     return "an MX integer element of " + std::to_string(a.bits) + " bits";
   if (a.block < 1)
     return "a block of " + std::to_string(a.block) + " elements";
+  if (a.length < 0)
+    return "an axis of length " + std::to_string(a.length);
   if (a.rank < 1 || a.axis < -a.rank || a.axis >= a.rank)
     return "axis " + std::to_string(a.axis) + " of a rank-" + std::to_string(a.rank) + " tensor";
   return "";
@@ -90,6 +95,14 @@ Value *quant::writeMx(const GraphSink &sink, Value *x, const MxActivation &a,
     back[size_t(perm[i])] = int64_t(i);
   bool moved = axis != a.rank - 1;
   Value *xt = moved ? w.op("Transpose", {x}, ElemType::Float, {intsAttr("perm", perm)}) : x;
+  // A length the blocks do not divide: zeros pad the last block (they do not
+  // change its largest magnitude) and are sliced off at the end.
+  int64_t pad = a.length > 0 && a.length % a.block ? a.block - a.length % a.block : 0;
+  if (pad) {
+    std::vector<int64_t> pads(size_t(2 * a.rank), 0);
+    pads[size_t(2 * a.rank - 1)] = pad;
+    xt = w.op("Pad", {xt, w.intsConst(pads, "pads")});
+  }
   Value *shape = w.op("Shape", {xt}, ElemType::Int64);
   Value *lead = w.op("Slice", {shape, w.intsConst({0}, "zero"), w.intsConst({-1}, "minus_one")},
                      ElemType::Int64);
@@ -131,5 +144,37 @@ Value *quant::writeMx(const GraphSink &sink, Value *x, const MxActivation &a,
     q = w.op("Cast", {codes}, ElemType::Float, {intAttr("to", int64_t(ElemType::Float))});
   }
   Value *z = w.op("Reshape", {w.op("Mul", {q, scale}), shape});
+  if (pad)
+    z = w.op("Slice", {z, w.intsConst({0}, "start"), w.intsConst({a.length}, "length"),
+                       w.intsConst({-1}, "slice_axes")});
   return moved ? w.op("Transpose", {z}, ElemType::Float, {intsAttr("perm", back)}) : z;
+}
+
+void quant::applyMx(rt::Tensor &x, const MxActivation &a) {
+  if (x.elem() != ElemType::Float || x.rank() != a.rank)
+    return;
+  int64_t axis = a.axis < 0 ? a.axis + a.rank : a.axis, outer = 1, inner = 1;
+  for (int64_t k = 0; k < axis; ++k)
+    outer *= x.dim(k);
+  for (int64_t k = axis + 1; k < a.rank; ++k)
+    inner *= x.dim(k);
+  int64_t len = x.dim(axis);
+  float *d = x.data<float>();
+  rt::parallelFor(outer * inner, len * 8, [&](int64_t b, int64_t e) {
+    for (int64_t oi = b; oi < e; ++oi) {
+      int64_t o = oi / inner, i = oi % inner;
+      for (int64_t k0 = 0; k0 < len; k0 += a.block) {
+        int64_t k1 = std::min(len, k0 + a.block);
+        auto at = [&](int64_t k) { return (o * len + k) * inner + i; };
+        double amax = 0;
+        for (int64_t k = k0; k < k1; ++k)
+          amax = std::max(amax, std::fabs(double(d[at(k)])));
+        if (!(amax > 0))
+          continue; // zeros stay (NaN too: the subgraph's NaN is not modelled)
+        QuantGrid g = mxGrid(amax, a.bits, 0, a.element);
+        for (int64_t k = k0; k < k1; ++k)
+          d[at(k)] = float(g.quantize(d[at(k)]));
+      }
+    }
+  });
 }

@@ -9,7 +9,8 @@
 // or exponent extraction ONNX Runtime 1.30 runs, so the quantizer writes the
 // computation out in float operators that are exact:
 //
-//   y  = Reshape(x, [..., n/k, k])          (x's axis moved last by a Transpose)
+//   y  = Reshape(x, [..., n/k, k])          (x's axis moved last by a Transpose;
+//                                            zeros pad a shorter last block)
 //   a  = ReduceMax(Abs(y), axes=[-1])
 //   e0 = Floor(Log(a) * (1/ln 2))           (may be off by one near a power of two)
 //   e1 = Where(Pow(2, e0) > a, e0 − 1, e0)  (so 2^e1 <= a)
@@ -17,7 +18,7 @@
 //   X  = Pow(2, Max(e − emax, −127))
 //   q  = Clip(Round(y / X), −2^(b−1), 2^(b−1) − 1)        MXINT<b>
 //        Cast(Cast(y / X, FP8, saturate=1), FLOAT)        MXFP8
-//   x' = Transpose(Reshape(q · X, Shape(x')))
+//   x' = Transpose(Reshape(q · X, Shape(y)))  (the padding sliced off)
 //
 // Division and product by a power of two are exact, Round is ties-to-even,
 // and the two Where corrections make the exponent exact whatever the Log's
@@ -29,8 +30,9 @@
 #ifndef TPCC_QUANT_PTQ_QDQ_MX_H
 #define TPCC_QUANT_PTQ_QDQ_MX_H
 
-#include "ir/TpcIR.h"
 #include "ir/graph/Graph.h"
+#include "quant/core/Spec.h"
+#include "runtime/Tensor.h"
 
 #include <functional>
 #include <memory>
@@ -38,15 +40,6 @@
 #include <vector>
 
 namespace tpcc::quant {
-
-/// The MX format of an activation.
-struct MxActivation {
-  ir::ElementFormat element = ir::ElementFormat::Int; ///< Int, Fp8E4M3 or Fp8E5M2
-  int bits = 8;                                       ///< an Int element's width
-  int64_t block = 32;                                 ///< k
-  int64_t axis = -1; ///< the axis blocks run along (x's rank known)
-  int64_t rank = 0;  ///< x's rank
-};
 
 /// Where the subgraph goes: the caller names and adds what it creates.
 struct GraphSink {
@@ -71,6 +64,11 @@ std::string checkMx(const MxActivation &a);
 /// `base`.
 graph::Value *writeMx(const GraphSink &sink, graph::Value *x, const MxActivation &a,
                       const std::string &base);
+
+/// x's elements replaced by their MX values in place (what writeMx's
+/// subgraph computes, for the executor's transform hooks: second-order
+/// rounding's fake-quantized inputs).
+void applyMx(rt::Tensor &x, const MxActivation &a);
 
 } // namespace tpcc::quant
 

@@ -8,6 +8,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "quant/ptq/qdq/QDQ.h"
+#include "quant/ptq/qdq/Mx.h"
 
 #include "ir/graph/NodeAttrs.h"
 #include "ir/graph/OnnxIO.h"
@@ -127,6 +128,7 @@ private:
   bool checkRaise(const std::string &what);
   bool checkBias(const BiasQDQ &b);
   bool checkActivation(const ActivationQDQ &a);
+  bool checkMxActivation(const MxActivationQDQ &a);
 
   std::string freshValue(const std::string &base) const;
   std::string freshNode(const std::string &base);
@@ -140,6 +142,7 @@ private:
   void rewriteWeight(const WeightQDQ &w);
   void rewriteBias(const BiasQDQ &b);
   void rewriteActivation(const ActivationQDQ &a);
+  void rewriteMxActivation(const MxActivationQDQ &a);
   bool finish();
 
   graph::Model &m;
@@ -150,6 +153,7 @@ private:
   std::map<std::string, Node *> nodesByName;
   std::map<std::pair<std::string, unsigned>, size_t> weightIndex; ///< (node, input) -> weights[]
   std::map<std::string, const QuantGrid *> activationGrid;
+  std::set<std::string> mxNames; ///< the MX activations
   bool saidPerAxis = false;
   bool raiseChecked = false; ///< blocked weights: the model is raised to kBlockedOpset
   /// A constant stored quantized: the same source stored alike (same
@@ -343,6 +347,21 @@ bool Rewriter::checkActivation(const ActivationQDQ &a) {
   return checkGrid(a.value, a.grid, "activations", containerOf({a.grid}));
 }
 
+bool Rewriter::checkMxActivation(const MxActivationQDQ &a) {
+  Value *v = g.findValue(a.value);
+  if (!v || !(v->producer || v->isGraphInput))
+    return fail(where, diag::err_qdq_unknown, "tensor", a.value);
+  if (activationGrid.count(a.value) || !mxNames.insert(a.value).second)
+    return fail(where, diag::err_qdq_duplicate, fmt::format("`{}`", a.value));
+  if (v->hasTypeInfo && v->type.elem != ElemType::Float)
+    return fail(where, diag::err_qdq_spec,
+                fmt::format("MX activation `{}` is {}; only float tensors are quantized", a.value,
+                            graph::toString(v->type.elem)));
+  if (std::string why = checkMx(a.format); !why.empty())
+    return fail(where, diag::err_qdq_spec, fmt::format("activation `{}`: {}", a.value, why));
+  return checkRaise("MX activations (Cast to FP8 with `saturate`, ReduceMax's axes input)");
+}
+
 bool Rewriter::check() {
   for (const auto &n : g.nodes())
     nodesByName.emplace(n->displayName(), n.get());
@@ -363,6 +382,8 @@ bool Rewriter::check() {
   }
   for (const ActivationQDQ &a : spec.activations)
     ok &= checkActivation(a);
+  for (const MxActivationQDQ &a : spec.mxActivations)
+    ok &= checkMxActivation(a);
   std::set<std::pair<std::string, unsigned>> biases;
   for (const BiasQDQ &b : spec.biases) {
     // Twice as a bias, or as a bias and as a weight.
@@ -549,6 +570,44 @@ void Rewriter::rewriteActivation(const ActivationQDQ &a) {
       u.node->inputs[u.index] = out;
 }
 
+/// The MX subgraph after `a`'s tensor (Mx.h); its readers read its output. A
+/// graph output keeps its name, as for QuantizeLinear/DequantizeLinear.
+void Rewriter::rewriteMxActivation(const MxActivationQDQ &a) {
+  Value *v = g.findValue(a.value);
+  std::vector<graph::Use> uses = v->uses;
+  bool renamed = v->isGraphOutput && v->producer;
+  Value *in = v;
+  if (renamed) {
+    in = typed(v->name + "_float", ElemType::Float, *v);
+    v->producer->outputs[v->producerIndex] = in;
+  }
+  GraphSink sink;
+  sink.constant = [&](std::unique_ptr<Tensor> t, const std::string &base) {
+    return constant(std::move(t), base);
+  };
+  sink.value = [&](const std::string &base, ElemType e) {
+    Value *x = g.getOrCreateValue(freshValue(base));
+    x->type.elem = e;
+    x->hasTypeInfo = true;
+    return x;
+  };
+  Node *last = nullptr;
+  sink.node = [&](const char *op, const std::string &base, std::vector<Value *> ins, Value *out,
+                  std::vector<graph::Attribute> attrs) {
+    last = addNode(op, freshNode(base), std::move(ins), out);
+    last->attributes = std::move(attrs);
+    return last;
+  };
+  Value *out = writeMx(sink, in, a.format, v->name + "_mx");
+  out->type = v->type; // x's shape and type
+  if (renamed) {
+    last->outputs[0] = v; // the last node writes the graph output itself
+    return;
+  }
+  for (const graph::Use &u : uses)
+    u.node->inputs[u.index] = out;
+}
+
 /// Drops the Constant nodes and initializers nothing reads any more; the
 /// verifier sorts the appended nodes in.
 bool Rewriter::finish() {
@@ -576,6 +635,8 @@ bool Rewriter::apply() {
   g.relink();
   for (const ActivationQDQ &a : spec.activations)
     rewriteActivation(a);
+  for (const MxActivationQDQ &a : spec.mxActivations)
+    rewriteMxActivation(a);
   return finish();
 }
 
