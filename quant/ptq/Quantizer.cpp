@@ -164,8 +164,11 @@ bool PlanQuantizer::mxActivation(const plan::PlanTensor &t, TensorStats *s) {
   a.rank = t.rank ? t.rank : s ? int64_t(s->shape().size()) : 0;
   a.axis = *t.blockAxis < 0 ? *t.blockAxis + a.rank : *t.blockAxis;
   std::string why = a.rank == 0 ? "it was never computed on the calibration data" : checkMx(a);
-  if (why.empty() && s)
+  if (why.empty() && s && s->shape().size() == size_t(a.rank))
     a.length = s->shape()[size_t(a.axis)];
+  else if (why.empty() && s && !s->shape().empty())
+    why = fmt::format("the plan gives it rank {}, the calibration data {}", a.rank,
+                      s->shape().size());
   if (!why.empty()) {
     diags.emitAt(plan.modelName, diag::warn_plan_activation_block, t.value->name, t.configId,
                  a.block, why);
