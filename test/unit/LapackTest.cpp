@@ -58,8 +58,9 @@ TEST(Lapack, OpenBlasRunsFixedKernels) {
     GTEST_SKIP() << "LAPACK here: " << d;
 #if defined(__x86_64__)
   if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") &&
-      !getenv("OPENBLAS_CORETYPE"))
+      !getenv("OPENBLAS_CORETYPE")) {
     EXPECT_NE(d.find("Haswell"), std::string::npos) << d;
+  }
 #endif
 }
 
