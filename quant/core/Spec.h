@@ -74,7 +74,7 @@ struct QDQSpec {
   /// the container survive.
   bool clipNarrowActivations = true;
   /// Activations in MX formats (no grid; written by ptq/qdq/Mx.h).
-  std::vector<MxActivationQDQ> mxActivations;
+  std::vector<MxActivationQDQ> mxActivations = {};
 };
 
 } // namespace tpcc::quant

@@ -20,6 +20,7 @@
 #include "runtime/Simd.h"
 #include "support/MiniFloat.h"
 
+#include <array>
 #include <cerrno>
 #include <charconv>
 #include <cmath>
@@ -178,15 +179,21 @@ void quantizeFloat8(const Tensor &x, const Tensor &scale, Tensor &y, const Quant
   });
 }
 
+/// The value of every code of FP8 type `t`.
+std::array<float, 256> float8Values(ElemType t) {
+  std::array<float, 256> value;
+  for (int c = 0; c < 256; ++c)
+    value[size_t(c)] = miniFloatToFloat(miniFloatOf(t), uint8_t(c));
+  return value;
+}
+
 /// DequantizeLinear from FP8: the code's value times s, in float32.
 void dequantizeFloat8(const Tensor &x, const Tensor &scale, Tensor &y, const QuantAxis &qa) {
   MiniFloat f = miniFloatOf(x.elem());
   const uint8_t *src = x.data<uint8_t>();
   float *dst = y.data<float>();
   if (!qa.block) {
-    float value[256];
-    for (int c = 0; c < 256; ++c)
-      value[c] = miniFloatToFloat(f, uint8_t(c));
+    const std::array<float, 256> value = float8Values(x.elem());
     forEachChannelRun(qa, [&](int64_t b, int64_t e, int64_t c) {
       float s = floatAt(scale, c);
       for (int64_t i = b; i < e; ++i)
@@ -683,59 +690,51 @@ bool castStrings(const Tensor &x, Tensor &y) {
   TPCC_CAST_DISPATCH(y.elem(), D, castFromString<D>(x, y); return true)
 }
 
-/// Casts input 0 to `to`.
-/// Cast to or from FP8 (opset 19): a float (or float16) rounds to the
+/// Cast to or from FP8 (opset 19): an FP8 value becomes its float exactly,
+/// and from there the target type; a float (or float16) rounds to the
 /// nearest FP8 value, ties to even, saturating unless `saturate` is 0 (as
-/// QuantizeLinear with scale 1); an FP8 value becomes a float exactly, and
-/// from there the target type. Other sources (double, integers) would round
+/// QuantizeLinear with scale 1). Other sources (double, integers) would round
 /// twice through float: refused.
 bool castFloat8(KernelContext &ctx, const Tensor &x, ElemType to, bool saturate) {
   Tensor &y = ctx.outputs[0] = Tensor(to, x.shape());
-  if (isFloat8(to)) {
-    Tensor f = x;
-    if (x.elem() == ElemType::Float16) {
-      f = Tensor(ElemType::Float, x.shape());
-      castTyped<F16, float>(x, f);
-    } else if (x.elem() != ElemType::Float && !isFloat8(x.elem())) {
-      return ctx.fail("unsupported cast from " + typeName(x.elem()) + " to " + typeName(to) +
-                      " (FP8 targets take float, float16 or FP8 inputs)");
+  Tensor f = x;
+  if (isFloat8(x.elem())) {
+    f = Tensor(ElemType::Float, x.shape());
+    const std::array<float, 256> value = float8Values(x.elem());
+    for (int64_t i = 0; i < x.numel(); ++i)
+      f.data<float>()[i] = value[x.data<uint8_t>()[i]];
+  } else if (x.elem() == ElemType::Float16) {
+    f = Tensor(ElemType::Float, x.shape());
+    castTyped<F16, float>(x, f);
+  }
+  if (!isFloat8(to)) {
+    if (to == ElemType::Float) {
+      y = std::move(f);
+      return true;
     }
-    if (isFloat8(x.elem())) { // FP8 to the other FP8: through its exact float value
-      f = Tensor(ElemType::Float, x.shape());
-      MiniFloat from = miniFloatOf(x.elem());
-      for (int64_t i = 0; i < x.numel(); ++i)
-        f.data<float>()[i] = miniFloatToFloat(from, x.data<uint8_t>()[i]);
-    }
-    MiniFloat m = miniFloatOf(to);
-    const float *src = f.data<float>();
-    uint8_t *dst = y.data<uint8_t>();
+    bool ok = [&]() -> bool {
+      TPCC_CAST_DISPATCH(to, D, (castTyped<float, D>(f, y)); return true)
+    }();
+    return ok || ctx.fail("unsupported cast from " + typeName(x.elem()) + " to " + typeName(to));
+  }
+  if (f.elem() != ElemType::Float)
+    return ctx.fail("unsupported cast from " + typeName(x.elem()) + " to " + typeName(to) +
+                    " (FP8 targets take float, float16 or FP8 inputs)");
+  MiniFloat m = miniFloatOf(to);
+  const float *src = f.data<float>();
+  uint8_t *dst = y.data<uint8_t>();
+  parallelFor(x.numel(), 8, [&](int64_t b, int64_t e) {
     if (saturate) {
-      parallelFor(x.numel(), 8, [&](int64_t b, int64_t e) {
-        quantizeToMiniFloat(m, src + b, 1.0f, dst + b, e - b);
-      });
-    } else {
-      parallelFor(x.numel(), 8, [&](int64_t b, int64_t e) {
-        for (int64_t i = b; i < e; ++i)
-          dst[i] = floatToMiniFloat(m, src[i], false);
-      });
+      quantizeToMiniFloat(m, src + b, 1.0f, dst + b, e - b);
+      return;
     }
-    return true;
-  }
-  Tensor f(ElemType::Float, x.shape());
-  MiniFloat m = miniFloatOf(x.elem());
-  float value[256];
-  for (int c = 0; c < 256; ++c)
-    value[c] = miniFloatToFloat(m, uint8_t(c));
-  for (int64_t i = 0; i < x.numel(); ++i)
-    f.data<float>()[i] = value[x.data<uint8_t>()[i]];
-  if (to == ElemType::Float) {
-    y = std::move(f);
-    return true;
-  }
-  bool ok = [&]() -> bool { TPCC_CAST_DISPATCH(to, D, (castTyped<float, D>(f, y)); return true) }();
-  return ok || ctx.fail("unsupported cast from " + typeName(x.elem()) + " to " + typeName(to));
+    for (int64_t i = b; i < e; ++i)
+      dst[i] = floatToMiniFloat(m, src[i], false);
+  });
+  return true;
 }
 
+/// Casts input 0 to `to`.
 bool castTo(KernelContext &ctx, ElemType to, bool saturate = true) {
   const Tensor *x = ctx.input(0);
   if (!x)

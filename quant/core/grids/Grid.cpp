@@ -154,18 +154,23 @@ QuantGrid quant::withScaleFormat(const QuantGrid &g, ir::ScaleFormat f) {
   return r;
 }
 
+int quant::mxEmax(ir::ElementFormat element, int bits) {
+  return element == ir::ElementFormat::Int ? bits - 2 : miniFloatInfo(miniFloatOf(element)).emax;
+}
+
 QuantGrid quant::mxGrid(double amax, int bits, double minThreshold, ir::ElementFormat element) {
   if (element != ir::ElementFormat::Int) {
     // X = 2^(floor(log2 amax) - emax_elem), the exponent kept in E8M0's range.
-    const MiniFloatInfo &info = miniFloatInfo(miniFloatOf(element));
     int e =
-        std::clamp(int(std::floor(std::log2(std::max(amax, minThreshold)))) - info.emax, -127, 127);
+        std::clamp(int(std::floor(std::log2(std::max(amax, minThreshold)))) - mxEmax(element, bits),
+                   -127, 127);
     QuantGrid g = floatGridOfScale(element, std::ldexp(1.0, e));
     g.method = ir::QuantMethod::PowerOfTwo;
     return g;
   }
-  int e = std::clamp(int(std::floor(std::log2(std::max(amax, minThreshold)))), -127 + bits - 2,
-                     127 + bits - 2);
+  int emax = mxEmax(element, bits);
+  int e =
+      std::clamp(int(std::floor(std::log2(std::max(amax, minThreshold)))), -127 + emax, 127 + emax);
   // threshold = scale * 2^(bits - 1) = 2^(e + 1)
   QuantGrid g = symmetricGrid(std::ldexp(1.0, e + 1), bits, true);
   g.method = ir::QuantMethod::PowerOfTwo;

@@ -98,6 +98,9 @@ QuantGrid withScaleFormat(const QuantGrid &g, ir::ScaleFormat f);
 /// for FP4), values above the format's largest finite one saturating.
 QuantGrid mxGrid(double amax, int bits, double minThreshold = ir::kDefaultMinThreshold,
                  ir::ElementFormat element = ir::ElementFormat::Int);
+/// OCP MX's emax_elem as mxGrid reads it: bits − 2 for integers (codes read
+/// as 1.(bits-2) fixed point), the element's largest exponent otherwise.
+int mxEmax(ir::ElementFormat element, int bits);
 /// 2^ceil(log2 max(t, minThreshold)) (MCT's max_power_of_two).
 double powerOfTwoCeil(double t, double minThreshold = ir::kDefaultMinThreshold);
 

@@ -80,6 +80,18 @@ const Library &library() {
 
 bool fits(int64_t n) { return n >= 0 && n <= INT_MAX; }
 
+/// Runs dpotrf_ or dpotri_ (`fn`) on the `n` x `n` row-major `a`. A
+/// row-major matrix is its column-major transpose: its upper triangle is the
+/// column-major lower one ('L').
+bool onUpperTriangle(Potrf Library::*fn, double *a, int64_t n) {
+  const Library &lib = library();
+  if (!lib.error.empty() || !fits(n))
+    return false;
+  int m = int(n), info = 0;
+  (lib.*fn)("L", &m, a, &m, &info, 1);
+  return info == 0;
+}
+
 } // namespace
 
 const std::string &lapack::loadError() { return library().error; }
@@ -89,24 +101,10 @@ std::string lapack::describe() {
   return lib.error.empty() ? lib.description : lib.error;
 }
 
-// A row-major matrix is its column-major transpose: its upper triangle is
-// the column-major lower one ('L').
-bool lapack::choleskyUpper(double *a, int64_t n) {
-  const Library &lib = library();
-  if (!lib.error.empty() || !fits(n))
-    return false;
-  int m = int(n), info = 0;
-  lib.potrf("L", &m, a, &m, &info, 1);
-  return info == 0;
-}
+bool lapack::choleskyUpper(double *a, int64_t n) { return onUpperTriangle(&Library::potrf, a, n); }
 
 bool lapack::inverseFromCholesky(double *a, int64_t n) {
-  const Library &lib = library();
-  if (!lib.error.empty() || !fits(n))
-    return false;
-  int m = int(n), info = 0;
-  lib.potri("L", &m, a, &m, &info, 1);
-  return info == 0;
+  return onUpperTriangle(&Library::potri, a, n);
 }
 
 bool lapack::solvePositive(double *a, double *b, int64_t n) {

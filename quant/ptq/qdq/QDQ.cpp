@@ -141,6 +141,7 @@ private:
                       int64_t axis, int64_t block = 0, std::vector<int64_t> scaleDims = {});
   void rewriteWeight(const WeightQDQ &w);
   void rewriteBias(const BiasQDQ &b);
+  Value *floatSource(Value *v);
   void rewriteActivation(const ActivationQDQ &a);
   void rewriteMxActivation(const MxActivationQDQ &a);
   bool finish();
@@ -525,6 +526,17 @@ void Rewriter::rewriteBias(const BiasQDQ &b) {
                  axis);
 }
 
+/// The value `v`'s producer writes for a quantizer to read: `v` itself, or
+/// for a graph output (which keeps its name, written by the quantizer's
+/// last node) a new `v_float`.
+Value *Rewriter::floatSource(Value *v) {
+  if (!v->isGraphOutput || !v->producer)
+    return v;
+  Value *in = typed(v->name + "_float", ElemType::Float, *v);
+  v->producer->outputs[v->producerIndex] = in;
+  return in;
+}
+
 void Rewriter::rewriteActivation(const ActivationQDQ &a) {
   Value *v = g.findValue(a.value);
   const QuantGrid &q = a.grid;
@@ -537,16 +549,12 @@ void Rewriter::rewriteActivation(const ActivationQDQ &a) {
   };
   Value *s = scalar(ElemType::Float, q.scale, "_scale");
   Value *zp = scalar(ct, double(q.zeroPoint), "_zero_point");
-  // A graph output keeps its name: its producer writes `v_float`, and the
-  // DequantizeLinear writes `v` for the graph and the readers alike.
-  bool renamed = v->isGraphOutput && v->producer;
-  Value *in = v, *out = v;
-  if (renamed) {
-    in = typed(v->name + "_float", ElemType::Float, *v);
-    v->producer->outputs[v->producerIndex] = in;
-  } else {
+  // The DequantizeLinear writes `v` for the graph and the readers alike
+  // when `v` is a graph output.
+  Value *in = floatSource(v), *out = v;
+  bool renamed = in != v;
+  if (!renamed)
     out = typed(v->name + "_DequantizeLinear_Output", ElemType::Float, *v);
-  }
   if (spec.clipNarrowActivations && !q.floating() &&
       (q.qmin > containerMin(ct) || q.qmax < containerMax(ct))) {
     float s32 = float(q.scale);
@@ -575,12 +583,7 @@ void Rewriter::rewriteActivation(const ActivationQDQ &a) {
 void Rewriter::rewriteMxActivation(const MxActivationQDQ &a) {
   Value *v = g.findValue(a.value);
   std::vector<graph::Use> uses = v->uses;
-  bool renamed = v->isGraphOutput && v->producer;
-  Value *in = v;
-  if (renamed) {
-    in = typed(v->name + "_float", ElemType::Float, *v);
-    v->producer->outputs[v->producerIndex] = in;
-  }
+  Value *in = floatSource(v);
   GraphSink sink;
   sink.constant = [&](std::unique_ptr<Tensor> t, const std::string &base) {
     return constant(std::move(t), base);
@@ -600,7 +603,7 @@ void Rewriter::rewriteMxActivation(const MxActivationQDQ &a) {
   };
   Value *out = writeMx(sink, in, a.format, v->name + "_mx");
   out->type = v->type; // x's shape and type
-  if (renamed) {
+  if (in != v) {
     last->outputs[0] = v; // the last node writes the graph output itself
     return;
   }
