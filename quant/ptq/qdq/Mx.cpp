@@ -3,7 +3,6 @@
 
 #include "quant/core/grids/Grid.h"
 #include "runtime/KernelUtil.h"
-#include "support/MiniFloat.h"
 
 #include <algorithm>
 #include <cmath>
@@ -103,16 +102,17 @@ Value *quant::writeMx(const GraphSink &sink, Value *x, const MxActivation &a,
     pads[size_t(2 * a.rank - 1)] = pad;
     xt = w.op("Pad", {xt, w.intsConst(pads, "pads")});
   }
+  // [0] and [-1]: Slice bounds and axes, ReduceMax's axes.
+  Value *zero = w.intsConst({0}, "zero"), *last = w.intsConst({-1}, "minus_one");
   Value *shape = w.op("Shape", {xt}, ElemType::Int64);
-  Value *lead = w.op("Slice", {shape, w.intsConst({0}, "zero"), w.intsConst({-1}, "minus_one")},
-                     ElemType::Int64);
+  Value *lead = w.op("Slice", {shape, zero, last}, ElemType::Int64);
   Value *blocks = w.op("Concat", {lead, w.intsConst({-1, a.block}, "block_shape")}, ElemType::Int64,
                        {intAttr("axis", 0)});
   Value *y = w.op("Reshape", {xt, blocks});
 
   // The shared exponent e = floor(log2 amax), exactly.
-  Value *amax = w.op("ReduceMax", {w.op("Abs", {y}), w.intsConst({-1}, "axes")}, ElemType::Float,
-                     {intAttr("keepdims", 1)});
+  Value *amax =
+      w.op("ReduceMax", {w.op("Abs", {y}), last}, ElemType::Float, {intAttr("keepdims", 1)});
   Value *two = w.floatConst(2.0f, "two"), *one = w.floatConst(1.0f, "one");
   Value *e0 =
       w.op("Floor",
@@ -124,12 +124,7 @@ Value *quant::writeMx(const GraphSink &sink, Value *x, const MxActivation &a,
   Value *e = w.op("Where", {under, e1, w.op("Add", {e1, one})});
 
   // X = 2^(e − emax), in E8M0's range.
-  int emax = a.element == ir::ElementFormat::Int
-                 ? a.bits - 2
-                 : miniFloatInfo(a.element == ir::ElementFormat::Fp8E5M2 ? MiniFloat::E5M2
-                                                                         : MiniFloat::E4M3FN)
-                       .emax;
-  Value *se = w.op("Max", {w.op("Sub", {e, w.floatConst(float(emax), "emax")}),
+  Value *se = w.op("Max", {w.op("Sub", {e, w.floatConst(float(mxEmax(a.element, a.bits)), "emax")}),
                            w.floatConst(-127.0f, "min_exponent")});
   Value *scale = w.op("Pow", {two, se});
   Value *v = w.op("Div", {y, scale});
@@ -145,8 +140,7 @@ Value *quant::writeMx(const GraphSink &sink, Value *x, const MxActivation &a,
   }
   Value *z = w.op("Reshape", {w.op("Mul", {q, scale}), shape});
   if (pad)
-    z = w.op("Slice", {z, w.intsConst({0}, "start"), w.intsConst({a.length}, "length"),
-                       w.intsConst({-1}, "slice_axes")});
+    z = w.op("Slice", {z, zero, w.intsConst({a.length}, "length"), last});
   return moved ? w.op("Transpose", {z}, ElemType::Float, {intsAttr("perm", back)}) : z;
 }
 
