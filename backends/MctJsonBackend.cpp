@@ -73,14 +73,15 @@ int interop::mctSignedness(ir::Signedness s) {
 std::vector<interop::LostFormat> interop::lostFormats(const ir::Options &o) {
   std::vector<LostFormat> lost;
   for (const ir::OpConfig &cfg : o.configs)
-    ir::forEachFormat(cfg, [&](const std::string &tensors, const ir::FormatConfig &f, int bits) {
-      LostFormat l{ir::formatText(f, bits), tensors,
-                   std::to_string(bits) + "-bit integers with one scale per tensor or channel"};
-      if (llvm::none_of(lost, [&](const LostFormat &e) {
-            return e.format == l.format && e.tensors == l.tensors;
-          }))
-        lost.push_back(std::move(l));
-    });
+    ir::forEachFormat(
+        cfg, [&](const std::string &tensors, const ir::FormatConfig &f, int bits, ir::QuantMethod) {
+          LostFormat l{ir::formatText(f, bits), tensors,
+                       std::to_string(bits) + "-bit integers with one scale per tensor or channel"};
+          if (llvm::none_of(lost, [&](const LostFormat &e) {
+                return e.format == l.format && e.tensors == l.tensors;
+              }))
+            lost.push_back(std::move(l));
+        });
   return lost;
 }
 

@@ -5,7 +5,9 @@ fashion_vit (../shared/models; float 85.35 % on the 10,000 Fashion-MNIST test im
 quantized on every MatMul and Gemm weight with its 500 calibration images, rounded to
 nearest and with second-order rounding: weight-only (activations float) with 4-bit
 integers per output channel, in blocks of 32 along K (float32 and float16 scales,
-MatMulNBits' form), 8-bit integers in blocks of 32 with E8M0 scales (MXINT8 weights)
+MatMulNBits' form), two-level scales (LPBQ: blocks of 32 and 64 with uint4 factors under a
+float32 scale per channel; NVFP4: FP4 E2M1 in blocks of 16 with E4M3 factors under one
+scale per tensor), 8-bit integers in blocks of 32 with E8M0 scales (MXINT8 weights)
 and FP4 E2M1 in blocks of 32 with E8M0 scales (MXFP4 weights); then with every
 activation FP8 E4M3 (per tensor): FP8 W8A8 (weights per channel) and MXFP4 weights.
 Each row: test accuracy, the change from float, the logit SQNR against the float model
@@ -40,6 +42,12 @@ FORMATS = [
     ("W4 blocks of 32", "{ method: symmetric, bits: 4, block: 32 }", FLOAT),
     ("W4 blocks of 32, float16 scales", "{ method: symmetric, bits: 4, block: 32, scale: float16 }",
      FLOAT),
+    ("W4 LPBQ: blocks of 32, uint4 factors per channel",
+     "{ method: symmetric, bits: 4, per_channel: true, block: 32, block_scale: uint4 }", FLOAT),
+    ("W4 LPBQ: blocks of 64, uint4 factors per channel",
+     "{ method: symmetric, bits: 4, per_channel: true, block: 64, block_scale: uint4 }", FLOAT),
+    ("NVFP4 weights: blocks of 16, E4M3 factors per tensor",
+     "{ element: fp4_e2m1, method: symmetric, block: 16, block_scale: fp8_e4m3 }", FLOAT),
     ("MXINT8 weights", "{ method: symmetric, bits: 8, block: 32, scale: e8m0 }", FLOAT),
     ("MXFP4 weights", MXFP4, FLOAT),
     ("FP8 W8A8", "{ element: fp8_e4m3, method: symmetric, per_channel: true }", FP8),

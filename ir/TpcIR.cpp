@@ -175,17 +175,19 @@ std::string ir::formatText(const FormatConfig &f, int bits) {
   return s + toString(f.scale) + " scales";
 }
 
-void ir::forEachFormat(const OpConfig &c,
-                       llvm::function_ref<void(const std::string &, const FormatConfig &, int)> f) {
-  auto visit = [&](const std::string &tensors, bool quantize, const FormatConfig &format,
-                   int bits) {
+void ir::forEachFormat(
+    const OpConfig &c,
+    llvm::function_ref<void(const std::string &, const FormatConfig &, int, QuantMethod)> f) {
+  auto visit = [&](const std::string &tensors, bool quantize, const FormatConfig &format, int bits,
+                   QuantMethod method) {
     if (quantize && !format.plain())
-      f(tensors, format, bits);
+      f(tensors, format, bits, method);
   };
-  visit("activations", c.activation.quantize, c.activation.format, c.activation.bits);
-  visit("default weights", c.weights.quantize, c.weights.format, c.weights.bits);
+  visit("activations", c.activation.quantize, c.activation.format, c.activation.bits,
+        c.activation.method);
+  visit("default weights", c.weights.quantize, c.weights.format, c.weights.bits, c.weights.method);
   for (const auto &[slot, a] : c.slots)
-    visit("`" + slot + "` weights", a.quantize, a.format, a.bits);
+    visit("`" + slot + "` weights", a.quantize, a.format, a.bits, a.method);
 }
 
 const char *ir::toString(ThresholdMethod m) {

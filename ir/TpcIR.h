@@ -146,12 +146,13 @@ Signedness fixedSignedness(const OpConfig &c);
 /// scale * (qmin - zp), scale * (qmax - zp). Needs both fixed values.
 std::pair<double, double> fixedRange(const OpConfig &c);
 
-/// Calls f(tensors, format, bits) for each tensor config `c` quantizes with
-/// a number format other than plain integers: "activations", "default
-/// weights", "`SLOT` weights".
-void forEachFormat(
-    const OpConfig &c,
-    llvm::function_ref<void(const std::string &tensors, const FormatConfig &f, int bits)> f);
+/// Calls f(tensors, format, bits, method) for each tensor config `c`
+/// quantizes with a number format other than plain integers: "activations",
+/// "default weights", "`SLOT` weights".
+void forEachFormat(const OpConfig &c,
+                   llvm::function_ref<void(const std::string &tensors, const FormatConfig &f,
+                                           int bits, QuantMethod method)>
+                       f);
 
 /// Quantization config options: mixed-precision candidates and the base one.
 struct Options {

@@ -61,6 +61,11 @@ struct PlanWeight {
   std::vector<double> scales;
   std::vector<int64_t> zeroPoints;
   std::vector<std::vector<int64_t>> luts;
+  /// Two-level scales (a `block_scale`): each block's factor, and the scale
+  /// of each group along `groupAxis` of the blocked scale's shape (-1: one);
+  /// `scales` then holds their float32 products.
+  std::vector<double> factors, groupScales;
+  int64_t groupAxis = -1;
   /// Filled by `tpcc finetune`: the trained float values.
   std::vector<float> trained;
 };

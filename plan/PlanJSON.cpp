@@ -149,6 +149,12 @@ void PlanWriter::weightGrids(const PlanNode &n) {
             array(w.luts,
                   [&](const std::vector<int64_t> &t) { array(t, [&](int64_t v) { integer(v); }); });
           });
+        if (!w.factors.empty()) {
+          f.emplace_back("factors", [&] { array(w.factors, [&](double v) { number(v); }); });
+          f.emplace_back("group_scales",
+                         [&] { array(w.groupScales, [&](double v) { number(v); }); });
+          f.emplace_back("group_axis", [&] { integer(w.groupAxis); });
+        }
         if (!w.trained.empty())
           f.emplace_back("trained", [&] { array(w.trained, [&](float v) { number(double(v)); }); });
         object(f);

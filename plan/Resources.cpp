@@ -273,8 +273,9 @@ void Builder::tensorStates() {
 
 /// The scales of a blocked format: one per block (ceil(length / block) along
 /// the blocks' axis, for every position of the other axes) of the block
-/// scale's width; a two-level format adds one scale per group (channel or
-/// tensor) of the `scale` format. 0 when the framework declares no axis for
+/// scale's width; a two-level format adds one scale per group (channel, or
+/// the tensor when unblocked channels are not asked for or are the blocks'
+/// axis) of the `scale` format. 0 when the framework declares no axis for
 /// the blocks (the planner then drops them).
 static double blockScaleBits(const PlanWeight &w, const ir::AttrConfig &a) {
   const ir::FormatConfig &f = a.format;
@@ -288,7 +289,9 @@ static double blockScaleBits(const PlanWeight &w, const ir::AttrConfig &a) {
   double blocks = double(t.numElements()) / length * std::ceil(length / *f.block);
   if (!f.blockScale)
     return blocks * ir::scaleBits(f.scale);
-  double groups = a.perChannel && w.channelAxis ? double(t.dims[size_t(*w.channelAxis)]) : 1;
+  double groups = a.perChannel && w.channelAxis && *w.channelAxis != *axis
+                      ? double(t.dims[size_t(*w.channelAxis)])
+                      : 1;
   return blocks * ir::scaleBits(*f.blockScale) + groups * ir::scaleBits(f.scale);
 }
 

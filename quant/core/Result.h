@@ -50,6 +50,8 @@ struct TensorReport {
   int64_t zeroPoint = 0;
   int64_t channels = 1; ///< grids: channels, or blocks when `block`
   int64_t block = 0;    ///< weights in blocks of this many elements
+  /// Two-level scales: the format of the blocks' factors.
+  std::optional<ir::ScaleFormat> blockFactor = {};
   ir::ElementFormat element = ir::ElementFormat::Int;
   double lo = 0, hi = 0; ///< the grid's range
   double sqnr = 0;       ///< dB, filled by measureLayers (inf: exact)

@@ -3,6 +3,7 @@
 
 #include "ir/graph/OnnxIO.h"
 #include "plan/Resources.h"
+#include "quant/core/format/TwoLevel.h"
 #include "quant/pipeline/Report.h"
 #include "quant/ptq/Measure.h"
 #include "quant/ptq/corrections/Corrections.h"
@@ -177,21 +178,29 @@ LogicalResult checkFormats(const plan::Plan &plan, DiagnosticEngine &diags) {
     if (!seen.insert(&c).second)
       return;
     std::set<std::string> said; // a format given twice (a slot and the default) once
-    ir::forEachFormat(c, [&](const std::string &tensors, const ir::FormatConfig &f, int bits) {
+    ir::forEachFormat(c, [&](const std::string &tensors, const ir::FormatConfig &f, int bits,
+                             ir::QuantMethod method) {
       // Calibrated: weights of any element, in blocks or not, with a
-      // single-level scale of any format; activations of integer or FP8
-      // elements per tensor, or in MX blocks (E8M0 scales the model
-      // computes: ptq/qdq/Mx.h). An FP4 activation would need an FP4
-      // QuantizeLinear or Cast, which ONNX Runtime 1.30 does not run.
+      // single-level scale of any format, or symmetric blocks with uint4,
+      // uint8 or fp8_e4m3 factors under their group's scale
+      // (format/TwoLevel.h); activations of integer or FP8 elements per
+      // tensor, or in MX blocks (E8M0 scales the model computes:
+      // ptq/qdq/Mx.h). An FP4 activation would need an FP4 QuantizeLinear
+      // or Cast, which ONNX Runtime 1.30 does not run.
       bool weights = tensors != "activations";
       bool fp4 = f.element == ir::ElementFormat::Fp4E2M1;
       bool mx = f.block && f.scale == ir::ScaleFormat::E8M0;
-      if (!f.blockScale && (weights || (!fp4 && (!f.block || mx))))
+      bool twoLevel = f.blockScale && quant::isFactorFormat(*f.blockScale) &&
+                      method == ir::QuantMethod::Symmetric;
+      if (weights ? !f.blockScale || twoLevel : !f.blockScale && !fp4 && (!f.block || mx))
         return;
-      if (!said.insert(tensors + ir::formatText(f, bits)).second)
+      std::string text = ir::formatText(f, bits);
+      if (f.blockScale && method != ir::QuantMethod::Symmetric)
+        text = fmt::format("`{}` {}", ir::toString(method), text);
+      if (!said.insert(tensors + text).second)
         return;
       diags.emit(c.loc, diag::err_quant_format, c.name.empty() ? "(inline)" : c.name,
-                 "its " + tensors, ir::formatText(f, bits));
+                 "its " + tensors, text);
       ok = false;
     });
   };

@@ -38,6 +38,17 @@ void quant::printSummary(const QuantizeResult &r, const std::string &model, cons
                         "float", "-", "-", sqnr);
       continue;
     }
+    // A weight's blocks, and the format of their factors under a group
+    // scale: "/b16", "/b16:u4", "/b16:e4m3".
+    auto blockText = [](const TensorReport &t) {
+      if (!t.blockFactor)
+        return fmt::format("/b{}", t.block);
+      ir::ScaleFormat f = *t.blockFactor;
+      return fmt::format("/b{}:{}", t.block,
+                         f == ir::ScaleFormat::UInt4   ? "u4"
+                         : f == ir::ScaleFormat::UInt8 ? "u8"
+                                                       : "e4m3");
+    };
     // A floating-point element names itself (it is signed, its method symmetric
     // or power of two).
     bool fp = t.element != ir::ElementFormat::Int;
@@ -45,7 +56,7 @@ void quant::printSummary(const QuantizeResult &r, const std::string &model, cons
     bool mx = !t.weight && t.block;
     std::string method = mx ? fmt::format("{}/b{}", fp ? ir::toString(t.element) : "int", t.block)
                             : std::string(fp ? ir::toString(t.element) : ir::toString(t.method)) +
-                                  (t.weight ? (t.block          ? fmt::format("/b{}", t.block)
+                                  (t.weight ? (t.block          ? blockText(t)
                                                : t.channels > 1 ? "/ch"
                                                                 : "")
                                    : fp     ? ""
@@ -141,6 +152,8 @@ void quant::writeReport(const QuantizeResult &r, const ReportHeader &h,
           j.attribute("channels", t.channels);
           if (t.block)
             j.attribute("block", t.block);
+          if (t.blockFactor)
+            j.attribute("block_scale", ir::toString(*t.blockFactor));
           if (t.element != ir::ElementFormat::Int)
             j.attribute("element", ir::toString(t.element));
           j.attributeArray("range", [&] {
@@ -229,6 +242,11 @@ void quant::fillPlan(plan::Plan &p, const QuantizeResult &r, const ir::Recipe &r
         w.zeroPoints.push_back(g.zeroPoint);
         if (!g.lut.empty())
           w.luts.push_back(g.lut);
+      }
+      if (q->twoLevel) {
+        w.factors = q->twoLevel->factors;
+        w.groupScales = q->twoLevel->groupScales;
+        w.groupAxis = q->twoLevel->axis;
       }
     }
     for (plan::PlanWeight &w : n.weights)

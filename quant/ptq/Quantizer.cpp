@@ -19,6 +19,7 @@
 #include "ir/graph/LinearKernel.h"
 #include "ir/graph/OpTraits.h"
 #include "quant/core/GraphHelpers.h"
+#include "quant/core/format/TwoLevel.h"
 #include "quant/core/grids/Lut.h"
 #include "quant/core/grids/Threshold.h"
 #include "quant/ptq/corrections/PostThreshold.h"
@@ -286,6 +287,8 @@ bool PlanQuantizer::weights(const plan::PlanNode &pn) {
     r.scale = w.grids[0].scale;
     r.channels = channels;
     r.block = w.blocked() ? w.block : 0;
+    if (w.twoLevel)
+      r.blockFactor = w.twoLevel->factor;
     r.element = w.grids[0].element;
     r.lo = w.grids[0].lo;
     r.hi = w.grids[0].hi;
@@ -599,31 +602,50 @@ static QuantGrid groupGrid(const float *v, int64_t n, const ir::AttrConfig &c, b
 }
 
 /// One grid per block of `c.format.block` indices along `blockAxis`, in
-/// the order of the blocked scale's elements (NumberFormat::blockShape).
+/// the order of the blocked scale's elements (NumberFormat::blockShape);
+/// with a `block_scale`, their scales as factors under a scale per channel
+/// along `axis` (when it is not the block axis) or per tensor
+/// (format/TwoLevel.h).
 static WeightQDQ selectBlockGrids(const rt::Tensor &t, const ir::AttrConfig &c, int64_t blockAxis,
-                                  const SelectionOptions &so, const float *hx) {
+                                  std::optional<int64_t> axis, const SelectionOptions &so,
+                                  const float *hx) {
   WeightQDQ w;
   w.block = *c.format.block;
   w.blockAxis = blockAxis;
   GroupLayout l = blockLayout(w.block, blockAxis, t.shape());
   w.grids.resize(l.grids);
   const float *x = t.data<float>();
+  // Block g's values (and Hessian weights) into v (and h).
+  auto values = [&](size_t g, float *v, float *h) {
+    int64_t r = int64_t(g) % l.inner, jb = int64_t(g) / l.inner % l.blocks,
+            o = int64_t(g) / l.inner / l.blocks;
+    int64_t n = 0;
+    for (int64_t j = jb * w.block; j < std::min(l.channels, (jb + 1) * w.block); ++j, ++n) {
+      int64_t at = (o * l.channels + j) * l.inner + r;
+      v[n] = x[at];
+      if (h)
+        h[n] = hx[at];
+    }
+    return n;
+  };
+  // Two-level: each block's own scale first, unrounded.
+  ir::AttrConfig own = c;
+  if (c.format.blockScale)
+    own.format.scale = ir::ScaleFormat::Float32;
   rt::parallelFor(int64_t(l.grids), w.block * 256, [&](int64_t b, int64_t e) {
     std::vector<float> v(size_t(w.block)), h(hx ? v.size() : 0);
     SelectionOptions mine = so;
     mine.hessian = hx ? h.data() : nullptr;
     for (int64_t g = b; g < e; ++g) {
-      int64_t r = g % l.inner, jb = g / l.inner % l.blocks, o = g / l.inner / l.blocks;
-      int64_t n = 0;
-      for (int64_t j = jb * w.block; j < std::min(l.channels, (jb + 1) * w.block); ++j, ++n) {
-        int64_t at = (o * l.channels + j) * l.inner + r;
-        v[size_t(n)] = x[at];
-        if (hx)
-          h[size_t(n)] = hx[at];
-      }
-      w.grids[size_t(g)] = groupGrid(v.data(), n, c, true, mine);
+      int64_t n = values(size_t(g), v.data(), hx ? h.data() : nullptr);
+      w.grids[size_t(g)] = groupGrid(v.data(), n, own, true, mine);
     }
   });
+  if (c.format.blockScale) {
+    int64_t groupAxis = c.perChannel && axis && *axis != blockAxis ? *axis : -1;
+    w.twoLevel = factorScales(w.grids, w.blockShape(t.shape()), groupAxis, c.format.scale,
+                              *c.format.blockScale, w.block, so, hx != nullptr, values);
+  }
   return w;
 }
 
@@ -639,7 +661,7 @@ WeightQDQ quant::selectWeightGrids(const rt::Tensor &t, const ir::AttrConfig &c,
   const float *x = t.data<float>();
   const float *hx = hessian && int64_t(hessian->size()) == t.numel() ? hessian->data() : nullptr;
   if (c.format.block && blockAxis && *blockAxis >= 0 && *blockAxis < t.rank())
-    return selectBlockGrids(t, c, *blockAxis, so, hx);
+    return selectBlockGrids(t, c, *blockAxis, axis, so, hx);
   WeightQDQ w;
   int64_t outer = 1, channels = 1, inner = t.numel();
   if (c.perChannel && axis && t.rank() > 0) {

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""ort_formats.py - number formats (blocked int4, FP8, MX): ONNX Runtime and `tpcc run` on one file.
+"""ort_formats.py - number formats (blocked int4, FP8, MX, two-level): ONNX Runtime and `tpcc run` on one file.
 
 Quantizes digits_cnn and fashion_vit with specs of test/lit/quantize/Inputs and runs each
 QDQ file (ai.onnx opset 21) through ONNX Runtime 1.30 and through `tpcc run` on 32
@@ -33,6 +33,14 @@ samples:
   (measured: 0.6 % of the logits, by at most 3.6e-2 of the largest; allowed 3 % and
   0.1).
 
+- Two-level scales (lpbq.tpc: digits_cnn's 4-bit kernels in blocks of 16 with uint4
+  factors under a float32 scale per output channel, W4A8 convolutions; nvfp4.tpc:
+  fashion_vit weight-only FP4 E2M1 in blocks of 16 with FP8 E4M3 factors under one
+  float32 scale per tensor), ORT at 'basic' and 'all': the blocks' scales are a
+  DequantizeLinear of the factors, which ORT keeps as a node at every level, so its
+  weights are dequantized as tpcc's are (within 1e-5 of the largest logit; measured 0
+  and 2.7e-7).
+
 usage: ort_formats.py --tpcc BIN --node-modules DIR --work DIR --models DIR
 Exit 0: all agree; 1: a difference or a failure; 77: Node.js or onnxruntime-node is
 missing.
@@ -59,7 +67,11 @@ CASES = [("digits_cnn.onnx", "digits_calib_x.npy", "blocks.tpc", [("basic", [])]
          ("fashion_vit.onnx", "fashion_calib_x.npy", "mx.tpc", [("disabled", []), ("all", [])],
           False),
          ("fashion_vit.onnx", "fashion_calib_x.npy", "mxfp8.tpc",
-          [("disabled", []), ("all", [])], "mx")]
+          [("disabled", []), ("all", [])], "mx"),
+         ("digits_cnn.onnx", "digits_calib_x.npy", "lpbq.tpc", [("basic", []), ("all", [])],
+          False),
+         ("fashion_vit.onnx", "fashion_calib_x.npy", "nvfp4.tpc", [("basic", []), ("all", [])],
+          False)]
 RELATIVE = 1e-5
 FLIP_SHARE = 0.03
 FP8_STEPS = 8

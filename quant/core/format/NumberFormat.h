@@ -40,6 +40,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 namespace tpcc::quant {
@@ -139,6 +140,17 @@ GroupLayout groupLayout(size_t grids, int64_t axis, const std::vector<int64_t> &
 /// The layout of blocks of `block` indices along `axis` of shape `dims`.
 GroupLayout blockLayout(int64_t block, int64_t axis, const std::vector<int64_t> &dims);
 
+/// Two-level scales (Qualcomm's LPBQ, NVIDIA's NVFP4): block b's scale is
+/// factors[b], a value of format `factor`, times the scale of its group
+/// (one per index along `axis` of the blocked scale's shape, or one), as
+/// float32 multiplies them: the grids' scales are those products.
+struct TwoLevelScales {
+  ir::ScaleFormat factor = ir::ScaleFormat::UInt4; ///< uint4, uint8 or fp8_e4m3
+  int64_t axis = -1;               ///< the groups' axis in the blocked scale's shape; -1: one group
+  std::vector<double> groupScales; ///< one per group
+  std::vector<double> factors;     ///< one per block, in the blocked scale's order
+};
+
 /// A quantized tensor's format: one grid, one per channel along `axis`, or
 /// one per block of `block` indices along `blockAxis` (the grids then in
 /// the order of blockShape's elements).
@@ -147,6 +159,8 @@ struct NumberFormat {
   std::vector<QuantGrid> grids; ///< one per channel along `axis`, one per block, or one
   int64_t block = 0;            ///< > 0: the block size along `blockAxis`
   int64_t blockAxis = -1;
+  /// Blocked: the blocks' scales as factors under group scales.
+  std::optional<TwoLevelScales> twoLevel = {};
 
   bool blocked() const { return block > 0 && blockAxis >= 0; }
   bool perChannel() const { return !blocked() && axis >= 0 && grids.size() > 1; }

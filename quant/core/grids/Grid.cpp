@@ -125,21 +125,20 @@ QuantGrid quant::uniformGrid(double a, double b, int bits) {
   return g;
 }
 
-QuantGrid quant::withScaleFormat(const QuantGrid &g, ir::ScaleFormat f) {
-  double s = g.scale;
+double quant::roundScale(double s, ir::ScaleFormat f) {
   switch (f) {
   case ir::ScaleFormat::Float16:
-    s = std::clamp(double(halfToFloat(floatToHalf(float(s)))), std::ldexp(1.0, -24), 65504.0);
-    break;
+    return std::clamp(double(halfToFloat(floatToHalf(float(s)))), std::ldexp(1.0, -24), 65504.0);
   case ir::ScaleFormat::Fp8E4M3:
-    s = std::max(double(roundToMiniFloat(MiniFloat::E4M3FN, float(s))), std::ldexp(1.0, -9));
-    break;
+    return std::max(double(roundToMiniFloat(MiniFloat::E4M3FN, float(s))), std::ldexp(1.0, -9));
   case ir::ScaleFormat::E8M0:
-    s = std::ldexp(1.0, std::clamp(int(std::ceil(std::log2(s))), -127, 127));
-    break;
+    return std::ldexp(1.0, std::clamp(int(std::ceil(std::log2(s))), -127, 127));
   default:
-    return g;
+    return s;
   }
+}
+
+QuantGrid quant::rescaled(const QuantGrid &g, double s) {
   if (g.floating()) {
     QuantGrid r = floatGridOfScale(g.element, s);
     r.method = g.method;
@@ -152,6 +151,12 @@ QuantGrid quant::withScaleFormat(const QuantGrid &g, ir::ScaleFormat f) {
   if (r.method != ir::QuantMethod::Uniform)
     r.threshold = s * std::exp2(r.bits - (r.isSigned ? 1 : 0));
   return r;
+}
+
+QuantGrid quant::withScaleFormat(const QuantGrid &g, ir::ScaleFormat f) {
+  if (f != ir::ScaleFormat::Float16 && f != ir::ScaleFormat::Fp8E4M3 && f != ir::ScaleFormat::E8M0)
+    return g;
+  return rescaled(g, roundScale(g.scale, f));
 }
 
 int quant::mxEmax(ir::ElementFormat element, int bits) {

@@ -86,6 +86,12 @@ QuantGrid rangeGrid(ir::QuantMethod method, double lo, double hi, int bits,
 /// least positive value; the zero point stays and the range follows. float32
 /// leaves `g` as it is.
 QuantGrid withScaleFormat(const QuantGrid &g, ir::ScaleFormat f);
+/// Scale `s` stored in format `f`, as withScaleFormat rounds it (float32
+/// and the factor formats leave it as it is).
+double roundScale(double s, ir::ScaleFormat f);
+/// `g` with scale `s`: the zero point stays and the range follows (a
+/// floating-point element: its grid of scale `s`).
+QuantGrid rescaled(const QuantGrid &g, double s);
 /// OCP MX's signed integer grid of `bits` bits for a group whose largest
 /// magnitude is `amax`: scale 2^(floor(log2 amax) - (bits - 2)) (the
 /// elements read as 1.(bits-2) fixed point under the shared E8M0 exponent

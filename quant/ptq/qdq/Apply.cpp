@@ -161,11 +161,15 @@ bool PlanReader::node(const json::Object &n) {
       // as stored, already on their scale format).
       ir::ElementFormat element = ir::ElementFormat::Int;
       int64_t block = 0;
+      std::optional<ir::ScaleFormat> factor; // two-level scales
       if (const json::Object *f = w->getObject("format")) {
         auto e = ir::parseElementFormat(f->getString("element").getValueOr("int"));
         block = f->getInteger("block").getValueOr(0);
-        if (!e || given(*f, "block_scale") || (block && !w->getInteger("block_dim")) ||
-            !(grids && grids->getObject(slot)))
+        if (given(*f, "block_scale"))
+          factor = ir::parseScaleFormat(f->getString("block_scale").getValueOr(""));
+        const json::Object *g = grids ? grids->getObject(slot) : nullptr;
+        if (!e || (given(*f, "block_scale") && !(factor && block && g && g->getArray("factors"))) ||
+            (block && !w->getInteger("block_dim")) || !g)
           return fail(fmt::format("node `{}` weight `{}`: its number format (`format`) is not one "
                                   "`tpcc quantize` writes",
                                   name, slot.str()));
@@ -192,6 +196,17 @@ bool PlanReader::node(const json::Object &n) {
         q.blockAxis = *w->getInteger("block_dim");
       }
       const json::Object *g = grids ? grids->getObject(slot) : nullptr;
+      if (factor) { // the factors and group scales as recorded (the rewrite checks them)
+        TwoLevelScales two;
+        two.factor = *factor;
+        two.axis = g->getInteger("group_axis").getValueOr(-1);
+        for (const json::Value &v : *g->getArray("factors"))
+          two.factors.push_back(v.getAsNumber().getValueOr(0));
+        if (const json::Array *gs = g->getArray("group_scales"))
+          for (const json::Value &v : *gs)
+            two.groupScales.push_back(v.getAsNumber().getValueOr(0));
+        q.twoLevel = std::move(two);
+      }
       if (g) {
         const json::Array *scales = g->getArray("scales"), *zps = g->getArray("zero_points");
         const json::Array *luts = g->getArray("luts");

@@ -12,6 +12,7 @@
 
 #include "ir/graph/NodeAttrs.h"
 #include "ir/graph/OnnxIO.h"
+#include "quant/core/format/TwoLevel.h"
 #include "support/MiniFloat.h"
 
 #include <fmt/format.h>
@@ -125,6 +126,7 @@ private:
   bool checkWeight(const WeightQDQ &w);
   bool checkChannels(const WeightQDQ &w, const Tensor &t, const std::string &at);
   bool checkBlocked(const WeightQDQ &w, const Tensor &t, const std::string &at);
+  bool checkTwoLevel(const WeightQDQ &w, const Tensor &t, const std::string &at);
   bool checkRaise(const std::string &what);
   bool checkBias(const BiasQDQ &b);
   bool checkActivation(const ActivationQDQ &a);
@@ -138,7 +140,10 @@ private:
                 const char *domain = "");
   void storeQuantized(Node *n, unsigned index, std::unique_ptr<Tensor> q,
                       const std::vector<double> &scales, const std::vector<int64_t> &zps,
-                      int64_t axis, int64_t block = 0, std::vector<int64_t> scaleDims = {});
+                      int64_t axis, int64_t block = 0, std::vector<int64_t> scaleDims = {},
+                      const TwoLevelScales *two = nullptr);
+  Value *twoLevelScale(const std::string &base, const TwoLevelScales &two,
+                       const std::vector<int64_t> &dims);
   void rewriteWeight(const WeightQDQ &w);
   void rewriteBias(const BiasQDQ &b);
   Value *floatSource(Value *v);
@@ -272,6 +277,43 @@ bool Rewriter::checkBlocked(const WeightQDQ &w, const Tensor &t, const std::stri
     return fail(at, diag::err_qdq_weight_grids, t.name, w.node,
                 fmt::format("{} grids are given for the {} blocks of {} along axis {}",
                             w.grids.size(), want, w.block, w.blockAxis));
+  return !w.twoLevel || checkTwoLevel(w, t, at);
+}
+
+/// Two-level scales: a factor of the format per block, a group scale per
+/// index along the groups' axis (or one), and grids on their products.
+bool Rewriter::checkTwoLevel(const WeightQDQ &w, const Tensor &t, const std::string &at) {
+  const TwoLevelScales &two = *w.twoLevel;
+  std::vector<int64_t> shape = w.blockShape(t.dims);
+  auto bad = [&](std::string why) {
+    return fail(at, diag::err_qdq_weight_grids, t.name, w.node, "two-level scales: " + why);
+  };
+  if (!isFactorFormat(two.factor))
+    return bad(fmt::format("`{}` factors are not stored", ir::toString(two.factor)));
+  if (two.factors.size() != w.grids.size())
+    return bad(fmt::format("{} factors for {} blocks", two.factors.size(), w.grids.size()));
+  if (two.axis >= int64_t(shape.size()) ||
+      two.groupScales.size() != size_t(two.axis >= 0 ? shape[size_t(two.axis)] : 1))
+    return bad(fmt::format("{} group scales along axis {}", two.groupScales.size(), two.axis));
+  int64_t stride = 1;
+  for (size_t d = size_t(std::max<int64_t>(two.axis, 0)) + 1; two.axis >= 0 && d < shape.size();
+       ++d)
+    stride *= shape[d];
+  for (size_t b = 0; b < two.factors.size(); ++b) {
+    double f = two.factors[b];
+    double group =
+        two.groupScales[two.axis >= 0 ? size_t(int64_t(b) / stride) % two.groupScales.size() : 0];
+    bool fp8 = two.factor == ir::ScaleFormat::Fp8E4M3;
+    bool representable = fp8 ? double(roundToMiniFloat(MiniFloat::E4M3FN, float(f))) == f && f > 0
+                             : f == std::nearbyint(f) && f >= 0 &&
+                                   f <= (two.factor == ir::ScaleFormat::UInt4 ? 15 : 255);
+    if (!representable)
+      return bad(
+          fmt::format("factor {} of block {} is not a {} value", f, b, ir::toString(two.factor)));
+    if (w.grids[b].scale != factorScale(f, group))
+      return bad(fmt::format("block {} has scale {}, not its factor {} times its group's scale {}",
+                             b, w.grids[b].scale, f, group));
+  }
   return true;
 }
 
@@ -449,7 +491,8 @@ Node *Rewriter::addNode(const char *op, const std::string &name, std::vector<Val
 /// initializers named after the original; shared when it was stored alike before.
 void Rewriter::storeQuantized(Node *n, unsigned index, std::unique_ptr<Tensor> q,
                               const std::vector<double> &scales, const std::vector<int64_t> &zps,
-                              int64_t axis, int64_t block, std::vector<int64_t> scaleDims) {
+                              int64_t axis, int64_t block, std::vector<int64_t> scaleDims,
+                              const TwoLevelScales *two) {
   auto dims = block > 0   ? std::move(scaleDims)
               : axis >= 0 ? std::vector<int64_t>{int64_t(scales.size())}
                           : std::vector<int64_t>{};
@@ -472,16 +515,45 @@ void Rewriter::storeQuantized(Node *n, unsigned index, std::unique_ptr<Tensor> q
   Value *qv = constant(std::move(q), base + "_quantized");
   Value *out = typed(base + "_DequantizeLinear_Output", ElemType::Float, *qv);
   ElemType elem = qv->constant->elem;
-  d.dq = addNode(
-      "DequantizeLinear", freshNode(base + "_DequantizeLinear"),
-      {qv, constant(std::move(s), base + "_scale"), constant(std::move(zp), base + "_zero_point")},
-      out, qdqDomain(elem));
+  Value *scale = two ? twoLevelScale(base, *two, dims) : constant(std::move(s), base + "_scale");
+  d.dq = addNode("DequantizeLinear", freshNode(base + "_DequantizeLinear"),
+                 {qv, scale, constant(std::move(zp), base + "_zero_point")}, out, qdqDomain(elem));
   if (axis >= 0)
     d.dq->attributes.push_back(attribute("axis", axis));
   if (block > 0)
     d.dq->attributes.push_back(attribute("block_size", block));
   stored.push_back(std::move(d));
   n->inputs[index] = out;
+}
+
+/// A blocked weight's scale of shape `dims` from two-level scales: a
+/// DequantizeLinear of the factors (stored as uint8, the type ONNX Runtime's
+/// QNN provider reads as LPBQ, or as FP8 E4M3) by the group scales, per axis
+/// or per tensor; it computes float32(factor x group scale), the grids'
+/// scales.
+Value *Rewriter::twoLevelScale(const std::string &base, const TwoLevelScales &two,
+                               const std::vector<int64_t> &dims) {
+  bool fp8 = two.factor == ir::ScaleFormat::Fp8E4M3;
+  ElemType elem = fp8 ? ElemType::Float8E4M3FN : ElemType::UInt8;
+  auto f = newTensor(elem, dims);
+  for (size_t b = 0; b < two.factors.size(); ++b)
+    put(*f, int64_t(b),
+        fp8 ? double(floatToMiniFloat(MiniFloat::E4M3FN, float(two.factors[b]))) : two.factors[b]);
+  std::vector<int64_t> groupDims;
+  if (two.axis >= 0)
+    groupDims = {int64_t(two.groupScales.size())};
+  auto s = newTensor(ElemType::Float, groupDims), zp = newTensor(elem, groupDims);
+  for (size_t c = 0; c < two.groupScales.size(); ++c)
+    put(*s, int64_t(c), two.groupScales[c]);
+  Value *fv = constant(std::move(f), base + "_scale_factors");
+  Value *out = typed(base + "_scale", ElemType::Float, *fv);
+  Node *dq = addNode("DequantizeLinear", freshNode(base + "_scale_DequantizeLinear"),
+                     {fv, constant(std::move(s), base + "_group_scale"),
+                      constant(std::move(zp), base + "_scale_zero_point")},
+                     out, qdqDomain(elem));
+  if (two.axis >= 0)
+    dq->attributes.push_back(attribute("axis", two.axis));
+  return out;
 }
 
 void Rewriter::rewriteWeight(const WeightQDQ &w) {
@@ -501,7 +573,7 @@ void Rewriter::rewriteWeight(const WeightQDQ &w) {
     zps.push_back(g.zeroPoint);
   }
   storeQuantized(n, w.inputIndex, std::move(q), scales, zps, axis, w.blocked() ? w.block : 0,
-                 w.blockShape(t.dims));
+                 w.blockShape(t.dims), w.twoLevel ? &*w.twoLevel : nullptr);
 }
 
 void Rewriter::rewriteBias(const BiasQDQ &b) {
