@@ -295,18 +295,30 @@ static double blockScaleBits(const PlanWeight &w, const ir::AttrConfig &a) {
   return blocks * ir::scaleBits(*f.blockScale) + groups * ir::scaleBits(f.scale);
 }
 
+/// The bits of a float weight element.
+constexpr double kFloatWeightBits = 32;
+
 /// Quantized weights other than biases: elements x bits, for LUT methods a
 /// table of 2^bits entries of `lut_bits` (8 unless given) per channel, and
-/// for blocked formats the blocks' scales (blockScaleBits).
-static double weightBits(const PlanNode &pn, const ir::OpConfig &c) {
+/// for blocked formats the blocks' scales (blockScaleBits); a weight config
+/// `c` leaves float while another of the node's `candidates` quantizes it
+/// counts 32 bits an element.
+static double weightBits(const PlanNode &pn, const ir::OpConfig &c,
+                         const std::vector<ir::OpConfig> &candidates) {
   double total = 0;
   for (const PlanWeight &w : pn.weights) {
     if (w.slot == "bias" || !w.input || !w.input->constant)
       continue;
-    const ir::AttrConfig &a = c.weightConfig(w.slot);
-    if (!a.quantize)
-      continue;
     const graph::Tensor &t = *w.input->constant;
+    const ir::AttrConfig &a = c.weightConfig(w.slot);
+    if (!a.quantize) {
+      // A weight another candidate quantizes stays float here: 32 bits an
+      // element (MCT's float bit width), so leaving it float never saves memory.
+      if (llvm::any_of(candidates,
+                       [&](const ir::OpConfig &k) { return k.weightConfig(w.slot).quantize; }))
+        total += double(t.numElements()) * kFloatWeightBits;
+      continue;
+    }
     total += double(t.numElements()) * a.bits;
     if (a.format.block)
       total += blockScaleBits(w, a);
@@ -329,7 +341,8 @@ void Builder::weights() {
     if (isVar[i])
       vars.push_back(i);
     add(m.weights,
-        tabulate<double>(vars, [&](auto cand) { return weightBits(pn, configs(i)[cand(i)]); }),
+        tabulate<double>(
+            vars, [&](auto cand) { return weightBits(pn, configs(i)[cand(i)], configs(i)); }),
         1.0);
   }
 }

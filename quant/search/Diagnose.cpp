@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <climits>
 #include <cmath>
 #include <map>
 
@@ -187,12 +188,27 @@ std::optional<unsigned> quant::widerCandidate(const plan::PlanNode &node) {
   return best;
 }
 
+/// Whether config `c` keeps each weight `node`'s chosen config quantizes on
+/// as many bits or more (float: more than any): a weight-only candidate with
+/// narrower weights is no widening.
+static bool keepsWeights(const plan::PlanNode &node, const ir::OpConfig &c) {
+  const ir::OpConfig &chosen = node.config();
+  for (const plan::PlanWeight &w : node.weights) {
+    if (!w.quantize)
+      continue;
+    const ir::AttrConfig &now = chosen.weightConfig(w.slot), &then = c.weightConfig(w.slot);
+    if ((then.quantize ? then.bits : INT_MAX) < (now.quantize ? now.bits : INT_MAX))
+      return false;
+  }
+  return true;
+}
+
 std::optional<unsigned> quant::floatCandidate(const plan::PlanNode &node) {
   if (!node.options.options || !node.config().activation.quantize)
     return std::nullopt;
   const std::vector<ir::OpConfig> &configs = node.options.options->configs;
   for (unsigned i = 0; i < configs.size(); ++i)
-    if (!configs[i].activation.quantize)
+    if (!configs[i].activation.quantize && keepsWeights(node, configs[i]))
       return i;
   return std::nullopt;
 }

@@ -63,7 +63,9 @@ std::optional<unsigned> widerCandidate(const plan::PlanNode &node);
 
 /// The first candidate of `node`'s options that leaves its activation float
 /// (a config with `activation.quantize: false`) while its chosen config
-/// quantizes; none otherwise.
+/// quantizes, with each weight on as many bits as the chosen config or more
+/// (a 4-bit weight-only candidate is no widening of an 8-bit kernel); none
+/// otherwise.
 std::optional<unsigned> floatCandidate(const plan::PlanNode &node);
 
 /// One step wider than `node`'s chosen config: widerCandidate, else
