@@ -133,9 +133,11 @@ private:
 
 bool Check::keepsSamples(const Node &n) const {
   // ONNX Runtime's contrib QuantizeLinear/DequantizeLinear (16-bit grids
-  // before opset 21) compute what ONNX's do.
-  bool contribQdq = n.domain == "com.microsoft" &&
-                    (n.opType == "QuantizeLinear" || n.opType == "DequantizeLinear");
+  // before opset 21) compute what ONNX's do; its MatMulNBits multiplies each
+  // row of A by constant weights.
+  bool contribQdq =
+      n.domain == "com.microsoft" &&
+      (n.opType == "QuantizeLinear" || n.opType == "DequantizeLinear" || n.opType == "MatMulNBits");
   if ((!n.inDefaultDomain() && !contribQdq) || n.hasSubgraphs())
     return false;
   // Only input 0 batched, and nothing in the op relates samples.
@@ -205,6 +207,8 @@ bool Check::keepsSamples(const Node &n) const {
     return broadcasts(n);
   if (!isBatched(n.input(0)) && !(op == "MatMul" || op == "Gather"))
     return false;
+  if (op == "MatMulNBits") // A's last axis is K: a batch axis before it
+    return onlyFirst(n) && rank >= 2;
   if (perSample.count(op)) {
     if (!onlyFirst(n))
       return false;

@@ -56,6 +56,7 @@ const KernelRegistry &KernelRegistry::get() {
     registerResizeKernels(r);
     registerConvKernels(r);
     registerGemmKernels(r);
+    registerNBitsKernels(r);
     registerIntegerGemmKernels(r);
     registerPoolKernels(r);
     registerNormKernels(r);

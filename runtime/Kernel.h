@@ -147,6 +147,7 @@ void registerControlFlowKernels(KernelRegistry &r);
 void registerResizeKernels(KernelRegistry &r);
 void registerConvKernels(KernelRegistry &r);
 void registerGemmKernels(KernelRegistry &r);
+void registerNBitsKernels(KernelRegistry &r);
 void registerIntegerGemmKernels(KernelRegistry &r);
 void registerPoolKernels(KernelRegistry &r);
 void registerNormKernels(KernelRegistry &r);

@@ -51,6 +51,9 @@ struct PackedWeights {
 struct MatmulState : NodeState {
   std::map<Shape, MatmulPlan> plans;
   std::vector<PackedWeights> packed;
+  /// matmulDerivedWeights: the float weights, and the buffer they came from.
+  Tensor derived;
+  const void *derivedFrom = nullptr;
 };
 
 /// 2-D (batch == 0) or 3-D matmul descriptor strides for a row-major (or,
@@ -370,6 +373,22 @@ bool matmulKernel(KernelContext &ctx) {
 }
 
 } // namespace
+
+bool rt::matmulDerivedWeights(KernelContext &ctx, const Tensor *a, const void *from,
+                              const std::function<bool(Tensor &)> &make, Tensor &y,
+                              const Tensor *bias) {
+  MatmulState &st = stateOf(ctx);
+  if (!ctx.constantInput(1) || st.derivedFrom != from || st.derived.numel() == 0) {
+    Tensor w;
+    if (!make(w))
+      return false;
+    st.derived = std::move(w);
+    st.derivedFrom = from;
+  }
+  // (A copy of the handle: matmulOf may reset the state on a failure.)
+  Tensor w = st.derived;
+  return matmulOf(ctx, a, &w, y, bias);
+}
 
 bool rt::matmulBiasKernel(KernelContext &ctx) {
   const Tensor *a = ctx.input(0), *b = ctx.input(1);

@@ -10,6 +10,8 @@
 
 #include "runtime/Kernel.h"
 
+#include <functional>
+
 namespace tpcc::rt {
 
 /// The batch layout of a matrix product: output batch shape and, per output
@@ -24,6 +26,13 @@ struct MatmulShape {
 /// batch dimensions do not broadcast.
 bool matmulShape(KernelContext &ctx, llvm::StringRef op, const Shape &a, const Shape &b,
                  MatmulShape &s);
+
+/// y = a x w (+ bias, one float per column) for a float matrix w that the
+/// kernel derives from its input 1 and others (MatMulNBits' dequantized
+/// weights): `make` fills w, once while input 1 is a constant at `from`
+/// (the node keeps it, and oneDNN packs it once), else on every run.
+bool matmulDerivedWeights(KernelContext &ctx, const Tensor *a, const void *from,
+                          const std::function<bool(Tensor &)> &make, Tensor &y, const Tensor *bias);
 
 } // namespace tpcc::rt
 

@@ -10,6 +10,7 @@ const KernelRegistry *rt::ortKernels(bool floatAsOrt, bool saturatingPairs) {
     if (floats) {
       registerOrtConvKernels(r);
       registerOrtMatMulKernels(r);
+      registerOrtMatMulNBitsKernels(r);
       registerOrtResizeKernels(r);
       registerOrtPoolKernels(r);
       registerOrtActivationKernels(r);

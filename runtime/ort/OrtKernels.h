@@ -32,6 +32,9 @@ const KernelRegistry *ortKernels(bool floatAsOrt, bool saturatingPairs);
 void registerOrtConvKernels(KernelRegistry &r);
 /// MatMul: float products summed as MLAS sums them (ops/OrtMatMul.cpp).
 void registerOrtMatMulKernels(KernelRegistry &r);
+/// com.microsoft MatMulNBits at accuracy level 4: A quantized to int8 per
+/// block, as MLAS's CompInt8 kernels compute (ops/OrtMatMulNBits.cpp).
+void registerOrtMatMulNBitsKernels(KernelRegistry &r);
 void registerOrtResizeKernels(KernelRegistry &r);
 void registerOrtPoolKernels(KernelRegistry &r);
 void registerOrtActivationKernels(KernelRegistry &r);
