@@ -73,6 +73,11 @@ private:
   void patternTerm(const ir::PatternTerm &t, const std::vector<std::string> &params);
   void capabilities(const ir::Capabilities &c);
   void recipe(const ir::Recipe &r);
+  /// smooth_quant and awq: {"enabled", "alpha"} (alpha null: searched).
+  void scaling(const ir::Recipe::Scaling &s) {
+    object({{"enabled", [&] { boolean(s.enabled); }},
+            {"alpha", [&] { s.alpha ? number(*s.alpha) : null(); }}});
+  }
 };
 
 //===----------------------------------------------------------------------===//
@@ -217,11 +222,8 @@ void Writer::recipe(const ir::Recipe &r) {
         }},
        {"relu_unbound_correction", [&] { boolean(r.reluUnboundCorrection); }},
        {"activation_channel_equalization", [&] { boolean(r.activationChannelEqualization); }},
-       {"smooth_quant",
-        [&] {
-          object({{"enabled", [&] { boolean(r.smoothQuant.enabled); }},
-                  {"alpha", [&] { r.smoothQuant.alpha ? number(*r.smoothQuant.alpha) : null(); }}});
-        }},
+       {"smooth_quant", [&] { scaling(r.smoothQuant); }},
+       {"awq", [&] { scaling(r.awq); }},
        {"input_scaling", [&] { boolean(r.inputScaling); }},
        {"z_threshold", [&] { number(r.zThreshold); }},
        {"min_threshold", [&] { number(r.minThreshold); }},

@@ -474,10 +474,13 @@ struct Recipe {
   bool activationChannelEqualization = false;
   /// `smooth_quant`: activation outliers moved into the next linear layers'
   /// weights (docs/quantize.md, "Corrections"); alpha absent: searched.
-  struct {
+  struct Scaling {
     bool enabled = false;
     std::optional<double> alpha;
   } smoothQuant;
+  /// `awq`: activation-aware scaling of weight-only layers' input channels
+  /// (docs/quantize.md, "Corrections"); alpha absent: searched.
+  Scaling awq;
   bool inputScaling = false;
   double zThreshold = 1.0 / 0.0;              ///< inf: no outlier removal
   double minThreshold = kDefaultMinThreshold; ///< `min_threshold`

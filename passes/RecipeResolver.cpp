@@ -6,7 +6,8 @@
 //   bias_correction, relu_unbound_correction,
 //   activation_channel_equalization, input_scaling          booleans
 //   shift_negative.{enabled, ratio, recompute_threshold}    ratio in [0, 1]
-//   smooth_quant.{enabled, alpha}             alpha in [0, 1] (absent: searched)
+//   smooth_quant.{enabled, alpha}, awq.{enabled, alpha}
+//                                             alpha in [0, 1] (absent: searched)
 //   z_threshold                               a positive number or `inf`
 //   min_threshold                             a positive number (`2^-16`)
 //   mixed_precision.{enabled, weights_memory, activation_memory, total_memory,
@@ -45,6 +46,7 @@ const char *const recipeFields[] = {"activation_threshold",
                                     "relu_unbound_correction",
                                     "activation_channel_equalization",
                                     "smooth_quant",
+                                    "awq",
                                     "input_scaling",
                                     "z_threshold",
                                     "min_threshold",
@@ -59,7 +61,7 @@ const char *const recipeFields[] = {"activation_threshold",
                                     "finetune",
                                     "gptq"};
 const char *const shiftNegativeFields[] = {"enabled", "ratio", "recompute_threshold"};
-const char *const smoothQuantFields[] = {"enabled", "alpha"};
+const char *const scalingFields[] = {"enabled", "alpha"};
 const char *const mixedPrecisionFields[] = {
     "enabled",  "weights_memory", "activation_memory", "total_memory", "bops", "images",
     "distance", "refine",         "time_limit",        "verify"};
@@ -106,7 +108,9 @@ public:
     if (name == "shift_negative")
       return applyShiftNegative(f);
     if (name == "smooth_quant")
-      return applySmoothQuant(f);
+      return applyScaling(f, r.smoothQuant);
+    if (name == "awq")
+      return applyScaling(f, r.awq);
     if (name == "mixed_precision")
       return applyMixedPrecision(f);
     if (name == "finetune")
@@ -211,19 +215,20 @@ private:
       (name == "enabled" ? r.shiftNegative.enabled : r.shiftNegative.recomputeThreshold) = *b;
   }
 
-  void applySmoothQuant(const FlatField &f) {
-    llvm::StringRef name = blockField(f, smoothQuantFields);
+  /// smooth_quant and awq: { enabled, alpha }.
+  void applyScaling(const FlatField &f, ir::Recipe::Scaling &s) {
+    llvm::StringRef name = blockField(f, scalingFields);
     if (name.empty())
       return;
     if (name == "alpha") {
       double alpha = -1;
       readFraction(f, alpha);
       if (alpha >= 0)
-        r.smoothQuant.alpha = alpha;
+        s.alpha = alpha;
       return;
     }
     if (std::optional<bool> b = readBool(c, f))
-      r.smoothQuant.enabled = *b;
+      s.enabled = *b;
   }
 
   void applyMixedPrecision(const FlatField &f) {

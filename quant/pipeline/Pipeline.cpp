@@ -145,7 +145,7 @@ LogicalResult preStatisticsCorrections(const QuantizeRequest &r, const ir::Frame
                                        QuantizeOutcome &out, std::unique_ptr<rt::Executor> &floatEx,
                                        CalibrationData &data, DiagnosticEngine &diags) {
   if (!r.recipe.reluUnboundCorrection && !r.recipe.activationChannelEqualization &&
-      !r.recipe.smoothQuant.enabled)
+      !r.recipe.smoothQuant.enabled && !r.recipe.awq.enabled)
     return success();
   PreCorrections pre;
   if (failed(findPreStatisticsCorrections(out.plan, r.recipe, *floatEx, data, pre, diags)))

@@ -368,8 +368,8 @@ TEST_F(JSONBackend, Recipes) {
   const json::Value *def = at(doc, P("recipes", 0));
   EXPECT_EQ(keys(def),
             (std::vector<std::string>{"activation_channel_equalization", "activation_threshold",
-                                      "bias_correction", "finetune", "gptq", "input_scaling", "lp",
-                                      "min_threshold", "mixed_precision", "name", "overrides",
+                                      "awq", "bias_correction", "finetune", "gptq", "input_scaling",
+                                      "lp", "min_threshold", "mixed_precision", "name", "overrides",
                                       "parent", "relu_unbound_correction", "shift_negative",
                                       "smooth_quant", "weights_threshold", "z_threshold"}));
   EXPECT_JSON(*def, P("name"), "default_recipe");

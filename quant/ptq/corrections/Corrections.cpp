@@ -110,12 +110,18 @@ LogicalResult quant::findPreStatisticsCorrections(const plan::Plan &plan, const 
   std::vector<StatsRequest> requests;
   for (const EqCandidate &c : cands)
     requests.push_back({c.scaled(), 1});
-  // One statistics pass for both (a Relu output is never a tensor to smooth).
+  // One statistics pass for all (a Relu output is never a tensor to smooth;
+  // smooth_quant's tensors are quantized, awq's float).
+  std::vector<StatsRequest> scaled;
   if (recipe.smoothQuant.enabled)
-    for (const StatsRequest &r : smoothingRequests(plan))
-      if (std::none_of(requests.begin(), requests.end(),
-                       [&](const StatsRequest &q) { return q.value == r.value; }))
-        requests.push_back(r);
+    scaled = smoothingRequests(plan);
+  if (recipe.awq.enabled)
+    for (StatsRequest &r : awqRequests(plan))
+      scaled.push_back(r);
+  for (const StatsRequest &r : scaled)
+    if (std::none_of(requests.begin(), requests.end(),
+                     [&](const StatsRequest &q) { return q.value == r.value; }))
+      requests.push_back(r);
   if (requests.empty())
     return success();
   std::vector<std::unique_ptr<TensorStats>> stats;
@@ -139,6 +145,8 @@ LogicalResult quant::findPreStatisticsCorrections(const plan::Plan &plan, const 
   }
   if (recipe.smoothQuant.enabled)
     findSmoothings(plan, recipe, stats, out.smoothings);
+  if (recipe.awq.enabled)
+    findAwqScalings(plan, recipe, stats, out.smoothings);
   return success();
 }
 

@@ -49,11 +49,11 @@ struct ChannelEqualization {
   std::string describe() const;
 };
 
-/// smooth_quant (SmoothQuant.cpp): tensor `tensor` divided channel by channel
-/// (its last axis) by factors[j], through the per-channel constants of the op
-/// producing it (`divided`), and input channel j of each linear layer reading
-/// it (`linears`, kernel input 1, input channels along `axes`) multiplied by
-/// factors[j].
+/// smooth_quant (SmoothQuant.cpp) and awq (Awq.cpp): tensor `tensor` divided
+/// channel by channel (its last axis) by factors[j], through the per-channel
+/// constants of the op producing it (`divided`), and input channel j of each
+/// linear layer reading it (`linears`, kernel input 1, input channels along
+/// `axes`) multiplied by factors[j].
 struct Smoothing {
   struct Scaled {
     std::string node;
@@ -68,6 +68,9 @@ struct Smoothing {
   /// How much smaller than without smoothing the predicted error of the
   /// layers' outputs is (dB); what made the choice.
   double predictedGainDb = 0;
+  /// awq's scaling (the factors from the activations' magnitudes, for
+  /// weight-only layers), not smooth_quant's.
+  bool awq = false;
   std::string describe() const;
 };
 
@@ -87,6 +90,21 @@ LogicalResult findPreStatisticsCorrections(const plan::Plan &plan, const ir::Rec
                                            rt::Executor &ex, CalibrationData &data,
                                            PreCorrections &out, DiagnosticEngine &diags);
 
+/// A tensor X whose channels a factor each could move into the linear
+/// layers reading it (SmoothQuant.cpp): the per-channel constants of the op
+/// producing it that the factors divide, and the layers (MatMul or Gemm with
+/// a 2-D constant kernel, input channels along `axes`).
+struct ScalingCandidate {
+  const graph::Value *x = nullptr;
+  int64_t channels = 0;
+  std::vector<Smoothing::Scaled> divided;
+  std::vector<const graph::Node *> linears;
+  std::vector<int64_t> axes;
+};
+/// The tensors smooth_quant could smooth (X quantized on fewer than 16
+/// bits), or with `weightOnly` the ones awq could scale (X float).
+std::vector<ScalingCandidate> scalingCandidates(const plan::Plan &plan, bool weightOnly);
+
 /// smooth_quant's statistics: per channel of the last axis of each tensor it
 /// could smooth.
 std::vector<StatsRequest> smoothingRequests(const plan::Plan &plan);
@@ -96,6 +114,15 @@ void findSmoothings(const plan::Plan &plan, const ir::Recipe &recipe,
                     const std::vector<std::unique_ptr<TensorStats>> &stats,
                     std::vector<Smoothing> &out);
 LogicalResult applySmoothing(graph::Model &m, const Smoothing &s, DiagnosticEngine &diags);
+
+/// awq's statistics: per channel of the last axis of each tensor it could
+/// scale.
+std::vector<StatsRequest> awqRequests(const plan::Plan &plan);
+/// The awq scalings worth making (the recipe's alpha, or searched), from the
+/// statistics of awqRequests (Awq.cpp).
+void findAwqScalings(const plan::Plan &plan, const ir::Recipe &recipe,
+                     const std::vector<std::unique_ptr<TensorStats>> &stats,
+                     std::vector<Smoothing> &out);
 
 /// Applies `pre` to `m` (either copy of the model: nodes are found by name);
 /// the model stays numerically equivalent. False after diagnostics.

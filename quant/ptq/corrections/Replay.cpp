@@ -28,6 +28,7 @@ constexpr const char *kEqualization = "activation_channel_equalization";
 constexpr const char *kShift = "shift_negative";
 constexpr const char *kScaling = "input_scaling";
 constexpr const char *kSmoothing = "smooth_quant";
+constexpr const char *kAwq = "awq"; // a smoothing record too
 
 json::Value nameOrNull(const std::string &s) {
   return s.empty() ? json::Value(nullptr) : json::Value(s);
@@ -295,6 +296,7 @@ bool Reader::equalization(const json::Object &o) {
 /// Every name and size checked here; applySmoothing then edits in bounds.
 bool Reader::smoothing(const json::Object &o) {
   Smoothing s;
+  s.awq = op == kAwq;
   if (!name(o, "tensor", s.tensor) || !number(o, "alpha", s.alpha))
     return false;
   const json::Array *divided = o.getArray("divided");
@@ -437,15 +439,15 @@ bool Reader::record(size_t i, const json::Value &v) {
     return reluBound(*o);
   if (op == kEqualization)
     return equalization(*o);
-  if (op == kSmoothing)
+  if (op == kSmoothing || op == kAwq)
     return smoothing(*o);
   if (op == kShift)
     return shiftNegative(*o);
   if (op == kScaling)
     return inputScaling(*o);
   diags.emitAt(where, diag::err_apply_correction_op, i, op,
-               fmt::format("{}, {}, {}, {} and {}", kReluBound, kEqualization, kSmoothing, kShift,
-                           kScaling));
+               fmt::format("{}, {}, {}, {}, {} and {}", kReluBound, kEqualization, kSmoothing, kAwq,
+                           kShift, kScaling));
   return false;
 }
 
@@ -476,7 +478,7 @@ std::vector<json::Object> quant::recordCorrections(const PreCorrections &pre,
       divided.push_back(json::Object{{"node", d.node}, {"input", int64_t(d.input)}});
     for (size_t i = 0; i < s.linears.size(); ++i)
       linears.push_back(json::Object{{"node", s.linears[i]}, {"axis", s.axes[i]}});
-    out.push_back(json::Object{{"op", kSmoothing},
+    out.push_back(json::Object{{"op", s.awq ? kAwq : kSmoothing},
                                {"description", s.describe()},
                                {"tensor", s.tensor},
                                {"alpha", s.alpha},

@@ -71,18 +71,14 @@ std::optional<int64_t> kernelInAxis(const graph::Model &m, const Use &u) {
   return a.getInt("transB", 0) ? 1 : 0;
 }
 
-struct Candidate {
-  const Value *x = nullptr;
-  int64_t channels = 0;
-  std::vector<Smoothing::Scaled> divided;
-  std::vector<const Node *> linears;
-  std::vector<int64_t> axes;
-};
+} // namespace
+
+namespace {
 
 /// The linear layers reading `x` (directly, or through one Transpose that keeps
 /// the last axis last, whose shape Shape ops may also read); false when
 /// anything else reads it.
-bool linearReaders(const graph::Model &m, const Value *x, Candidate &c) {
+bool linearReaders(const graph::Model &m, const Value *x, ScalingCandidate &c) {
   if (x->isGraphOutput || x->uses.empty())
     return false;
   for (const Use &u : x->uses) {
@@ -113,7 +109,7 @@ bool linearReaders(const graph::Model &m, const Value *x, Candidate &c) {
 /// The per-channel constants of the op producing `x` that a factor per
 /// channel divides exactly: LayerNormalization's scale and bias (over the
 /// last axis), Mul(., g), Add(Mul(., g), b).
-bool scaledConstants(const graph::Model &m, const Value *x, Candidate &c) {
+bool scaledConstants(const graph::Model &m, const Value *x, ScalingCandidate &c) {
   const Node *p = x->producer;
   auto vectorInput = [&](const Node *n) -> int {
     for (unsigned k = 0; k < 2 && k < n->inputs.size(); ++k)
@@ -149,17 +145,21 @@ bool scaledConstants(const graph::Model &m, const Value *x, Candidate &c) {
   return true;
 }
 
-std::vector<Candidate> candidates(const plan::Plan &plan) {
-  std::vector<Candidate> out;
+} // namespace
+
+std::vector<ScalingCandidate> quant::scalingCandidates(const plan::Plan &plan, bool weightOnly) {
+  std::vector<ScalingCandidate> out;
   const graph::Model &m = *plan.model;
   for (const plan::PlanNode &pn : plan.nodes) {
     if (pn.innerOfChain || pn.node->outputs.empty())
       continue;
-    Candidate c;
+    ScalingCandidate c;
     c.x = pn.node->outputs[0];
     const plan::PlanTensor *t = plan.tensorOf(c.x);
-    // Nothing to gain where X is not quantized, or has 16 bits or more.
-    if (!t || !t->quantize || t->bits >= 16 || !scaledConstants(m, c.x, c) ||
+    // smooth_quant: nothing to gain where X is not quantized, or has 16 bits
+    // or more; awq: X stays float.
+    bool quantized = t && t->quantize;
+    if ((weightOnly ? quantized : !quantized || t->bits >= 16) || !scaledConstants(m, c.x, c) ||
         !linearReaders(m, c.x, c))
       continue;
     c.channels = channelVector(nodeNamed(m.graph, c.divided[0].node)->input(c.divided[0].input));
@@ -173,6 +173,8 @@ std::vector<Candidate> candidates(const plan::Plan &plan) {
   }
   return out;
 }
+
+namespace {
 
 /// The step of a grid with `bits` and `method` holding [lo, hi].
 double stepOf(ir::QuantMethod method, int bits, bool isSigned, double lo, double hi) {
@@ -247,7 +249,7 @@ std::vector<double> factorsFor(double alpha, const std::vector<double> &a,
 
 std::vector<StatsRequest> quant::smoothingRequests(const plan::Plan &plan) {
   std::vector<StatsRequest> out;
-  for (const Candidate &c : candidates(plan))
+  for (const ScalingCandidate &c : scalingCandidates(plan, false))
     out.push_back({c.x, TensorStats::kLastAxis});
   return out;
 }
@@ -255,7 +257,7 @@ std::vector<StatsRequest> quant::smoothingRequests(const plan::Plan &plan) {
 void quant::findSmoothings(const plan::Plan &plan, const ir::Recipe &recipe,
                            const std::vector<std::unique_ptr<TensorStats>> &stats,
                            std::vector<Smoothing> &out) {
-  for (const Candidate &c : candidates(plan)) {
+  for (const ScalingCandidate &c : scalingCandidates(plan, false)) {
     const TensorStats *st = stats[c.x->id].get();
     if (!st || int64_t(st->channelMin().size()) != c.channels)
       continue;
@@ -358,7 +360,8 @@ std::string Smoothing::describe() const {
   std::vector<std::string> names;
   for (const std::string &l : linears)
     names.push_back("`" + l + "`");
-  return fmt::format("smooth_quant: `{}` -> {} (alpha {:.2f}, factors {:.3g} .. {:.3g}, "
+  return fmt::format("{}: `{}` -> {} (alpha {:.2f}, factors {:.3g} .. {:.3g}, "
                      "predicted output error {:+.1f} dB)",
-                     tensor, fmt::join(names, ", "), alpha, *lo, *hi, -predictedGainDb);
+                     awq ? "awq" : "smooth_quant", tensor, fmt::join(names, ", "), alpha, *lo, *hi,
+                     -predictedGainDb);
 }
