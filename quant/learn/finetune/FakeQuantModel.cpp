@@ -109,13 +109,26 @@ std::unique_ptr<FakeQuantModel> FakeQuantModel::create(graph::Model &model, Quan
     const graph::Node *n = edits::nodeNamed(g, wq.node);
     if (!n || wq.grids.empty())
       continue;
-    if (wq.blocked() || wq.grids.front().floating()) {
-      diags.emitAt(model.path.empty() ? "<model>" : model.path, diag::err_quant_unsupported,
-                   fmt::format("weight `{}` of `{}` is quantized {}; gradient GPTQ and "
-                               "fine-tuning do not train such weights yet (second-order "
-                               "rounding rounds them: --gptq second_order)",
-                               n->input(wq.inputIndex)->name, n->displayName(),
-                               wq.blocked() ? "in blocks" : "to floating-point elements"));
+    // Integer grids train per tensor, channel or block; floating-point
+    // elements have no integer grid to train on, and a trained step would
+    // break two-level scales' factors.
+    bool trainsSteps = !(wq.operand && !options.trainOperands) &&
+                       options.weights == QuantizerKind::Lsq;
+    std::string where = model.path.empty() ? "<model>" : model.path;
+    if (wq.grids.front().floating()) {
+      diags.emitAt(where, diag::err_quant_unsupported,
+                   fmt::format("weight `{}` of `{}` is quantized to floating-point elements; "
+                               "gradient GPTQ and fine-tuning do not train such weights yet "
+                               "(second-order rounding rounds them: --gptq second_order)",
+                               n->input(wq.inputIndex)->name, n->displayName()));
+      return nullptr;
+    }
+    if (wq.twoLevel && trainsSteps) {
+      diags.emitAt(where, diag::err_quant_unsupported,
+                   fmt::format("weight `{}` of `{}` has two-level scales: LSQ would train each "
+                               "block's step apart from its factor; train it with the `ste` "
+                               "quantizer, or round it with --gptq",
+                               n->input(wq.inputIndex)->name, n->displayName()));
       return nullptr;
     }
     TrainingWeight *s = addWeight(*n, wq.inputIndex);
@@ -127,7 +140,9 @@ std::unique_ptr<FakeQuantModel> FakeQuantModel::create(graph::Model &model, Quan
     c.method = wq.grids.front().method;
     c.bits = wq.grids.front().bits;
     c.isSigned = wq.grids.front().isSigned;
-    c.channelAxis = wq.axis;
+    c.channelAxis = wq.blocked() ? -1 : wq.axis;
+    c.block = wq.blocked() ? wq.block : 0;
+    c.blockAxis = wq.blockAxis;
     c.minThreshold = options.minThreshold;
     c.candidateBits = candidateBits(plan, wq.node, wq.inputIndex);
     c.grids = wq.grids;

@@ -41,19 +41,20 @@ Tensor fakeTensor(const Tensor &x, const QuantGrid &grid) {
 }
 
 /// Calls `f(begin, end, k)` for each run of [b, e) whose elements share
-/// grid k of `grids` along `axis` of `shape` (NumberFormat.h's layout).
+/// grid k of `c` in a tensor of `shape` (NumberFormat.h's layout).
 template <typename F>
-void gridRuns(size_t grids, int64_t axis, const rt::Shape &shape, int64_t b, int64_t e, F f) {
-  groupLayout(grids, axis, shape).runs(b, e, f);
+void gridRuns(const TrainableQuantizerConfig &c, const rt::Shape &shape, int64_t b, int64_t e,
+              F f) {
+  c.layout(shape).runs(b, e, f);
 }
 
 /// y[i] = f(i, k, x[i]) over a float tensor in parallel, k the grid of i.
-template <typename F> Tensor mapRuns(const Tensor &x, size_t grids, int64_t axis, F f) {
+template <typename F> Tensor mapRuns(const TrainableQuantizerConfig &c, const Tensor &x, F f) {
   Tensor y(ElemType::Float, x.shape());
   const float *xs = x.data<float>();
   float *ys = y.data<float>();
   rt::parallelFor(x.numel(), 4, [&](int64_t b, int64_t e) {
-    gridRuns(grids, axis, x.shape(), b, e, [&](int64_t b1, int64_t e1, size_t k) {
+    gridRuns(c, x.shape(), b, e, [&](int64_t b1, int64_t e1, size_t k) {
       for (int64_t i = b1; i < e1; ++i)
         ys[i] = f(i, k, xs[i]);
     });
@@ -63,11 +64,10 @@ template <typename F> Tensor mapRuns(const Tensor &x, size_t grids, int64_t axis
 
 /// Calls f(i, grid) for every element i of a tensor of `shape`, in order.
 template <typename F>
-void forEachGrid(const std::vector<QuantGrid> &grids, int64_t axis, const rt::Shape &shape,
-                 int64_t n, F f) {
-  gridRuns(grids.size(), axis, shape, 0, n, [&](int64_t b, int64_t e, size_t k) {
+void forEachGrid(const TrainableQuantizerConfig &c, const rt::Shape &shape, int64_t n, F f) {
+  gridRuns(c, shape, 0, n, [&](int64_t b, int64_t e, size_t k) {
     for (int64_t i = b; i < e; ++i)
-      f(i, grids[k]);
+      f(i, c.grids[k]);
   });
 }
 
@@ -83,7 +83,7 @@ public:
     if (cfg.target == QuantizerTarget::Activation && cfg.grids.size() == 1 &&
         cfg.grids.front().lut.empty() && !cfg.grids.front().floating())
       return fakeTensor(x, cfg.grids.front());
-    return mapRuns(x, cfg.grids.size(), cfg.channelAxis, [&](int64_t, size_t k, float v) {
+    return mapRuns(cfg, x, [&](int64_t, size_t k, float v) {
       const QuantGrid &g = cfg.grids[k];
       return float(fakeQuantize(g, v));
     });
@@ -220,7 +220,7 @@ public:
   }
   Tensor forward(const Tensor &x) const override {
     std::vector<FloatGrid> gs = floatGrids();
-    return mapRuns(x, gs.size(), cfg.channelAxis,
+    return mapRuns(cfg, x,
                    [&](int64_t, size_t k, float v) { return gs[k].fake(v); });
   }
   Tensor backward(const Tensor &x, const Tensor &dy) override {
@@ -231,7 +231,7 @@ public:
     size_t width = gs.size();
     std::vector<double> sums(2 * width, 0.0); // steps, then lows
     rt::chunkedSums(x.numel(), 2 * width, sums.data(), [&](int64_t b0, int64_t e0, double *acc) {
-      gridRuns(width, cfg.channelAxis, x.shape(), b0, e0, [&](int64_t b, int64_t e, size_t k) {
+      gridRuns(cfg, x.shape(), b0, e0, [&](int64_t b, int64_t e, size_t k) {
         const FloatGrid &g = gs[k];
         double step = 0, outside = 0;
         for (int64_t i = b; i < e; ++i) {
@@ -308,7 +308,7 @@ public:
     galpha.assign(alpha.size(), 0.0);
     sigAt.assign(alpha.size(), std::numeric_limits<double>::quiet_NaN());
     sigOf.assign(alpha.size(), 0.0);
-    forEachGrid(cfg.grids, cfg.channelAxis, w.shape(), w.numel(),
+    forEachGrid(cfg, w.shape(), w.numel(),
                 [&](int64_t i, const QuantGrid &g) {
                   double u = std::clamp(w.data<float>()[i] / g.scale, double(g.qmin - g.zeroPoint),
                                         double(g.qmax - g.zeroPoint));
@@ -323,14 +323,14 @@ public:
   }
   Tensor forward(const Tensor &x) const override {
     initialize(x);
-    return mapRuns(x, cfg.grids.size(), cfg.channelAxis, [&](int64_t i, size_t k, float v) {
+    return mapRuns(cfg, x, [&](int64_t i, size_t k, float v) {
       const QuantGrid &g = cfg.grids[k];
       return float(g.scale * (level(g, v, h(size_t(i))) - double(g.zeroPoint)));
     });
   }
   Tensor backward(const Tensor &x, const Tensor &dy) override {
     initialize(x);
-    forEachGrid(cfg.grids, cfg.channelAxis, x.shape(), x.numel(),
+    forEachGrid(cfg, x.shape(), x.numel(),
                 [&](int64_t i, const QuantGrid &g) {
                   galpha[size_t(i)] += double(dy.data<float>()[i]) * g.scale * dh(size_t(i));
                 });
@@ -343,7 +343,7 @@ public:
       return f;
     initialize(*w);
     std::vector<float> out(size_t(w->numel()));
-    forEachGrid(cfg.grids, cfg.channelAxis, w->shape(), w->numel(),
+    forEachGrid(cfg, w->shape(), w->numel(),
                 [&](int64_t i, const QuantGrid &g) {
                   double r = h(size_t(i)) >= 0.5 ? 1.0 : 0.0;
                   out[size_t(i)] =
@@ -402,7 +402,7 @@ public:
     // when its gradient does (a projection after each update).
     for (double &v : u)
       v = std::clamp(v, -1.0, 1.0);
-    return mapRuns(x, cfg.grids.size(), cfg.channelAxis, [&](int64_t i, size_t k, float v) {
+    return mapRuns(cfg, x, [&](int64_t i, size_t k, float v) {
       const QuantGrid &g = cfg.grids[k];
       return float(g.scale * level(g, v, u[size_t(i)]));
     });
@@ -410,7 +410,7 @@ public:
   Tensor backward(const Tensor &x, const Tensor &dy) override {
     forward(x); // sizes u on first use
     const float *d = dy.data<float>();
-    forEachGrid(cfg.grids, cfg.channelAxis, x.shape(), x.numel(),
+    forEachGrid(cfg, x.shape(), x.numel(),
                 [&](int64_t i, const QuantGrid &g) { gu[size_t(i)] += double(d[i]) * g.scale; });
     return Tensor(ElemType::Float, x.shape(), true); // the float weights stay fixed
   }

@@ -37,6 +37,7 @@
 #ifndef TPCC_QUANT_LEARN_FINETUNE_QUANTIZERS_H
 #define TPCC_QUANT_LEARN_FINETUNE_QUANTIZERS_H
 
+#include "quant/core/format/NumberFormat.h"
 #include "quant/core/grids/Grid.h"
 #include "runtime/Tensor.h"
 
@@ -62,6 +63,14 @@ struct TrainableQuantizerConfig {
   /// Weights: the axis their channels run along, -1 per tensor.
   int64_t channelAxis = -1;
   bool perChannel() const { return channelAxis >= 0; }
+  /// Weights in blocks: `block` indices along `blockAxis` share a grid
+  /// (then one grid per block, in NumberFormat's order).
+  int64_t block = 0, blockAxis = -1;
+  /// How a tensor of `shape` falls into the grids.
+  GroupLayout layout(const rt::Shape &shape) const {
+    return block > 0 ? blockLayout(block, blockAxis, shape)
+                     : groupLayout(grids.size(), channelAxis, shape);
+  }
   double minThreshold = ir::kDefaultMinThreshold;
   /// The current parameters: one grid per channel, or one.
   std::vector<QuantGrid> grids;
