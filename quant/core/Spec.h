@@ -75,6 +75,9 @@ struct QDQSpec {
   bool clipNarrowActivations = true;
   /// Activations in MX formats (no grid; written by ptq/qdq/Mx.h).
   std::vector<MxActivationQDQ> mxActivations = {};
+  /// `--matmul-nbits`: weight-only 4-bit blocked products written as ONNX
+  /// Runtime's MatMulNBits (ptq/qdq/MatMulNBits.h).
+  bool matmulNBits = false;
 };
 
 } // namespace tpcc::quant

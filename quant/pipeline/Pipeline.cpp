@@ -307,6 +307,7 @@ LogicalResult quant::quantizeModel(const QuantizeRequest &r, QuantizeOutcome &ou
     phase(r, stage->name());
   }
   fitBiasesInInt32(*out.quantModel, result.spec);
+  result.spec.matmulNBits = r.matmulNBits;
   if (failed(rewriteToQDQ(*out.quantModel, result.spec, diags)) ||
       failed(graph::verifyGraph(out.quantModel->graph, r.output, diags)))
     return failure();
@@ -373,7 +374,8 @@ LogicalResult quant::writeOutcome(const QuantizeRequest &r, const QuantizeOutcom
 
 LogicalResult quant::applyPlan(const std::string &planPath, const std::string &modelPath,
                                const std::string &outputPath, QuantizeResult &result,
-                               std::unique_ptr<graph::Model> &model, DiagnosticEngine &diags) {
+                               std::unique_ptr<graph::Model> &model, DiagnosticEngine &diags,
+                               bool matmulNBits) {
   auto text = llvm::MemoryBuffer::getFile(planPath);
   if (!text)
     return diags.emitAt("", diag::err_cannot_open_file, planPath, text.getError().message());
@@ -390,6 +392,7 @@ LogicalResult quant::applyPlan(const std::string &planPath, const std::string &m
       failed(applyTrainedWeights(*model, result, diags)))
     return failure();
   fitBiasesInInt32(*model, result.spec);
+  result.spec.matmulNBits = matmulNBits;
   if (failed(rewriteToQDQ(*model, result.spec, diags)) ||
       failed(graph::verifyGraph(model->graph, outputPath, diags)))
     return failure();

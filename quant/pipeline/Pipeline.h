@@ -54,6 +54,8 @@ struct QuantizeRequest {
   std::string output, planOut, report;
   std::vector<std::string> calib; ///< [NAME=]FILE|DIR each
   int64_t batch = 32;
+  /// `--matmul-nbits`: weight-only 4-bit blocked products as MatMulNBits.
+  bool matmulNBits = false;
   /// Candidate choices (node name, config id), as `--choose` gives them.
   std::vector<std::pair<std::string, std::string>> choose;
   /// Inputs made constants before the clean-up (`--fix-input NAME=VALUE`).
@@ -160,9 +162,11 @@ LogicalResult writeOutcome(const QuantizeRequest &r, const QuantizeOutcome &out,
 /// into a QDQ spec (qdq/Apply.h), replays the corrections the plan records
 /// as quantize made them, rewrites the model and writes it to `outputPath`.
 /// `result` says what was quantized.
+/// `matmulNBits`: `--matmul-nbits` (QDQSpec::matmulNBits).
 LogicalResult applyPlan(const std::string &planPath, const std::string &modelPath,
                         const std::string &outputPath, QuantizeResult &result,
-                        std::unique_ptr<graph::Model> &model, DiagnosticEngine &diags);
+                        std::unique_ptr<graph::Model> &model, DiagnosticEngine &diags,
+                        bool matmulNBits = false);
 
 } // namespace tpcc::quant
 

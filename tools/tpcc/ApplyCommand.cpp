@@ -24,7 +24,7 @@ int driver::runApply(const Options &o) {
   DiagnosticEngine diags(sm);
   quant::QuantizeResult result;
   std::unique_ptr<graph::Model> model;
-  if (failed(quant::applyPlan(o.planFile, o.model, o.output, result, model, diags)))
+  if (failed(quant::applyPlan(o.planFile, o.model, o.output, result, model, diags, o.matmulNBits)))
     return finish(diags, o);
   finish(diags, o); // warnings
   llvm::outs() << fmt::format("apply: {} -> {}: {} activation tensors and {} weights quantized "

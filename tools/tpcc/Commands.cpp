@@ -42,6 +42,7 @@ const std::vector<CommandInfo> &driver::commandTable() {
             [--sqnr-samples N] [--choose NODE=CONFIG]... [BUDGET...]
             [--min-sqnr DB [--min-sqnr-at T]...] [--gptq soft_rounding|ste|second_order]
             [--gptq-epochs N] [--fix-input NAME=VALUE]... [--dim NAME=VALUE]...
+            [--matmul-nbits]
                                        calibrate MODEL and write it in QDQ
                                        form for the platform (--gptq: train
                                        the kernels' rounding against MODEL
@@ -62,7 +63,7 @@ const std::vector<CommandInfo> &driver::commandTable() {
                                        it in QDQ form (docs/finetune.md)
 )"},
       {"apply", Apply, Inputs::Model, RunsModel::Never, checkApplyArgs, nullptr, runApply,
-       R"(  tpcc apply --plan PLAN.json MODEL.onnx -o OUT.onnx
+       R"(  tpcc apply --plan PLAN.json MODEL.onnx -o OUT.onnx [--matmul-nbits]
                                        rewrite MODEL as a (calibrated, maybe
                                        edited) plan says
 )",

@@ -144,6 +144,8 @@ const std::vector<Flag> &driver::flagTable() {
        text<&Options::planOut>},
       {"--report", Quantize | Finetune, true, "--report needs a file name", text<&Options::report>},
       {"--plan", Apply, true, "--plan needs a file", text<&Options::planFile>},
+      {"--matmul-nbits", Quantize | Apply, false, "",
+       [](Options &o, auto &) { return o.matmulNBits = true; }},
       {"--gptq", Quantize, true, "--gptq takes soft_rounding, ste or second_order",
        [](Options &o, const std::string &v) {
          o.gptq = v;

@@ -69,7 +69,8 @@ struct Options {
   std::vector<NamedFile> evalData;              ///< eval --data [NAME=]FILE, each
   /// --qdq, --ort-cpu: QDQ groups on integer kernels by default.
   rt::IntegerArithmetic arithmetic = rt::IntegerArithmetic::Exact;
-  bool ortCpu = false; ///< --ort-cpu: float Convs summed as ORT's MLAS sums them too
+  bool matmulNBits = false; ///< quantize, apply: --matmul-nbits
+  bool ortCpu = false;      ///< --ort-cpu: float Convs summed as ORT's MLAS sums them too
   std::vector<std::string> includeDirs;
   std::string stdlibDir, progress = "auto", color = "auto";
   bool aimetComment = false, verify = false, werror = false, time = false;

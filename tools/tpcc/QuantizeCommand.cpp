@@ -108,6 +108,7 @@ int driver::quantizeWith(Compilation &c, const ir::Module &m, const Options &o,
   r.model = o.model;
   r.output = o.output;
   r.planOut = o.planOut;
+  r.matmulNBits = o.matmulNBits;
   r.report = o.report;
   r.calib = o.calib;
   r.batch = o.batch ? o.batch : 32;

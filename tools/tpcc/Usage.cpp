@@ -83,6 +83,8 @@ options:
                       fine-tuned model on samples X with integer labels Y
   --plan-out FILE     (quantize) the plan with the chosen scales and zero points
   --report FILE       (quantize) per-tensor bits, methods, thresholds, SQNR (JSON)
+  --matmul-nbits      (quantize, apply) write weight-only 4-bit blocked MatMul and
+                      Gemm as ONNX Runtime's com.microsoft MatMulNBits
   --batch N           (plan, quantize) calibration batch size (default 32)
   --sqnr-samples N    (quantize) the calibration samples the per-tensor SQNR
                       report runs (default 64)

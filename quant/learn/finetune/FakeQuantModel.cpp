@@ -112,8 +112,8 @@ std::unique_ptr<FakeQuantModel> FakeQuantModel::create(graph::Model &model, Quan
     // Integer grids train per tensor, channel or block; floating-point
     // elements have no integer grid to train on, and a trained step would
     // break two-level scales' factors.
-    bool trainsSteps = !(wq.operand && !options.trainOperands) &&
-                       options.weights == QuantizerKind::Lsq;
+    bool trainsSteps =
+        !(wq.operand && !options.trainOperands) && options.weights == QuantizerKind::Lsq;
     std::string where = model.path.empty() ? "<model>" : model.path;
     if (wq.grids.front().floating()) {
       diags.emitAt(where, diag::err_quant_unsupported,

@@ -220,8 +220,7 @@ public:
   }
   Tensor forward(const Tensor &x) const override {
     std::vector<FloatGrid> gs = floatGrids();
-    return mapRuns(cfg, x,
-                   [&](int64_t, size_t k, float v) { return gs[k].fake(v); });
+    return mapRuns(cfg, x, [&](int64_t, size_t k, float v) { return gs[k].fake(v); });
   }
   Tensor backward(const Tensor &x, const Tensor &dy) override {
     std::vector<FloatGrid> gs = floatGrids();
@@ -308,13 +307,12 @@ public:
     galpha.assign(alpha.size(), 0.0);
     sigAt.assign(alpha.size(), std::numeric_limits<double>::quiet_NaN());
     sigOf.assign(alpha.size(), 0.0);
-    forEachGrid(cfg, w.shape(), w.numel(),
-                [&](int64_t i, const QuantGrid &g) {
-                  double u = std::clamp(w.data<float>()[i] / g.scale, double(g.qmin - g.zeroPoint),
-                                        double(g.qmax - g.zeroPoint));
-                  double s = std::clamp((u - std::floor(u) + 0.1) / 1.2, 1e-6, 1 - 1e-6);
-                  alpha[size_t(i)] = std::log(s / (1 - s));
-                });
+    forEachGrid(cfg, w.shape(), w.numel(), [&](int64_t i, const QuantGrid &g) {
+      double u = std::clamp(w.data<float>()[i] / g.scale, double(g.qmin - g.zeroPoint),
+                            double(g.qmax - g.zeroPoint));
+      double s = std::clamp((u - std::floor(u) + 0.1) / 1.2, 1e-6, 1 - 1e-6);
+      alpha[size_t(i)] = std::log(s / (1 - s));
+    });
   }
   /// The integer of weight w at rounding offset r (h, or 0 / 1).
   static double level(const QuantGrid &g, double w, double r) {
@@ -330,10 +328,9 @@ public:
   }
   Tensor backward(const Tensor &x, const Tensor &dy) override {
     initialize(x);
-    forEachGrid(cfg, x.shape(), x.numel(),
-                [&](int64_t i, const QuantGrid &g) {
-                  galpha[size_t(i)] += double(dy.data<float>()[i]) * g.scale * dh(size_t(i));
-                });
+    forEachGrid(cfg, x.shape(), x.numel(), [&](int64_t i, const QuantGrid &g) {
+      galpha[size_t(i)] += double(dy.data<float>()[i]) * g.scale * dh(size_t(i));
+    });
     return Tensor(ElemType::Float, x.shape(), true); // the float weights stay fixed
   }
   std::vector<QuantizerParam> parameters() override { return {{"alpha", &alpha, &galpha}}; }
@@ -343,12 +340,10 @@ public:
       return f;
     initialize(*w);
     std::vector<float> out(size_t(w->numel()));
-    forEachGrid(cfg, w->shape(), w->numel(),
-                [&](int64_t i, const QuantGrid &g) {
-                  double r = h(size_t(i)) >= 0.5 ? 1.0 : 0.0;
-                  out[size_t(i)] =
-                      float(g.scale * (level(g, w->data<float>()[i], r) - double(g.zeroPoint)));
-                });
+    forEachGrid(cfg, w->shape(), w->numel(), [&](int64_t i, const QuantGrid &g) {
+      double r = h(size_t(i)) >= 0.5 ? 1.0 : 0.0;
+      out[size_t(i)] = float(g.scale * (level(g, w->data<float>()[i], r) - double(g.zeroPoint)));
+    });
     f.weights = std::move(out);
     return f;
   }

@@ -8,6 +8,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "quant/ptq/qdq/QDQ.h"
+#include "quant/ptq/qdq/MatMulNBits.h"
 #include "quant/ptq/qdq/Mx.h"
 
 #include "ir/graph/NodeAttrs.h"
@@ -718,5 +719,9 @@ bool Rewriter::apply() {
 LogicalResult quant::rewriteToQDQ(graph::Model &m, const QDQSpec &spec, DiagnosticEngine &diags) {
   Rewriter r(m, spec, diags);
   bool none = spec.activations.empty() && spec.weights.empty() && spec.biases.empty();
-  return success(none || (r.check() && r.apply()));
+  if (!none && !(r.check() && r.apply()))
+    return failure();
+  if (spec.matmulNBits && writeMatMulNBits(m))
+    return graph::verifyGraph(m.graph, m.path.empty() ? "<model>" : m.path, diags);
+  return success();
 }
