@@ -167,6 +167,24 @@ LogicalResult preStatisticsCorrections(const QuantizeRequest &r, const ir::Frame
   return success();
 }
 
+/// Warns when `m` holds FP8 Q/DQ pairs, which ONNX Runtime 1.30 loads only
+/// at its basic optimization level or below.
+void warnOrtFp8(const graph::Model &m, const std::string &where, DiagnosticEngine &diags) {
+  auto fp8 = [](const graph::Value *v) {
+    return v && (v->type.elem == graph::ElemType::Float8E4M3FN ||
+                 v->type.elem == graph::ElemType::Float8E5M2 ||
+                 (v->constant && (v->constant->elem == graph::ElemType::Float8E4M3FN ||
+                                  v->constant->elem == graph::ElemType::Float8E5M2)));
+  };
+  int64_t count = 0;
+  for (const auto &n : m.graph.nodes())
+    if (n->domain.empty() && ((n->opType == "DequantizeLinear" && fp8(n->input(0))) ||
+                              (n->opType == "QuantizeLinear" && fp8(n->outputs[0]))))
+      ++count;
+  if (count)
+    diags.emitAt(where, diag::warn_quant_ort_fp8, count);
+}
+
 /// Every candidate config of a planned node quantizes with the formats the
 /// quantizer calibrates (language.md "Number formats"). Another format is
 /// an error at the config that gives it, also when it is only a
@@ -311,6 +329,7 @@ LogicalResult quant::quantizeModel(const QuantizeRequest &r, QuantizeOutcome &ou
   if (failed(rewriteToQDQ(*out.quantModel, result.spec, diags)) ||
       failed(graph::verifyGraph(out.quantModel->graph, r.output, diags)))
     return failure();
+  warnOrtFp8(*out.quantModel, r.output, diags);
   phase(r, "rewrite");
   std::unique_ptr<rt::Executor> quantEx = rt::Executor::create(*out.quantModel, diags);
   if (!quantEx || failed(measureLayers(*floatEx, *quantEx, *data, r.measureSamples, result, diags,
@@ -396,6 +415,7 @@ LogicalResult quant::applyPlan(const std::string &planPath, const std::string &m
   if (failed(rewriteToQDQ(*model, result.spec, diags)) ||
       failed(graph::verifyGraph(model->graph, outputPath, diags)))
     return failure();
+  warnOrtFp8(*model, outputPath, diags);
   std::string error;
   if (!graph::writeModel(*model, outputPath, error))
     return diags.emitAt("", diag::err_cannot_write_file, outputPath, error);
