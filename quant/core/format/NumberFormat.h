@@ -149,6 +149,15 @@ struct TwoLevelScales {
   int64_t axis = -1;               ///< the groups' axis in the blocked scale's shape; -1: one group
   std::vector<double> groupScales; ///< one per group
   std::vector<double> factors;     ///< one per block, in the blocked scale's order
+  /// The group of block `b` of a blocked scale of shape `shape`.
+  size_t groupOf(size_t b, const std::vector<int64_t> &shape) const {
+    if (axis < 0)
+      return 0;
+    int64_t stride = 1;
+    for (size_t d = size_t(axis) + 1; d < shape.size(); ++d)
+      stride *= shape[d];
+    return size_t(int64_t(b) / stride % shape[size_t(axis)]);
+  }
 };
 
 /// A quantized tensor's format: one grid, one per channel along `axis`, or

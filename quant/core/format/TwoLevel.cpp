@@ -16,8 +16,7 @@ bool quant::isFactorFormat(ir::ScaleFormat f) {
          f == ir::ScaleFormat::Fp8E4M3;
 }
 
-/// The largest factor of format `f`.
-static double factorMax(ir::ScaleFormat f) {
+double quant::factorMax(ir::ScaleFormat f) {
   return f == ir::ScaleFormat::UInt4 ? 15 : f == ir::ScaleFormat::UInt8 ? 255 : 448;
 }
 
@@ -46,13 +45,8 @@ TwoLevelScales quant::factorScales(std::vector<QuantGrid> &grids,
   TwoLevelScales t;
   t.factor = factorFormat;
   t.axis = groupAxis;
-  int64_t groups = 1, stride = 1;
-  if (groupAxis >= 0) {
-    groups = scaleShape[size_t(groupAxis)];
-    for (size_t d = size_t(groupAxis) + 1; d < scaleShape.size(); ++d)
-      stride *= scaleShape[d];
-  }
-  auto groupOf = [&](size_t b) { return size_t(int64_t(b) / stride % groups); };
+  int64_t groups = groupAxis >= 0 ? scaleShape[size_t(groupAxis)] : 1;
+  auto groupOf = [&](size_t b) { return t.groupOf(b, scaleShape); };
   std::vector<double> largest(size_t(groups), 0.0);
   for (size_t b = 0; b < grids.size(); ++b)
     largest[groupOf(b)] = std::max(largest[groupOf(b)], grids[b].scale);

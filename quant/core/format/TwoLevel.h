@@ -24,6 +24,8 @@ namespace tpcc::quant {
 /// Whether `f` can be a block factor the quantizer chooses (uint4, uint8,
 /// fp8_e4m3; e8m0 factors have no ONNX type before opset 24).
 bool isFactorFormat(ir::ScaleFormat f);
+/// The largest factor of a factor format (uint4 15, uint8 255, fp8_e4m3 448).
+double factorMax(ir::ScaleFormat f);
 
 /// The values of block `b`: fills `v` (and `h`, their Hessian weights,
 /// when not null) and returns how many there are.

@@ -296,18 +296,12 @@ bool Rewriter::checkTwoLevel(const WeightQDQ &w, const Tensor &t, const std::str
   if (two.axis >= int64_t(shape.size()) ||
       two.groupScales.size() != size_t(two.axis >= 0 ? shape[size_t(two.axis)] : 1))
     return bad(fmt::format("{} group scales along axis {}", two.groupScales.size(), two.axis));
-  int64_t stride = 1;
-  for (size_t d = size_t(std::max<int64_t>(two.axis, 0)) + 1; two.axis >= 0 && d < shape.size();
-       ++d)
-    stride *= shape[d];
   for (size_t b = 0; b < two.factors.size(); ++b) {
     double f = two.factors[b];
-    double group =
-        two.groupScales[two.axis >= 0 ? size_t(int64_t(b) / stride) % two.groupScales.size() : 0];
+    double group = two.groupScales[two.groupOf(b, shape)];
     bool fp8 = two.factor == ir::ScaleFormat::Fp8E4M3;
     bool representable = fp8 ? double(roundToMiniFloat(MiniFloat::E4M3FN, float(f))) == f && f > 0
-                             : f == std::nearbyint(f) && f >= 0 &&
-                                   f <= (two.factor == ir::ScaleFormat::UInt4 ? 15 : 255);
+                             : f == std::nearbyint(f) && f >= 0 && f <= factorMax(two.factor);
     if (!representable)
       return bad(
           fmt::format("factor {} of block {} is not a {} value", f, b, ir::toString(two.factor)));
