@@ -57,6 +57,14 @@ Node *edits::singleConsumer(const Value *v, unsigned *index) {
   return v->uses[0].node;
 }
 
+graph::Attribute edits::intAttribute(const char *name, int64_t value) {
+  graph::Attribute a;
+  a.name = name;
+  a.type = ir::OnnxAttrType::Int;
+  a.i = value;
+  return a;
+}
+
 std::string edits::freshName(const graph::Graph &g, const std::string &base,
                              std::set<std::string> &taken, bool nodes) {
   auto used = [&](const std::string &n) {

@@ -45,6 +45,8 @@ void overwriteInitializer(graph::Graph &g, const graph::Value &v, const std::vec
 /// Input `index` of `n` becomes a new float constant named after `base`.
 void setConstant(graph::Graph &g, graph::Node &n, unsigned index, const std::vector<float> &values,
                  const std::vector<int64_t> &dims, const std::string &base);
+/// An INT attribute.
+graph::Attribute intAttribute(const char *name, int64_t value);
 /// A value (or node, `nodes`) name `g` does not use and `taken` does not hold;
 /// added to `taken`.
 std::string freshName(const graph::Graph &g, const std::string &base, std::set<std::string> &taken,

@@ -84,13 +84,6 @@ double outputError(const std::vector<double> &s, const std::vector<double> &squa
 
 } // namespace
 
-std::vector<StatsRequest> quant::awqRequests(const plan::Plan &plan) {
-  std::vector<StatsRequest> out;
-  for (const ScalingCandidate &c : scalingCandidates(plan, true))
-    out.push_back({c.x, TensorStats::kLastAxis});
-  return out;
-}
-
 void quant::findAwqScalings(const plan::Plan &plan, const ir::Recipe &recipe,
                             const std::vector<std::unique_ptr<TensorStats>> &stats,
                             std::vector<Smoothing> &out) {
@@ -125,32 +118,18 @@ void quant::findAwqScalings(const plan::Plan &plan, const ir::Recipe &recipe,
     if (layers.empty())
       continue; // no kernel of a layer reading X is rounded
     double none = outputError(std::vector<double>(mean.size(), 1.0), square, layers, search);
-    double best = none, bestAlpha = -1;
     std::vector<double> alphas;
     if (recipe.awq.alpha)
       alphas.push_back(*recipe.awq.alpha);
     else
       for (int k = 1; k < 20; ++k)
         alphas.push_back(k / 20.0); // (exact tenths: 0.3, not 0.05 x 6)
-    for (double alpha : alphas) {
-      double e = outputError(awqFactors(alpha, rms), square, layers, search);
-      if (e < best) {
-        best = e;
-        bestAlpha = alpha;
-      }
-    }
-    if (bestAlpha < 0 || !(best > 0))
+    std::optional<Smoothing> s = bestScaling(
+        c, alphas, none, [&](double alpha) { return awqFactors(alpha, rms); },
+        [&](const std::vector<double> &f) { return outputError(f, square, layers, search); });
+    if (!s)
       continue;
-    Smoothing s;
-    s.awq = true;
-    s.tensor = c.x->name;
-    s.divided = c.divided;
-    for (const graph::Node *l : c.linears)
-      s.linears.push_back(l->name);
-    s.axes = c.axes;
-    s.factors = awqFactors(bestAlpha, rms);
-    s.alpha = bestAlpha;
-    s.predictedGainDb = 10 * std::log10(none / best);
-    out.push_back(std::move(s));
+    s->awq = true;
+    out.push_back(std::move(*s));
   }
 }

@@ -114,9 +114,9 @@ LogicalResult quant::findPreStatisticsCorrections(const plan::Plan &plan, const 
   // smooth_quant's tensors are quantized, awq's float).
   std::vector<StatsRequest> scaled;
   if (recipe.smoothQuant.enabled)
-    scaled = smoothingRequests(plan);
+    scaled = scalingRequests(plan, false);
   if (recipe.awq.enabled)
-    for (StatsRequest &r : awqRequests(plan))
+    for (StatsRequest &r : scalingRequests(plan, true))
       scaled.push_back(r);
   for (const StatsRequest &r : scaled)
     if (std::none_of(requests.begin(), requests.end(),

@@ -25,6 +25,9 @@
 #include "plan/Plan.h"
 #include "quant/core/stats/Calibrate.h"
 
+#include "llvm/ADT/STLFunctionalExtras.h"
+
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -105,21 +108,25 @@ struct ScalingCandidate {
 /// bits), or with `weightOnly` the ones awq could scale (X float).
 std::vector<ScalingCandidate> scalingCandidates(const plan::Plan &plan, bool weightOnly);
 
-/// smooth_quant's statistics: per channel of the last axis of each tensor it
-/// could smooth.
-std::vector<StatsRequest> smoothingRequests(const plan::Plan &plan);
+/// The statistics of scalingCandidates(plan, weightOnly): per channel of
+/// each tensor's last axis.
+std::vector<StatsRequest> scalingRequests(const plan::Plan &plan, bool weightOnly);
+/// The scaling of candidate `c` by `factors(alpha)` for the alpha among
+/// `alphas` whose `error` is smallest, when it is below `none` (the error
+/// unscaled); none otherwise. smooth_quant's and awq's search.
+std::optional<Smoothing> bestScaling(const ScalingCandidate &c, const std::vector<double> &alphas,
+                                     double none,
+                                     llvm::function_ref<std::vector<double>(double)> factors,
+                                     llvm::function_ref<double(const std::vector<double> &)> error);
 /// The smoothings worth making (the recipe's alpha, or searched), from the
-/// statistics of smoothingRequests.
+/// statistics of scalingRequests(plan, false).
 void findSmoothings(const plan::Plan &plan, const ir::Recipe &recipe,
                     const std::vector<std::unique_ptr<TensorStats>> &stats,
                     std::vector<Smoothing> &out);
 LogicalResult applySmoothing(graph::Model &m, const Smoothing &s, DiagnosticEngine &diags);
 
-/// awq's statistics: per channel of the last axis of each tensor it could
-/// scale.
-std::vector<StatsRequest> awqRequests(const plan::Plan &plan);
 /// The awq scalings worth making (the recipe's alpha, or searched), from the
-/// statistics of awqRequests (Awq.cpp).
+/// statistics of scalingRequests(plan, true) (Awq.cpp).
 void findAwqScalings(const plan::Plan &plan, const ir::Recipe &recipe,
                      const std::vector<std::unique_ptr<TensorStats>> &stats,
                      std::vector<Smoothing> &out);

@@ -247,11 +247,37 @@ std::vector<double> factorsFor(double alpha, const std::vector<double> &a,
 
 } // namespace
 
-std::vector<StatsRequest> quant::smoothingRequests(const plan::Plan &plan) {
+std::vector<StatsRequest> quant::scalingRequests(const plan::Plan &plan, bool weightOnly) {
   std::vector<StatsRequest> out;
-  for (const ScalingCandidate &c : scalingCandidates(plan, false))
+  for (const ScalingCandidate &c : scalingCandidates(plan, weightOnly))
     out.push_back({c.x, TensorStats::kLastAxis});
   return out;
+}
+
+std::optional<Smoothing>
+quant::bestScaling(const ScalingCandidate &c, const std::vector<double> &alphas, double none,
+                   llvm::function_ref<std::vector<double>(double)> factors,
+                   llvm::function_ref<double(const std::vector<double> &)> error) {
+  double best = none, bestAlpha = -1;
+  for (double alpha : alphas) {
+    double e = error(factors(alpha));
+    if (e < best) {
+      best = e;
+      bestAlpha = alpha;
+    }
+  }
+  if (bestAlpha < 0 || !(best > 0))
+    return std::nullopt;
+  Smoothing s;
+  s.tensor = c.x->name;
+  s.divided = c.divided;
+  for (const Node *l : c.linears)
+    s.linears.push_back(l->name);
+  s.axes = c.axes;
+  s.factors = factors(bestAlpha);
+  s.alpha = bestAlpha;
+  s.predictedGainDb = 10 * std::log10(none / best);
+  return s;
 }
 
 void quant::findSmoothings(const plan::Plan &plan, const ir::Recipe &recipe,
@@ -289,32 +315,19 @@ void quant::findSmoothings(const plan::Plan &plan, const ir::Recipe &recipe,
     const plan::PlanTensor &t = *plan.tensorOf(c.x);
     std::vector<double> ones(a.size(), 1.0);
     double none = predictedError(ones, cmin, cmax, square, t, kernels);
-    double best = none, bestAlpha = -1;
     std::vector<double> alphas;
     if (recipe.smoothQuant.alpha)
       alphas.push_back(*recipe.smoothQuant.alpha);
     else
       for (int k = 1; k <= 20; ++k)
         alphas.push_back(0.05 * k);
-    for (double alpha : alphas) {
-      double e = predictedError(factorsFor(alpha, a, w), cmin, cmax, square, t, kernels);
-      if (e < best) {
-        best = e;
-        bestAlpha = alpha;
-      }
-    }
-    if (bestAlpha < 0 || !(best > 0))
-      continue;
-    Smoothing s;
-    s.tensor = c.x->name;
-    s.divided = c.divided;
-    for (const Node *l : c.linears)
-      s.linears.push_back(l->name);
-    s.axes = c.axes;
-    s.factors = factorsFor(bestAlpha, a, w);
-    s.alpha = bestAlpha;
-    s.predictedGainDb = 10 * std::log10(none / best);
-    out.push_back(std::move(s));
+    std::optional<Smoothing> s = bestScaling(
+        c, alphas, none, [&](double alpha) { return factorsFor(alpha, a, w); },
+        [&](const std::vector<double> &f) {
+          return predictedError(f, cmin, cmax, square, t, kernels);
+        });
+    if (s)
+      out.push_back(std::move(*s));
   }
 }
 

@@ -2,8 +2,10 @@
 #include "quant/ptq/qdq/MatMulNBits.h"
 
 #include "ir/graph/NodeAttrs.h"
+#include "quant/core/GraphHelpers.h"
 
 #include <cstring>
+#include <set>
 
 using namespace tpcc;
 using namespace tpcc::quant;
@@ -16,26 +18,11 @@ namespace {
 
 bool isDefault(const Node *n, const char *op) { return n && n->domain.empty() && n->opType == op; }
 
-graph::Attribute intAttribute(const char *name, int64_t v) {
-  graph::Attribute a;
-  a.name = name;
-  a.type = ir::OnnxAttrType::Int;
-  a.i = v;
-  return a;
-}
-
-/// A name no value of `g` has: `base`, else `base_1`, `base_2`...
-std::string freshName(const graph::Graph &g, const std::string &base) {
-  std::string name = base;
-  for (int k = 1; g.findValue(name); ++k)
-    name = base + "_" + std::to_string(k);
-  return name;
-}
-
 Value *addTensor(graph::Graph &g, const std::string &base, ElemType e, std::vector<int64_t> dims,
                  std::string raw) {
+  std::set<std::string> taken; // the graph's values are the names to avoid
   auto t = std::make_unique<Tensor>();
-  t->name = freshName(g, base);
+  t->name = edits::freshName(g, base, taken);
   t->elem = e;
   t->dims = std::move(dims);
   t->raw = std::move(raw);
@@ -145,8 +132,9 @@ int quant::writeMatMulNBits(graph::Model &m) {
     n->inputs = std::move(ins);
     n->opType = "MatMulNBits";
     n->domain = "com.microsoft";
-    n->attributes = {intAttribute("K", K), intAttribute("N", N), intAttribute("bits", 4),
-                     intAttribute("block_size", block), intAttribute("accuracy_level", 0)};
+    n->attributes = {edits::intAttribute("K", K), edits::intAttribute("N", N),
+                     edits::intAttribute("bits", 4), edits::intAttribute("block_size", block),
+                     edits::intAttribute("accuracy_level", 0)};
     dead[dq->id] = true;
     ++rewritten;
   }

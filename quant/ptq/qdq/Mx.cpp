@@ -1,6 +1,7 @@
 //===- Mx.cpp - OCP MX activations as exact ONNX subgraphs ----------------===//
 #include "quant/ptq/qdq/Mx.h"
 
+#include "quant/core/GraphHelpers.h"
 #include "quant/core/grids/Grid.h"
 #include "runtime/KernelUtil.h"
 
@@ -18,14 +19,6 @@ namespace {
 
 bool isFp8(ir::ElementFormat e) {
   return e == ir::ElementFormat::Fp8E4M3 || e == ir::ElementFormat::Fp8E5M2;
-}
-
-graph::Attribute intAttr(const char *name, int64_t v) {
-  graph::Attribute a;
-  a.name = name;
-  a.type = ir::OnnxAttrType::Int;
-  a.i = v;
-  return a;
 }
 
 graph::Attribute intsAttr(const char *name, std::vector<int64_t> v) {
@@ -107,12 +100,12 @@ Value *quant::writeMx(const GraphSink &sink, Value *x, const MxActivation &a,
   Value *shape = w.op("Shape", {xt}, ElemType::Int64);
   Value *lead = w.op("Slice", {shape, zero, last}, ElemType::Int64);
   Value *blocks = w.op("Concat", {lead, w.intsConst({-1, a.block}, "block_shape")}, ElemType::Int64,
-                       {intAttr("axis", 0)});
+                       {edits::intAttribute("axis", 0)});
   Value *y = w.op("Reshape", {xt, blocks});
 
   // The shared exponent e = floor(log2 amax), exactly.
-  Value *amax =
-      w.op("ReduceMax", {w.op("Abs", {y}), last}, ElemType::Float, {intAttr("keepdims", 1)});
+  Value *amax = w.op("ReduceMax", {w.op("Abs", {y}), last}, ElemType::Float,
+                     {edits::intAttribute("keepdims", 1)});
   Value *two = w.floatConst(2.0f, "two"), *one = w.floatConst(1.0f, "one");
   Value *e0 =
       w.op("Floor",
@@ -135,8 +128,11 @@ Value *quant::writeMx(const GraphSink &sink, Value *x, const MxActivation &a,
   } else {
     ElemType fp8 =
         a.element == ir::ElementFormat::Fp8E5M2 ? ElemType::Float8E5M2 : ElemType::Float8E4M3FN;
-    Value *codes = w.op("Cast", {v}, fp8, {intAttr("to", int64_t(fp8)), intAttr("saturate", 1)});
-    q = w.op("Cast", {codes}, ElemType::Float, {intAttr("to", int64_t(ElemType::Float))});
+    Value *codes =
+        w.op("Cast", {v}, fp8,
+             {edits::intAttribute("to", int64_t(fp8)), edits::intAttribute("saturate", 1)});
+    q = w.op("Cast", {codes}, ElemType::Float,
+             {edits::intAttribute("to", int64_t(ElemType::Float))});
   }
   Value *z = w.op("Reshape", {w.op("Mul", {q, scale}), shape});
   if (pad)
