@@ -39,18 +39,20 @@ samples:
   float32 scale per tensor), ORT at 'basic' and 'all': the blocks' scales are a
   DequantizeLinear of the factors, which ORT keeps as a node at every level, so its
   weights are dequantized as tpcc's are (within 1e-5 of the largest logit; measured 0
-  and 2.7e-7).
+  and 2.7e-7 with AVX-512, up to 3e-7 with oneDNN capped at AVX2).
 
 - `--matmul-nbits` (fashion_vit weight-only blocks of 32: all 17 MatMul and Gemm; digits_cnn's
   weight-only classifier, a Gemm with its bias): the blocked products written as
   MatMulNBits at accuracy level 0, which ORT computes in float at every level as `tpcc
-  run` does (within 1e-5 of the largest logit; measured 2.4e-7 and 0).
+  run` does (within 1e-5 of the largest logit; measured 2.4e-7 and 0 with AVX-512, up to
+  3e-7 with oneDNN capped at AVX2).
 - com.microsoft MatMulNBits files (2-, 4- and 8-bit codes in blocks of 32, with and
   without zero points and bias; test/lit/run/Inputs/make_matmulnbits.py), ORT at 'all':
   at accuracy level 0 ORT dequantizes and multiplies in float as `tpcc run` does
-  (measured: equal); at level 4 it quantizes A to int8 per block, which
-  `tpcc run --ort-cpu` computes too, its float sums in another order (measured 1.5e-7 and
-  2e-7 of the largest output; allowed 1e-6).
+  (measured: equal with AVX-512, 1.9e-7 with oneDNN capped at AVX2); at level 4 it
+  quantizes A to int8 per block, which `tpcc run --ort-cpu` computes too, its float sums
+  in another order (measured 1.5e-7 and 2e-7 of the largest output, ORT native and under
+  qemu -cpu Haswell; allowed 1e-6).
 
 usage: ort_formats.py --tpcc BIN --node-modules DIR --work DIR --models DIR
 Exit 0: all agree; 1: a difference or a failure; 77: Node.js or onnxruntime-node is
