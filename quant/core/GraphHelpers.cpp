@@ -6,6 +6,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 using namespace tpcc;
 using namespace tpcc::quant;
 using namespace tpcc::quant::edits;
@@ -109,6 +111,42 @@ bool edits::isLinearWithConstants(const graph::Model &m, const Node *n) {
     return false;
   const Value *b = n->input(2);
   return !b || (!floatValues(b).empty() && b->constant->dims.size() == 1);
+}
+
+BiasInput edits::linearBias(const Node &n) {
+  if (!isOp(&n, "MatMul"))
+    return {const_cast<Node *>(&n), 2};
+  unsigned index = 0;
+  Node *add = n.outputs.empty() ? nullptr : singleConsumer(n.outputs[0], &index);
+  if (!isOp(add, "Add") || !isFloatConstant(add->input(1 - index)))
+    return {};
+  return {add, 1 - index};
+}
+
+bool edits::isMatMulLayer(const Node *n) {
+  if (!isOp(n, "MatMul") || !isFloatConstant(n->input(1)) || !n->input(0) ||
+      n->input(0)->constant || n->input(1)->constant->dims.size() != 2)
+    return false;
+  const Value *b = linearBias(*n).value();
+  if (!b)
+    return true;
+  const std::vector<int64_t> &d = b->constant->dims;
+  int64_t cols = n->input(1)->constant->dims[1];
+  return !d.empty() && d.back() == cols &&
+         std::all_of(d.begin(), d.end() - 1, [](int64_t x) { return x == 1; });
+}
+
+bool edits::biasQuantized(const plan::Plan &plan, const Node &n) {
+  const Value *b = isOp(&n, "MatMul") ? linearBias(n).value() : nullptr;
+  for (const plan::PlanNode &p : plan.nodes)
+    for (const plan::PlanWeight &w : p.weights)
+      if (b && w.input == b && w.quantize)
+        return true;
+  return false;
+}
+
+bool edits::isLinearLayer(const graph::Model &m, const Node *n) {
+  return isLinearWithConstants(m, n) || isMatMulLayer(n);
 }
 
 const plan::PlanNode *edits::planNodeOf(const plan::Plan &plan, const Node *n) {

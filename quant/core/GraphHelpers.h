@@ -57,6 +57,30 @@ std::string freshName(const graph::Graph &g, const std::string &base, std::set<s
 /// when present, is a 1-D float constant: the ops the corrections edit.
 bool isLinearWithConstants(const graph::Model &m, const graph::Node *n);
 
+/// Where the bias of a linear layer is: input 2 of a Conv or Gemm, or, for a
+/// MatMul, the constant operand of the Add that alone reads its product (a
+/// linear layer as PyTorch exports it for inputs of rank 3 and more). `node`
+/// is null when the layer has no place for a bias (a MatMul read by anything
+/// else); `value()` is null when a Conv or Gemm has none yet.
+struct BiasInput {
+  graph::Node *node = nullptr;
+  unsigned index = 0;
+  const graph::Value *value() const { return node ? node->input(index) : nullptr; }
+};
+BiasInput linearBias(const graph::Node &n);
+
+/// A MatMul whose kernel (input 1) is a 2-D float constant [K, N] and whose
+/// bias (linearBias), when it has one, holds N float values (shape [N], or
+/// ones and then N).
+bool isMatMulLayer(const graph::Node *n);
+/// Whether the plan quantizes the bias of MatMul layer `n` as a constant of
+/// its own (ort_cpu's QLinearAdd): a correction must then leave it as it is,
+/// its grid chosen from the values as they are.
+bool biasQuantized(const plan::Plan &plan, const graph::Node &n);
+/// isLinearWithConstants or isMatMulLayer: the layers shift_negative,
+/// input_scaling and bias correction edit.
+bool isLinearLayer(const graph::Model &m, const graph::Node *n);
+
 /// The plan node of `n` (a node of plan.model), or null.
 const plan::PlanNode *planNodeOf(const plan::Plan &plan, const graph::Node *n);
 

@@ -293,8 +293,8 @@ bool PlanQuantizer::weights(const plan::PlanNode &pn) {
     r.lo = w.grids[0].lo;
     r.hi = w.grids[0].hi;
     result.tensors.push_back(std::move(r));
-    if ((recipe.biasCorrection || (a && a->bias)) && graph::opTraits(n).linear &&
-        pw.inputIndex == 1)
+    if ((recipe.biasCorrection || (a && a->bias)) &&
+        (graph::opTraits(n).linear || edits::isMatMulLayer(&n)) && pw.inputIndex == 1)
       correctBias(pn, w, t, n.input(0) ? stats[n.input(0)->id].get() : nullptr, a);
     result.spec.weights.push_back(std::move(w));
   }
@@ -311,6 +311,8 @@ void PlanQuantizer::correctBias(const plan::PlanNode &pn, const WeightQDQ &w,
                                 const rt::Tensor &kernel, TensorStats *inputStats,
                                 const edits::LinearAdjust *adjust) {
   const Node &n = *pn.node;
+  if (edits::biasQuantized(plan, n))
+    return; // its grid was chosen from the values as they are
   if (adjust && adjust->bias) {
     biasWritten.insert(n.name);
     if (!recipe.biasCorrection || !inputStats || !biasCorrected(pn, w, kernel, inputStats, adjust))
@@ -451,7 +453,7 @@ std::optional<std::vector<float>> quant::correctedBias(const graph::Model &model
         }
         corr[size_t(oc)] += e * mu[size_t(K->inputChannel(oc, col))];
       }
-  } else { // Gemm: y = alpha A B + beta C
+  } else { // Gemm (y = alpha A B + beta C) and MatMul (its bias the Add's)
     std::optional<graph::LinearKernel> K =
         outAxis && kernel.rank() == 2 ? graph::LinearKernel::matrix(kernel.shape(), *outAxis)
                                       : std::nullopt;
@@ -471,12 +473,15 @@ std::optional<std::vector<float>> quant::correctedBias(const graph::Model &model
     if (adjust->bias->size() != corr.size())
       return std::nullopt;
     bias = *adjust->bias;
-  } else if (const Value *b = n.input(2)) {
+  } else if (const Value *b = edits::linearBias(n).value()) {
     if (!b->constant || b->constant->elem != graph::ElemType::Float ||
-        b->constant->dims != std::vector<int64_t>{int64_t(corr.size())})
+        b->constant->numElements() != int64_t(corr.size()) ||
+        (!edits::isOp(&n, "MatMul") && b->constant->dims.size() != 1))
       return std::nullopt; // a bias of another shape (a scalar Gemm C): left as it is
     rt::Tensor bt = rt::Tensor::fromGraph(*b->constant);
     std::copy(bt.data<float>(), bt.data<float>() + bt.numel(), bias.begin());
+  } else if (edits::isOp(&n, "MatMul")) {
+    return std::nullopt; // no Add to hold the correction
   }
   for (size_t i = 0; i < bias.size(); ++i)
     bias[i] = float(double(bias[i]) - scale * corr[i]);
@@ -495,18 +500,23 @@ ir::AttrConfig quant::withRecipeOverrides(ir::AttrConfig c, const ir::Recipe &re
 
 std::vector<StatsRequest> quant::statisticsRequests(const plan::Plan &plan,
                                                     const ir::Recipe &recipe) {
-  std::vector<int> axis(plan.model->graph.values().size(), -2); // -2: not requested
+  std::vector<std::optional<int>> axis(plan.model->graph.values().size());
   for (const plan::PlanTensor &t : plan.tensors)
     if (t.quantize && !t.preserving && !(t.scale && t.zeroPoint))
       axis[t.value->id] = -1;
   if (recipe.biasCorrection)
-    for (const plan::PlanNode &pn : plan.nodes)
-      if (graph::opTraits(*pn.node).linear && pn.node->input(0) && !pn.node->input(0)->constant)
-        axis[pn.node->input(0)->id] = 1;
+    for (const plan::PlanNode &pn : plan.nodes) {
+      // A Conv's or Gemm's input channels run along axis 1, a MatMul's along
+      // its last.
+      const Node &n = *pn.node;
+      bool matmul = edits::isMatMulLayer(&n);
+      if ((graph::opTraits(n).linear || matmul) && n.input(0) && !n.input(0)->constant)
+        axis[n.input(0)->id] = matmul ? TensorStats::kLastAxis : 1;
+    }
   std::vector<StatsRequest> out;
   for (const auto &v : plan.model->graph.values())
-    if (axis[v->id] > -2)
-      out.push_back({v.get(), axis[v->id]});
+    if (axis[v->id])
+      out.push_back({v.get(), *axis[v->id]});
   return out;
 }
 

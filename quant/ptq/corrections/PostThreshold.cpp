@@ -108,8 +108,8 @@ Node *linearAfter(const graph::Model &m, const Value *v, bool transparent,
     Node *next = singleConsumer(cur, &index);
     if (!next || index != 0 || next->outputs.empty() || !next->outputs[0])
       return nullptr;
-    if (graph::opTraits(*next).linear)
-      return isLinearWithConstants(m, next) ? next : nullptr;
+    if (graph::opTraits(*next).linear || isOp(next, "MatMul"))
+      return isLinearLayer(m, next) ? next : nullptr;
     if (isOp(next, "Pad") && !pad && zeroPad(m, next))
       pad = next;
     else if (!transparent || !graph::opTraits(*next).shiftTransparent)
@@ -193,8 +193,9 @@ void edits::decideShiftNegative(PostThreshold &s) {
     std::vector<const Value *> path;
     const Node *pad = nullptr;
     Node *lin = linearAfter(model, v, true, path, pad);
-    if (!lin || s.linear.count(lin->name))
-      continue;
+    if (!lin || s.linear.count(lin->name) || biasQuantized(s.plan, *lin) ||
+        (isOp(lin, "MatMul") && !linearBias(*lin).value()))
+      continue; // a MatMul's shift is compensated in its bias Add
     const plan::PlanNode *linPlan = planNodeOf(s.plan, lin);
     std::optional<int64_t> outAxis = linPlan ? kernelOutAxis(*linPlan) : std::nullopt;
     if (!outAxis)
@@ -227,7 +228,7 @@ void edits::decideShiftNegative(PostThreshold &s) {
     std::vector<double> sum(size_t(outs), 0);
     for (size_t i = 0; i < w.size(); ++i)
       sum[size_t((int64_t(i) / inner) % outs)] += w[i];
-    std::vector<float> bias = floatValues(lin->input(2));
+    std::vector<float> bias = floatValues(linearBias(*lin).value());
     if (bias.empty())
       bias.assign(size_t(outs), 0.f);
     if (int64_t(bias.size()) != outs)

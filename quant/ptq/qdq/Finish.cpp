@@ -82,6 +82,14 @@ void quant::applyBiases(graph::Model &m, const QuantizeResult &result) {
         n = x.get();
     if (!n)
       continue;
+    if (edits::isOp(n, "MatMul")) { // the bias is the Add's constant after it
+      edits::BiasInput b = edits::linearBias(*n);
+      const Value *old = b.value();
+      if (old && old->constant->numElements() == int64_t(values.size()))
+        edits::setConstant(g, *b.node, b.index, values, old->constant->dims,
+                           old->name + "_corrected");
+      continue;
+    }
     // A new name: the original bias may feed other nodes too.
     std::string base = n->input(2) ? n->input(2)->name + "_corrected" : node + "_bias";
     auto t = std::make_unique<graph::Tensor>();
