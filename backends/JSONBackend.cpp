@@ -210,7 +210,13 @@ void Writer::recipe(const ir::Recipe &r) {
   object(
       {{"name", [&] { string(r.name); }},
        {"parent", [&] { stringOrNull(r.parent); }},
-       {"activation_threshold", [&] { string(ir::toString(r.activationThreshold)); }},
+       {"activation_threshold",
+        [&] {
+          if (r.activationThresholdChoices.empty())
+            return string(ir::toString(r.activationThreshold));
+          array(r.activationThresholdChoices,
+                [&](ir::ThresholdMethod m) { string(ir::toString(m)); });
+        }},
        {"weights_threshold", [&] { string(ir::toString(r.weightsThreshold)); }},
        {"lp", [&] { number(r.lp); }},
        {"bias_correction", [&] { boolean(r.biasCorrection); }},

@@ -462,6 +462,10 @@ struct Recipe {
   std::string name;
   std::optional<std::string> parent;
   ThresholdMethod activationThreshold = ThresholdMethod::MSE;
+  /// `activation_threshold: [a, b, ...]`: each is tried and the one whose
+  /// outputs keep the most signal is kept (quant/pipeline/ThresholdChoice.h);
+  /// empty for one method. activationThreshold is the first.
+  std::vector<ThresholdMethod> activationThresholdChoices;
   ThresholdMethod weightsThreshold = ThresholdMethod::MSE;
   double lp = 2;
   bool biasCorrection = true;

@@ -127,8 +127,42 @@ public:
   }
 
 private:
+  /// `activation_threshold: [mse, no_clipping, kl]`: each method is tried and
+  /// the one whose outputs keep the most signal is kept (docs/quantize.md).
+  bool thresholdChoices(const FlatField &f, const ast::ListValue &list) {
+    std::vector<ir::ThresholdMethod> methods;
+    for (ast::Value *e : list.elements) {
+      FlatField one = f;
+      one.value = e;
+      auto t = readEnum<ir::ThresholdMethod>(c, one, "threshold method", allThresholds,
+                                             ir::parseThresholdMethod);
+      if (!t)
+        return false;
+      if (*t == ir::ThresholdMethod::HMSE) {
+        c.diags.emit(e->getRange(), diag::err_recipe_hmse_activations);
+        return false;
+      }
+      if (llvm::is_contained(methods, *t)) {
+        c.diags.emit(e->getRange(), diag::err_recipe_threshold_twice, ir::toString(*t));
+        return false;
+      }
+      methods.push_back(*t);
+    }
+    if (methods.empty()) {
+      reportFieldType(c, f, "a threshold method or a list of them");
+      return false;
+    }
+    r.activationThreshold = methods.front();
+    r.activationThresholdChoices =
+        methods.size() > 1 ? methods : std::vector<ir::ThresholdMethod>{};
+    return true;
+  }
+
   /// Applies a top-level field; true when its value was valid.
   bool applyField(const FlatField &f, llvm::StringRef name) {
+    if (name == "activation_threshold")
+      if (auto *list = llvm::dyn_cast<ast::ListValue>(f.value))
+        return thresholdChoices(f, *list);
     if (name == "activation_threshold" || name == "weights_threshold") {
       auto t = readEnum<ir::ThresholdMethod>(c, f, "threshold method", allThresholds,
                                              ir::parseThresholdMethod);
@@ -138,6 +172,8 @@ private:
       }
       if (t)
         (name == "activation_threshold" ? r.activationThreshold : r.weightsThreshold) = *t;
+      if (t && name == "activation_threshold")
+        r.activationThresholdChoices.clear();
       return t.has_value();
     }
     if (name == "lp")

@@ -1,5 +1,6 @@
 //===- Pipeline.cpp - `tpcc quantize` and `tpcc apply` as library calls ------===//
 #include "quant/pipeline/Pipeline.h"
+#include "quant/pipeline/ThresholdChoice.h"
 
 #include "ir/graph/OnnxIO.h"
 #include "plan/Resources.h"
@@ -286,6 +287,8 @@ LogicalResult mixedPrecision(const QuantizeRequest &r, const ir::Framework *fw,
 
 LogicalResult quant::quantizeModel(const QuantizeRequest &r, QuantizeOutcome &out,
                                    DiagnosticEngine &diags) {
+  if (r.recipe.activationThresholdChoices.size() > 1)
+    return quantizeChoosingThreshold(r, out, diags);
   const ir::Framework *fw = nullptr;
   if (failed(loadAndPlan(r, out, fw, diags)))
     return failure();

@@ -1,5 +1,6 @@
 //===- QualityTarget.cpp - Quantize to a quality target (--min-sqnr) -------===//
 #include "quant/pipeline/QualityTarget.h"
+#include "quant/pipeline/ThresholdChoice.h"
 #include "quant/ptq/Measure.h"
 #include "quant/search/Diagnose.h"
 
@@ -447,6 +448,7 @@ LogicalResult quant::quantizeToTarget(QuantizeRequest r, double db, QuantizeOutc
   r.training = nullptr;
   r.phaseDone = nullptr;
   std::vector<Diagnostic> keptDiags;
+  std::unique_ptr<ThresholdChoiceReport> choice;
   double keptShortfall = INFINITY;
   size_t keptChoices = 0;
   for (int round = 1; round <= kMaxTargetRounds; ++round) {
@@ -461,6 +463,13 @@ LogicalResult quant::quantizeToTarget(QuantizeRequest r, double db, QuantizeOutc
       break; // keep the best round that quantized
     }
     result.rounds = round;
+    // Round 1 chose the activation threshold method (a recipe listing
+    // several): the later rounds keep it, and the outcome kept shows it.
+    if (const ThresholdChoiceReport *c = trial.reportOf<ThresholdChoiceReport>()) {
+      choice = std::make_unique<ThresholdChoiceReport>(*c);
+      r.recipe.activationThreshold = c->chosen;
+      r.recipe.activationThresholdChoices.clear();
+    }
     // The best round so far is kept: widenings that do not gain are undone
     // at the end (a grid that cannot widen may cap an output whatever else
     // widens), but the rounds go on, since a later round may gain.
@@ -527,6 +536,8 @@ LogicalResult quant::quantizeToTarget(QuantizeRequest r, double db, QuantizeOutc
   Targets targets = targetsOf(out, r.measureAlso);
   result.reached = outputSqnr(out, targets);
   widenings(out, db, shortCone(out, targets, db), fixed, result.stuck);
+  if (choice && !out.reportOf<ThresholdChoiceReport>())
+    out.stages.push_back(std::move(choice));
   for (const Diagnostic &d : keptDiags)
     diags.report(d);
   return success();
