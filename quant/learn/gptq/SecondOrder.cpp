@@ -369,13 +369,15 @@ LogicalResult quant::secondOrderRounding(graph::Model &model, QuantizeResult &re
     // moves by the difference: b + (Q_nearest − Q) E[x].
     auto corrected = std::find_if(result.biases.begin(), result.biases.end(),
                                   [&](const auto &b) { return b.first == l.node->name; });
-    const graph::Value *bv = l.node->input(2);
+    // (A MatMul layer's bias is the constant of the Add after it.)
+    const graph::Value *bv = edits::linearBias(*l.node).value();
     if (corrected != result.biases.end() && bv && bv->constant &&
+        bv->constant->numElements() == l.kernel.rows &&
         int64_t(corrected->second.size()) == l.kernel.rows) {
       for (int64_t r = 0; r < l.kernel.rows; ++r)
         corrected->second[size_t(r)] += float(meanShift[size_t(r)]);
       const std::vector<float> &b = corrected->second;
-      substitutes[bv->id] = Tensor(ElemType::Float, {l.kernel.rows});
+      substitutes[bv->id] = Tensor(ElemType::Float, bv->constant->dims);
       std::memcpy(substitutes[bv->id].raw(), b.data(), b.size() * sizeof(float));
       edits::overwriteInitializer(g, *bv, b);
     }
