@@ -83,8 +83,9 @@ def main():
                         "activation_threshold: [mse, no_clipping, kl]")
             row(args, f"{name} {p} W8A8, threshold chosen", model, p,
                 ["--recipe", ch], tx, ty)
-    # imx500_v4 offers 16-bit outputs for Conv, FullyConnected and Concatenate (MCT's v4
-    # facts): --min-sqnr widens the ones the measurement asks for; kernels stay 8-bit.
+    # imx500_v4 offers 16-bit outputs (MCT's v4 facts: the linear ops, Add/Sub/Mul,
+    # Concatenate, the activations): --min-sqnr widens the ones the measurement asks
+    # for; kernels stay 8-bit.
     row(args, "opset 17 imx500_v4 W8, --min-sqnr 34", exports[0][1], "imx500_v4",
         ["--min-sqnr", "34"], tx, ty)
     w4 = recipe(args.work, "w4", "pot_defaults", "weights_bits: 4")
