@@ -29,10 +29,11 @@ samples:
   kernels) on fashion_vit, ORT with graph optimizations disabled and at 'all': the
   MX subgraphs are float operators (quant/ptq/qdq/Mx.h), so every level runs the same
   arithmetic, except that a float sum a last bit apart can flip a rounding tie of the
-  elements (FP8 or int8) and the flip carries through the layers. Measured: MXFP8 0.3–0.6 %
-  of the logits, by at most 3.6e-2 of the largest; MXINT8 equal bit for bit until bias
-  correction reached the encoder's MatMul layers, now 1 of 320 logits (one image), 8.6e-3
-  of the largest, the same with `--ort-cpu`; allowed 3 % and 0.1.
+  elements and the flip carries through the layers. Measured: MXFP8 0.3–0.6 % of the
+  logits, by at most 3.6e-2 of the largest; MXINT8 equal bit for bit until bias
+  correction reached the encoder's MatMul layers, now 1 of 320 logits (one image),
+  8.6e-3 of the largest, the same with `--ort-cpu` (taken for such a flip, not traced);
+  allowed 3 % and 0.1.
 
 - Two-level scales (lpbq.tpc: digits_cnn's 4-bit kernels in blocks of 16 with uint4
   factors under a float32 scale per output channel, W4A8 convolutions; nvfp4.tpc:
