@@ -138,9 +138,11 @@ bool edits::isMatMulLayer(const Node *n) {
 
 bool edits::biasQuantized(const plan::Plan &plan, const Node &n) {
   const Value *b = isOp(&n, "MatMul") ? linearBias(n).value() : nullptr;
+  if (!b)
+    return false; // only a MatMul layer's bias (an Add's operand) is checked
   for (const plan::PlanNode &p : plan.nodes)
     for (const plan::PlanWeight &w : p.weights)
-      if (b && w.input == b && w.quantize)
+      if (w.input == b && w.quantize)
         return true;
   return false;
 }

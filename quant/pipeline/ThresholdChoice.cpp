@@ -77,7 +77,7 @@ LogicalResult quant::quantizeChoosingThreshold(const QuantizeRequest &r, Quantiz
     }
     double db = lowestOutputSqnr(o, r.measureAlso);
     report->tried.emplace_back(m, db);
-    report->samples = std::min<int64_t>(o.result.samples, r.measureSamples);
+    report->samples = o.result.sqnrSamples;
     if (report->tried.size() == 1 || db >= bestDb + kMinThresholdGainDb) {
       bestDb = db;
       report->chosen = m;
