@@ -100,11 +100,16 @@ void reductionOf(const graph::Node &n, const graph::Tensor &t, IntegerGroup &g) 
       g.w[size_t(m * g.k + k)] = at(nk ? m * g.k + k : k * g.m + m);
 }
 
-/// The int32 bias of `n` per output channel: an int32 constant behind a
-/// DequantizeLinear, or a float constant ORT quantizes on the accumulator grid.
+/// The int32 bias of the group per output channel: an int32 constant behind a
+/// DequantizeLinear (Gemm, Conv), or a float constant (a Gemm's, a fused
+/// MatMul's Add operand) ORT quantizes on the accumulator grid as
+/// WeightBiasQuantization's nodes compute it, in float: Round(b / (x_scale *
+/// w_scale)), half to even.
 bool biasOf(const graph::Node &n, IntegerGroup &g, const std::vector<float> &wScale) {
   g.bias.assign(size_t(g.m), 0);
-  const graph::Value *b = n.opType == "MatMul" ? nullptr : n.input(2);
+  const graph::Value *b = n.opType != "MatMul" ? n.input(2)
+                          : g.biasAdd ? g.biasAdd->input(g.biasAdd->input(0) == n.outputs[0])
+                                      : nullptr;
   if (!b)
     return true;
   if (const graph::Node *dq = producerOf(b, "DequantizeLinear")) {
@@ -119,10 +124,34 @@ bool biasOf(const graph::Node &n, IntegerGroup &g, const std::vector<float> &wSc
   if (!b->constant || b->constant->elem != graph::ElemType::Float ||
       b->constant->numElements() != g.m)
     return false;
-  for (int64_t m = 0; m < g.m; ++m)
-    g.bias[size_t(m)] =
-        int64_t(std::nearbyint(b->constant->at(m) / double(g.xScale * wScale[size_t(m)])));
+  for (int64_t m = 0; m < g.m; ++m) {
+    float scale = g.xScale * wScale[size_t(m)];
+    g.bias[size_t(m)] = int64_t(std::nearbyint(float(b->constant->at(m)) / scale));
+  }
   return true;
+}
+
+/// The Add after MatMul `n` that ORT fuses with it into a Gemm
+/// (MatMulAddFusion) whose float bias WeightBiasQuantization makes int32:
+/// the Add is the only reader of the MatMul's output, which is no graph
+/// output; its other operand is a float constant of shape [N]; the MatMul's
+/// input has rank 2, or a static shape (ORT reshapes it to 2-D around the
+/// Gemm). Null otherwise.
+const graph::Node *ortBiasAdd(const graph::Node &n) {
+  const graph::Value *y = n.outputs.empty() ? nullptr : n.outputs[0], *x = n.input(0);
+  if (n.opType != "MatMul" || !y || y->isGraphOutput || y->uses.size() != 1 || !x || !x->type.shape)
+    return nullptr;
+  const graph::Node &add = *y->uses[0].node;
+  const graph::Value *b = add.input(1 - y->uses[0].index);
+  if (add.opType != "Add" || !add.inDefaultDomain() || add.inputs.size() != 2 || !b ||
+      !b->constant || b->constant->elem != graph::ElemType::Float ||
+      b->constant->dims.size() != 1 || add.outputs.empty() || !add.outputs[0])
+    return nullptr;
+  if (x->type.shape->size() != 2)
+    for (const graph::Dim &d : *x->type.shape)
+      if (!d.known() || !d.param.empty())
+        return nullptr;
+  return &add;
 }
 
 /// Whether ORT's EliminateSlice removes `n` at level 1: a Slice whose
@@ -222,9 +251,14 @@ bool ortUnsignedCodes(const graph::Value &codes) {
          ortDequantizeReaders(*dq) <= 1;
 }
 
+const graph::Value *groupOutput(const IntegerGroup &g) {
+  const graph::Node &n = g.biasAdd ? *g.biasAdd : *g.node;
+  return n.outputs.empty() ? nullptr : n.outputs[0];
+}
+
 bool ortFuses(const IntegerGroup &g) {
   const graph::Node *dqx = producerOf(g.node->input(0), "DequantizeLinear"),
-                    *q = quantizerAfter(g.node->outputs.empty() ? nullptr : g.node->outputs[0]);
+                    *q = quantizerAfter(groupOutput(g));
   return dqx && dqx->input(0) && q && !q->outputs.empty() && q->outputs[0] &&
          ortUnsignedCodes(*dqx->input(0)) && ortUnsignedCodes(*q->outputs[0]);
 }
@@ -232,9 +266,12 @@ bool ortFuses(const IntegerGroup &g) {
 std::optional<IntegerGroup> integerGroupOf(const graph::Node &n) {
   if (!n.inDefaultDomain() || (n.opType != "Conv" && n.opType != "Gemm" && n.opType != "MatMul"))
     return std::nullopt;
+  IntegerGroup g;
+  g.node = &n;
+  g.biasAdd = ortBiasAdd(n);
   const graph::Node *dqx = producerOf(n.input(0), "DequantizeLinear"),
                     *dqw = producerOf(n.input(1), "DequantizeLinear"),
-                    *q = quantizerAfter(n.outputs.empty() ? nullptr : n.outputs[0]);
+                    *q = quantizerAfter(groupOutput(g));
   if (!dqx || !dqw || !q || !scalarInput(*dqx, 1) || (dqx->input(2) && !scalarInput(*dqx, 2)))
     return std::nullopt;
   const graph::Value *xq = dqx->input(0), *wq = dqw->input(0), *ws = dqw->input(1),
@@ -251,6 +288,10 @@ std::optional<IntegerGroup> integerGroupOf(const graph::Node &n) {
   for (int64_t i = 0; wz && i < wz->constant->numElements(); ++i)
     if (wz->constant->at(i) != 0)
       return std::nullopt;
+  // ORT's Gemm selector wants the weight's zero point (measured with ORT
+  // 1.30: without one the Gemm stays float; Conv and MatMul fuse either way).
+  if (!wz && (n.opType == "Gemm" || g.biasAdd))
+    return std::nullopt;
   const graph::Tensor &w = *wq->constant;
   Attrs a(n);
   int64_t group = a.ctx.attrInt("group", 1);
@@ -260,8 +301,6 @@ std::optional<IntegerGroup> integerGroupOf(const graph::Node &n) {
                              a.ctx.attrFloat("beta", 1) != 1))
     return std::nullopt;
 
-  IntegerGroup g;
-  g.node = &n;
   g.signedX = xe == graph::ElemType::Int8;
   g.xScale = float(scalarInput(*dqx, 1)->at(0));
   g.xZero = dqx->input(2) ? int64_t(scalarInput(*dqx, 2)->at(0)) : 0;
@@ -274,6 +313,12 @@ std::optional<IntegerGroup> integerGroupOf(const graph::Node &n) {
   int64_t scales = ws->constant->numElements();
   if (scales != 1 && scales != g.m)
     return std::nullopt;
+  if (scales > 1) { // per output channel: the weight's axis of the outputs
+    int64_t axis = Attrs(*dqw).ctx.attrInt("axis", 1), rank = int64_t(w.dims.size());
+    bool nk = n.opType == "Gemm" && a.ctx.attrInt("transB", 0);
+    if ((axis < 0 ? axis + rank : axis) != (n.opType == "Conv" || nk ? 0 : 1))
+      return std::nullopt;
+  }
   std::vector<float> wScale(size_t(g.m));
   for (int64_t m = 0; m < g.m; ++m) {
     wScale[size_t(m)] = float(ws->constant->at(scales == 1 ? 0 : m));
@@ -298,7 +343,11 @@ std::vector<IntegerGroup> saturatingGroups(const graph::Graph &g) {
 }
 
 bool computeIntegerGroup(const IntegerGroup &grp, IntegerArithmetic arith, KernelContext &ctx) {
-  const Tensor &x = *ctx.inputs[0];
+  return computeIntegerGroup(grp, arith, *ctx.inputs[0], ctx);
+}
+
+bool computeIntegerGroup(const IntegerGroup &grp, IntegerArithmetic arith, const Tensor &x,
+                         KernelContext &ctx) {
   Tensor &y = ctx.outputs[0];
   if (x.elem() != graph::ElemType::Float || y.elem() != graph::ElemType::Float)
     return ctx.fail("the integer kernel takes and gives float tensors");

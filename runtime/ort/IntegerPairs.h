@@ -40,6 +40,11 @@ enum class IntegerArithmetic {
 /// A Conv, Gemm or MatMul that ORT runs as an integer kernel.
 struct IntegerGroup {
   const graph::Node *node = nullptr;
+  /// The Add of a constant bias after the MatMul `node` that ORT fuses with
+  /// it (MatMulAddFusion: a Gemm, its bias made int32 on the accumulator
+  /// grid by WeightBiasQuantization, then a QGemm): the group's output is
+  /// the Add's. Null otherwise.
+  const graph::Node *biasAdd = nullptr;
   int64_t m = 0, k = 0;          ///< output channels; reduction length (per group for Conv)
   std::vector<int8_t> w;         ///< [M, K] in the kernel's reduction order
   std::vector<int64_t> bias;     ///< int32 bias per output channel (0 without one)
@@ -79,7 +84,9 @@ bool ortUnsignedCodes(const graph::Value &codes);
 bool ortDropsBefore(const graph::Node &act, const graph::Node &q);
 
 /// The group `n` is the node of, or none (not a form ORT fuses, or one this
-/// does not cover: Gemm with transA, alpha or beta other than 1). Whether
+/// does not cover: Gemm with transA, alpha or beta other than 1). A Gemm
+/// (or a MatMul ORT makes one with its bias Add) needs a weight zero point:
+/// without one ORT's QDQ selector leaves the Gemm in float. Whether
 /// ORT's x86-64 kernels fuse it also depends on its activations' codes
 /// (ortFuses).
 std::optional<IntegerGroup> integerGroupOf(const graph::Node &n);
@@ -91,11 +98,19 @@ bool ortFuses(const IntegerGroup &g);
 /// Every integer group of `g` whose weights can overflow an int16 pair.
 std::vector<IntegerGroup> saturatingGroups(const graph::Graph &g);
 
+/// The value the group's QuantizeLinear reads (through a Relu or Clip ORT
+/// drops): the output of its node, or of its bias Add.
+const graph::Value *groupOutput(const IntegerGroup &g);
+
 /// Overwrites output 0 of `ctx`, the float output the group's node computed
 /// from input 0 (the dequantized activation), with what ORT's integer kernel
 /// gives (dequantized on the output grid). False (`ctx.fail`) when the shapes
 /// are not the group's.
 bool computeIntegerGroup(const IntegerGroup &grp, IntegerArithmetic arith, KernelContext &ctx);
+/// The same from the dequantized activation `x`: ctx is the step whose output
+/// 0 is the group's (the bias Add of a fused MatMul).
+bool computeIntegerGroup(const IntegerGroup &grp, IntegerArithmetic arith, const Tensor &x,
+                         KernelContext &ctx);
 
 } // namespace tpcc::rt
 

@@ -7,13 +7,20 @@ using namespace tpcc;
 using namespace tpcc::rt;
 
 /// The QuantizeLinear the kernel of the group at step `s` can write directly:
-/// the only reader of the node's output, or of the only Relu/Clip reading it.
+/// the only reader of the node's output (or of its bias Add's), or of the
+/// only Relu/Clip reading it.
 void OrtPlan::findQuantizedOutput(size_t s) {
   Step &step = steps[s];
   const graph::Node &n = ex.nodeAt(s);
   const graph::Value *v = n.outputs.empty() ? nullptr : n.outputs[0];
   std::vector<size_t> chain;
   std::vector<const graph::Value *> skipped;
+  if (const graph::Node *add = step.integer->biasAdd) {
+    chain.push_back(ex.stepOf(*add));
+    skipped.push_back(v);
+    v = add->outputs[0];
+  }
+  const size_t activations = chain.size() + 1;
   while (v && !v->isGraphOutput && v->uses.size() == 1 && v->uses[0].index == 0) {
     const graph::Node &r = *v->uses[0].node;
     if (!r.inDefaultDomain() || r.outputs.empty() || !r.outputs[0])
@@ -26,7 +33,7 @@ void OrtPlan::findQuantizedOutput(size_t s) {
       step.quantizedOutput = r.outputs[0];
       return;
     }
-    if ((r.opType != "Relu" && r.opType != "Clip") || chain.size() > 1)
+    if ((r.opType != "Relu" && r.opType != "Clip") || chain.size() > activations)
       return;
     v = r.outputs[0];
   }
@@ -87,11 +94,16 @@ OrtPlan::OrtPlan(Executor &ex) : ex(ex), steps(ex.numSteps()) {
   for (size_t s = 0; s < steps.size(); ++s) {
     Step &step = steps[s];
     const graph::Node &n = ex.nodeAt(s);
-    if (ex.precomputed(s))
+    if (ex.precomputed(s) || step.groupHead)
       continue;
     step.integer = integerGroupOf(n);
     if (step.integer && !ortFuses(*step.integer))
       step.integer.reset(); // ORT runs it in float
+    if (step.integer && step.integer->biasAdd) {
+      size_t t = ex.stepOf(*step.integer->biasAdd);
+      steps[t].groupHead = s;
+      ex.keepUntil(t, *n.input(0)); // the Add's output is computed from it
+    }
     if (!step.integer) {
       step.lookup = lookupChainOf(n, constant);
       if (step.lookup && !buildTable(step))

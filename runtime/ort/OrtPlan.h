@@ -36,12 +36,18 @@ public:
 
   Action before(StepRun &r) override;
   bool after(StepRun &r, KernelContext &ctx) override;
-  bool alone(size_t s) const override { return steps[s].integer.has_value(); }
+  bool alone(size_t s) const override {
+    return steps[s].integer.has_value() || steps[s].groupHead.has_value();
+  }
 
   /// One step as ORT computes it.
   struct Step {
     /// The QDQ group this node heads, as ORT runs it in integers.
     std::optional<IntegerGroup> integer;
+    /// The bias Add ORT fuses into the group of step `*groupHead` (a MatMul,
+    /// IntegerGroup::biasAdd): where a run computes the group's steps as the
+    /// model says, the Add's output is overwritten with the group's.
+    std::optional<size_t> groupHead;
     /// Its oneDNN int8 kernel (IntegerArithmetic::Exact), when the group's
     /// form has one, and the quantized value the kernel reads.
     std::unique_ptr<IntegerKernel> integerKernel;

@@ -40,8 +40,9 @@ StepPlan::Action OrtPlan::before(StepRun &r) {
   const IntegerArithmetic arith = arithmeticOf(r);
   if (arith == IntegerArithmetic::Exact && !step.kernelReaders.empty() &&
       r.mayLeaveOut(*n.outputs[0]) &&
-      std::all_of(step.kernelReaders.begin(), step.kernelReaders.end(),
-                  [&](size_t k) { return steps[k].integerKernel || direct(steps[k], r); }))
+      std::all_of(step.kernelReaders.begin(), step.kernelReaders.end(), [&](size_t k) {
+        return (steps[k].integerKernel && !steps[k].integer->biasAdd) || direct(steps[k], r);
+      }))
     return Action::Done; // every reader reads its input instead
   // The 8-bit tensors a group kernel or a table reads.
   const Tensor *xq = step.quantizedInput ? r.read(*step.quantizedInput) : nullptr,
@@ -76,9 +77,10 @@ StepPlan::Action OrtPlan::before(StepRun &r) {
       r.absorb(a);
     return Action::Done;
   }
-  if (kernel) {
+  if (kernel && !step.integer->biasAdd) {
     // The group on integers, from the tensor its DequantizeLinear reads, to
-    // the float output of its node.
+    // the float output of its node. (A MatMul's output is its own, without
+    // the bias ORT fuses: the Add's step then overwrites its output.)
     const graph::Value &out = *n.outputs[0];
     std::string error;
     if (!step.integerKernel->runDequantized(*xq, r.slot(out), error)) {
@@ -157,5 +159,13 @@ bool OrtPlan::runQuantized(StepRun &r, const Tensor *xq, const Tensor *xq2) {
 
 bool OrtPlan::after(StepRun &r, KernelContext &ctx) {
   const Step &step = steps[r.step()];
-  return !step.integer || computeIntegerGroup(*step.integer, arithmeticOf(r), ctx);
+  if (step.groupHead) { // the bias Add of a MatMul's group: the group's output
+    const IntegerGroup &grp = *steps[*step.groupHead].integer;
+    const Tensor *x = r.read(*grp.node->input(0));
+    if (!x || !x->defined())
+      return ctx.fail("the input of its MatMul's integer group has no value");
+    return computeIntegerGroup(grp, arithmeticOf(r), r.plain(*x), ctx);
+  }
+  return !step.integer || step.integer->biasAdd ||
+         computeIntegerGroup(*step.integer, arithmeticOf(r), ctx);
 }

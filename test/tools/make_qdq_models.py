@@ -14,6 +14,8 @@ Runtime (test/ort/ort_optimized.js) to see which integer kernels it fuses:
   conv_relu.onnx  x -> Conv(W, B) -> c -> Relu -> y
   gemm.onnx       x[N,16] -> Gemm(W[8,16], C[8], transB 1) -> y
   matmul.onnx     x[N,16] -> MatMul(W[16,8]) -> y
+  matmul_add.onnx x[N,16] -> MatMul(W[16,8]) -> m -> Add(m, B[8]) -> y (a linear
+                  layer as PyTorch and TensorFlow export it)
   add_relu.onnx   x -> Conv c1 -> a; x -> Conv c2 -> b; Add(a, b) -> Relu -> y
   net.onnx        x -> Conv c1 (W1, B1) -> r1 = Relu -> Conv c2 (W1, B1 again)
                   -> Relu r2 -> GlobalAveragePool -> Flatten -> Gemm fc -> y;
@@ -74,6 +76,9 @@ def main():
          "gemm.onnx")
     save(model([node("MatMul", "mm", ["x", "W"], ["y"])], [vec], [vi("y", ["N", 8])],
                [tensor("W", [16, 8], 5)]), "matmul.onnx")
+    save(model([node("MatMul", "mm", ["x", "W"], ["m"]), node("Add", "bias", ["m", "B"], ["y"])],
+               [vec], [vi("y", ["N", 8])], [tensor("W", [16, 8], 10), tensor("B", [8], 11, 0.1)]),
+         "matmul_add.onnx")
 
     nodes = [
         node("Conv", "c1", ["x", "W1", "B1"], ["k1"], pads=[1, 1, 1, 1]),

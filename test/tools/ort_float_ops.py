@@ -28,6 +28,14 @@ goes the other way on a last-bit difference:
   ReduceSum along the last axis of rows of a multiple of 8 floats
   (runtime/ort/ops/OrtReduce.cpp: eight lanes, halved pairwise), as RMSNorm has them
   where --min-sqnr leaves it float;
+- a quantized MatMul and its bias Add, which ORT fuses into a Gemm
+  (MatMulAddFusion: a 2-D input, or a static shape it reshapes) whose float
+  bias becomes int32 on the accumulator grid, rounded half to even
+  (WeightBiasQuantization), and then a QGemm (runtime/ort/IntegerPairs.cpp);
+  the output grid's step is the accumulator's and the biases lie on ties, so
+  a bias added in float lands a code apart. And the forms ORT leaves apart:
+  a symbolic 3-D input (MatMulIntegerToFloat, then the Add) and a [1, N] bias
+  (a float Gemm);
 - QLinearAdd (runtime/OrtBinary.cpp): every one of the 65,536 code pairs,
   on uint8 grids of arbitrary scales (M-LSD's for ort_cpu among them, whose
   sums land on ties).
@@ -267,6 +275,51 @@ def matmul(case, rng):
     return finish([helper.make_node("MatMul", ["x", "b"], ["y"])], x, y, []), {"x": a, "b": b}
 
 
+# name: (input shape (a string: symbolic), bias shape, a Relu before the QuantizeLinear)
+LINEAR_BIAS = {
+    "qgemm_matmul_add_2d": (["N", 24], [16], False),
+    "qgemm_matmul_add_static_3d": ([2, 5, 24], [16], False),
+    "qgemm_matmul_add_relu": (["N", 24], [16], True),
+    "matmul_add_symbolic_3d": (["N", 5, 24], [16], False),
+    "matmul_add_bias_1n": (["N", 24], [1, 16], False),
+}
+
+
+def linear_bias(case, rng):
+    xshape, bshape, relu = case
+    k, n = xshape[-1], bshape[-1]
+    # Power-of-two scales (every float product and sum exact) and an output step
+    # equal to the accumulator's, so the int32 bias is the output code's offset: a
+    # bias on a tie (b / (x_scale * w_scale) = j + 0.5) rounds half to even in ORT's
+    # QGemm, and with the sum's parity when added in float.
+    xs, ws = np.float32(2.0 ** -3), np.float32(2.0 ** -5)
+    w = rng.randint(-2, 3, [k, n]).astype(np.int8)
+    bias = ((rng.randint(-40, 40, bshape) + 0.5) * xs * ws).astype(np.float32)
+    zy = 0 if relu else 128
+    inits = [numpy_helper.from_array(np.array(xs), "xs"),
+             numpy_helper.from_array(np.array(128, np.uint8), "xz"),
+             numpy_helper.from_array(w, "wq"), numpy_helper.from_array(np.full(n, ws), "ws"),
+             numpy_helper.from_array(np.zeros(n, np.int8), "wz"),
+             numpy_helper.from_array(bias, "b"),
+             numpy_helper.from_array(np.array(xs * ws), "ys"),
+             numpy_helper.from_array(np.array(zy, np.uint8), "yz")]
+    nodes = [helper.make_node("QuantizeLinear", ["x", "xs", "xz"], ["xq"]),
+             helper.make_node("DequantizeLinear", ["xq", "xs", "xz"], ["xd"]),
+             helper.make_node("DequantizeLinear", ["wq", "ws", "wz"], ["wd"], axis=1),
+             helper.make_node("MatMul", ["xd", "wd"], ["mm"]),
+             helper.make_node("Add", ["mm", "b"], ["a"])]
+    if relu:
+        nodes.append(helper.make_node("Relu", ["a"], ["r"]))
+    nodes += [helper.make_node("QuantizeLinear", ["r" if relu else "a", "ys", "yz"], ["yq"]),
+              helper.make_node("DequantizeLinear", ["yq", "ys", "yz"], ["y"])]
+    shape = [2 if isinstance(d, str) else d for d in xshape]
+    # Activation codes within 5 of the zero point: sums within the output grid.
+    x = ((rng.randint(-5, 6, shape)) * xs).astype(np.float32)
+    m = finish(nodes, [helper.make_tensor_value_info("x", TensorProto.FLOAT, xshape)],
+               [helper.make_tensor_value_info("y", TensorProto.FLOAT, xshape[:-1] + [n])], inits)
+    return m, {"x": x}
+
+
 # name: (op, input shape, opset: 13; the axes of ReduceSum an input, of ReduceMean an
 # attribute). RMSNorm's square and mean over the hidden axis (a
 # multiple of 8: ORT's eight lanes, halved pairwise).
@@ -301,7 +354,8 @@ CASES = {**{k: (conv, v) for k, v in CONVS.items()},
          **{k: (qlinear_add, v) for k, v in ADDS.items()}, "sigmoid": (sigmoid, None),
          **{k: (global_average, v) for k, v in GLOBAL_AVERAGES.items()},
          **{k: (average, v) for k, v in AVERAGES.items()},
-         **{k: (reduce, v) for k, v in REDUCES.items()}}
+         **{k: (reduce, v) for k, v in REDUCES.items()},
+         **{k: (linear_bias, v) for k, v in LINEAR_BIAS.items()}}
 
 
 def main():

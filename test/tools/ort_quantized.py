@@ -102,14 +102,7 @@ VIT_CASES = [("imx500", None, None, "")]
 # emulation is close but not exact: measured on 64 samples, up to 2 logit steps (251 of
 # 640 logits differ by a step or two), where plain arithmetic is 8 steps off. Until the
 # emulation covers that case, its no-VNNI comparison allows 2 steps.
-# HAR-CNN for imx500: ORT fuses its dense MatMul + BiasAdd into a Gemm (MatMulAddFusion)
-# and then a QGemm whose bias is int32 on the accumulator grid (WeightBiasQuantization);
-# `--ort-cpu` adds the float bias to the MatMul's sums before requantizing. The two differ
-# by far less than a step, but with the bias that bias correction gives this dense layer,
-# one of the 48 logits of the test batch without VNNI lands on a rounding boundary
-# (34.49998 steps against ORT's 34.50002): one step. A gap to close by emulating the
-# fusion (issue 47's note, stop 47f).
-NO_VNNI_STEPS = {"fashion_mbv2.onnx": 2.001, "fashion_vit.onnx": 2.001, "HAR-CNN.onnx": 1.001}
+NO_VNNI_STEPS = {"fashion_mbv2.onnx": 2.001, "fashion_vit.onnx": 2.001}
 ZOO = ["mnist-8.onnx", "squeezenet_cifar10.onnx", "HAR-CNN.onnx", "KWS-DNN_S.onnx"]
 ZOO_CASES = [("imx500", None, None, ""), ("default", None, None, ""),
              ("ort_cpu_no_vnni", None, None, "")]

@@ -81,7 +81,10 @@ bool fuses(const Case &c) {
     io(g.add_input(), "x", in8, {1, 3, 4, 4});
   }
   addNode(g, "DequantizeLinear", {"x", "xs", "xz"}, "xf");
-  addNode(g, "DequantizeLinear", {"w", "ws"}, "wf");
+  onnx::AttributeProto *axis = addNode(g, "DequantizeLinear", {"w", "ws"}, "wf")->add_attribute();
+  axis->set_name("axis"); // per output channel
+  axis->set_type(onnx::AttributeProto::INT);
+  axis->set_i(0);
   addNode(g, "Conv", {"xf", "wf"}, "yf");
   addNode(g, "QuantizeLinear", {"yf", "ys", "yz"}, "yq");
   if (c.sliceThenTwoReaders) {

@@ -306,6 +306,26 @@ TEST(QDQOrt, GemmFusesIntoQGemmAndMatMulIntoQLinearMatMul) {
   });
 }
 
+TEST(QDQOrt, MatMulAndItsBiasAddFuseIntoQGemm) {
+  // A linear layer as exporters write it: ORT makes the MatMul and the Add of
+  // its constant bias one Gemm (MatMulAddFusion), quantizes the float bias to
+  // int32 on the accumulator grid (WeightBiasQuantization) and runs a QGemm;
+  // tpcc computes the group with that bias, not the float one.
+  rt::Tensor x = input("x_vec.npy");
+  onEveryCpu([&](int bits) {
+    for (bool signedActs : {false, true})
+      if (!checkOrt(
+              "matmul_add.onnx", x, "QuantizeLinear com.microsoft:QGemm DequantizeLinear",
+              [&](const graph::Model &m, const Ranges &r) {
+                quant::QDQSpec s = linearSpec(m, r, "mm", signedActs, false);
+                s.weights = {weightGrids(m, "mm", 1, 1, bits)}; // W is [K, N]: per column
+                return s;
+              },
+              Cpu::Native, bitsTag(bits) + (signedActs ? ", int8 activations" : "")))
+        GTEST_SKIP() << kNoOrt;
+  });
+}
+
 TEST(QDQOrt, SixteenBitOutputRunsInOrt) {
   // ORT runs com.microsoft's 16-bit QuantizeLinear/DequantizeLinear; the Conv
   // before a 16-bit output is not an 8-bit integer kernel, so it runs in float.
@@ -456,4 +476,51 @@ TEST(IntegerGroups, OnlyWhereOrtDropsTheActivationBeforeTheQuantizer) {
         conv = n.get();
     EXPECT_EQ(rt::integerGroupOf(*conv).has_value(), which == 0) << which;
   }
+}
+
+TEST(IntegerGroups, AMatMulTakesTheBiasAddOrtFusesWithIt) {
+  rt::Tensor x = input("x_vec.npy");
+  auto l = load("matmul_add.onnx");
+  Ranges r;
+  run(*l->m, x, &r);
+  quant::QDQSpec s = linearSpec(*l->m, r, "mm", false, false);
+  s.weights = {weightGrids(*l->m, "mm", 1, 1, 7)}; // no int16 pair saturates
+  ASSERT_TRUE(rewrite(*l, s));
+  const graph::Node *mm = nullptr;
+  for (const auto &n : l->m->graph.nodes())
+    if (n->opType == "MatMul")
+      mm = n.get();
+  std::optional<rt::IntegerGroup> g = rt::integerGroupOf(*mm);
+  ASSERT_TRUE(g);
+  ASSERT_TRUE(g->biasAdd);
+  EXPECT_EQ(g->biasAdd->name, "bias");
+  EXPECT_EQ(rt::groupOutput(*g), g->biasAdd->outputs[0]);
+  // The int32 bias: B / (x_scale * w_scale), every term a float.
+  const graph::Tensor *b = init(*l->m, "B"), *ws = mm->input(1)->producer->input(1)->constant;
+  for (int64_t m = 0; m < g->m; ++m)
+    EXPECT_EQ(g->bias[size_t(m)],
+              int64_t(std::nearbyint(float(b->at(m)) / (g->xScale * float(ws->at(m))))));
+  // A run that watches every value computes the MatMul and the Add as the
+  // model says, then gives the Add the group's output: the same numbers.
+  for (auto arith : {rt::IntegerArithmetic::Exact, rt::IntegerArithmetic::SaturatingPairs}) {
+    Ranges watched;
+    std::vector<float> direct = run(*l->m, x, nullptr, 0, arith),
+                       computed = run(*l->m, x, &watched, 0, arith);
+    EXPECT_EQ(maxDiff(direct, computed), 0.0);
+    EXPECT_LE(maxDiff(direct, run(*l->m, x)), rewriteStep(r) * 1.001);
+    EXPECT_TRUE(watched.count("m")); // the MatMul's own output was computed
+  }
+  // Without a bias Add the MatMul is a group of its own (QLinearMatMul).
+  auto plain = load("matmul.onnx");
+  Ranges pr;
+  run(*plain->m, x, &pr);
+  quant::QDQSpec ps = linearSpec(*plain->m, pr, "mm", false, false);
+  ps.weights = {weightGrids(*plain->m, "mm", 1, 1, 8)};
+  ASSERT_TRUE(rewrite(*plain, ps));
+  for (const auto &n : plain->m->graph.nodes())
+    if (n->opType == "MatMul") {
+      std::optional<rt::IntegerGroup> pg = rt::integerGroupOf(*n);
+      ASSERT_TRUE(pg);
+      EXPECT_FALSE(pg->biasAdd);
+    }
 }
