@@ -215,6 +215,45 @@ __attribute__((target("avx2"))) void requantRowsAvx2(const RowBlock &b, const ui
   }
 }
 
+/// The M sums of each row of `b` (plus cst) as floats: float(int32) times
+/// the multiplier (MatMulIntegerToFloat's output), to `floatOut` + r * M.
+/// Channels [from, m) of each row.
+[[gnu::always_inline]] inline void floatRowsTail(const RowBlock &b, const uint32_t *cst,
+                                                 const float *mult, int64_t from, int64_t m,
+                                                 float *floatOut) {
+  for (int64_t r = 0; r < b.rows; ++r) {
+    const int32_t *row = b.base + r * b.stride;
+    for (int64_t c = from; c < m; ++c) {
+      uint32_t acc = cst[c];
+      for (size_t i = 0; i < b.parts; ++i)
+        acc += uint32_t(row[b.partOff[i] + c]);
+      floatOut[r * m + c] = float(int32_t(acc)) * mult[c];
+    }
+  }
+}
+
+void floatRows(const RowBlock &b, const uint32_t *cst, const float *mult, int64_t m, float *out) {
+  floatRowsTail(b, cst, mult, 0, m, out);
+}
+
+/// floatRows eight channels at a time with AVX2: the same IEEE operations.
+__attribute__((target("avx2"))) void floatRowsAvx2(const RowBlock &b, const uint32_t *cst,
+                                                   const float *mult, int64_t m, float *out) {
+  int64_t whole = m / 8 * 8;
+  for (int64_t r = 0; r < b.rows; ++r) {
+    const int32_t *row = b.base + r * b.stride;
+    for (int64_t c = 0; c < whole; c += 8) {
+      __m256i acc = _mm256_loadu_si256(reinterpret_cast<const __m256i *>(cst + c));
+      for (size_t i = 0; i < b.parts; ++i)
+        acc = _mm256_add_epi32(
+            acc, _mm256_loadu_si256(reinterpret_cast<const __m256i *>(row + b.partOff[i] + c)));
+      _mm256_storeu_ps(out + r * m + c,
+                       _mm256_mul_ps(_mm256_cvtepi32_ps(acc), _mm256_loadu_ps(mult + c)));
+    }
+  }
+  floatRowsTail(b, cst, mult, whole, m, out);
+}
+
 } // namespace
 
 /// One input shape's primitive, weights, memory objects and buffers.
@@ -259,6 +298,7 @@ struct IntegerKernel::Impl {
   std::vector<float> mult;
   uint8_t flip = 0, zeroRaw = 0; ///< the u8 activation: x ^ flip; its zero point
   int32_t yZero = 0;
+  bool floatOut = false; ///< IntegerGroup::floatOutput: sums times mult, in float
   bool pairSafe = false; ///< no two weights of a channel can overflow a pair
   bool vnni = false;
   /// The float each output byte stands for: float(q - y_zero) * y_scale.
@@ -273,7 +313,8 @@ struct IntegerKernel::Impl {
   /// Computes `xq` (plain, or channels-last for a convolution) with plan `p`
   /// into `ys` (the output's bytes: channels-last when `lastOut`, else
   /// row-major).
-  bool execute(Plan &p, const Tensor &xq, uint8_t *ys, bool lastOut, std::string &err);
+  /// A MatMul of `floatOut` writes floats to `ys` instead.
+  bool execute(Plan &p, const Tensor &xq, void *ys, bool lastOut, std::string &err);
 
   /// The weights as `pieces` (1, or 2 halves within +-64) times as many
   /// reduction chunks as keep every channel's sum within kPartBound: each
@@ -363,6 +404,7 @@ std::unique_ptr<IntegerKernel> IntegerKernel::create(const IntegerGroup &grp, st
   im->flip = grp.signedX ? 0x80 : 0;
   im->zeroRaw = uint8_t(zeroRaw);
   im->yZero = int32_t(grp.yZero);
+  im->floatOut = grp.floatOutput;
   im->cst.assign(size_t(im->mPad), 0);
   im->mult.assign(size_t(im->mPad), 0.f);
   im->pairSafe = true;
@@ -754,7 +796,7 @@ Plan *IntegerKernel::Impl::prepare(const Tensor &xq, Shape &outShape, std::strin
   return nullptr;
 }
 
-bool IntegerKernel::Impl::execute(Plan &pl, const Tensor &xq, uint8_t *ys, bool lastOut,
+bool IntegerKernel::Impl::execute(Plan &pl, const Tensor &xq, void *out, bool lastOut,
                                   std::string &err) {
   if (&pl == &empty)
     return true;
@@ -762,6 +804,7 @@ bool IntegerKernel::Impl::execute(Plan &pl, const Tensor &xq, uint8_t *ys, bool 
   Impl &im = *this;
   try {
     const uint8_t *xs = static_cast<const uint8_t *>(xq.raw());
+    uint8_t *ys = static_cast<uint8_t *>(out);
     dnnl::stream &s = dnnl_util::stream();
     if (im.conv) {
       // Per chunk of images: the input copied to NDHWC with the padding
@@ -813,6 +856,23 @@ bool IntegerKernel::Impl::execute(Plan &pl, const Tensor &xq, uint8_t *ys, bool 
     for (const auto &a : p->args)
       p->prim.execute(s, a);
     s.wait();
+    if (im.floatOut) {
+      float *yf = static_cast<float *>(out);
+      parallelFor(p->rows, im.m * int64_t(p->parts), [&](int64_t b, int64_t e) {
+        RowBlock rb{reinterpret_cast<const int32_t *>(p->dstBuf.data()) + b * p->pixStride,
+                    p->pixStride,
+                    p->partOff.data(),
+                    p->partOff.size(),
+                    e - b,
+                    nullptr,
+                    0};
+        if (simdLevel() >= SimdLevel::Avx2) // both loops give the same bits
+          floatRowsAvx2(rb, im.cst.data(), im.mult.data(), im.m, yf + b * im.m);
+        else
+          floatRows(rb, im.cst.data(), im.mult.data(), im.m, yf + b * im.m);
+      });
+      return true;
+    }
     parallelFor(p->rows, im.m * int64_t(p->parts),
                 [&](int64_t b, int64_t e) { im.requantRows(*p, b, e - b, ys + b * im.m, im.m); });
     return true;
@@ -846,6 +906,11 @@ bool IntegerKernel::run(const Tensor &xq, Tensor &yq, std::string &err, bool cha
     return false;
   ElemType type = impl->ySigned ? ElemType::Int8 : ElemType::UInt8;
   bool last = channelsLast && impl->conv && numElements(out) > 0;
+  if (impl->floatOut) {
+    err = "the integer kernel of " + impl->node->opType + " `" + impl->node->name +
+          "` gives floats, not 8-bit codes";
+    return false;
+  }
   yq = last ? dnnl_util::allocateChannelsLast(type, out) : Tensor(type, out);
   return impl->execute(*p, x, yq.data<uint8_t>(), last, err);
 }
@@ -861,6 +926,8 @@ bool IntegerKernel::runDequantized(const Tensor &xq, Tensor &y, std::string &err
   int64_t n = y.numel();
   if (p->quantized.size() < size_t(n))
     p->quantized.resize(size_t(n));
+  if (impl->floatOut)
+    return impl->execute(*p, x, y.raw(), false, err);
   uint8_t *q = p->quantized.data();
   if (!impl->execute(*p, x, q, false, err))
     return false;

@@ -1,7 +1,8 @@
 //===- IntegerKernel.h - QDQ groups on oneDNN's int8 primitives -*- C++ -*-===//
 //
 // The integer kernel of a QDQ group (IntegerPairs.h: DequantizeLinear(x u8|s8)
-// -> Conv|Gemm|MatMul with int8 weights and int32 bias -> QuantizeLinear 8-bit)
+// -> Conv|Gemm|MatMul with int8 weights and int32 bias -> QuantizeLinear 8-bit,
+// or a MatMul's float output as MatMulIntegerToFloat gives it)
 // computed from the quantized activation to the quantized output, as ONNX
 // Runtime's integer kernels do with VNNI: exact int32 sums, times the float
 // multiplier x_scale * w_scale / y_scale, rounded half to even, plus the output
@@ -87,7 +88,9 @@ public:
   /// As run(), but writes the float output of the group's node as
   /// computeIntegerGroup leaves it: yq dequantized, float(yq - y_zero) *
   /// y_scale (what the executor's float graph carries on to the Relu/Clip and
-  /// QuantizeLinear after the node).
+  /// QuantizeLinear after the node); for a MatMul of IntegerGroup::floatOutput
+  /// (ORT's MatMulIntegerToFloat) float(int32 sum) * multiplier. (run() takes
+  /// only groups that requantize.)
   bool runDequantized(const Tensor &xq, Tensor &y, std::string &err);
 
   /// How the last run computed: oneDNN's implementation and how many weight

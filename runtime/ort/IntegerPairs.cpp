@@ -131,27 +131,66 @@ bool biasOf(const graph::Node &n, IntegerGroup &g, const std::vector<float> &wSc
   return true;
 }
 
-/// The Add after MatMul `n` that ORT fuses with it into a Gemm
-/// (MatMulAddFusion) whose float bias WeightBiasQuantization makes int32:
-/// the Add is the only reader of the MatMul's output, which is no graph
-/// output; its other operand is a float constant of shape [N]; the MatMul's
-/// input has rank 2, or a static shape (ORT reshapes it to 2-D around the
-/// Gemm). Null otherwise.
-const graph::Node *ortBiasAdd(const graph::Node &n) {
-  const graph::Value *y = n.outputs.empty() ? nullptr : n.outputs[0], *x = n.input(0);
-  if (n.opType != "MatMul" || !y || y->isGraphOutput || y->uses.size() != 1 || !x || !x->type.shape)
+/// The Add after MatMul `n` that ORT fuses with it into a Gemm at level 1
+/// (MatMulAddFusion): the Add is the only reader of the MatMul's output,
+/// which is no graph output; the MatMul's input has rank 2, or a static
+/// shape (ORT reshapes it to 2-D around the Gemm); the weight has rank 2; the
+/// Add's other operand has shape [N] or, for a 2-D input, [1, N], [M, 1] or
+/// [M, N]. Null otherwise.
+/// The shape of `v` as ORT's graph knows it: its type's, a constant's, or
+/// the constant a DequantizeLinear reads.
+std::optional<std::vector<graph::Dim>> shapeOf(const graph::Value *v) {
+  if (!v)
+    return std::nullopt;
+  if (v->type.shape)
+    return v->type.shape;
+  const graph::Node *dq = producerOf(v, "DequantizeLinear");
+  const graph::Tensor *t = v->constant          ? v->constant
+                           : dq && dq->input(0) ? dq->input(0)->constant
+                                                : nullptr;
+  if (!t)
+    return std::nullopt;
+  std::vector<graph::Dim> dims(t->dims.size());
+  for (size_t i = 0; i < dims.size(); ++i)
+    dims[i].value = t->dims[i];
+  return dims;
+}
+
+const graph::Node *ortGemmAdd(const graph::Node &n) {
+  const graph::Value *y = n.outputs.empty() ? nullptr : n.outputs[0];
+  std::optional<std::vector<graph::Dim>> xs = shapeOf(n.input(0)), ws = shapeOf(n.input(1));
+  if (n.opType != "MatMul" || !y || y->isGraphOutput || y->uses.size() != 1 || !xs || !ws ||
+      ws->size() != 2)
     return nullptr;
   const graph::Node &add = *y->uses[0].node;
-  const graph::Value *b = add.input(1 - y->uses[0].index);
-  if (add.opType != "Add" || !add.inDefaultDomain() || add.inputs.size() != 2 || !b ||
-      !b->constant || b->constant->elem != graph::ElemType::Float ||
-      b->constant->dims.size() != 1 || add.outputs.empty() || !add.outputs[0])
+  std::optional<std::vector<graph::Dim>> bs = shapeOf(add.input(1 - y->uses[0].index));
+  if (add.opType != "Add" || !add.inDefaultDomain() || add.inputs.size() != 2 || !bs ||
+      add.outputs.empty() || !add.outputs[0])
     return nullptr;
-  if (x->type.shape->size() != 2)
-    for (const graph::Dim &d : *x->type.shape)
+  bool plain = xs->size() == 2;
+  if (!plain)
+    for (const graph::Dim &d : *xs)
       if (!d.known() || !d.param.empty())
         return nullptr;
-  return &add;
+  const graph::Dim &dn = (*ws)[1];
+  auto one = [](const graph::Dim &d) { return d.value == 1; };
+  const std::vector<graph::Dim> &b = *bs;
+  bool fits = (b.size() == 1 && b[0] == dn) ||
+              (plain && b.size() == 2 && one(b[0]) && b[1] == dn) ||
+              (plain && b.size() == 2 && b[0] == (*xs)[0] && (one(b[1]) || b[1] == dn));
+  return fits ? &add : nullptr;
+}
+
+/// The Add of ortGemmAdd whose float constant bias of shape [N]
+/// WeightBiasQuantization makes int32, so that the Gemm can be a QGemm.
+const graph::Node *ortBiasAdd(const graph::Node &n) {
+  const graph::Node *add = ortGemmAdd(n);
+  if (!add)
+    return nullptr;
+  const graph::Value *b = add->input(add->input(0) == n.outputs[0] ? 1 : 0);
+  return b->constant && b->constant->elem == graph::ElemType::Float && b->constant->dims.size() == 1
+             ? add
+             : nullptr;
 }
 
 /// Whether ORT's EliminateSlice removes `n` at level 1: a Slice whose
@@ -259,8 +298,10 @@ const graph::Value *groupOutput(const IntegerGroup &g) {
 bool ortFuses(const IntegerGroup &g) {
   const graph::Node *dqx = producerOf(g.node->input(0), "DequantizeLinear"),
                     *q = quantizerAfter(groupOutput(g));
-  return dqx && dqx->input(0) && q && !q->outputs.empty() && q->outputs[0] &&
-         ortUnsignedCodes(*dqx->input(0)) && ortUnsignedCodes(*q->outputs[0]);
+  if (!dqx || !dqx->input(0) || !ortUnsignedCodes(*dqx->input(0)))
+    return false;
+  return g.floatOutput ||
+         (q && !q->outputs.empty() && q->outputs[0] && ortUnsignedCodes(*q->outputs[0]));
 }
 
 std::optional<IntegerGroup> integerGroupOf(const graph::Node &n) {
@@ -272,10 +313,15 @@ std::optional<IntegerGroup> integerGroupOf(const graph::Node &n) {
   const graph::Node *dqx = producerOf(n.input(0), "DequantizeLinear"),
                     *dqw = producerOf(n.input(1), "DequantizeLinear"),
                     *q = quantizerAfter(groupOutput(g));
-  if (!dqx || !dqw || !q || !scalarInput(*dqx, 1) || (dqx->input(2) && !scalarInput(*dqx, 2)))
+  // A MatMul whose output no QuantizeLinear reads, and which no Add joins
+  // into a Gemm: ORT's MatMulIntegerToFloat.
+  g.floatOutput =
+      !q && n.opType == "MatMul" && !ortGemmAdd(n) && !n.outputs.empty() && n.outputs[0];
+  if (!dqx || !dqw || !(q || g.floatOutput) || !scalarInput(*dqx, 1) ||
+      (dqx->input(2) && !scalarInput(*dqx, 2)))
     return std::nullopt;
   const graph::Value *xq = dqx->input(0), *wq = dqw->input(0), *ws = dqw->input(1),
-                     *wz = dqw->input(2), *yz = q->input(2);
+                     *wz = dqw->input(2), *yz = q ? q->input(2) : nullptr;
   graph::ElemType xe = xq ? xq->type.elem : graph::ElemType::Undefined,
                   ye = yz ? yz->constant->elem : graph::ElemType::UInt8;
   if ((xe != graph::ElemType::UInt8 && xe != graph::ElemType::Int8) ||
@@ -304,7 +350,7 @@ std::optional<IntegerGroup> integerGroupOf(const graph::Node &n) {
   g.signedX = xe == graph::ElemType::Int8;
   g.xScale = float(scalarInput(*dqx, 1)->at(0));
   g.xZero = dqx->input(2) ? int64_t(scalarInput(*dqx, 2)->at(0)) : 0;
-  g.yScale = float(scalarInput(*q, 1)->at(0));
+  g.yScale = q ? float(scalarInput(*q, 1)->at(0)) : 1.0f;
   g.yZero = yz ? int64_t(yz->constant->at(0)) : 0;
   g.yMin = ye == graph::ElemType::Int8 ? -128 : 0;
   g.yMax = ye == graph::ElemType::Int8 ? 127 : 255;
@@ -323,7 +369,8 @@ std::optional<IntegerGroup> integerGroupOf(const graph::Node &n) {
   for (int64_t m = 0; m < g.m; ++m) {
     wScale[size_t(m)] = float(ws->constant->at(scales == 1 ? 0 : m));
     // As ORT computes it: in float, (x_scale * w_scale) / y_scale.
-    g.multiplier.push_back(g.xScale * wScale[size_t(m)] / g.yScale);
+    g.multiplier.push_back(g.floatOutput ? g.xScale * wScale[size_t(m)]
+                                         : g.xScale * wScale[size_t(m)] / g.yScale);
     const int8_t *row = g.w.data() + m * g.k;
     for (int64_t k = 0; k + 1 < g.k && !g.depthwise; k += 2)
       g.canSaturate |=
@@ -381,6 +428,8 @@ bool computeIntegerGroup(const IntegerGroup &grp, IntegerArithmetic arith, const
     }
     acc += grp.bias[size_t(m)] - zeroRaw * wsum;
     float v = float(int32_t(acc)) * grp.multiplier[size_t(m)];
+    if (grp.floatOutput)
+      return v;
     int64_t q = std::clamp(int64_t(std::nearbyint(v)) + grp.yZero, grp.yMin, grp.yMax);
     return float(q - grp.yZero) * grp.yScale;
   };

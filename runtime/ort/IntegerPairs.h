@@ -37,7 +37,8 @@ enum class IntegerArithmetic {
   SaturatingPairs, ///< as ORT's on x86-64 without VNNI: int16 pairs, saturating
 };
 
-/// A Conv, Gemm or MatMul that ORT runs as an integer kernel.
+/// A Conv, Gemm or MatMul that ORT runs as an integer kernel. (Without a
+/// QuantizeLinear after it, a MatMul's kernel gives float: `floatOutput`.)
 struct IntegerGroup {
   const graph::Node *node = nullptr;
   /// The Add of a constant bias after the MatMul `node` that ORT fuses with
@@ -45,10 +46,14 @@ struct IntegerGroup {
   /// grid by WeightBiasQuantization, then a QGemm): the group's output is
   /// the Add's. Null otherwise.
   const graph::Node *biasAdd = nullptr;
+  /// A MatMul no QuantizeLinear reads, which ORT runs as com.microsoft
+  /// MatMulIntegerToFloat: its float output is float(int32 sum) times
+  /// `multiplier` (x_scale * w_scale, in float), not requantized.
+  bool floatOutput = false;
   int64_t m = 0, k = 0;          ///< output channels; reduction length (per group for Conv)
   std::vector<int8_t> w;         ///< [M, K] in the kernel's reduction order
   std::vector<int64_t> bias;     ///< int32 bias per output channel (0 without one)
-  std::vector<float> multiplier; ///< x_scale * w_scale / y_scale, per output channel
+  std::vector<float> multiplier; ///< x_scale * w_scale / y_scale (no y_scale: floatOutput)
   float xScale = 1, yScale = 1;
   int64_t xZero = 0, yZero = 0, yMin = 0, yMax = 255;
   bool signedX = false; ///< s8 activations (the u8 kernel sees them + 128)
@@ -92,7 +97,8 @@ bool ortDropsBefore(const graph::Node &act, const graph::Node &q);
 std::optional<IntegerGroup> integerGroupOf(const graph::Node &n);
 
 /// Whether ORT's x86-64 CPU kernels run the group as an integer kernel: its
-/// input and output codes are uint8 there (ortUnsignedCodes).
+/// input and output codes (a float output has none) are uint8 there
+/// (ortUnsignedCodes).
 bool ortFuses(const IntegerGroup &g);
 
 /// Every integer group of `g` whose weights can overflow an int16 pair.

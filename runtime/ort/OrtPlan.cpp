@@ -134,7 +134,8 @@ OrtPlan::OrtPlan(Executor &ex) : ex(ex), steps(ex.numSteps()) {
     if (!xq || !(step.integerKernel = IntegerKernel::create(*step.integer, error)))
       continue;
     step.quantizedInput = xq;
-    findQuantizedOutput(s);
+    if (!step.integer->floatOutput)
+      findQuantizedOutput(s);
     ex.keepUntil(s, *xq);
   }
   findKernelOnlyInputs();

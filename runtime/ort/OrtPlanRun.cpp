@@ -79,8 +79,9 @@ StepPlan::Action OrtPlan::before(StepRun &r) {
   }
   if (kernel && !step.integer->biasAdd) {
     // The group on integers, from the tensor its DequantizeLinear reads, to
-    // the float output of its node. (A MatMul's output is its own, without
-    // the bias ORT fuses: the Add's step then overwrites its output.)
+    // the float output of its node (MatMulIntegerToFloat's for a MatMul
+    // without a quantizer). (A MatMul's output is its own, without the bias
+    // ORT fuses: the Add's step then overwrites its output.)
     const graph::Value &out = *n.outputs[0];
     std::string error;
     if (!step.integerKernel->runDequantized(*xq, r.slot(out), error)) {

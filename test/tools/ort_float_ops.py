@@ -36,6 +36,12 @@ goes the other way on a last-bit difference:
   a bias added in float lands a code apart. And the forms ORT leaves apart:
   a symbolic 3-D input (MatMulIntegerToFloat, then the Add) and a [1, N] bias
   (a float Gemm);
+- a quantized MatMul whose output no QuantizeLinear reads: ORT's
+  MatMulIntegerToFloat, float(int32 sum) * (x_scale * w_scale), which the
+  float product of the dequantized operands misses in the last bits (per
+  column and per tensor weights, int8 activations ORT moves to uint8, a
+  2-D and a 3-D input, a float bias Add after it); and a 2-D one with a bias
+  Add, which ORT makes a float Gemm instead;
 - QLinearAdd (runtime/OrtBinary.cpp): every one of the 65,536 code pairs,
   on uint8 grids of arbitrary scales (M-LSD's for ort_cpu among them, whose
   sums land on ties).
@@ -320,6 +326,41 @@ def linear_bias(case, rng):
     return m, {"x": x}
 
 
+# name: (input shape (a string: symbolic), bias shape or None, per-column weight scales,
+# int8 activations)
+MATMUL_TO_FLOAT = {
+    "matmul_integer_to_float_3d": (["N", 5, 24], None, True, False),
+    "matmul_integer_to_float_2d": (["N", 24], None, True, False),
+    "matmul_integer_to_float_per_tensor": (["N", 5, 24], None, False, False),
+    "matmul_integer_to_float_int8": (["N", 5, 24], None, True, True),
+    "matmul_integer_to_float_add_3d": (["N", 5, 24], [16], True, False),
+    "matmul_add_float_gemm_2d": (["N", 24], [16], True, False),
+}
+
+
+def matmul_to_float(case, rng):
+    xshape, bshape, per_column, s8 = case
+    k, n = xshape[-1], 16
+    xs, z = np.float32(0.0371), np.array(3 if s8 else 131, np.int8 if s8 else np.uint8)
+    ws = rng.uniform(0.001, 0.01, n).astype(np.float32) if per_column else np.float32(0.0043)
+    # Weights within +-63: no u8 x s8 pair saturates without VNNI (ORT under qemu).
+    inits = [numpy_helper.from_array(np.array(xs), "xs"), numpy_helper.from_array(z, "xz"),
+             numpy_helper.from_array(rng.randint(-63, 64, [k, n]).astype(np.int8), "wq"),
+             numpy_helper.from_array(np.array(ws), "ws")]
+    nodes = [helper.make_node("QuantizeLinear", ["x", "xs", "xz"], ["xq"]),
+             helper.make_node("DequantizeLinear", ["xq", "xs", "xz"], ["xd"]),
+             helper.make_node("DequantizeLinear", ["wq", "ws"], ["wd"],
+                              **({"axis": 1} if per_column else {})),
+             helper.make_node("MatMul", ["xd", "wd"], ["mm" if bshape else "y"])]
+    if bshape:
+        inits.append(numpy_helper.from_array(rng.standard_normal(bshape).astype(np.float32), "b"))
+        nodes.append(helper.make_node("Add", ["mm", "b"], ["y"]))
+    shape = [2 if isinstance(d, str) else d for d in xshape]
+    m = finish(nodes, [helper.make_tensor_value_info("x", TensorProto.FLOAT, xshape)],
+               [helper.make_tensor_value_info("y", TensorProto.FLOAT, xshape[:-1] + [n])], inits)
+    return m, {"x": (rng.standard_normal(shape) * 3).astype(np.float32)}
+
+
 # name: (op, input shape, opset: 13; the axes of ReduceSum an input, of ReduceMean an
 # attribute). RMSNorm's square and mean over the hidden axis (a
 # multiple of 8: ORT's eight lanes, halved pairwise).
@@ -355,7 +396,8 @@ CASES = {**{k: (conv, v) for k, v in CONVS.items()},
          **{k: (global_average, v) for k, v in GLOBAL_AVERAGES.items()},
          **{k: (average, v) for k, v in AVERAGES.items()},
          **{k: (reduce, v) for k, v in REDUCES.items()},
-         **{k: (linear_bias, v) for k, v in LINEAR_BIAS.items()}}
+         **{k: (linear_bias, v) for k, v in LINEAR_BIAS.items()},
+         **{k: (matmul_to_float, v) for k, v in MATMUL_TO_FLOAT.items()}}
 
 
 def main():

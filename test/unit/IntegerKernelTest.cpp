@@ -83,6 +83,8 @@ struct Spec {
   /// Activations as stored (u8 or s8): uniform in [xLo, xHi].
   int xLo = 0, xHi = 255;
   unsigned seed = 1;
+  /// A MatMul with no QuantizeLinear after it (ORT's MatMulIntegerToFloat).
+  bool floatOut = false;
 };
 
 int64_t outChannels(const Spec &s) {
@@ -189,7 +191,10 @@ std::unique_ptr<Built> build(const Spec &s) {
   int xType = s.signedX ? onnx::TensorProto::INT8 : onnx::TensorProto::UINT8,
       yType = s.signedY ? onnx::TensorProto::INT8 : onnx::TensorProto::UINT8;
   valueInfo(g->add_input(), "xq", xType, s.x);
-  valueInfo(g->add_output(), "yq", yType, s.x, /*symbolic=*/true);
+  if (s.floatOut)
+    valueInfo(g->add_output(), "yf", onnx::TensorProto::FLOAT, s.x, /*symbolic=*/true);
+  else
+    valueInfo(g->add_output(), "yq", yType, s.x, /*symbolic=*/true);
   addTensor(g, "xs", onnx::TensorProto::FLOAT, {}, bytesOf(std::vector<float>{s.xScale}));
   std::vector<int8_t> xz8 = {int8_t(s.xZero)}, yz8 = {int8_t(s.yZero)};
   addTensor(g, "xz", xType, {}, bytesOf(xz8));
@@ -236,13 +241,17 @@ std::unique_ptr<Built> build(const Spec &s) {
     intAttr(op, "transB", 1);
   }
   std::string y = "yf";
-  if (s.relu) {
+  if (s.floatOut) {
+    // The graph's output is the MatMul's float output.
+  } else if (s.relu) {
     addNode(g, "Relu", {"yf"}, "yr");
     y = "yr";
   }
-  addTensor(g, "ys", onnx::TensorProto::FLOAT, {}, bytesOf(std::vector<float>{yScale}));
-  addTensor(g, "yz", yType, {}, bytesOf(yz8));
-  addNode(g, "QuantizeLinear", {y, "ys", "yz"}, "yq");
+  if (!s.floatOut) {
+    addTensor(g, "ys", onnx::TensorProto::FLOAT, {}, bytesOf(std::vector<float>{yScale}));
+    addTensor(g, "yz", yType, {}, bytesOf(yz8));
+    addNode(g, "QuantizeLinear", {y, "ys", "yz"}, "yq");
+  }
 
   auto b = std::make_unique<Built>();
   b->yScale = yScale;
@@ -297,7 +306,7 @@ bool reference(const rt::IntegerGroup &g, const Tensor &xq, const Shape &yShape,
   const float *y = ctx.outputs[0].data<float>();
   if (floatOut)
     *floatOut = ctx.outputs[0];
-  for (int64_t i = 0; i < yq.numel(); ++i) {
+  for (int64_t i = 0; i < yq.numel() && !g.floatOutput; ++i) {
     int64_t q = std::llround(double(y[i]) / double(g.yScale)) + g.yZero;
     EXPECT_EQ(float(q - g.yZero) * g.yScale, y[i]) << "not on the output grid at " << i;
     yq.data<uint8_t>()[i] = uint8_t(q);
@@ -348,6 +357,14 @@ void expectExact(const Built &b, const Tensor &x, IntegerKernel::Mode mode, cons
     k = own.get();
   }
   Tensor got, want, gotFloat, wantFloat;
+  if (b.group->floatOutput) { // MatMulIntegerToFloat: floats, no codes
+    EXPECT_FALSE(k->run(x, got, err)) << what;
+    ASSERT_TRUE(k->runDequantized(x, gotFloat, err)) << what << ": " << err;
+    ASSERT_TRUE(
+        reference(*b.group, x, gotFloat.shape(), want, rt::IntegerArithmetic::Exact, &wantFloat));
+    EXPECT_EQ(std::memcmp(gotFloat.raw(), wantFloat.raw(), wantFloat.bytes()), 0) << what;
+    return;
+  }
   ASSERT_TRUE(k->run(x, got, err)) << what << ": " << err;
   ASSERT_TRUE(reference(*b.group, x, got.shape(), want, rt::IntegerArithmetic::Exact, &wantFloat));
   Diff d = compare(got, want, *b.group);
@@ -693,6 +710,32 @@ TEST(IntegerKernel, GemmAndMatMul) {
     m.yZero = 128;
     check(m, "MatMul " + rt::shapeStr(x));
   }
+}
+
+TEST(IntegerKernel, MatMulIntegerToFloat) {
+  // A MatMul no QuantizeLinear reads: float(int32 sum) * x_scale * w_scale,
+  // bit for bit, for u8 and s8 activations, per-tensor and per-channel
+  // scales, rows of 2-D to 4-D inputs, output channels not a multiple of 8,
+  // and full-range weights split into parts without VNNI.
+  for (Shape x : {Shape{6, 48}, Shape{2, 5, 48}, Shape{2, 3, 4, 48}})
+    for (bool signedX : {false, true}) {
+      Spec m;
+      m.op = "MatMul";
+      m.x = x;
+      m.w = {48, 21};
+      m.bias = Spec::None;
+      m.floatOut = true;
+      m.perChannel = !signedX;
+      m.signedX = signedX;
+      m.xLo = signedX ? -128 : 0;
+      m.xHi = signedX ? 127 : 255;
+      m.xZero = signedX ? -3 : 131;
+      m.seed = unsigned(x.size()) + (signedX ? 10 : 0);
+      auto b = build(m);
+      ASSERT_TRUE(b->group);
+      EXPECT_TRUE(b->group->floatOutput);
+      check(m, "MatMul to float " + rt::shapeStr(x) + (signedX ? ", s8" : ""));
+    }
 }
 
 TEST(IntegerKernel, BatchesShareTheKernel) {

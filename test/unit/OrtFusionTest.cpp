@@ -7,6 +7,7 @@
 
 #include "GraphBuilder.h"
 #include "ir/graph/OnnxIO.h"
+#include "runtime/Simd.h"
 #include "runtime/ort/IntegerPairs.h"
 #include "runtime/ort/OrtSoftmax.h"
 
@@ -15,6 +16,7 @@
 
 #include <cmath>
 #include <limits>
+#include <random>
 
 using namespace tpcc;
 using graph::ElemType;
@@ -220,4 +222,29 @@ TEST(OrtSoftmax, SoftmaxOfCodesAsQLinearSoftmax) {
   ASSERT_TRUE(rt::ortSoftmax(one, 0.5f, 1.0f / 256, ElemType::Int8, -128, -1, 13, w));
   EXPECT_EQ(at(w, 0), -128);
   EXPECT_FALSE(rt::ortSoftmax(one, 0.5f, 1.0f / 256, ElemType::UInt8, 0, 2, 13, u)); // no axis 2
+}
+
+TEST(OrtSoftmax, EightRowsAtOnceGiveTheBytesOfOneRowAtATime) {
+  // With AVX2 the rows are summed eight at a time, one per lane, in row
+  // order: the same float sums, so the same codes as the row-by-row loop
+  // (SSE2), for rows of several lengths, a tail of rows, both input and
+  // output types, and a scale under which all but the largest entries vanish.
+  std::mt19937 rng(7);
+  for (int64_t d : {1, 3, 50, 257})
+    for (ElemType in : {ElemType::UInt8, ElemType::Int8})
+      for (ElemType out : {ElemType::UInt8, ElemType::Int8}) {
+        std::vector<int> v(size_t(21 * d));
+        for (int &c : v)
+          c = int(rng() % 256) - (in == ElemType::Int8 ? 128 : 0);
+        rt::Tensor x = codes(in, {21, d}, v), fast, plain;
+        float xScale = d == 257 ? 4.0f : 0.0371f; // 4: entries far below the largest vanish
+        ASSERT_TRUE(rt::ortSoftmax(x, xScale, 1.0f / 256, out, out == ElemType::Int8 ? -128 : 0, -1,
+                                   13, fast));
+        rt::SimdLevel was = rt::limitSimd(rt::SimdLevel::Sse2);
+        ASSERT_TRUE(rt::ortSoftmax(x, xScale, 1.0f / 256, out, out == ElemType::Int8 ? -128 : 0, -1,
+                                   13, plain));
+        rt::limitSimd(was);
+        for (int64_t i = 0; i < x.numel(); ++i)
+          ASSERT_EQ(at(fast, i), at(plain, i)) << "d " << d << ", element " << i;
+      }
 }
