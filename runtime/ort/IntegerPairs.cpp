@@ -131,56 +131,6 @@ bool biasOf(const graph::Node &n, IntegerGroup &g, const std::vector<float> &wSc
   return true;
 }
 
-/// The Add after MatMul `n` that ORT fuses with it into a Gemm at level 1
-/// (MatMulAddFusion): the Add is the only reader of the MatMul's output,
-/// which is no graph output; the MatMul's input has rank 2, or a static
-/// shape (ORT reshapes it to 2-D around the Gemm); the weight has rank 2; the
-/// Add's other operand has shape [N] or, for a 2-D input, [1, N], [M, 1] or
-/// [M, N]. Null otherwise.
-/// The shape of `v` as ORT's graph knows it: its type's, a constant's, or
-/// the constant a DequantizeLinear reads.
-std::optional<std::vector<graph::Dim>> shapeOf(const graph::Value *v) {
-  if (!v)
-    return std::nullopt;
-  if (v->type.shape)
-    return v->type.shape;
-  const graph::Node *dq = producerOf(v, "DequantizeLinear");
-  const graph::Tensor *t = v->constant          ? v->constant
-                           : dq && dq->input(0) ? dq->input(0)->constant
-                                                : nullptr;
-  if (!t)
-    return std::nullopt;
-  std::vector<graph::Dim> dims(t->dims.size());
-  for (size_t i = 0; i < dims.size(); ++i)
-    dims[i].value = t->dims[i];
-  return dims;
-}
-
-const graph::Node *ortGemmAdd(const graph::Node &n) {
-  const graph::Value *y = n.outputs.empty() ? nullptr : n.outputs[0];
-  std::optional<std::vector<graph::Dim>> xs = shapeOf(n.input(0)), ws = shapeOf(n.input(1));
-  if (n.opType != "MatMul" || !y || y->isGraphOutput || y->uses.size() != 1 || !xs || !ws ||
-      ws->size() != 2)
-    return nullptr;
-  const graph::Node &add = *y->uses[0].node;
-  std::optional<std::vector<graph::Dim>> bs = shapeOf(add.input(1 - y->uses[0].index));
-  if (add.opType != "Add" || !add.inDefaultDomain() || add.inputs.size() != 2 || !bs ||
-      add.outputs.empty() || !add.outputs[0])
-    return nullptr;
-  bool plain = xs->size() == 2;
-  if (!plain)
-    for (const graph::Dim &d : *xs)
-      if (!d.known() || !d.param.empty())
-        return nullptr;
-  const graph::Dim &dn = (*ws)[1];
-  auto one = [](const graph::Dim &d) { return d.value == 1; };
-  const std::vector<graph::Dim> &b = *bs;
-  bool fits = (b.size() == 1 && b[0] == dn) ||
-              (plain && b.size() == 2 && one(b[0]) && b[1] == dn) ||
-              (plain && b.size() == 2 && b[0] == (*xs)[0] && (one(b[1]) || b[1] == dn));
-  return fits ? &add : nullptr;
-}
-
 /// The Add of ortGemmAdd whose float constant bias of shape [N]
 /// WeightBiasQuantization makes int32, so that the Gemm can be a QGemm.
 const graph::Node *ortBiasAdd(const graph::Node &n) {
@@ -255,6 +205,50 @@ size_t ortDequantizeReaders(const graph::Node &dq) {
 
 } // namespace
 
+/// The shape of `v` as ORT's graph knows it: its type's, a constant's, or
+/// the constant a DequantizeLinear reads.
+static std::optional<std::vector<graph::Dim>> shapeOf(const graph::Value *v) {
+  if (!v)
+    return std::nullopt;
+  if (v->type.shape)
+    return v->type.shape;
+  const graph::Node *dq = producerOf(v, "DequantizeLinear");
+  const graph::Tensor *t = v->constant          ? v->constant
+                           : dq && dq->input(0) ? dq->input(0)->constant
+                                                : nullptr;
+  if (!t)
+    return std::nullopt;
+  std::vector<graph::Dim> dims(t->dims.size());
+  for (size_t i = 0; i < dims.size(); ++i)
+    dims[i].value = t->dims[i];
+  return dims;
+}
+
+const graph::Node *ortGemmAdd(const graph::Node &n) {
+  const graph::Value *y = n.outputs.empty() ? nullptr : n.outputs[0];
+  std::optional<std::vector<graph::Dim>> xs = shapeOf(n.input(0)), ws = shapeOf(n.input(1));
+  if (n.opType != "MatMul" || !y || y->isGraphOutput || y->uses.size() != 1 || !xs || !ws ||
+      ws->size() != 2)
+    return nullptr;
+  const graph::Node &add = *y->uses[0].node;
+  std::optional<std::vector<graph::Dim>> bs = shapeOf(add.input(1 - y->uses[0].index));
+  if (add.opType != "Add" || !add.inDefaultDomain() || add.inputs.size() != 2 || !bs ||
+      add.outputs.empty() || !add.outputs[0])
+    return nullptr;
+  bool plain = xs->size() == 2;
+  if (!plain)
+    for (const graph::Dim &d : *xs)
+      if (!d.known() || !d.param.empty())
+        return nullptr;
+  const graph::Dim &dn = (*ws)[1];
+  auto one = [](const graph::Dim &d) { return d.value == 1; };
+  const std::vector<graph::Dim> &b = *bs;
+  bool fits = (b.size() == 1 && b[0] == dn) ||
+              (plain && b.size() == 2 && one(b[0]) && b[1] == dn) ||
+              (plain && b.size() == 2 && b[0] == (*xs)[0] && (one(b[1]) || b[1] == dn));
+  return fits ? &add : nullptr;
+}
+
 bool ortDropsBefore(const graph::Node &act, const graph::Node &q) {
   QGrid g = gridOf(q);
   if (act.opType == "Relu")
@@ -314,9 +308,12 @@ std::optional<IntegerGroup> integerGroupOf(const graph::Node &n) {
                     *dqw = producerOf(n.input(1), "DequantizeLinear"),
                     *q = quantizerAfter(groupOutput(g));
   // A MatMul whose output no QuantizeLinear reads, and which no Add joins
-  // into a Gemm: ORT's MatMulIntegerToFloat.
+  // into a Gemm: ORT's MatMulIntegerToFloat. (A QuantizeLinear among
+  // several readers leaves it float.)
   g.floatOutput =
-      !q && n.opType == "MatMul" && !ortGemmAdd(n) && !n.outputs.empty() && n.outputs[0];
+      !q && n.opType == "MatMul" && !n.outputs.empty() && n.outputs[0] && !ortGemmAdd(n) &&
+      std::none_of(n.outputs[0]->uses.begin(), n.outputs[0]->uses.end(),
+                   [](const graph::Use &u) { return u.node->opType == "QuantizeLinear"; });
   if (!dqx || !dqw || !(q || g.floatOutput) || !scalarInput(*dqx, 1) ||
       (dqx->input(2) && !scalarInput(*dqx, 2)))
     return std::nullopt;

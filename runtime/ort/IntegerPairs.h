@@ -88,6 +88,14 @@ bool ortUnsignedCodes(const graph::Value &codes);
 /// node before `act` and `q` form a QDQ group.
 bool ortDropsBefore(const graph::Node &act, const graph::Node &q);
 
+/// The Add after MatMul `n` that ORT fuses with it into a Gemm at level 1
+/// (MatMulAddFusion): the Add is the only reader of the MatMul's output,
+/// which is no graph output; the MatMul's input has rank 2, or a static
+/// shape (ORT reshapes it to 2-D around the Gemm); the weight has rank 2; the
+/// Add's other operand has shape [N] or, for a 2-D input, [1, N], [M, 1] or
+/// [M, N]. Null otherwise.
+const graph::Node *ortGemmAdd(const graph::Node &n);
+
 /// The group `n` is the node of, or none (not a form ORT fuses, or one this
 /// does not cover: Gemm with transA, alpha or beta other than 1). A Gemm
 /// (or a MatMul ORT makes one with its bias Add) needs a weight zero point:

@@ -52,6 +52,7 @@ bool keepsValues(const graph::Node &n) {
   return llvm::StringSwitch<bool>(n.opType)
       .Cases("MaxPool", "GlobalMaxPool", "Reshape", "Flatten", "Squeeze", "Unsqueeze", true)
       .Cases("Transpose", "Identity", "SpaceToDepth", "DepthToSpace", true)
+      .Cases("Slice", "Gather", "Expand", "Tile", true)
       .Default(false);
 }
 
@@ -74,9 +75,6 @@ std::optional<LookupChain> rt::codeChainOf(const graph::Node &op, ConstantFn con
     return std::nullopt;
   for (size_t i = 1; i < op.outputs.size(); ++i) // MaxPool's indices
     if (op.outputs[i] && !op.outputs[i]->uses.empty())
-      return std::nullopt;
-  for (size_t i = 1; i < op.inputs.size(); ++i) // a Reshape's shape, axes
-    if (op.inputs[i] && !constant(*op.inputs[i]))
       return std::nullopt;
   const graph::Value *mid = op.outputs[0], *x = op.inputs[0];
   if (mid->isGraphOutput || mid->uses.size() != 1 || mid->uses[0].index != 0 || constant(*x))

@@ -49,7 +49,8 @@ lookupChainOf(const graph::Node &op,
 
 /// DequantizeLinear -> a max or data movement (MaxPool, GlobalMaxPool,
 /// Reshape, Flatten, Squeeze, Unsqueeze, Transpose, Identity, SpaceToDepth,
-/// DepthToSpace; other inputs constant) -> QuantizeLinear on one 8-bit
+/// DepthToSpace, Slice, Gather, Expand, Tile; its other inputs, a shape or
+/// indices, constant or computed) -> QuantizeLinear on one 8-bit
 /// per-tensor grid (the same positive scale and zero point): the node run
 /// on the codes gives the codes of its float result (the grid is
 /// increasing, and QuantizeLinear(DequantizeLinear(q)) = q), as ORT drops

@@ -54,7 +54,7 @@ void OrtPlan::findKernelOnlyInputs() {
       const Step &reader = steps[ex.stepOf(*u.node)];
       bool reads = (u.index == 0 && reader.quantizedInput == n.input(0)) ||
                    (u.index == 1 && reader.quantizedInputB == n.input(0));
-      if (!(reader.integerKernel || reader.lookup) || !reads)
+      if (!(reader.integerKernel || reader.lookup || reader.codeMatMul) || !reads)
         break;
       readers.push_back(ex.stepOf(*u.node));
     }
@@ -103,6 +103,18 @@ OrtPlan::OrtPlan(Executor &ex) : ex(ex), steps(ex.numSteps()) {
       size_t t = ex.stepOf(*step.integer->biasAdd);
       steps[t].groupHead = s;
       ex.keepUntil(t, *n.input(0)); // the Add's output is computed from it
+    }
+    if (!step.integer && (step.codeMatMul = codeMatMulOf(n))) {
+      step.quantizedInput = step.codeMatMul->a;
+      step.quantizedInputB = step.codeMatMul->b;
+      ex.keepUntil(s, *step.quantizedInput);
+      ex.keepUntil(s, *step.quantizedInputB);
+      if (const graph::Node *q = step.codeMatMul->q) {
+        step.integerAbsorbed = {ex.stepOf(*q)};
+        step.integerSkipped = {n.outputs[0]};
+        step.quantizedOutput = q->outputs[0];
+      }
+      continue;
     }
     if (!step.integer) {
       step.lookup = lookupChainOf(n, constant);

@@ -6,6 +6,7 @@
 //  - a QDQ group's node (IntegerPairs.h): its kernel writes the group's
 //    QuantizeLinear output from the 8-bit tensor its DequantizeLinear reads
 //    (IntegerKernel.h), or its float output is overwritten with ORT's;
+//  - a MatMul of two activations, computed on their codes (CodeMatMul.h);
 //  - an element-wise chain between 8-bit grids: one lookup (LookupTable.h),
 //    ORT's QLinearAdd/Mul arithmetic (OrtBinary.h) or QLinearSoftmax
 //    (OrtSoftmax.h), or the node run on the codes;
@@ -18,6 +19,7 @@
 #define TPCC_RUNTIME_ORT_ORTPLAN_H
 
 #include "runtime/Executor.h"
+#include "runtime/ort/CodeMatMul.h"
 #include "runtime/ort/IntegerKernel.h"
 #include "runtime/ort/IntegerPairs.h"
 #include "runtime/ort/LookupTable.h"
@@ -37,7 +39,8 @@ public:
   Action before(StepRun &r) override;
   bool after(StepRun &r, KernelContext &ctx) override;
   bool alone(size_t s) const override {
-    return steps[s].integer.has_value() || steps[s].groupHead.has_value();
+    return steps[s].integer.has_value() || steps[s].groupHead.has_value() ||
+           steps[s].codeMatMul.has_value();
   }
 
   /// One step as ORT computes it.
@@ -48,6 +51,9 @@ public:
     /// IntegerGroup::biasAdd): where a run computes the group's steps as the
     /// model says, the Add's output is overwritten with the group's.
     std::optional<size_t> groupHead;
+    /// A MatMul of two activations ORT computes on their codes
+    /// (CodeMatMul.h): quantizedInput and quantizedInputB are the codes.
+    std::optional<CodeMatMul> codeMatMul;
     /// Its oneDNN int8 kernel (IntegerArithmetic::Exact), when the group's
     /// form has one, and the quantized value the kernel reads.
     std::unique_ptr<IntegerKernel> integerKernel;

@@ -41,7 +41,8 @@ StepPlan::Action OrtPlan::before(StepRun &r) {
   if (arith == IntegerArithmetic::Exact && !step.kernelReaders.empty() &&
       r.mayLeaveOut(*n.outputs[0]) &&
       std::all_of(step.kernelReaders.begin(), step.kernelReaders.end(), [&](size_t k) {
-        return (steps[k].integerKernel && !steps[k].integer->biasAdd) || direct(steps[k], r);
+        return (steps[k].integerKernel && !steps[k].integer->biasAdd) ||
+               (steps[k].codeMatMul && !steps[k].codeMatMul->q) || direct(steps[k], r);
       }))
     return Action::Done; // every reader reads its input instead
   // The 8-bit tensors a group kernel or a table reads.
@@ -54,6 +55,20 @@ StepPlan::Action OrtPlan::before(StepRun &r) {
   if (xq2 && !xq2->defined()) {
     r.missing(*step.quantizedInputB);
     return Action::Failed;
+  }
+  if (const std::optional<CodeMatMul> &c = step.codeMatMul; c && (!c->q || direct(step, r))) {
+    // On the codes, exact on every CPU: to the QuantizeLinear's codes, or to
+    // the float output of a MatMul no quantizer reads.
+    const graph::Value &out = c->q ? *step.quantizedOutput : *n.outputs[0];
+    std::string error;
+    if (!runCodeMatMul(*c, r.plain(*xq), r.plain(*xq2), r.slot(out), error)) {
+      r.fail(error);
+      return Action::Failed;
+    }
+    r.computed(out);
+    for (size_t a : step.integerAbsorbed)
+      r.absorb(a);
+    return Action::Done;
   }
   bool kernel = step.integer && arith == IntegerArithmetic::Exact && step.integerKernel;
   bool table = step.lookup && (!xq2 || xq2->shape() == xq->shape());
@@ -108,8 +123,15 @@ bool OrtPlan::runQuantized(StepRun &r, const Tensor *xq, const Tensor *xq2) {
     // codes where they are (oneDNN) and writes them so unless a plain
     // output is needed; the others read them plain.
     bool pool = readsBlocked(n, 0) && dnnl_util::isChannelsLast(*xq);
-    if (r.executor().runAlone(n, {pool ? xq : &r.plain(*xq)}, yq, &error, &r.state(),
-                              pool && !plainOut))
+    std::vector<const Tensor *> in = {pool ? xq : &r.plain(*xq)};
+    for (size_t i = 1; i < n.inputs.size(); ++i) { // a shape, indices: as the run has them
+      in.push_back(n.inputs[i] ? r.read(*n.inputs[i]) : nullptr);
+      if (in.back() && !in.back()->defined()) {
+        r.missing(*n.inputs[i]);
+        return false;
+      }
+    }
+    if (r.executor().runAlone(n, in, yq, &error, &r.state(), pool && !plainOut))
       return true;
     r.fail(error.empty() ? "it did not run on its input's 8-bit codes" : error);
     return false;
@@ -166,6 +188,24 @@ bool OrtPlan::after(StepRun &r, KernelContext &ctx) {
     if (!x || !x->defined())
       return ctx.fail("the input of its MatMul's integer group has no value");
     return computeIntegerGroup(grp, arithmeticOf(r), r.plain(*x), ctx);
+  }
+  if (const std::optional<CodeMatMul> &c = step.codeMatMul) {
+    // The float product the run watches: ORT's, from the codes, on the
+    // output grid.
+    Tensor yq;
+    std::string error;
+    if (!runCodeMatMul(*c, r.plain(*r.read(*step.quantizedInput)),
+                       r.plain(*r.read(*step.quantizedInputB)), yq, error))
+      return ctx.fail(error);
+    Tensor &y = ctx.outputs[0];
+    if (y.shape() != yq.shape() || y.elem() != graph::ElemType::Float)
+      return ctx.fail("the codes' product has another shape than the MatMul's");
+    for (int64_t i = 0; i < y.numel(); ++i)
+      y.data<float>()[i] =
+          float((c->ySigned ? int32_t(yq.data<int8_t>()[i]) : int32_t(yq.data<uint8_t>()[i])) -
+                c->yZero) *
+          c->yScale;
+    return true;
   }
   return !step.integer || step.integer->biasAdd ||
          computeIntegerGroup(*step.integer, arithmeticOf(r), ctx);

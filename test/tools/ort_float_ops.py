@@ -42,6 +42,10 @@ goes the other way on a last-bit difference:
   column and per tensor weights, int8 activations ORT moves to uint8, a
   2-D and a 3-D input, a float bias Add after it); and a 2-D one with a bias
   Add, which ORT makes a float Gemm instead;
+- a MatMul of two quantized activations, as attention's (runtime/ort/CodeMatMul.cpp):
+  QLinearMatMul on the codes when a QuantizeLinear reads it, MatMulIntegerToFloat
+  when none does; uint8 and int8 codes (ORT moves int8 to uint8), batched and
+  broadcast, its inner dimension odd;
 - QLinearAdd (runtime/OrtBinary.cpp): every one of the 65,536 code pairs,
   on uint8 grids of arbitrary scales (M-LSD's for ort_cpu among them, whose
   sums land on ties).
@@ -361,6 +365,48 @@ def matmul_to_float(case, rng):
     return m, {"x": (rng.standard_normal(shape) * 3).astype(np.float32)}
 
 
+# name: (A's shape, B's shape, A and B int8, a QuantizeLinear after the product); the
+# "ties" case's output step is 16 of the sums' (a code lies on a rounding tie for every
+# sum 8 modulo 16), its operands a few codes from their zero points.
+CODE_MATMULS = {
+    "qlinear_matmul_acts_ties": ([2, 4, 50, 16], [2, 4, 16, 50], False, True),
+    "qlinear_matmul_acts_scores": ([2, 4, 50, 16], [2, 4, 16, 50], False, True),
+    "qlinear_matmul_acts_values": ([2, 4, 50, 50], [2, 4, 50, 16], False, True),
+    "qlinear_matmul_acts_int8_broadcast": ([3, 7, 33], [1, 33, 10], True, True),
+    "matmul_integer_to_float_acts": ([2, 4, 50, 16], [2, 4, 16, 50], False, False),
+}
+
+
+def code_matmul(case, rng):
+    ashape, bshape, s8, quantized = case
+    t, zt = (np.int8, 5) if s8 else (np.uint8, 130)
+    a_s, b_s = np.float32(0.0371), np.float32(0.0893)
+    ties = case is CODE_MATMULS["qlinear_matmul_acts_ties"]
+    y_s = a_s * b_s * np.float32(16) if ties else np.float32(0.7153)
+    inits = [numpy_helper.from_array(np.array(v, np.float32), n)
+             for v, n in ((a_s, "as"), (b_s, "bs"), (y_s, "ys"))]
+    inits += [numpy_helper.from_array(np.array(z, t), n) for z, n in ((zt, "az"), (zt - 3, "bz"))]
+    inits.append(numpy_helper.from_array(np.array(128, np.uint8), "yz"))
+    nodes = [helper.make_node("QuantizeLinear", ["a", "as", "az"], ["aq"]),
+             helper.make_node("DequantizeLinear", ["aq", "as", "az"], ["ad"]),
+             helper.make_node("QuantizeLinear", ["b", "bs", "bz"], ["bq"]),
+             helper.make_node("DequantizeLinear", ["bq", "bs", "bz"], ["bd"]),
+             helper.make_node("MatMul", ["ad", "bd"], ["mm" if quantized else "y"])]
+    if quantized:
+        nodes += [helper.make_node("QuantizeLinear", ["mm", "ys", "yz"], ["yq"]),
+                  helper.make_node("DequantizeLinear", ["yq", "ys", "yz"], ["y"])]
+    out = list(np.broadcast_shapes(tuple(ashape[:-2]), tuple(bshape[:-2]))) + [ashape[-2],
+                                                                              bshape[-1]]
+    m = finish(nodes, [helper.make_tensor_value_info("a", TensorProto.FLOAT, ashape),
+                       helper.make_tensor_value_info("b", TensorProto.FLOAT, bshape)],
+               [helper.make_tensor_value_info("y", TensorProto.FLOAT, out)], inits)
+    if ties:
+        return m, {"a": (rng.standard_normal(ashape) * 4 * a_s).astype(np.float32),
+                   "b": (rng.standard_normal(bshape) * 4 * b_s).astype(np.float32)}
+    return m, {"a": (rng.standard_normal(ashape) * 3).astype(np.float32),
+               "b": (rng.standard_normal(bshape) * 6).astype(np.float32)}
+
+
 # name: (op, input shape, opset: 13; the axes of ReduceSum an input, of ReduceMean an
 # attribute). RMSNorm's square and mean over the hidden axis (a
 # multiple of 8: ORT's eight lanes, halved pairwise).
@@ -397,7 +443,8 @@ CASES = {**{k: (conv, v) for k, v in CONVS.items()},
          **{k: (average, v) for k, v in AVERAGES.items()},
          **{k: (reduce, v) for k, v in REDUCES.items()},
          **{k: (linear_bias, v) for k, v in LINEAR_BIAS.items()},
-         **{k: (matmul_to_float, v) for k, v in MATMUL_TO_FLOAT.items()}}
+         **{k: (matmul_to_float, v) for k, v in MATMUL_TO_FLOAT.items()},
+         **{k: (code_matmul, v) for k, v in CODE_MATMULS.items()}}
 
 
 def main():

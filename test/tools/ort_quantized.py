@@ -89,12 +89,11 @@ MBV2_CASES = [("imx500", None, None, ""),
               ("imx500", "recipe mct { shift_negative: { enabled: true, ratio: 0.05 } }", None,
                ".snc"), ("tflite", None, None, "")]
 # fashion_vit (a torch-exported ViT: LayerNormalization, GELU spelled out with Erf,
-# attention MatMuls of two activations, Softmax) for imx500: ORT runs its linear layers'
-# MatMuls as MatMulIntegerToFloat and QLinearMatMul (tpcc computes both as ORT does), its
-# attention MatMuls of two activations as QLinearMatMul and MatMulIntegerToFloat with a
-# dynamic B, which tpcc computes in float: a step at the logits (measured 1.00, with and
-# without VNNI). (ort_cpu agrees end to end within that step too, but its float QDQ
-# model's head is 2 codes from ORT's QGemm from the same codes: issue 47, open.)
+# attention MatMuls of two activations, Softmax) for imx500: ORT runs its MatMuls as
+# MatMulIntegerToFloat and QLinearMatMul (weights or two activations), which tpcc computes
+# as ORT does; a step at the logits remains (measured 1.00, with and without VNNI), not
+# traced: the float ops between them (LayerNormalization, Erf, Div) are the candidates. (ort_cpu agrees end to end within that step too,
+# but its float QDQ model's head is 2 codes from ORT's QGemm from the same codes.)
 VIT_CASES = [("imx500", None, None, "")]
 # Without VNNI, ORT adds u8 x s8 products in saturating int16 pairs, which `--ort-cpu
 # no-vnni` emulates. On fashion_mbv2 (signed SiLU/HardSwish outputs into convs) the

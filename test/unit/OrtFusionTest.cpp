@@ -6,15 +6,19 @@
 // ort_optimized.js prints the ops).
 
 #include "GraphBuilder.h"
+#include "RunUtil.h"
 #include "ir/graph/OnnxIO.h"
 #include "runtime/Simd.h"
+#include "runtime/ort/CodeMatMul.h"
 #include "runtime/ort/IntegerPairs.h"
+#include "runtime/ort/OrtMode.h"
 #include "runtime/ort/OrtSoftmax.h"
 
 #include <gtest/gtest.h>
 #include <onnx/onnx_pb.h>
 
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <random>
 
@@ -247,4 +251,84 @@ TEST(OrtSoftmax, EightRowsAtOnceGiveTheBytesOfOneRowAtATime) {
         for (int64_t i = 0; i < x.numel(); ++i)
           ASSERT_EQ(at(fast, i), at(plain, i)) << "d " << d << ", element " << i;
       }
+}
+
+namespace {
+
+/// x [2, 3, 4, 8] -> Q/DQ -> a; Transpose(x) -> Q/DQ (another grid) -> b;
+/// MatMul(a, b) [2, 3, 4, 4] -> (`quantized`: Q/DQ) -> y.
+std::unique_ptr<graph::Model> attentionLike(bool quantized, SourceManager &sm,
+                                            DiagnosticEngine &diags) {
+  onnx::ModelProto m;
+  m.set_ir_version(8);
+  m.add_opset_import()->set_version(13);
+  onnx::GraphProto &g = *m.mutable_graph();
+  g.set_name("g");
+  scalar(g, "as", onnx::TensorProto::FLOAT, 0.0371);
+  scalar(g, "az", onnx::TensorProto::UINT8, 131);
+  scalar(g, "bs", onnx::TensorProto::FLOAT, 0.0893);
+  scalar(g, "bz", onnx::TensorProto::UINT8, 120);
+  scalar(g, "ys", onnx::TensorProto::FLOAT, 0.0371 * 0.0893 * 4);
+  scalar(g, "yz", onnx::TensorProto::UINT8, 128);
+  io(g.add_input(), "x", onnx::TensorProto::FLOAT, {2, 3, 4, 8});
+  addNode(g, "QuantizeLinear", {"x", "as", "az"}, "aq");
+  addNode(g, "DequantizeLinear", {"aq", "as", "az"}, "a");
+  onnx::AttributeProto *perm = addNode(g, "Transpose", {"x"}, "xt")->add_attribute();
+  perm->set_name("perm");
+  perm->set_type(onnx::AttributeProto::INTS);
+  for (int64_t p : {0, 1, 3, 2})
+    perm->add_ints(p);
+  addNode(g, "QuantizeLinear", {"xt", "bs", "bz"}, "bq");
+  addNode(g, "DequantizeLinear", {"bq", "bs", "bz"}, "b");
+  addNode(g, "MatMul", {"a", "b"}, quantized ? "p" : "y");
+  if (quantized) {
+    addNode(g, "QuantizeLinear", {"p", "ys", "yz"}, "pq");
+    addNode(g, "DequantizeLinear", {"pq", "ys", "yz"}, "y");
+  }
+  io(g.add_output(), "y", onnx::TensorProto::FLOAT, {2, 3, 4, 4});
+  return graph::loadModelFromBuffer(m.SerializeAsString(), "m.onnx", ".", diags);
+}
+
+} // namespace
+
+TEST(CodeMatMul, AttentionProductsOnTheCodesWatchedOrNot) {
+  // Q K^T of two activations: on their codes (QLinearMatMul, or
+  // MatMulIntegerToFloat without a quantizer), the same bytes whether a run
+  // computes it from the codes or, watching every value, runs the float
+  // MatMul and overwrites it; and the same without VNNI (uint8 x uint8 is
+  // exact there too).
+  std::mt19937 rng(3);
+  std::normal_distribution<float> normal(0, 3);
+  rt::Tensor x(ElemType::Float, {2, 3, 4, 8});
+  for (int64_t i = 0; i < x.numel(); ++i)
+    x.data<float>()[i] = normal(rng);
+  for (bool quantized : {true, false}) {
+    SourceManager sm;
+    DiagnosticEngine diags(sm);
+    auto m = attentionLike(quantized, sm, diags);
+    ASSERT_TRUE(m);
+    for (const auto &n : m->graph.nodes())
+      if (n->opType == "MatMul") {
+        std::optional<rt::CodeMatMul> c = rt::codeMatMulOf(*n);
+        ASSERT_TRUE(c);
+        EXPECT_EQ(c->q != nullptr, quantized);
+      }
+    rt::RunOptions plain, watched, pairs;
+    plain.mode = watched.mode = rt::ortMode(rt::IntegerArithmetic::Exact);
+    pairs.mode = rt::ortMode(rt::IntegerArithmetic::SaturatingPairs);
+    unsigned seen = 0;
+    auto count = [&](const graph::Value &, const rt::Tensor &) { ++seen; };
+    watched.observe = count; // a function_ref: `count` outlives the runs
+    std::vector<rt::Tensor> a = test_util::runModel(*m, x, plain),
+                            b = test_util::runModel(*m, x, watched),
+                            c = test_util::runModel(*m, x, pairs), f = test_util::runModel(*m, x);
+    ASSERT_EQ(a.size(), 1u);
+    EXPECT_GT(seen, 5u);
+    EXPECT_EQ(std::memcmp(a[0].raw(), b[0].raw(), a[0].bytes()), 0) << quantized;
+    EXPECT_EQ(std::memcmp(a[0].raw(), c[0].raw(), a[0].bytes()), 0) << quantized;
+    // The float model is within a step of the codes' product (ties, last bits).
+    double step = quantized ? 0.0371 * 0.0893 * 4 : 1e-3;
+    for (int64_t i = 0; i < a[0].numel(); ++i)
+      ASSERT_LE(std::fabs(a[0].data<float>()[i] - f[0].data<float>()[i]), step * 1.001) << i;
+  }
 }
