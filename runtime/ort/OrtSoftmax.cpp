@@ -26,20 +26,22 @@ std::vector<float> table(float xScale, int64_t rowLength, bool isSigned) {
   return t;
 }
 
-/// A row's codes from its table entries e: round_half_even(e * yScale / sum)
-/// plus the zero point (the entries are at most the sum, so the rounding by
-/// adding 1.5 * 2^23 is exact), as a byte.
 /// The output byte of a rounded value v >= 0.
 template <typename Out> [[gnu::always_inline]] inline Out codeOf(int32_t v, int yZero) {
   if constexpr (std::is_same_v<Out, uint8_t>) {
     uint32_t q = uint32_t(v) + uint32_t(yZero);
     return q > 255 ? 255 : uint8_t(q);
   } else {
-    int32_t q = v + yZero;
-    return q > 255 ? int8_t(-1) : int8_t(q); // as ORT: a byte, wrapping
+    // As ORT: a byte, wrapping; an overflow (a row of one element: its entry
+    // times 256 is infinite, converted to INT32_MIN) wraps too, in uint32.
+    int32_t q = int32_t(uint32_t(v) + uint32_t(yZero));
+    return q > 255 ? int8_t(-1) : int8_t(q);
   }
 }
 
+/// A row's codes from its table entries e: round_half_even(e * yScale / sum)
+/// plus the zero point (the entries are at most the sum, so the rounding by
+/// adding 1.5 * 2^23 is exact), as a byte.
 template <typename Out>
 [[gnu::always_inline]] inline void scaleRowTo(const float *__restrict e, Out *__restrict y,
                                               int64_t d, float yScale, float sum, int yZero) {
