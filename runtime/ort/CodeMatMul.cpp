@@ -61,18 +61,10 @@ std::optional<CodeMatMul> rt::codeMatMulOf(const graph::Node &n) {
     c.yScale = float(s->at(0));
     c.yZero = z ? int32_t(z->at(0)) : 0;
     c.ySigned = e == graph::ElemType::Int8;
-    c.yMin = c.ySigned ? -128 : 0;
-    c.yMax = c.ySigned ? 127 : 255;
     c.multiplier = as * bs / c.yScale; // as ORT: (a_scale * b_scale) / y_scale
     return c;
   }
-  // No quantizer: MatMulIntegerToFloat. A QuantizeLinear among several
-  // readers, or an Add that joins the MatMul into a Gemm: ORT computes it
-  // in float.
-  for (const graph::Use &u : y->uses)
-    if (u.node->opType == "QuantizeLinear")
-      return std::nullopt;
-  if (ortGemmAdd(n))
+  if (!ortMatMulIntegerToFloat(n))
     return std::nullopt;
   c.multiplier = as * bs;
   return c;

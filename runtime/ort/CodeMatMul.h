@@ -38,8 +38,8 @@ struct CodeMatMul {
   const graph::Node *q = nullptr;
   float multiplier = 1; ///< a_scale * b_scale [/ y_scale], in float
   float yScale = 1;     ///< the output grid (with q)
-  int32_t yZero = 0, yMin = 0, yMax = 255;
-  bool ySigned = false;
+  int32_t yZero = 0;
+  bool ySigned = false; ///< int8 codes (saturated to [-128, 127]), else uint8
 };
 
 /// The MatMul `n` as ORT runs it on its operands' codes, or none: not two

@@ -226,9 +226,10 @@ static std::optional<std::vector<graph::Dim>> shapeOf(const graph::Value *v) {
 
 const graph::Node *ortGemmAdd(const graph::Node &n) {
   const graph::Value *y = n.outputs.empty() ? nullptr : n.outputs[0];
+  if (n.opType != "MatMul" || !y || y->isGraphOutput || y->uses.size() != 1)
+    return nullptr;
   std::optional<std::vector<graph::Dim>> xs = shapeOf(n.input(0)), ws = shapeOf(n.input(1));
-  if (n.opType != "MatMul" || !y || y->isGraphOutput || y->uses.size() != 1 || !xs || !ws ||
-      ws->size() != 2)
+  if (!xs || !ws || ws->size() != 2)
     return nullptr;
   const graph::Node &add = *y->uses[0].node;
   std::optional<std::vector<graph::Dim>> bs = shapeOf(add.input(1 - y->uses[0].index));
@@ -247,6 +248,13 @@ const graph::Node *ortGemmAdd(const graph::Node &n) {
               (plain && b.size() == 2 && one(b[0]) && b[1] == dn) ||
               (plain && b.size() == 2 && b[0] == (*xs)[0] && (one(b[1]) || b[1] == dn));
   return fits ? &add : nullptr;
+}
+
+bool ortMatMulIntegerToFloat(const graph::Node &n) {
+  const graph::Value *y = n.outputs.empty() ? nullptr : n.outputs[0];
+  return n.opType == "MatMul" && y && !ortGemmAdd(n) &&
+         std::none_of(y->uses.begin(), y->uses.end(),
+                      [](const graph::Use &u) { return u.node->opType == "QuantizeLinear"; });
 }
 
 bool ortDropsBefore(const graph::Node &act, const graph::Node &q) {
@@ -307,13 +315,7 @@ std::optional<IntegerGroup> integerGroupOf(const graph::Node &n) {
   const graph::Node *dqx = producerOf(n.input(0), "DequantizeLinear"),
                     *dqw = producerOf(n.input(1), "DequantizeLinear"),
                     *q = quantizerAfter(groupOutput(g));
-  // A MatMul whose output no QuantizeLinear reads, and which no Add joins
-  // into a Gemm: ORT's MatMulIntegerToFloat. (A QuantizeLinear among
-  // several readers leaves it float.)
-  g.floatOutput =
-      !q && n.opType == "MatMul" && !n.outputs.empty() && n.outputs[0] && !ortGemmAdd(n) &&
-      std::none_of(n.outputs[0]->uses.begin(), n.outputs[0]->uses.end(),
-                   [](const graph::Use &u) { return u.node->opType == "QuantizeLinear"; });
+  g.floatOutput = !q && ortMatMulIntegerToFloat(n);
   if (!dqx || !dqw || !(q || g.floatOutput) || !scalarInput(*dqx, 1) ||
       (dqx->input(2) && !scalarInput(*dqx, 2)))
     return std::nullopt;

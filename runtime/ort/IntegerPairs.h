@@ -96,6 +96,11 @@ bool ortDropsBefore(const graph::Node &act, const graph::Node &q);
 /// [M, N]. Null otherwise.
 const graph::Node *ortGemmAdd(const graph::Node &n);
 
+/// Whether ORT runs MatMul `n`, its operands quantized, as com.microsoft
+/// MatMulIntegerToFloat: no QuantizeLinear reads its product (one among
+/// several readers leaves it float), and no Add joins it into a Gemm.
+bool ortMatMulIntegerToFloat(const graph::Node &n);
+
 /// The group `n` is the node of, or none (not a form ORT fuses, or one this
 /// does not cover: Gemm with transA, alpha or beta other than 1). A Gemm
 /// (or a MatMul ORT makes one with its bias Add) needs a weight zero point:
